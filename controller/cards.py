@@ -1,0 +1,101 @@
+"""Playing cards: one standard 52-card deck, no joker.
+
+Cards are written rank + suit: ranks ``A 2 3 4 5 6 7 8 9 T J Q K``, suits ``c d h s``.
+``10`` is accepted on input as ``T`` and case is ignored (``as``, ``10D``); printing always
+gives the canonical two-character form (``As``, ``Td``).
+
+There are exactly 52 :class:`Card` objects; :func:`parse_card` returns one of them, so cards
+compare and hash by value and cost nothing to copy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+RANK_CHARS = "A23456789TJQK"
+SUIT_CHARS = "cdhs"
+RED_SUITS = frozenset("dh")
+
+ACE, TEN, JACK, QUEEN, KING = 1, 10, 11, 12, 13
+
+
+class CardError(ValueError):
+    """A card could not be read: the message names the text and what was wrong with it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Card:
+    """One card. ``rank`` is 1 (ace) to 13 (king); ``suit`` is one of ``c d h s``."""
+
+    rank: int
+    suit: str
+
+    @property
+    def index(self) -> int:
+        """Position 0-51 in a fresh deck ordered by suit (c, d, h, s) then rank (A..K)."""
+        return SUIT_CHARS.index(self.suit) * 13 + self.rank - 1
+
+    @property
+    def is_red(self) -> bool:
+        return self.suit in RED_SUITS
+
+    @property
+    def rank_char(self) -> str:
+        return RANK_CHARS[self.rank - 1]
+
+    def __str__(self) -> str:
+        return RANK_CHARS[self.rank - 1] + self.suit
+
+    def __repr__(self) -> str:
+        return f"Card({self})"
+
+
+#: The 52 cards in deck order (clubs A..K, diamonds, hearts, spades).
+DECK: tuple[Card, ...] = tuple(Card(rank, suit) for suit in SUIT_CHARS for rank in range(1, 14))
+
+_BY_TEXT: dict[str, Card] = {str(card): card for card in DECK}
+
+
+def parse_card(text: str) -> Card:
+    """Read one card such as ``As``, ``Td`` or ``10d``; raise :class:`CardError` otherwise."""
+    if not isinstance(text, str):
+        raise CardError(f"a card must be written as text like 'As', not {type(text).__name__}")
+    stripped = text.strip()
+    rank_text = stripped[:-1].upper()
+    card = _BY_TEXT.get(("T" if rank_text == "10" else rank_text) + stripped[-1:].lower())
+    if card is not None:
+        return card
+    raise CardError(_explain(text))
+
+
+def _explain(text: str) -> str:
+    stripped = text.strip()
+    if not stripped:
+        return "empty card: expected rank+suit such as 'As' or '10d'"
+    rank_text, suit_text = stripped[:-1], stripped[-1:]
+    if rank_text.upper() not in {*RANK_CHARS, "10"}:
+        return (f"unknown card {text!r}: rank {rank_text!r} is not one of "
+                f"A 2 3 4 5 6 7 8 9 T(10) J Q K")
+    return f"unknown card {text!r}: suit {suit_text!r} is not one of c d h s"
+
+
+def parse_cards(texts: Iterable[str] | str) -> tuple[Card, ...]:
+    """Read several cards, from a list or from one string (``"As 7d Kc"`` or ``"As,7d"``)."""
+    if isinstance(texts, str):
+        texts = texts.replace(",", " ").split()
+    return tuple(parse_card(text) for text in texts)
+
+
+def format_cards(cards: Iterable[Card]) -> str:
+    return " ".join(str(card) for card in cards)
+
+
+def find_duplicate(cards: Sequence[Card]) -> Card | None:
+    """The first card that appears twice in ``cards``, or None."""
+    seen: set[Card] = set()
+    for card in cards:
+        if card in seen:
+            return card
+        seen.add(card)
+    return None

@@ -1,0 +1,47 @@
+"""``lowball-table``: one console script, one module per subcommand.
+
+Each subcommand lives in ``controller/commands/<name>.py`` and exposes ``register(subparsers)``,
+which adds its parser and sets ``func`` (called with the parsed arguments, returning the exit
+status). Modules are imported only when the command line asks for them, so a tool that needs
+no hardware library never imports one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+#: subcommand name -> (module under controller.commands, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "replay": ("replay", "replay a scenario file and print its settlement"),
+    "sim": ("sim", "run a simulated device (shoe, spots, meter) and print its port"),
+    "shoe-monitor": ("shoe_monitor", "print each card or fault a shoe reports"),
+}
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="lowball-table", description=__doc__.splitlines()[0])
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, (module_name, help_text) in COMMANDS.items():
+        if only is not None and name != only:
+            subparsers.add_parser(name, help=help_text, add_help=False)
+            continue
+        module = importlib.import_module(f"controller.commands.{module_name}")
+        module.register(subparsers, name, help_text)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    requested = next((arg for arg in argv if not arg.startswith("-")), None)
+    parser = build_parser(requested if requested in COMMANDS else None)
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
