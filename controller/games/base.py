@@ -1,0 +1,290 @@
+"""What every house-banked lowball hand shares: locked wagers, the deal order, decisions,
+settlement arithmetic, and the history of typed events.
+
+A hand is a state machine driven by two inputs, in the pokerkit manner:
+
+- ``deal(card)``: the next card out of the shoe. The hand knows whose it is (the deal order),
+  so the dealer never assigns cards by hand.
+- ``decide(seat, decision)``: a player's decision keyed in by the dealer.
+
+Each input has ``verify_x`` (raises :class:`IllegalAction` naming why), ``can_x`` (a bool) and
+``x`` (applies it and returns the events it caused). A refused input changes nothing, so the
+table can pause, fix the cause and carry on. :meth:`Hand.next_step` says what the hand expects.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Mapping
+from typing import ClassVar, NamedTuple
+
+from controller.cards import Card, CardError, parse_cards
+from controller.events import (
+    DEALER,
+    CardDealt,
+    DecisionMade,
+    DecisionsDue,
+    Event,
+    HandSettled,
+    PhaseStarted,
+    Recipient,
+    Wager,
+    WagerSettled,
+    WagersLocked,
+)
+from controller.money import Odds
+from controller.table_config import MAX_SPOTS, GameSetup
+
+WIN, LOSE, PUSH, FORFEIT = "win", "lose", "push", "forfeit"
+
+
+class IllegalAction(ValueError):
+    """A card or decision the hand cannot take now; the message says why. Nothing changed."""
+
+
+class WagerError(ValueError):
+    """Wagers that cannot be locked; the message names the seat and the wager."""
+
+
+class Decision(NamedTuple):
+    """A player's decision: ``raise``, ``check``, ``bet``, ``fold`` (Cali LowBall), ``stand``
+    or ``discard`` with the discarded cards (Three Card Lowball)."""
+
+    action: str
+    cards: tuple[Card, ...] = ()
+
+    @classmethod
+    def parse(cls, text: str) -> Decision:
+        """``"raise"``, ``"stand"``, ``"discard:Kh,Qs"``; raises ValueError naming the problem."""
+        if not isinstance(text, str):
+            raise ValueError(f"a decision is text such as 'raise' or 'discard:Kh', "
+                             f"not {type(text).__name__}")
+        action, _, cards = text.strip().partition(":")
+        action = action.strip().lower()
+        if action == "discard":
+            try:
+                discarded = parse_cards(cards)
+            except CardError as error:
+                raise ValueError(f"decision {text!r}: {error}") from None
+            return cls("discard", discarded)
+        if cards:
+            raise ValueError(f"decision {text!r}: only 'discard' names cards")
+        return cls(action)
+
+    def __str__(self) -> str:
+        if self.action == "discard":
+            return "discard:" + ",".join(str(card) for card in self.cards)
+        return self.action
+
+
+class NextStep(NamedTuple):
+    """What the hand expects next: a ``card`` for ``to``, a ``decision`` from ``seats``
+    (one of ``options``), or nothing more because it is ``settled``."""
+
+    kind: str
+    to: Recipient | None = None
+    seats: tuple[int, ...] = ()
+    options: tuple[str, ...] = ()
+
+
+def seat_name(recipient: Recipient) -> str:
+    return f"seat {recipient}" if isinstance(recipient, int) else f"the {recipient}"
+
+
+class Hand:
+    """One hand of a house-banked game, from locked wagers to settlement."""
+
+    game: ClassVar[str]
+    #: Wager keys in settlement order; the first ``len(REQUIRED_WAGERS)`` are required.
+    WAGER_KEYS: ClassVar[tuple[str, ...]]
+    REQUIRED_WAGERS: ClassVar[tuple[str, ...]]
+    #: Names of the wagers for messages.
+    WAGER_NAMES: ClassVar[dict[str, str]]
+
+    def __init__(self, setup: GameSetup, wagers: Mapping[int, Mapping[str, int]]):
+        if setup.game != self.game:
+            raise ValueError(f"a {self.game} hand cannot use a {setup.game} setup")
+        self.setup = setup
+        self.rules = setup.rules
+        self.wagers: dict[int, dict[str, int]] = self._validated(wagers)
+        self.seats: tuple[int, ...] = tuple(sorted(self.wagers))
+        self.history: list[Event] = []
+        self.cards: dict[Recipient, list[Card]] = {seat: [] for seat in self.seats}
+        self.cards[DEALER] = []
+        self.phase = ""
+        self.settled = False
+        self._dealt: dict[Card, Recipient] = {}
+        self._expected: deque[Recipient] = deque()
+        self._due: tuple[int, ...] = ()
+        self._options: tuple[str, ...] = ()
+        self.history.append(WagersLocked(self.game, setup.paytable_name, tuple(
+            Wager(seat, key, amount)
+            for seat in self.seats for key, amount in self.wagers[seat].items())))
+
+    # -- wagers ---------------------------------------------------------------------------
+
+    def _validated(self, wagers: Mapping[int, Mapping[str, int]]) -> dict[int, dict[str, int]]:
+        if not wagers:
+            raise WagerError("no wagers: at least one spot must play")
+        validated = {}
+        for seat, seat_wagers in wagers.items():
+            if isinstance(seat, bool) or not isinstance(seat, int) or not 1 <= seat <= MAX_SPOTS:
+                raise WagerError(f"seat {seat!r}: spots are numbered 1 to {MAX_SPOTS}")
+            amounts = {}
+            for key, amount in seat_wagers.items():
+                if key not in self.WAGER_KEYS:
+                    raise WagerError(f"seat {seat}: {key!r} is not a {self.game} wager "
+                                     f"(wagers: {', '.join(self.WAGER_KEYS)})")
+                if isinstance(amount, bool) or not isinstance(amount, int) or amount < 0:
+                    raise WagerError(f"seat {seat}: {key} must be a whole number of cents "
+                                     f"of 0 or more, not {amount!r}")
+                if amount:
+                    amounts[key] = amount
+            for key in self.REQUIRED_WAGERS:
+                if key not in amounts:
+                    raise WagerError(f"seat {seat}: the {self.WAGER_NAMES[key]} wager is required")
+            self._check_seat_wagers(seat, amounts)
+            validated[seat] = {key: amounts[key] for key in self.WAGER_KEYS if key in amounts}
+        return dict(sorted(validated.items()))
+
+    def _check_seat_wagers(self, seat: int, amounts: dict[str, int]) -> None:
+        """Game rules on one seat's wagers; raise :class:`WagerError`."""
+        first, second = self.REQUIRED_WAGERS
+        if amounts[first] != amounts[second]:
+            raise WagerError(
+                f"seat {seat}: {self.WAGER_NAMES[first]} {amounts[first]} and "
+                f"{self.WAGER_NAMES[second]} {amounts[second]} must be equal")
+
+    # -- what next ------------------------------------------------------------------------
+
+    def next_step(self) -> NextStep:
+        if self.settled:
+            return NextStep("settled")
+        if self._expected:
+            return NextStep("card", to=self._expected[0])
+        return NextStep("decision", seats=self._due, options=self._options)
+
+    @property
+    def cards_used(self) -> int:
+        """How many cards have left the shoe for this hand (burn cards included)."""
+        return len(self._dealt)
+
+    def cards_expected(self) -> int:
+        """How many more cards the current dealing step needs."""
+        return len(self._expected)
+
+    # -- cards ----------------------------------------------------------------------------
+
+    def verify_deal(self, card: Card) -> None:
+        if not isinstance(card, Card):
+            raise IllegalAction(f"not a card: {card!r}")
+        if not self._expected:
+            raise IllegalAction(f"card {card} was not expected: {self._waiting_for()}")
+        holder = self._dealt.get(card)
+        if holder is not None:
+            raise IllegalAction(f"duplicate card {card}: already dealt to {seat_name(holder)}")
+
+    def can_deal(self, card: Card) -> bool:
+        try:
+            self.verify_deal(card)
+        except IllegalAction:
+            return False
+        return True
+
+    def deal(self, card: Card) -> tuple[Event, ...]:
+        self.verify_deal(card)
+        start = len(self.history)
+        to = self._expected.popleft()
+        self._dealt[card] = to
+        self.cards[to].append(card)
+        self.history.append(CardDealt(card, to, self.phase))
+        if not self._expected:
+            self._cards_complete()
+        return tuple(self.history[start:])
+
+    def _waiting_for(self) -> str:
+        if self.settled:
+            return "the hand is settled"
+        seats = ", ".join(str(seat) for seat in self._due)
+        return f"waiting for {'the decision' if len(self._due) == 1 else 'decisions'} of " \
+               f"seat{'s' if len(self._due) > 1 else ''} {seats} ({self.phase})"
+
+    # -- decisions ------------------------------------------------------------------------
+
+    def verify_decide(self, seat: int, decision: Decision) -> None:
+        if not isinstance(decision, Decision):
+            raise IllegalAction(f"not a decision: {decision!r}")
+        if self.settled:
+            raise IllegalAction(f"seat {seat}: the hand is settled")
+        if self._expected:
+            raise IllegalAction(f"seat {seat}: no decision now; waiting for a card for "
+                                f"{seat_name(self._expected[0])} ({self.phase})")
+        if seat not in self.wagers:
+            raise IllegalAction(f"seat {seat} is not in this hand")
+        if seat not in self._due:
+            raise IllegalAction(f"seat {seat} has no decision to make now; {self._waiting_for()}")
+        if decision.action not in self._options:
+            raise IllegalAction(f"seat {seat}: {decision.action!r} is not allowed {self.phase}; "
+                                f"choose {' or '.join(self._options)}")
+        self._verify_game_decision(seat, decision)
+
+    def can_decide(self, seat: int, decision: Decision) -> bool:
+        try:
+            self.verify_decide(seat, decision)
+        except IllegalAction:
+            return False
+        return True
+
+    def decide(self, seat: int, decision: Decision) -> tuple[Event, ...]:
+        self.verify_decide(seat, decision)
+        start = len(self.history)
+        self._apply_decision(seat, decision)
+        return tuple(self.history[start:])
+
+    def _verify_game_decision(self, seat: int, decision: Decision) -> None:
+        """Game-specific checks beyond the allowed options; raise :class:`IllegalAction`."""
+
+    # -- the game's own steps (subclasses) ------------------------------------------------
+
+    def _cards_complete(self) -> None:
+        raise NotImplementedError
+
+    def _apply_decision(self, seat: int, decision: Decision) -> None:
+        raise NotImplementedError
+
+    # -- helpers for subclasses -----------------------------------------------------------
+
+    def _start_phase(self, phase: str) -> None:
+        self.phase = phase
+        self.history.append(PhaseStarted(phase))
+
+    def _expect_cards(self, recipients) -> None:
+        self._expected.extend(recipients)
+
+    def _ask(self, seats: tuple[int, ...], options: tuple[str, ...]) -> None:
+        self._due, self._options = seats, options
+        self.history.append(DecisionsDue(self.phase, seats, options))
+
+    def _record_decision(self, seat: int, decision: Decision, raised: int = 0) -> None:
+        self._due = tuple(due for due in self._due if due != seat)
+        self.history.append(DecisionMade(seat, decision.action, raised, decision.cards))
+
+    def _settle(self, seat: int, wager: str, amount: int, result: str,
+                odds: Odds | None = None) -> None:
+        if result == WIN:
+            net = odds.payout(amount) if odds is not None else amount
+        elif result == PUSH:
+            net = 0
+        else:
+            net = -amount
+        self.history.append(WagerSettled(seat, wager, amount, result, net))
+
+    def _finish(self, players_net: int) -> None:
+        self.settled = True
+        self._due, self._options = (), ()
+        self.history.append(HandSettled(players_net, -players_net))
+
+    # -- results --------------------------------------------------------------------------
+
+    def settlements(self) -> list[WagerSettled]:
+        return [event for event in self.history if type(event) is WagerSettled]

@@ -1,0 +1,160 @@
+"""The table configuration: which game, which paytable, limits, variant rules, progressive.
+
+An operator edits a TOML file (see ``config/*.toml``); this module validates it with pydantic
+models that forbid unknown keys, so a typo fails with the key path instead of being ignored.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from controller.paytables import CaliPaytable, Paytables, ThreeCardPaytable, load_paytables, read_toml
+from controller.validation import Cents, InputError, PositiveCents, RateText, validate
+
+Game = Literal["cali_lowball", "three_card_lowball"]
+GAMES: tuple[str, ...] = ("cali_lowball", "three_card_lowball")
+#: The betting spots of a table, numbered from the dealer's left.
+MAX_SPOTS = 7
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Rules(_Section):
+    """The variant switches where the seeds allow two readings (SPEC sections 4 to 6)."""
+
+    #: Cali LowBall: a J-high-or-worse X-Tra Bonus loses when the player loses the hand.
+    xtra_bonus_loses_on_loss: bool = False
+    #: Cali LowBall: the Lowdown Bonus is settled on a folded hand instead of forfeited.
+    lowdown_bonus_survives_fold: bool = False
+    #: Cali LowBall: one burn card leaves the shoe before the flop (read, journaled, unused).
+    burn_before_flop: bool = False
+    #: Three Card Lowball: several jackpot winners on one hand split the meter equally
+    #: ("equal", the odd cent stays on the meter) or are each paid the whole meter.
+    jackpot_split: Literal["equal", "full_each"] = "equal"
+
+
+class ProgressiveAwards(_Section):
+    """Fixed progressive awards in cents, paid by the house (the jackpot comes from the meter)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    pat_one_color: Cents = Field(20000, alias="pat-4-2-A-one-color")
+    pat_two_color: Cents = Field(5000, alias="pat-4-2-A-two-color")
+    four_high: Cents = Field(1000, alias="4-high")
+    five_high: Cents = Field(300, alias="5-high")
+
+
+class Progressive(_Section):
+    """The Three Card Lowball progressive: wager amount, meter seed and contribution."""
+
+    #: The progressive wager is one fixed amount.
+    wager: PositiveCents = 100
+    #: What the meter starts at, and is reset to after a verified jackpot.
+    seed: Cents = 500_000
+    #: The share of each progressive wager added to the meter at lock, e.g. "20%".
+    contribution_rate: RateText = Fraction(1, 5)
+    awards: ProgressiveAwards = ProgressiveAwards()
+
+    @model_validator(mode="after")
+    def _whole_cent_contribution(self):
+        contribution = self.wager * self.contribution_rate
+        if contribution.denominator != 1:
+            raise ValueError(f"contribution_rate x wager = {float(contribution):.4f} cents; "
+                             f"choose a rate that gives whole cents for a {self.wager}-cent wager")
+        return self
+
+    @property
+    def contribution(self) -> int:
+        """Cents added to the meter by one progressive wager."""
+        return int(self.wager * self.contribution_rate)
+
+
+class Limits(_Section):
+    min_ante: PositiveCents = 500
+    max_ante: PositiveCents = 100_000
+    max_lowdown_bonus: Cents = 10_000
+    #: Seed rule: a player may wager on at most four games (spots) at once.
+    max_spots_per_player: Annotated[int, Field(strict=True, ge=1, le=MAX_SPOTS)] = 4
+
+    @model_validator(mode="after")
+    def _ordered(self):
+        if self.min_ante > self.max_ante:
+            raise ValueError(f"min_ante {self.min_ante} is above max_ante {self.max_ante}")
+        return self
+
+
+class Table(_Section):
+    id: Annotated[str, Field(min_length=1, max_length=32, pattern=r"^[A-Za-z0-9_.-]+$")]
+    game: Game
+    paytable: str
+    #: Path of the paytables file, relative to the table config file.
+    paytables_file: str = "paytables.toml"
+    spots: Annotated[int, Field(strict=True, ge=1, le=MAX_SPOTS)] = MAX_SPOTS
+
+
+class TableConfig(_Section):
+    table: Table
+    limits: Limits = Limits()
+    rules: Rules = Rules()
+    progressive: Progressive = Progressive()
+
+
+class GameSetup(BaseModel):
+    """What a hand needs from configuration: the game, its paytable, rules and progressive."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    game: Game
+    paytable_name: str
+    paytable: CaliPaytable | ThreeCardPaytable
+    rules: Rules
+    progressive: Progressive
+
+
+class LoadedConfig(BaseModel):
+    """A validated table config with its paytables resolved."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    config: TableConfig
+    paytables: Paytables
+
+    def setup(self, game: str | None = None, paytable: str | None = None,
+              rules: Rules | None = None) -> GameSetup:
+        """The game setup of this table, or of another game/paytable from the same files."""
+        game = game or self.config.table.game
+        name = paytable or (self.config.table.paytable if game == self.config.table.game
+                            else next(iter(self.paytables.for_game(game)), ""))
+        tables = self.paytables.for_game(game)
+        if name not in tables:
+            known = ", ".join(sorted(tables)) or "none"
+            raise InputError(self.path, [f"paytable: no {game} paytable named {name!r} "
+                                         f"(known: {known})"])
+        return GameSetup(game=game, paytable_name=name, paytable=tables[name],
+                         rules=rules or self.config.rules, progressive=self.config.progressive)
+
+
+def shipped_config_dir() -> Path:
+    """The ``config/`` directory shipped with the software (in the wheel or the checkout)."""
+    packaged = Path(__file__).with_name("shipped_config")
+    return packaged if packaged.is_dir() else Path(__file__).resolve().parent.parent / "config"
+
+
+def default_config_path(game: str = "cali_lowball") -> Path:
+    return shipped_config_dir() / f"{game.replace('_', '-')}.toml"
+
+
+def load_config(path: Path | str) -> LoadedConfig:
+    path = Path(path)
+    config: TableConfig = validate(TableConfig, read_toml(path), str(path))
+    paytables = load_paytables(path.parent / config.table.paytables_file)
+    loaded = LoadedConfig(path=str(path), config=config, paytables=paytables)
+    loaded.setup()  # the table's own paytable must exist
+    return loaded
