@@ -11,13 +11,16 @@ compare and hash by value and cost nothing to copy.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 RANK_CHARS = "A23456789TJQK"
 SUIT_CHARS = "cdhs"
 RED_SUITS = frozenset("dh")
 
 ACE, TEN, JACK, QUEEN, KING = 1, 10, 11, 12, 13
+#: One prime per rank (index 1 = ace .. 13 = king): the product of a hand's rank primes
+#: identifies its ranks exactly, which the rankings use as a lookup key.
+RANK_PRIMES: tuple[int, ...] = (0, 2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41)
 
 
 class CardError(ValueError):
@@ -30,6 +33,11 @@ class Card:
 
     rank: int
     suit: str
+    #: The rank's prime (:data:`RANK_PRIMES`), stored so hand lookups need no table access.
+    prime: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "prime", RANK_PRIMES[self.rank])
 
     @property
     def index(self) -> int:

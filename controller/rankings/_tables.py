@@ -10,9 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable
 
-#: One prime per rank, index 1 (ace) .. 13 (king); index 0 unused.
-RANK_PRIMES: tuple[int, ...] = (0, 2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41)
-
+from controller.cards import RANK_PRIMES
 
 def prime_product(ranks: Iterable[int]) -> int:
     product = 1

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from itertools import combinations_with_replacement
 
 from controller.cards import Card
-from controller.rankings._tables import RANK_PRIMES, dense_strengths, prime_product, rank_name
+from controller.rankings._tables import dense_strengths, prime_product, rank_name
 
 NO_PAIR, PAIR, TWO_PAIR, TRIPS, FULL_HOUSE, QUADS = range(6)
 _CATEGORY_NAMES = ("no pair", "pair", "two pair", "three of a kind", "full house",
@@ -74,15 +74,13 @@ DISTINCT_HANDS = len(set(_STRENGTH.values()))
 def strength(cards: Sequence[Card]) -> int:
     """1 (5-4-3-2-A) to 6,175 (K-K-K-K-Q); lower is better. Exactly five cards."""
     a, b, c, d, e = cards
-    return _STRENGTH[RANK_PRIMES[a.rank] * RANK_PRIMES[b.rank] * RANK_PRIMES[c.rank]
-                     * RANK_PRIMES[d.rank] * RANK_PRIMES[e.rank]]
+    return _STRENGTH[a.prime * b.prime * c.prime * d.prime * e.prime]
 
 
 def hand_class(cards: Sequence[Card]) -> str:
     """``5-high`` ... ``K-high``, ``pair``, ``two pair``, ``three of a kind``, ..."""
     a, b, c, d, e = cards
-    return _CLASS[RANK_PRIMES[a.rank] * RANK_PRIMES[b.rank] * RANK_PRIMES[c.rank]
-                  * RANK_PRIMES[d.rank] * RANK_PRIMES[e.rank]]
+    return _CLASS[a.prime * b.prime * c.prime * d.prime * e.prime]
 
 
 def is_pair_of_jacks_or_higher(cards: Sequence[Card]) -> bool:

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from itertools import combinations_with_replacement
 
 from controller.cards import Card
-from controller.rankings._tables import RANK_PRIMES, dense_strengths, prime_product, rank_name
+from controller.rankings._tables import dense_strengths, prime_product, rank_name
 
 NO_PAIR, PAIR, FLUSH, STRAIGHT, TRIPS, STRAIGHT_FLUSH = range(6)
 _CATEGORY_NAMES = ("no pair", "pair", "flush", "straight", "three of a kind", "straight flush")
@@ -80,8 +80,7 @@ DISTINCT_HANDS = len(set(_STRENGTH.values()))
 def strength(cards: Sequence[Card]) -> int:
     """1 (4-2-A, not a flush) upward; lower is better. Exactly three cards."""
     a, b, c = cards
-    flush = a.suit == b.suit == c.suit
-    return _STRENGTH[RANK_PRIMES[a.rank] * RANK_PRIMES[b.rank] * RANK_PRIMES[c.rank] * 2 + flush]
+    return _STRENGTH[a.prime * b.prime * c.prime * 2 + (a.suit == b.suit == c.suit)]
 
 
 def hand_class(cards: Sequence[Card]) -> str:

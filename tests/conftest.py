@@ -1,0 +1,43 @@
+import pytest
+
+from controller.cards import parse_cards
+from controller.games import Decision
+from controller.table_config import Rules, default_config_path, load_config
+
+
+@pytest.fixture(scope="session")
+def cali_config():
+    return load_config(default_config_path("cali_lowball"))
+
+
+@pytest.fixture(scope="session")
+def three_card_config():
+    return load_config(default_config_path("three_card_lowball"))
+
+
+@pytest.fixture
+def cali_setup(cali_config):
+    def make(**rules):
+        return cali_config.setup(rules=Rules(**rules))
+    return make
+
+
+@pytest.fixture
+def three_card_setup(three_card_config):
+    def make(paytable="paytable-1", **rules):
+        return three_card_config.setup(paytable=paytable, rules=Rules(**rules))
+    return make
+
+
+def play(hand, shoe, decisions=None):
+    """Drive ``hand`` to settlement: cards from ``shoe``, decisions per seat in order."""
+    cards = list(parse_cards(shoe))
+    pending = {seat: list(texts) for seat, texts in (decisions or {}).items()}
+    while (step := hand.next_step()).kind != "settled":
+        if step.kind == "card":
+            hand.deal(cards.pop(0))
+        else:
+            seat = step.seats[0]
+            hand.decide(seat, Decision.parse(pending[seat].pop(0)))
+    assert not cards, f"unused cards {cards}"
+    return {(s.seat, s.wager): (s.result, s.net) for s in hand.settlements()}
