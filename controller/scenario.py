@@ -44,7 +44,15 @@ def _card(value: Any) -> Card:
 
 
 CardText = Annotated[Card, BeforeValidator(_card)]
-SeatKey = Annotated[str, Field(pattern=r"^[1-7]$")]
+
+
+def _seat_key(value: Any) -> str:
+    if not (isinstance(value, str) and value in {"1", "2", "3", "4", "5", "6", "7"}):
+        raise ValueError("spots are numbered \"1\" to \"7\"")
+    return value
+
+
+SeatKey = Annotated[str, BeforeValidator(_seat_key)]
 
 
 class RulesOverride(BaseModel):

@@ -51,6 +51,9 @@ def problems_of(error: ValidationError) -> list[str]:
             message = message[len("Value error, "):]
         if detail["type"] == "extra_forbidden":
             message = "unknown key (not allowed here)"
+        if location and location[-1] == "[key]":
+            location.pop()
+            message = f"not allowed as a key: {message}"
         lines.append(f"{key_path(location)}: {message}")
     return lines
 

@@ -1,0 +1,165 @@
+"""Properties over random legal hands of both games (hypothesis).
+
+- Every locked wager (and every Raise made) is settled exactly once; nothing else is.
+- Each settlement's net agrees with its result; money is conserved: the players' total net
+  over wagers and awards is exactly minus the house result.
+- The meter moves by contributions, the jackpot paid and the reseed, and nothing else.
+- An independent reference implementation (tests/reference_settlement.py) settles the same
+  hand identically.
+"""
+
+import random
+import tomllib
+from collections import Counter
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from controller.cards import DECK
+from controller.events import (
+    DecisionMade,
+    HandSettled,
+    MeterSettled,
+    ProgressiveAwarded,
+    WagerSettled,
+    WagersLocked,
+)
+from controller.games import CaliLowballHand, Decision, ThreeCardLowballHand
+from controller.table_config import Rules, shipped_config_dir
+from tests import reference_settlement
+
+PAYTABLES = tomllib.loads((shipped_config_dir() / "paytables.toml").read_text())
+REFERENCE_PROGRESSIVE = {"wager": 100, "seed": 500_000, "contribution_rate_percent": 20,
+                         "awards": {"pat-4-2-A-one-color": 20000, "pat-4-2-A-two-color": 5000,
+                                    "4-high": 1000, "5-high": 300}}
+
+seats = st.sets(st.integers(1, 7), min_size=1, max_size=7)
+antes = st.sampled_from([500, 1000, 1500, 2500, 10_000])
+
+
+def drive(hand, data, shoe):
+    """Play to settlement with random legal decisions; return the scenario decisions."""
+    deck = iter(shoe)
+    decisions = {}
+    while (step := hand.next_step()).kind != "settled":
+        if step.kind == "card":
+            hand.deal(next(deck))
+            continue
+        seat = data.draw(st.sampled_from(step.seats))
+        action = data.draw(st.sampled_from(step.options))
+        if action == "discard":
+            held = list(hand.dealt[seat])
+            count = data.draw(st.integers(1, 2))
+            decision = Decision("discard", tuple(data.draw(st.permutations(held)))[:count])
+        else:
+            decision = Decision(action)
+        hand.decide(seat, decision)
+        decisions.setdefault(str(seat), []).append(str(decision))
+    return decisions
+
+
+def check_accounting(hand):
+    locked = next(e for e in hand.history if type(e) is WagersLocked)
+    raised = [(e.seat, "raise", e.raised) for e in hand.history
+              if type(e) is DecisionMade and e.raised]
+    owed = Counter([(w.seat, w.wager, w.amount) for w in locked.wagers] + raised)
+    settled = [e for e in hand.history if type(e) is WagerSettled]
+    assert Counter((s.seat, s.wager, s.amount) for s in settled) == owed
+    for s in settled:
+        assert isinstance(s.net, int)
+        if s.result == "push":
+            assert s.net == 0
+        elif s.result in ("lose", "forfeit"):
+            assert s.net == -s.amount
+        else:
+            assert s.result == "win" and s.net >= 0
+    awards = sum(e.amount for e in hand.history if type(e) is ProgressiveAwarded)
+    final = hand.history[-1]
+    assert type(final) is HandSettled
+    assert final.players_net == sum(s.net for s in settled) + awards == -final.house_result
+    return settled
+
+
+def scenario_of(hand, wagers, decisions, rules):
+    return {"game": hand.game, "paytable": hand.setup.paytable_name,
+            "seats": {str(seat): amounts for seat, amounts in wagers.items()},
+            "decisions": decisions,
+            "shoe": [str(e.card) for e in hand.history if e.kind == "card_dealt"],
+            "rules": rules}
+
+
+def same_as_reference(hand, scenario, meter=None):
+    if meter is not None:
+        scenario["meter"] = meter
+    expected = reference_settlement.settle(scenario, PAYTABLES, REFERENCE_PROGRESSIVE)
+    settled = [e._asdict() for e in hand.history if type(e) is WagerSettled]
+    assert settled == expected["settlements"]
+    awards = [dict(seat=e.seat, award=e.award, amount=e.amount)
+              for e in hand.history if type(e) is ProgressiveAwarded]
+    assert awards == expected["progressive"]
+    meter_event = next((e for e in hand.history if type(e) is MeterSettled), None)
+    assert (meter_event._asdict() if meter_event else None) == expected["meter"]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), seats=seats, seed=st.integers(0, 2**32 - 1),
+       rules=st.fixed_dictionaries({"xtra_bonus_loses_on_loss": st.booleans(),
+                                    "lowdown_bonus_survives_fold": st.booleans(),
+                                    "burn_before_flop": st.booleans()}))
+def test_cali_lowball_random_hands(cali_config, data, seats, seed, rules):
+    wagers = {}
+    for seat in sorted(seats):
+        ante = data.draw(antes)
+        wagers[seat] = {"ante": ante, "xtra_bonus": ante}
+        lowdown = data.draw(st.sampled_from([0, 0, 100, 500]))
+        if lowdown:
+            wagers[seat]["lowdown_bonus"] = lowdown
+    shoe = random.Random(seed).sample(DECK, 52)
+    hand = CaliLowballHand(cali_config.setup(rules=Rules(**rules)), wagers)
+    decisions = drive(hand, data, shoe)
+    check_accounting(hand)
+    same_as_reference(hand, scenario_of(hand, wagers, decisions, rules))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), seats=seats, seed=st.integers(0, 2**32 - 1),
+       paytable=st.sampled_from(["paytable-1", "paytable-2", "paytable-3"]),
+       meter=st.integers(0, 10**7), split=st.sampled_from(["equal", "full_each"]))
+def test_three_card_lowball_random_hands(three_card_config, data, seats, seed, paytable, meter,
+                                         split):
+    wagers = {}
+    for seat in sorted(seats):
+        ante = data.draw(antes)
+        wagers[seat] = {"ante": ante, "bonus": ante}
+        if data.draw(st.booleans()):
+            wagers[seat]["progressive"] = 100
+    rules = {"jackpot_split": split}
+    shoe = random.Random(seed).sample(DECK, 52)
+    hand = ThreeCardLowballHand(three_card_config.setup(paytable=paytable, rules=Rules(**rules)),
+                                wagers, meter=meter)
+    decisions = drive(hand, data, shoe)
+    check_accounting(hand)
+    m = next(e for e in hand.history if type(e) is MeterSettled)
+    assert m.after == m.before + m.contributions - m.awards + m.reseed
+    assert m.contributions == 20 * sum("progressive" in w for w in wagers.values())
+    same_as_reference(hand, scenario_of(hand, wagers, decisions, rules), meter)
+
+
+def test_jackpot_hands_are_reached_and_split():
+    """Random play rarely deals two pat 4-2-A hands, so force one through a stacked shoe."""
+    from controller.cards import parse_cards
+    from controller.table_config import default_config_path, load_config
+
+    setup = load_config(default_config_path("three_card_lowball")).setup()
+    hand = ThreeCardLowballHand(setup, {s: {"ante": 500, "bonus": 500, "progressive": 100}
+                                        for s in (1, 2, 3)}, meter=1_000_000)
+    shoe = iter(parse_cards("4h 4d 9s 4c 2c 2h Ks 2d As Ad Qs Ac"))
+    while (step := hand.next_step()).kind != "settled":
+        if step.kind == "card":
+            hand.deal(next(shoe))
+        else:
+            hand.decide(step.seats[0], Decision("stand"))
+    check_accounting(hand)
+    awards = [(e.seat, e.award, e.amount) for e in hand.history if type(e) is ProgressiveAwarded]
+    pool = 1_000_000 + 60
+    assert awards == [(1, "jackpot", pool // 2), (2, "jackpot", pool // 2)]
