@@ -35,14 +35,17 @@ class Card:
     suit: str
     #: The rank's prime (:data:`RANK_PRIMES`), stored so hand lookups need no table access.
     prime: int = field(init=False, repr=False, compare=False)
+    #: Position 0-51 in a fresh deck ordered by suit (c, d, h, s) then rank (A..K).
+    index: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        if self.rank not in range(1, 14) or self.suit not in SUIT_CHARS or len(self.suit) != 1:
+            raise CardError(f"no such card: rank {self.rank!r}, suit {self.suit!r}")
         object.__setattr__(self, "prime", RANK_PRIMES[self.rank])
+        object.__setattr__(self, "index", SUIT_CHARS.index(self.suit) * 13 + self.rank - 1)
 
-    @property
-    def index(self) -> int:
-        """Position 0-51 in a fresh deck ordered by suit (c, d, h, s) then rank (A..K)."""
-        return SUIT_CHARS.index(self.suit) * 13 + self.rank - 1
+    def __hash__(self) -> int:
+        return self.index
 
     @property
     def is_red(self) -> bool:

@@ -3,7 +3,8 @@
 The engines append every event to the hand's history and return the ones each action caused.
 The daemon journals and publishes them as they are; the scenario runner prints the settlement
 records. Events are NamedTuples: immutable, typed, cheap (an engine creates ~80 per hand),
-with ``_asdict()`` for serialisers. ``kind`` names each event type on the wire.
+with ``_asdict()`` for serialisers. :func:`kind_of` names each event type on the wire
+(``CardDealt`` -> ``card_dealt``).
 
 A card's recipient (``to``) is a seat number (1-7, from the dealer's left), or one of
 ``"dealer"``, ``"community"`` (the Cali LowBall flop) and ``"burn"``.
@@ -11,6 +12,7 @@ A card's recipient (``to``) is a seat number (1-7, from the dealer's left), or o
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple, Union
 
 from controller.cards import Card
@@ -30,7 +32,6 @@ class Wager(NamedTuple):
 class WagersLocked(NamedTuple):
     """The hand has begun: these wagers are locked and will each be settled exactly once."""
 
-    kind = "wagers_locked"
     game: str
     paytable: str
     wagers: tuple[Wager, ...]
@@ -39,21 +40,18 @@ class WagersLocked(NamedTuple):
 class MeterContributed(NamedTuple):
     """Progressive wagers locked: their contribution is added to the jackpot meter."""
 
-    kind = "meter_contributed"
     before: int
     contribution: int
     after: int
 
 
 class PhaseStarted(NamedTuple):
-    kind = "phase_started"
     phase: str
 
 
 class CardDealt(NamedTuple):
     """A card from the shoe, assigned to its recipient by the deal order."""
 
-    kind = "card_dealt"
     card: Card
     to: Recipient
     phase: str
@@ -62,7 +60,6 @@ class CardDealt(NamedTuple):
 class DecisionsDue(NamedTuple):
     """These seats must now act, choosing one of ``options``."""
 
-    kind = "decisions_due"
     phase: str
     seats: tuple[int, ...]
     options: tuple[str, ...]
@@ -72,7 +69,6 @@ class DecisionMade(NamedTuple):
     """A player's decision, keyed in by the dealer. ``raised`` is the Raise wager it adds;
     ``cards`` are the cards a Three Card Lowball player discards."""
 
-    kind = "decision_made"
     seat: int
     decision: str
     raised: int = 0
@@ -83,7 +79,6 @@ class HouseWay(NamedTuple):
     """The Three Card Lowball dealer's draw, computed by the controller and shown to the
     dealer: the cards to discard from ``hand`` and the house-way rule that chose them."""
 
-    kind = "house_way"
     hand: tuple[Card, ...]
     discard: tuple[Card, ...]
     rule: str
@@ -92,7 +87,6 @@ class HouseWay(NamedTuple):
 class HandShown(NamedTuple):
     """A final hand at the showdown (folded hands too, with ``folded`` set)."""
 
-    kind = "hand_shown"
     to: Recipient
     cards: tuple[Card, ...]
     hand_class: str
@@ -103,7 +97,6 @@ class WagerSettled(NamedTuple):
     """One wager settled. ``net`` is what the player gains (+) or loses (-); a push is 0.
     ``result`` is ``win``, ``lose``, ``push`` or ``forfeit`` (lost to a fold)."""
 
-    kind = "wager_settled"
     seat: int
     wager: str
     amount: int
@@ -114,7 +107,6 @@ class WagerSettled(NamedTuple):
 class ProgressiveAwarded(NamedTuple):
     """A progressive award: ``jackpot`` (from the meter) or a fixed award (from the house)."""
 
-    kind = "progressive_awarded"
     seat: int
     award: str
     amount: int
@@ -125,7 +117,6 @@ class MeterSettled(NamedTuple):
     ``awards`` is the jackpot paid from the meter; ``reseed`` the seed the house puts back
     after a jackpot (applied once a supervisor has verified the hand-pay)."""
 
-    kind = "meter_settled"
     before: int
     contributions: int
     awards: int
@@ -137,7 +128,6 @@ class HandSettled(NamedTuple):
     """The hand is over. ``house_result`` is the house's gain: minus the players' total net
     over every wager and award."""
 
-    kind = "hand_settled"
     players_net: int
     house_result: int
 
@@ -145,3 +135,13 @@ class HandSettled(NamedTuple):
 Event = Union[WagersLocked, MeterContributed, PhaseStarted, CardDealt, DecisionsDue,
               DecisionMade, HouseWay, HandShown, WagerSettled, ProgressiveAwarded,
               MeterSettled, HandSettled]
+
+#: event type -> its name on the wire, e.g. ``CardDealt`` -> ``card_dealt``
+KINDS: dict[type, str] = {
+    cls: re.sub(r"(?<!^)(?=[A-Z])", "_", cls.__name__).lower()
+    for cls in Event.__args__  # type: ignore[attr-defined]
+}
+
+
+def kind_of(event: Event) -> str:
+    return KINDS[type(event)]

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from controller.cards import DECK
 from controller.events import (
+    CardDealt,
     DecisionMade,
     HandSettled,
     MeterSettled,
@@ -84,7 +85,7 @@ def scenario_of(hand, wagers, decisions, rules):
     return {"game": hand.game, "paytable": hand.setup.paytable_name,
             "seats": {str(seat): amounts for seat, amounts in wagers.items()},
             "decisions": decisions,
-            "shoe": [str(e.card) for e in hand.history if e.kind == "card_dealt"],
+            "shoe": [str(e.card) for e in hand.history if type(e) is CardDealt],
             "rules": rules}
 
 

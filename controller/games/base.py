@@ -37,6 +37,11 @@ from controller.table_config import MAX_SPOTS, GameSetup
 
 WIN, LOSE, PUSH, FORFEIT = "win", "lose", "push", "forfeit"
 
+#: Events are NamedTuples; the engines build the ones made on every card, decision and
+#: settlement with the C-level constructor (all fields given, in order), which is a third
+#: of the cost of calling the class and keeps a seven-seat hand well inside its time budget.
+new_event = tuple.__new__
+
 
 class IllegalAction(ValueError):
     """A card or decision the hand cannot take now; the message says why. Nothing changed."""
@@ -87,6 +92,9 @@ class NextStep(NamedTuple):
     options: tuple[str, ...] = ()
 
 
+_SETTLED = NextStep("settled")
+
+
 def seat_name(recipient: Recipient) -> str:
     return f"seat {recipient}" if isinstance(recipient, int) else f"the {recipient}"
 
@@ -113,12 +121,14 @@ class Hand:
         self.cards[DEALER] = []
         self.phase = ""
         self.settled = False
-        self._dealt: dict[Card, Recipient] = {}
+        #: who holds each card of the deck (by Card.index), None if it is still in the shoe
+        self._holder: list[Recipient | None] = [None] * 52
+        self.cards_used = 0
         self._expected: deque[Recipient] = deque()
-        self._due: tuple[int, ...] = ()
+        self._due: list[int] = []
         self._options: tuple[str, ...] = ()
         self.history.append(WagersLocked(self.game, setup.paytable_name, tuple(
-            Wager(seat, key, amount)
+            new_event(Wager, (seat, key, amount))
             for seat in self.seats for key, amount in self.wagers[seat].items())))
 
     # -- wagers ---------------------------------------------------------------------------
@@ -127,15 +137,16 @@ class Hand:
         if not wagers:
             raise WagerError("no wagers: at least one spot must play")
         validated = {}
-        for seat, seat_wagers in wagers.items():
-            if isinstance(seat, bool) or not isinstance(seat, int) or not 1 <= seat <= MAX_SPOTS:
+        keys = self.WAGER_KEYS
+        for seat, seat_wagers in sorted(wagers.items(), key=lambda item: str(item[0])):
+            if type(seat) is not int or not 1 <= seat <= MAX_SPOTS:
                 raise WagerError(f"seat {seat!r}: spots are numbered 1 to {MAX_SPOTS}")
             amounts = {}
             for key, amount in seat_wagers.items():
-                if key not in self.WAGER_KEYS:
+                if key not in keys:
                     raise WagerError(f"seat {seat}: {key!r} is not a {self.game} wager "
-                                     f"(wagers: {', '.join(self.WAGER_KEYS)})")
-                if isinstance(amount, bool) or not isinstance(amount, int) or amount < 0:
+                                     f"(wagers: {', '.join(keys)})")
+                if type(amount) is not int or amount < 0:
                     raise WagerError(f"seat {seat}: {key} must be a whole number of cents "
                                      f"of 0 or more, not {amount!r}")
                 if amount:
@@ -144,7 +155,7 @@ class Hand:
                 if key not in amounts:
                     raise WagerError(f"seat {seat}: the {self.WAGER_NAMES[key]} wager is required")
             self._check_seat_wagers(seat, amounts)
-            validated[seat] = {key: amounts[key] for key in self.WAGER_KEYS if key in amounts}
+            validated[seat] = {key: amounts[key] for key in keys if key in amounts}
         return dict(sorted(validated.items()))
 
     def _check_seat_wagers(self, seat: int, amounts: dict[str, int]) -> None:
@@ -158,16 +169,11 @@ class Hand:
     # -- what next ------------------------------------------------------------------------
 
     def next_step(self) -> NextStep:
-        if self.settled:
-            return NextStep("settled")
         if self._expected:
-            return NextStep("card", to=self._expected[0])
-        return NextStep("decision", seats=self._due, options=self._options)
-
-    @property
-    def cards_used(self) -> int:
-        """How many cards have left the shoe for this hand (burn cards included)."""
-        return len(self._dealt)
+            return new_event(NextStep, ("card", self._expected[0], (), ()))
+        if self.settled:
+            return _SETTLED
+        return new_event(NextStep, ("decision", None, tuple(self._due), self._options))
 
     def cards_expected(self) -> int:
         """How many more cards the current dealing step needs."""
@@ -180,7 +186,7 @@ class Hand:
             raise IllegalAction(f"not a card: {card!r}")
         if not self._expected:
             raise IllegalAction(f"card {card} was not expected: {self._waiting_for()}")
-        holder = self._dealt.get(card)
+        holder = self._holder[card.index]
         if holder is not None:
             raise IllegalAction(f"duplicate card {card}: already dealt to {seat_name(holder)}")
 
@@ -192,14 +198,19 @@ class Hand:
         return True
 
     def deal(self, card: Card) -> tuple[Event, ...]:
-        self.verify_deal(card)
-        start = len(self.history)
+        # A cheap guard for the common case; anything unusual gets the full check and reason.
+        if type(card) is not Card or not self._expected or self._holder[card.index] is not None:
+            self.verify_deal(card)
         to = self._expected.popleft()
-        self._dealt[card] = to
+        self._holder[card.index] = to
+        self.cards_used += 1
         self.cards[to].append(card)
-        self.history.append(CardDealt(card, to, self.phase))
-        if not self._expected:
-            self._cards_complete()
+        event = new_event(CardDealt, (card, to, self.phase))
+        self.history.append(event)
+        if self._expected:
+            return (event,)
+        start = len(self.history) - 1
+        self._cards_complete()
         return tuple(self.history[start:])
 
     def _waiting_for(self) -> str:
@@ -236,7 +247,10 @@ class Hand:
         return True
 
     def decide(self, seat: int, decision: Decision) -> tuple[Event, ...]:
-        self.verify_decide(seat, decision)
+        # A cheap guard for the common case; anything unusual gets the full check and reason.
+        if type(decision) is not Decision or decision.cards or self._expected \
+                or seat not in self._due or decision.action not in self._options:
+            self.verify_decide(seat, decision)
         start = len(self.history)
         self._apply_decision(seat, decision)
         return tuple(self.history[start:])
@@ -262,26 +276,29 @@ class Hand:
         self._expected.extend(recipients)
 
     def _ask(self, seats: tuple[int, ...], options: tuple[str, ...]) -> None:
-        self._due, self._options = seats, options
+        self._due, self._options = list(seats), options
         self.history.append(DecisionsDue(self.phase, seats, options))
 
     def _record_decision(self, seat: int, decision: Decision, raised: int = 0) -> None:
-        self._due = tuple(due for due in self._due if due != seat)
-        self.history.append(DecisionMade(seat, decision.action, raised, decision.cards))
+        self._due.remove(seat)
+        self.history.append(new_event(DecisionMade, (seat, decision.action, raised,
+                                                     decision.cards)))
 
     def _settle(self, seat: int, wager: str, amount: int, result: str,
-                odds: Odds | None = None) -> None:
+                odds: Odds | None = None) -> int:
+        """Record one wager's settlement; return its net."""
         if result == WIN:
-            net = odds.payout(amount) if odds is not None else amount
+            net = amount * odds.pays // odds.per if odds is not None else amount
         elif result == PUSH:
             net = 0
         else:
             net = -amount
-        self.history.append(WagerSettled(seat, wager, amount, result, net))
+        self.history.append(new_event(WagerSettled, (seat, wager, amount, result, net)))
+        return net
 
     def _finish(self, players_net: int) -> None:
         self.settled = True
-        self._due, self._options = (), ()
+        self._due, self._options = [], ()
         self.history.append(HandSettled(players_net, -players_net))
 
     # -- results --------------------------------------------------------------------------

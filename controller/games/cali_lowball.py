@@ -24,7 +24,7 @@ A fold forfeits the Ante and X-Tra Bonus, and the Lowdown Bonus unless
 from __future__ import annotations
 
 from controller.events import BURN, COMMUNITY, DEALER, HandShown
-from controller.games.base import FORFEIT, LOSE, PUSH, WIN, Decision, Hand
+from controller.games.base import FORFEIT, LOSE, PUSH, WIN, Decision, Hand, new_event
 from controller.paytables import XTRA_BONUS_CLASSES
 from controller.rankings import ace_to_five
 
@@ -102,35 +102,34 @@ class CaliLowballHand(Hand):
             hand = self.final_hand(seat)
             hand_class = ace_to_five.hand_class(hand)
             folded = seat in self.folded
-            history.append(HandShown(seat, hand, hand_class, folded))
+            history.append(new_event(HandShown, (seat, hand, hand_class, folded)))
             wagers = self.wagers[seat]
             ante, xtra = wagers["ante"], wagers["xtra_bonus"]
             lowdown = wagers.get("lowdown_bonus")
-            start = len(history)
+            settle = self._settle
             if folded:
-                self._settle(seat, "ante", ante, FORFEIT)
-                self._settle(seat, "xtra_bonus", xtra, FORFEIT)
+                net = settle(seat, "ante", ante, FORFEIT) + settle(seat, "xtra_bonus", xtra, FORFEIT)
                 if lowdown:
                     if rules.lowdown_bonus_survives_fold:
-                        self._settle_lowdown(seat, lowdown, hand_class)
+                        net += self._settle_lowdown(seat, lowdown, hand_class)
                     else:
-                        self._settle(seat, "lowdown_bonus", lowdown, FORFEIT)
+                        net += settle(seat, "lowdown_bonus", lowdown, FORFEIT)
             else:
                 player_wins = ace_to_five.strength(hand) <= dealer_strength
                 main = WIN if player_wins else LOSE
-                self._settle(seat, "ante", ante, PUSH if ante_pushes else main)
+                net = settle(seat, "ante", ante, PUSH if ante_pushes else main)
                 if hand_class in _XTRA_PAYS:
-                    self._settle(seat, "xtra_bonus", xtra, WIN, paytable.xtra_bonus[hand_class])
+                    net += settle(seat, "xtra_bonus", xtra, WIN, paytable.xtra_bonus[hand_class])
                 elif rules.xtra_bonus_loses_on_loss and not player_wins:
-                    self._settle(seat, "xtra_bonus", xtra, LOSE)
+                    net += settle(seat, "xtra_bonus", xtra, LOSE)
                 else:
-                    self._settle(seat, "xtra_bonus", xtra, PUSH)
+                    net += settle(seat, "xtra_bonus", xtra, PUSH)
                 if lowdown:
-                    self._settle_lowdown(seat, lowdown, hand_class)
-                self._settle(seat, "raise", self.raised[seat], main)
-            players_net += sum(event.net for event in history[start:])
+                    net += self._settle_lowdown(seat, lowdown, hand_class)
+                net += settle(seat, "raise", self.raised[seat], main)
+            players_net += net
         self._finish(players_net)
 
-    def _settle_lowdown(self, seat: int, amount: int, hand_class: str) -> None:
+    def _settle_lowdown(self, seat: int, amount: int, hand_class: str) -> int:
         odds = self.setup.paytable.lowdown_bonus.get(hand_class)
-        self._settle(seat, "lowdown_bonus", amount, WIN if odds else LOSE, odds)
+        return self._settle(seat, "lowdown_bonus", amount, WIN if odds else LOSE, odds)

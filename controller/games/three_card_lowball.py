@@ -143,22 +143,21 @@ class ThreeCardLowballHand(Hand):
             strength = three_card.strength(hand)
             wagers = self.wagers[seat]
             ante, bonus = wagers["ante"], wagers["bonus"]
-            start = len(history)
+            settle = self._settle
             if strength < dealer_strength:
-                self._settle(seat, "ante", ante, WIN)
                 odds = bonus_odds.get(hand_class)
-                self._settle(seat, "bonus", bonus, WIN if odds else PUSH, odds)
+                net = settle(seat, "ante", ante, WIN) + \
+                    settle(seat, "bonus", bonus, WIN if odds else PUSH, odds)
             else:
                 result = PUSH if strength == dealer_strength else LOSE
-                self._settle(seat, "ante", ante, result)
-                self._settle(seat, "bonus", bonus, result)
+                net = settle(seat, "ante", ante, result) + settle(seat, "bonus", bonus, result)
             progressive = wagers.get("progressive")
             if progressive:
-                self._settle(seat, "progressive", progressive, LOSE)
+                net += settle(seat, "progressive", progressive, LOSE)
                 award = self._award(seat, hand_class, strength < dealer_strength, dealer_pat)
                 if award:
                     awards[seat] = award
-            players_net += sum(event.net for event in history[start:])
+            players_net += net
         players_net += self._pay_awards(awards)
         self._finish(players_net)
 

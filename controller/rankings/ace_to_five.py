@@ -58,15 +58,11 @@ def _class_of(ranks: tuple[int, ...]) -> str:
     return _CATEGORY_NAMES[category]
 
 
-def _build() -> tuple[dict[int, int], dict[int, str]]:
-    multisets = [ranks for ranks in combinations_with_replacement(range(1, 14), 5)
-                 if max(Counter(ranks).values()) <= 4]
-    strengths = dense_strengths(((prime_product(r), r) for r in multisets), order_key)
-    classes = {prime_product(r): _class_of(r) for r in multisets}
-    return strengths, classes
-
-
-_STRENGTH, _CLASS = _build()
+#: Every multiset of five ranks a deck can deal (no rank five times).
+_MULTISETS = [ranks for ranks in combinations_with_replacement(range(1, 14), 5)
+              if max(Counter(ranks).values()) <= 4]
+_STRENGTH = dense_strengths(((prime_product(r), r) for r in _MULTISETS), order_key)
+_CLASS = {prime_product(r): _class_of(r) for r in _MULTISETS}
 #: Number of distinct strengths (rank multisets): 6,175.
 DISTINCT_HANDS = len(set(_STRENGTH.values()))
 
@@ -83,10 +79,19 @@ def hand_class(cards: Sequence[Card]) -> str:
     return _CLASS[a.prime * b.prime * c.prime * d.prime * e.prime]
 
 
+def _qualifies(ranks: tuple[int, ...]) -> bool:
+    key = order_key(ranks)
+    return key[0] > PAIR or (key[0] == PAIR and key[1] >= 11)
+
+
+_PAIR_OF_JACKS_OR_HIGHER = frozenset(
+    key for key, ranks in ((prime_product(r), r) for r in _MULTISETS) if _qualifies(ranks))
+
+
 def is_pair_of_jacks_or_higher(cards: Sequence[Card]) -> bool:
     """The Cali LowBall dealer qualifier: a pair of J, Q or K, or any two pair or worse.
 
     A pair of aces is the lowest pair, so pairs of A through 10 do not qualify.
     """
-    key = order_key(tuple(card.rank for card in cards))
-    return key[0] > PAIR or (key[0] == PAIR and key[1] >= 11)
+    a, b, c, d, e = cards
+    return a.prime * b.prime * c.prime * d.prime * e.prime in _PAIR_OF_JACKS_OR_HIGHER

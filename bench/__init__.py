@@ -1,0 +1,1 @@
+"""On-demand benchmarks (``make bench``); the README quotes their figures."""
