@@ -64,16 +64,28 @@ def order_key(description: tuple[tuple[int, ...], bool]) -> tuple:
     return (FLUSH if flush else NO_PAIR, *descending)
 
 
-def _build() -> dict[int, int]:
-    hands = []
+def _class_of(ranks: tuple[int, ...], flush: bool) -> str:
+    """The hand class, with ``4-2-A`` standing for both of its colour classes."""
+    category, *descending = order_key((ranks, flush))
+    if category != NO_PAIR:
+        return _CATEGORY_NAMES[category]
+    if descending == [4, 2, 1]:
+        return "4-2-A"
+    if descending == [4, 3, 1]:
+        return "4-3-A"
+    return f"{rank_name(descending[0])}-high"
+
+
+def _hands():
+    """(lookup key, (ranks, is flush)) for every three-card hand a deck can deal."""
     for ranks in combinations_with_replacement(range(1, 14), 3):
-        hands.append((prime_product(ranks) * 2, (ranks, False)))
+        yield prime_product(ranks) * 2, (ranks, False)
         if len(set(ranks)) == 3:
-            hands.append((prime_product(ranks) * 2 + 1, (ranks, True)))
-    return dense_strengths(hands, order_key)
+            yield prime_product(ranks) * 2 + 1, (ranks, True)
 
 
-_STRENGTH = _build()
+_STRENGTH = dense_strengths(_hands(), order_key)
+_CLASS = {key: _class_of(*description) for key, description in _hands()}
 DISTINCT_HANDS = len(set(_STRENGTH.values()))
 
 
@@ -85,12 +97,7 @@ def strength(cards: Sequence[Card]) -> int:
 
 def hand_class(cards: Sequence[Card]) -> str:
     a, b, c = cards
-    category, *ranks = order_key(((a.rank, b.rank, c.rank), a.suit == b.suit == c.suit))
-    if category != NO_PAIR:
-        return _CATEGORY_NAMES[category]
-    if ranks == [4, 2, 1]:
-        one_color = a.is_red == b.is_red == c.is_red
-        return "4-2-A one color" if one_color else "4-2-A two color"
-    if ranks == [4, 3, 1]:
-        return "4-3-A"
-    return f"{rank_name(ranks[0])}-high"
+    name = _CLASS[a.prime * b.prime * c.prime * 2 + (a.suit == b.suit == c.suit)]
+    if name == "4-2-A":
+        return "4-2-A one color" if a.is_red == b.is_red == c.is_red else "4-2-A two color"
+    return name
