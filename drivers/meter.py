@@ -1,0 +1,175 @@
+"""The progressive meter: what the sign shows, coalesced to at most 4 writes a second.
+
+:class:`MeterDriver` owns the display rules (amount from integer cents; on a jackpot the sign
+holds ``JACKPOT``, the table and the pending amount until a supervisor resets it) and the
+rate limit; a protocol subclass only encodes the text (:class:`AlphaMeter`). Writes happen in
+the driver thread, so a slow or unplugged sign never stalls the game.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from abc import abstractmethod
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+import serial
+
+from drivers.alpha import format_cents, write_text_packet
+from drivers.base import DeviceDriver, DeviceUnavailable, open_serial_port
+from drivers.config import MeterConfig
+
+T = TypeVar("T")
+
+
+class Coalescer(Generic[T]):
+    """Rate limit that never loses the last value. Pure: the caller passes the time.
+
+    ``offer`` as often as you like; ``take(now)`` hands out the latest value at most once per
+    ``min_interval`` seconds, and always hands out the last value offered eventually.
+    """
+
+    def __init__(self, min_interval: float) -> None:
+        self.min_interval = min_interval
+        self._pending: T | None = None
+        self._has_pending = False
+        self._last_take = -math.inf
+
+    def offer(self, value: T) -> None:
+        self._pending, self._has_pending = value, True
+
+    def take(self, now: float) -> T | None:
+        if not self._has_pending or now - self._last_take < self.min_interval:
+            return None
+        value, self._pending, self._has_pending = self._pending, None, False
+        self._last_take = now
+        return value
+
+    @property
+    def has_pending(self) -> bool:
+        return self._has_pending
+
+    def wait_time(self, now: float) -> float | None:
+        """Seconds until a pending value may be taken; None if nothing is pending."""
+        if not self._has_pending:
+            return None
+        return max(0.0, self._last_take + self.min_interval - now)
+
+
+class MeterDriver(DeviceDriver):
+    kind = "meter"
+
+    def __init__(self, config: MeterConfig, *,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        assert config.port is not None
+        super().__init__(name=config.label, port_label=config.port,
+                         reconnect_initial_s=config.reconnect_initial_s,
+                         reconnect_max_s=config.reconnect_max_s, clock=clock)
+        self.config = config
+        self._port: serial.SerialBase | None = None
+        self._coalescer: Coalescer[str] = Coalescer(1.0 / config.max_writes_per_s)
+        self._wake = threading.Condition()
+        self._amount_cents: int | None = None
+        self._jackpot: tuple[str, int] | None = None
+        self._shown: str | None = None
+        self.writes = 0
+
+    # -- what the table calls -----------------------------------------------------------
+
+    def show_amount(self, cents: int) -> None:
+        """The live progressive amount; held back while a jackpot is on the sign."""
+        format_cents(cents)  # validate now, in the caller's thread
+        with self._wake:
+            self._amount_cents = cents
+            if self._jackpot is None:
+                self._offer(format_cents(cents))
+
+    def show_jackpot(self, table: str, cents: int) -> None:
+        """A progressive hit: show ``JACKPOT <table> <amount>`` until :meth:`reset_jackpot`."""
+        text = self.jackpot_text(table, cents)
+        with self._wake:
+            self._jackpot = (table, cents)
+            self._offer(text)
+
+    def reset_jackpot(self) -> None:
+        """The supervisor cleared the hit: back to the live amount."""
+        with self._wake:
+            self._jackpot = None
+            if self._amount_cents is not None:
+                self._offer(format_cents(self._amount_cents))
+
+    @staticmethod
+    def jackpot_text(table: str, cents: int) -> str:
+        return f"JACKPOT {table} {format_cents(cents)}"
+
+    @property
+    def text(self) -> str | None:
+        """What the sign was last told to show."""
+        return self._shown
+
+    def _offer(self, text: str) -> None:
+        self._render(text)  # fail in the caller's thread if the protocol cannot carry it
+        self._coalescer.offer(text)
+        self._wake.notify_all()
+
+    # -- the driver thread --------------------------------------------------------------
+
+    def _connect(self) -> None:
+        assert self.config.port is not None
+        self._port = open_serial_port(self.config.port, baudrate=self.config.baudrate,
+                                      bytesize=serial.SEVENBITS, parity=serial.PARITY_EVEN,
+                                      stopbits=serial.STOPBITS_ONE, timeout=0)
+
+    def _disconnect(self) -> None:
+        port, self._port = self._port, None
+        if port is not None:
+            port.close()
+
+    def _on_connected(self) -> None:
+        # A sign that lost power or a cable lost what it showed: show it again.
+        with self._wake:
+            if self._shown is not None and not self._coalescer.has_pending:
+                self._coalescer.offer(self._shown)
+
+    def _serve_once(self) -> None:
+        with self._wake:
+            wait = self._coalescer.wait_time(self.clock())
+            if wait is None or wait > 0:
+                self._wake.wait(min(0.05, wait if wait is not None else 0.05))
+            text = self._coalescer.take(self.clock())
+        port = self._port
+        if port is None:
+            raise DeviceUnavailable("port is closed")
+        try:
+            if text is None:
+                port.read(port.in_waiting or 0)  # signs do not answer; keep the line clear
+                return
+            port.write(self._render(text))
+            port.flush()
+        except (serial.SerialException, OSError) as exc:
+            if text is not None:
+                with self._wake:
+                    if not self._coalescer.has_pending:
+                        self._coalescer.offer(text)  # still owed to the sign
+            raise DeviceUnavailable(f"write to meter on {self.port_label} failed: {exc}") \
+                from exc
+        self._shown = text
+        self.writes += 1
+        self.log.info("meter written", text=text)
+
+    @abstractmethod
+    def _render(self, text: str) -> bytes:
+        """The protocol bytes that make the sign show ``text``; ValueError if impossible."""
+
+
+class AlphaMeter(MeterDriver):
+    """A meter that is an Alpha-protocol LED sign (config ``driver = "alpha"``)."""
+
+    protocol = "alpha"
+
+    def _render(self, text: str) -> bytes:
+        return write_text_packet(text, type_code=self.config.type_code,
+                                 address=self.config.address,
+                                 file_label=self.config.file_label)

@@ -1,0 +1,204 @@
+"""The card-shoe driver interface: the rules every shoe protocol shares, written once.
+
+A protocol subclass (:mod:`drivers.shoe_serial`, :mod:`drivers.shoe_usb`) only turns bytes into
+:class:`Message` / :class:`Garbled` items and knows how to send an acknowledgement. This module
+owns what must be the same for every shoe, because a mistake here miscounts cards:
+
+* every valid message is acknowledged, retransmissions included;
+* a message whose sequence number equals the last accepted one is a retransmission and never
+  produces a second event (:class:`SequenceGate`);
+* a garbled message is reported as :class:`FrameRejected` and NAKed where the protocol can;
+* no valid message for ``lost_after_s`` (3 s) = :class:`ShoeLost`; the next one brings
+  :class:`ShoeConnected`; port failures reconnect with backoff (:mod:`drivers.base`).
+
+Events are delivered on a queue (:meth:`ShoeDriver.get_event`) and, if given, to a listener
+callback called from the driver thread.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from abc import abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from drivers.base import DeviceDriver
+from drivers.config import ShoeConfig
+from drivers.shoe_events import (
+    FrameRejected,
+    ShoeConnected,
+    ShoeEvent,
+    ShoeLost,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """A message that arrived intact: acknowledge ``seq``; ``event`` is what it said
+    (a :class:`FrameRejected` if its content made no sense)."""
+
+    seq: int
+    event: ShoeEvent
+
+
+@dataclass(frozen=True, slots=True)
+class Garbled:
+    """Bytes that were not a message. NAK ``nak_seq`` with ``nak_code`` if both are known."""
+
+    rejected: FrameRejected
+    nak_seq: int | None = None
+    nak_code: str | None = None
+
+
+Inbound = Message | Garbled
+
+
+class SequenceGate:
+    """The duplicate-sequence rule: SEQ equal to the last accepted SEQ = retransmission.
+
+    Kept across reconnects on purpose: a shoe that retransmits after a replug must not have
+    its card counted twice.
+    """
+
+    def __init__(self) -> None:
+        self._last: int | None = None
+
+    def accept(self, seq: int) -> bool:
+        """True if ``seq`` is a new message; False for a retransmission."""
+        if seq == self._last:
+            return False
+        self._last = seq
+        return True
+
+    @property
+    def last(self) -> int | None:
+        return self._last
+
+
+@dataclass(slots=True)
+class Verdict:
+    """What the host does about one inbound item: events to deliver and the reply owed."""
+
+    events: list[ShoeEvent] = field(default_factory=list)
+    ack: int | None = None
+    nak: tuple[int, str] | None = None
+    retransmission: bool = False
+
+
+class ShoeReceiver:
+    """The host's side of the acknowledgement rules, as a pure object (used by every shoe
+    driver and by the session recorder)."""
+
+    def __init__(self) -> None:
+        self.gate = SequenceGate()
+
+    def receive(self, item: Inbound) -> Verdict:
+        if isinstance(item, Garbled):
+            nak = None
+            if item.nak_seq is not None and item.nak_code is not None:
+                nak = (item.nak_seq, item.nak_code)
+            return Verdict([item.rejected], nak=nak)
+        if self.gate.accept(item.seq):
+            return Verdict([item.event], ack=item.seq)
+        return Verdict([], ack=item.seq, retransmission=True)
+
+
+class ShoeDriver(DeviceDriver):
+    """Base class of every shoe driver; see the module docstring for what it guarantees."""
+
+    kind = "shoe"
+
+    def __init__(self, config: ShoeConfig, *,
+                 listener: Callable[[ShoeEvent], None] | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__(name=config.label, port_label=self._port_label(config),
+                         reconnect_initial_s=config.reconnect_initial_s,
+                         reconnect_max_s=config.reconnect_max_s, clock=clock)
+        self.config = config
+        self._listener = listener
+        self._events: queue.Queue[ShoeEvent] = queue.Queue()
+        self._receiver = ShoeReceiver()
+        self._last_heard = 0.0
+        self._silent = False
+        self._write_lock = threading.Lock()
+        self.retransmissions = 0
+
+    @staticmethod
+    def _port_label(config: ShoeConfig) -> str:
+        return config.port or f"usb:{config.vendor_id:04x}:{config.product_id:04x}"
+
+    # -- for the table ------------------------------------------------------------------
+
+    def get_event(self, timeout: float | None = None) -> ShoeEvent | None:
+        """The next event, waiting up to ``timeout`` seconds; None if none came."""
+        try:
+            return self._events.get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+    # -- the shared rules ---------------------------------------------------------------
+
+    def _emit(self, event: ShoeEvent) -> None:
+        self._events.put(event)
+        if self._listener is not None:
+            try:
+                self._listener(event)
+            except Exception:
+                self.log.exception("shoe event listener failed", detail=repr(event))
+
+    def _on_connected(self) -> None:
+        self._last_heard = self.clock()
+        self._silent = False
+        self._emit(ShoeConnected(self.port_label))
+
+    def _on_lost(self, reason: str) -> None:
+        self._emit(ShoeLost(reason))
+
+    def _serve_once(self) -> None:
+        items = self._receive()
+        for item in items:
+            self._handle(item)
+        now = self.clock()
+        if not self._silent and now - self._last_heard >= self.config.lost_after_s:
+            self._silent = True
+            reason = f"no frame from the shoe for {self.config.lost_after_s:g} s"
+            self.log.warning("shoe silent", lost_after_s=self.config.lost_after_s)
+            self._emit(ShoeLost(reason))
+
+    def _handle(self, item: Inbound) -> None:
+        verdict = self._receiver.receive(item)
+        if isinstance(item, Message):
+            self._last_heard = self.clock()
+            if self._silent:
+                self._silent = False
+                self.log.info("shoe heard again")
+                self._emit(ShoeConnected(self.port_label))
+        if verdict.ack is not None:
+            self._send_ack(verdict.ack)
+        if verdict.nak is not None:
+            self._send_nak(*verdict.nak)
+        if verdict.retransmission:
+            self.retransmissions += 1
+            self.log.info("retransmission acknowledged again, not counted", seq=verdict.ack)
+        for event in verdict.events:
+            if isinstance(event, FrameRejected):
+                self.log.warning("shoe input rejected", reason=event.reason,
+                                 raw=event.raw.hex())
+            else:
+                self.log.debug("shoe event", detail=repr(event))
+            self._emit(event)
+
+    # -- what a protocol supplies ---------------------------------------------------------
+
+    @abstractmethod
+    def _receive(self) -> Sequence[Inbound]:
+        """Wait at most ``read_timeout_ms`` for input; decoded items, possibly none."""
+
+    @abstractmethod
+    def _send_ack(self, seq: int) -> None:
+        """Acknowledge message ``seq``."""
+
+    def _send_nak(self, seq: int, code: str) -> None:
+        """Ask for message ``seq`` again; protocols without a NAK leave this alone."""

@@ -1,0 +1,163 @@
+"""The LBS1 driver against the simulated shoe over a real pty and over socket://."""
+
+from __future__ import annotations
+
+import pytest
+
+from controller.cards import parse_card
+from drivers.config import ShoeConfig
+from drivers.shoe_events import (
+    CardRead,
+    FaultCode,
+    FrameRejected,
+    Heartbeat,
+    ShoeConnected,
+    ShoeFault,
+    ShoeLost,
+    ShoeState,
+    ShoeStatus,
+)
+from drivers.shoe_serial import SerialShoe
+from drivers.tags import deck_tag
+
+from .conftest import EventWaiter, poll_until
+
+
+def test_clean_deal_in_order_with_tags(shoe_rig) -> None:
+    sim, shoe, waiter = shoe_rig()
+    sim.device.deal(4)
+    cards = waiter.collect(4, CardRead)
+    assert [str(c.card) for c in cards] == ["As", "7d", "Kc", "2h"]
+    assert [c.seq for c in cards] == [0, 1, 2, 3]
+    assert cards[0].tag == deck_tag(parse_card("As"))
+    poll_until(lambda: ("acked", 3) in sim.device.history)
+    assert not any(isinstance(e, FrameRejected) for e in waiter.seen)
+
+
+def test_dropped_ack_retransmission_is_acked_again_and_counted_once(shoe_rig) -> None:
+    sim, shoe, waiter = shoe_rig()
+    with sim.lock:
+        sim.device.drop_acks(1)
+        sim.device.deal()
+    assert waiter.next(CardRead).card == parse_card("As")
+    poll_until(lambda: ("acked", 0) in sim.device.history)
+    history = sim.device.history
+    assert ("ack-dropped", 0) in history and ("retransmit", 0) in history
+    sim.device.deal()
+    assert waiter.next(CardRead).card == parse_card("7d")  # not As a second time
+    assert shoe.retransmissions >= 1
+    assert sum(isinstance(e, CardRead) for e in waiter.seen) == 2
+
+
+def test_bad_crc_is_naked_and_the_resend_counted_once(shoe_rig) -> None:
+    sim, shoe, waiter = shoe_rig()
+    with sim.lock:
+        sim.device.corrupt_next_crc()
+        sim.device.deal()
+    rejected = waiter.next(FrameRejected)
+    assert "bad CRC" in rejected.reason
+    assert waiter.next(CardRead).card == parse_card("As")
+    poll_until(lambda: ("nak", 0) in sim.device.history)
+    sim.device.deal()
+    assert waiter.next(CardRead).card == parse_card("7d")
+
+
+def test_noise_overlong_and_cut_frames_do_not_lose_good_frames(shoe_rig) -> None:
+    sim, shoe, waiter = shoe_rig()
+    with sim.lock:
+        sim.device.inject_noise(b"\xff\xfe garbage \r\n")
+        sim.device.send_overlong()
+        sim.device.inject_noise(b"\x0203CAS,")
+        sim.device.deal(2)
+    cards = waiter.collect(2, CardRead)
+    assert [str(c.card) for c in cards] == ["As", "7d"]
+    reasons = [e.reason for e in waiter.seen if isinstance(e, FrameRejected)]
+    assert any("noise" in r for r in reasons)
+    assert any("over-long" in r for r in reasons)
+    assert any("cut short" in r for r in reasons)
+
+
+@pytest.mark.parametrize("inject, expected", [
+    (lambda m: m.jam(), [ShoeFault(FaultCode.JAM)]),
+    (lambda m: m.misread(), [ShoeFault(FaultCode.MISREAD)]),
+    (lambda m: (m.unknown_tag(), m.deal()), [ShoeFault(FaultCode.TAGUNKNOWN, "0BADBEEF")]),
+    (lambda m: m.report_duplicate("As"), [ShoeFault(FaultCode.DUPLICATE, "AS")]),
+    (lambda m: (m.open_door(), m.close_door()),
+     [ShoeFault(FaultCode.DOOR), ShoeStatus(ShoeState.DOOROPEN), ShoeStatus(ShoeState.READY)]),
+])
+def test_every_fault_reaches_the_table(shoe_rig, inject, expected) -> None:
+    sim, shoe, waiter = shoe_rig()
+    with sim.lock:
+        inject(sim.model)
+    sim.wake()
+    got = waiter.collect(len(expected), (ShoeFault, ShoeStatus))
+    assert got == expected
+
+
+def test_empty_shoe(shoe_rig) -> None:
+    sim, shoe, waiter = shoe_rig("As")
+    sim.device.deal(2)
+    assert waiter.next(CardRead).card == parse_card("As")
+    assert waiter.next(ShoeFault) == ShoeFault(FaultCode.EMPTY)
+
+
+def test_silence_means_lost_and_speech_means_found(shoe_rig) -> None:
+    sim, shoe, waiter = shoe_rig(heartbeat_every_s=0.1, lost_after_s=0.4)
+    waiter.next(Heartbeat)
+    sim.device.go_silent()
+    assert "no frame" in waiter.next(ShoeLost).reason
+    sim.device.resume()
+    waiter.next(ShoeConnected)
+    waiter.next(Heartbeat)
+
+
+def test_disconnect_and_reconnect(shoe_rig) -> None:
+    sim, shoe, waiter = shoe_rig()
+    sim.device.deal()
+    waiter.next(CardRead)
+    sim.disconnect()
+    lost = waiter.next(ShoeLost)
+    assert sim.url in lost.reason
+    sim.reconnect()
+    waiter.next(ShoeConnected)
+    sim.device.deal()
+    assert waiter.next(CardRead).card == parse_card("7d")
+
+
+def test_status_query(shoe_rig) -> None:
+    sim, shoe, waiter = shoe_rig()
+    shoe.request_status()
+    assert waiter.next(ShoeStatus) == ShoeStatus(ShoeState.READY)
+    with sim.lock:
+        sim.device.open_door()
+    waiter.next(lambda e: e == ShoeStatus(ShoeState.DOOROPEN))
+    shoe.reset()
+    assert waiter.next(ShoeStatus) == ShoeStatus(ShoeState.READY)
+
+
+def test_missing_port_is_reported_not_raised(tmp_path) -> None:
+    missing = str(tmp_path / "no-such-tty")
+    with SerialShoe(ShoeConfig(port=missing, reconnect_initial_s=0.05)) as shoe:
+        lost = EventWaiter(shoe).next(ShoeLost)
+        assert missing in lost.reason
+        assert not shoe.connected
+
+
+def test_a_failing_listener_does_not_stop_the_driver(shoe_rig, transport_kind) -> None:
+    from simulators.shoe import Lbs1ShoeModel
+
+    from .conftest import make_transport
+
+    calls = []
+
+    def listener(event):
+        calls.append(event)
+        raise RuntimeError("listener bug")
+
+    with make_transport(transport_kind, Lbs1ShoeModel("As 7d")) as sim:
+        with SerialShoe(ShoeConfig(port=sim.url), listener=listener) as shoe:
+            waiter = EventWaiter(shoe)
+            waiter.next(ShoeConnected)
+            sim.device.deal(2)
+            assert len(waiter.collect(2, CardRead)) == 2
+    assert any(isinstance(e, CardRead) for e in calls)
