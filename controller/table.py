@@ -1,0 +1,538 @@
+"""One table: spots and wagers, the hand in play, the jackpot meter, faults and lamps.
+
+The table is pure: it is driven by *inputs* (dealer and supervisor commands, cards from the
+shoe, device reports, wager sensors) and answers each with the list of events it caused, the
+input's own record first. It does no I/O. The daemon journals that list in one transaction
+before it publishes anything, lights a lamp or acknowledges anything, and after a restart
+rebuilds the table by feeding the journaled inputs back through :meth:`Table.replay`. Since the
+table is deterministic, the rebuilt table stands at the exact step the hand had reached.
+
+States (SPEC section 6): ``CLOSED -> OPEN -> LOCKED -> DEALING <-> DECIDING -> SETTLED ->
+OPEN``, and ``PAUSED`` from any in-hand state until the dealer continues (recoverable device
+fault) or a supervisor voids the hand. A jackpot holds the table after settlement until a
+supervisor verifies the hand-pay.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from controller.cards import Card
+from controller.events import (
+    DEALER,
+    DecisionsDue,
+    Event,
+    MeterContributed,
+    MeterSettled,
+    ProgressiveAwarded,
+    Wager,
+    WagerSettled,
+)
+from controller.games import ENGINES, Decision, Hand, IllegalAction, WagerError
+from controller.table_commands import (
+    SUPERVISOR_ROLE,
+    Cancel,
+    Close,
+    Continue,
+    Decide,
+    Lock,
+    Open,
+    Place,
+    Void,
+    VerifyJackpot,
+    command_from_record,
+)
+from controller.table_config import LoadedConfig
+from controller.table_events import (
+    CLOSED,
+    DEALING,
+    DECIDING,
+    IN_HAND,
+    LOCKED,
+    OPEN,
+    PAUSED,
+    SETTLED,
+    CommandAccepted,
+    CommandRefused,
+    DeviceStatus,
+    Fault,
+    HandContinued,
+    HandStarted,
+    HandVoided,
+    JackpotPending,
+    JackpotVerified,
+    LampSet,
+    LockRefused,
+    MeterChanged,
+    SensorReport,
+    ShoeCard,
+    StateChanged,
+    TableClosed,
+    TableEvent,
+    TableOpened,
+    WagerCancelled,
+    WagerPlaced,
+)
+
+AnyEvent = Event | TableEvent
+
+# Lamp states a spot shows (the spot controller driver maps each to a colour and mode).
+ATTRACT, WAGER_ACCEPTED, CHANGED_AFTER_LOCK, TO_ACT = (
+    "attract", "wager_accepted", "changed_after_lock", "to_act")
+WIN_LAMP, LOSE_LAMP, PUSH_LAMP, PROGRESSIVE_WINNER = (
+    "win", "lose", "push", "progressive_winner")
+
+#: Shoe fault codes (as the shoe reports them) -> the table's fault and whether the dealer
+#: may continue once it is cleared. A duplicate or an unknown tag is a misdeal: void only.
+SHOE_FAULTS: dict[str, tuple[str, bool]] = {
+    "JAM": ("shoe_jam", True), "MISREAD": ("shoe_misread", True),
+    "DOOR": ("shoe_door", True), "EMPTY": ("shoe_empty", True),
+    "TAGUNKNOWN": ("unknown_tag", False), "DUPLICATE": ("duplicate_card", False),
+}
+
+
+class CommandError(ValueError):
+    """A command the table refuses now; the message says why."""
+
+
+@dataclass
+class PendingJackpot:
+    hand_id: str
+    seats: tuple[int, ...]
+    amount: int
+    meter_after_reset: int
+
+
+class Table:
+    def __init__(self, config: LoadedConfig):
+        self.config = config
+        self.table_id = config.config.table.id
+        self.setup = config.setup()
+        self.limits = config.config.limits
+        self.state = CLOSED
+        self.hand: Hand | None = None
+        self.hand_id: str | None = None
+        self.hand_number = 0
+        self.meter = config.config.progressive.seed if self.game == "three_card_lowball" else 0
+        #: wagers on the layout for the next hand: spot -> wager -> amount
+        self.wagers: dict[int, dict[str, int]] = defaultdict(dict)
+        self.players: dict[int, str] = {}
+        self.fault: Fault | None = None
+        self.paused_from: str | None = None
+        self.jackpot: PendingJackpot | None = None
+        self.lamps: dict[int, str] = {}
+        self.last_settlement: list[WagerSettled] = []
+
+    @property
+    def game(self) -> str:
+        return self.setup.game
+
+    # -- inputs ---------------------------------------------------------------------------
+
+    def command(self, command: Any, by: str, role: str) -> list[AnyEvent]:
+        """Carry out a validated command (see :mod:`controller.table_commands`).
+
+        Returns ``[CommandAccepted, effects...]``, or ``[CommandRefused]`` naming why.
+        """
+        name, arguments = command.command, command.arguments()
+        if command.supervisor_only and role != SUPERVISOR_ROLE:
+            return [CommandRefused(name, arguments, by, role,
+                                   f"'{name}' needs the supervisor credential")]
+        handler = getattr(self, f"_{name}")
+        try:
+            effects = handler(command, by)
+        except (CommandError, IllegalAction, WagerError) as error:
+            return [CommandRefused(name, arguments, by, role, str(error))]
+        return [CommandAccepted(name, arguments, by, role), *effects]
+
+    def shoe_card(self, card: Card, shoe_seq: int, tag: str) -> list[AnyEvent]:
+        """A card left the shoe. Dealt to its recipient, or the hand pauses on a misdeal."""
+        record = ShoeCard(card, shoe_seq, tag)
+        if self.hand is None or self.state not in (LOCKED, DEALING, DECIDING):
+            # No hand, or a card out of the shoe while the hand is paused: it belongs to no
+            # hand, so the hand can only be voided (a supervisor decides).
+            why = "no hand in play" if self.hand is None else f"the table {self.state}"
+            return [record, *self._pause("unexpected_card", f"card {card} with {why}",
+                                         "shoe", recoverable=False)]
+        if self.hand.cards_expected() == 0:
+            return [record, *self._pause(
+                "unexpected_card", f"card {card} while waiting for decisions of spots "
+                f"{', '.join(map(str, self.hand.next_step().seats))}", "shoe", recoverable=False)]
+        try:
+            events: list[AnyEvent] = [record, *self.hand.deal(card)]
+        except IllegalAction as error:
+            code = "duplicate_card" if "duplicate" in str(error) else "unexpected_card"
+            return [record, *self._pause(code, str(error), "shoe", recoverable=False)]
+        return events + self._after_hand_step()
+
+    def shoe_fault(self, code: str, detail: str = "") -> list[AnyEvent]:
+        """The shoe reported a fault (JAM, MISREAD, DOOR, EMPTY, TAGUNKNOWN, DUPLICATE)."""
+        fault, recoverable = SHOE_FAULTS.get(code, ("shoe_error", True))
+        record = DeviceStatus("shoe", f"fault:{code}", detail)
+        if self.state not in IN_HAND:
+            return [record]
+        return [record, *self._pause(fault, f"shoe reported {code}" + (f": {detail}" if detail
+                                                                        else ""),
+                                     "shoe", recoverable)]
+
+    def device_status(self, device: str, status: str, detail: str = "") -> list[AnyEvent]:
+        """A device connected or was lost. Lost mid-hand pauses the hand (recoverable)."""
+        record = DeviceStatus(device, status, detail)
+        if status == "lost" and self.state in IN_HAND and device in ("shoe", "spots"):
+            return [record, *self._pause("device_lost", f"{device} lost: {detail}", device, True)]
+        return [record]
+
+    def sensor(self, spot: int, covered: bool) -> list[AnyEvent]:
+        """The progressive wager sensor of ``spot`` was covered or uncovered."""
+        record = SensorReport(spot, covered)
+        if self.game != "three_card_lowball" or not 1 <= spot <= self.config.config.table.spots:
+            return [record]
+        amount = self.config.config.progressive.wager
+        if self.state in (OPEN, SETTLED) and self.jackpot is None:
+            if covered and self.wagers[spot].get("progressive") != amount:
+                self.wagers[spot]["progressive"] = amount
+                return [record, *self._opened_for_betting(),
+                        WagerPlaced(spot, "progressive", amount, self.players.get(spot, ""),
+                                    "sensor"), *self._lamp(spot, WAGER_ACCEPTED)]
+            if not covered and "progressive" in self.wagers.get(spot, {}):
+                del self.wagers[spot]["progressive"]
+                return [record, WagerCancelled(spot, "progressive", amount, "sensor"),
+                        *self._lamp(spot, WAGER_ACCEPTED if self.wagers[spot] else ATTRACT)]
+            return [record]
+        if self.state in IN_HAND:
+            locked = self.hand is not None and "progressive" in self.hand.wagers.get(spot, {})
+            if covered != locked:
+                return [record, *self._lamp(spot, CHANGED_AFTER_LOCK)]
+        return [record]
+
+    # -- replay ---------------------------------------------------------------------------
+
+    def replay(self, events: list[AnyEvent]) -> None:
+        """Rebuild the table from journaled events by feeding their inputs back.
+
+        Only inputs are replayed (accepted commands, shoe cards and faults, device reports,
+        sensors); the table regenerates its own effects, exactly as before.
+        """
+        for event in events:
+            kind = type(event)
+            if kind is CommandAccepted:
+                command = command_from_record(event.command, event.arguments)
+                result = self.command(command, event.by, event.role)
+                if type(result[0]) is not CommandAccepted:
+                    raise RuntimeError(f"journal replay: {event.command} was accepted before "
+                                       f"but is refused now: {result[0].reason}")
+            elif kind is ShoeCard:
+                self.shoe_card(event.card, event.shoe_seq, event.tag)
+            elif kind is DeviceStatus:
+                if event.status.startswith("fault:"):
+                    self.shoe_fault(event.status.removeprefix("fault:"), event.detail)
+                else:
+                    self.device_status(event.device, event.status, event.detail)
+            elif kind is SensorReport:
+                self.sensor(event.spot, event.covered)
+
+    # -- commands -------------------------------------------------------------------------
+
+    def _open(self, command: Open, by: str) -> list[AnyEvent]:
+        if self.state not in (CLOSED, SETTLED):
+            raise CommandError(f"the table is {self.state}; it opens from CLOSED or SETTLED")
+        if self.jackpot is not None:
+            raise CommandError(f"jackpot of hand {self.jackpot.hand_id} awaits a "
+                               f"supervisor's verification")
+        events: list[AnyEvent] = []
+        if self.state == CLOSED:
+            paytable = self.setup.paytable
+            events.append(TableOpened(self.table_id, self.game, self.setup.paytable_name,
+                                      paytable.status))
+            if self.game == "three_card_lowball":
+                events.append(MeterChanged(self.meter, "table opened"))
+        return events + self._set_state(OPEN, f"opened by {by}") + self._lamp(0, ATTRACT)
+
+    def _close(self, command: Close, by: str) -> list[AnyEvent]:
+        if self.state in IN_HAND:
+            raise CommandError(f"a hand is in play ({self.state}); void it or finish it first")
+        if self.state == CLOSED:
+            raise CommandError("the table is already closed")
+        if any(self.wagers.values()):
+            raise CommandError("wagers are on the layout; cancel them first")
+        return [TableClosed(by), *self._set_state(CLOSED, f"closed by {by}"),
+                *self._lamp(0, "off")]
+
+    def _place(self, command: Place, by: str) -> list[AnyEvent]:
+        if self.state not in (OPEN, SETTLED):
+            raise CommandError(f"wagers are taken only while the table is OPEN "
+                               f"(it is {self.state})")
+        spots = self.config.config.table.spots
+        if command.spot > spots:
+            raise CommandError(f"spot {command.spot}: this table has spots 1 to {spots}")
+        engine = ENGINES[self.game]
+        if command.wager not in engine.WAGER_KEYS:
+            raise CommandError(f"spot {command.spot}: {command.wager!r} is not a {self.game} "
+                               f"wager (wagers: {', '.join(engine.WAGER_KEYS)})")
+        events = self._opened_for_betting()
+        self.wagers[command.spot][command.wager] = command.amount
+        if command.player:
+            self.players[command.spot] = command.player
+        return events + [WagerPlaced(command.spot, command.wager, command.amount,
+                                     self.players.get(command.spot, ""), "dealer"),
+                         *self._lamp(command.spot, WAGER_ACCEPTED)]
+
+    def _cancel(self, command: Cancel, by: str) -> list[AnyEvent]:
+        if self.state not in (OPEN, SETTLED):
+            raise CommandError(f"wagers are cancelled only while the table is OPEN "
+                               f"(it is {self.state})")
+        amount = self.wagers.get(command.spot, {}).get(command.wager)
+        if amount is None:
+            raise CommandError(f"spot {command.spot} has no {command.wager} wager")
+        del self.wagers[command.spot][command.wager]
+        lamp = WAGER_ACCEPTED if self.wagers[command.spot] else ATTRACT
+        return [WagerCancelled(command.spot, command.wager, amount, "dealer"),
+                *self._lamp(command.spot, lamp)]
+
+    def _lock(self, command: Lock, by: str) -> list[AnyEvent]:
+        if self.state != OPEN:
+            raise CommandError(f"wagers lock only while the table is OPEN (it is {self.state})")
+        wagers = {spot: dict(amounts) for spot, amounts in self.wagers.items() if amounts}
+        problems = self.lock_problems(wagers)
+        if problems:
+            return [LockRefused(tuple(problems))]
+        engine = ENGINES[self.game]
+        hand_number = self.hand_number + 1
+        hand_id = f"{self.table_id}-{hand_number:06d}"
+        try:
+            hand = engine(self.setup, wagers, self.meter) if self.game == "three_card_lowball" \
+                else engine(self.setup, wagers)
+        except WagerError as error:
+            return [LockRefused((str(error),))]
+        self.hand, self.hand_id, self.hand_number = hand, hand_id, hand_number
+        self.wagers = defaultdict(dict)
+        self.last_settlement = []
+        events: list[AnyEvent] = [HandStarted(hand_id, self.game, self.setup.paytable_name,
+                                              hand_number), *self._set_state(LOCKED, "locked")]
+        events += hand.history
+        for event in hand.history:
+            if type(event) is MeterContributed:
+                self.meter = event.after
+                events.append(MeterChanged(self.meter, f"contributions of hand {hand_id}"))
+        return events
+
+    def lock_problems(self, wagers: dict[int, dict[str, int]]) -> list[str]:
+        """Why these wagers cannot lock (ante = bonus, limits, four spots a player)."""
+        if not wagers:
+            return ["no wagers on the layout"]
+        limits, problems = self.limits, []
+        first, second = ENGINES[self.game].REQUIRED_WAGERS
+        for spot, amounts in sorted(wagers.items()):
+            ante = amounts.get("ante")
+            if ante is None:
+                problems.append(f"spot {spot}: no ante")
+                continue
+            if amounts.get(second) != ante:
+                problems.append(f"spot {spot}: {second} {amounts.get(second, 0)} must equal "
+                                f"the ante {ante}")
+            if not limits.min_ante <= ante <= limits.max_ante:
+                problems.append(f"spot {spot}: ante {ante} is outside the table limits "
+                                f"{limits.min_ante} to {limits.max_ante}")
+            lowdown = amounts.get("lowdown_bonus", 0)
+            if lowdown > limits.max_lowdown_bonus:
+                problems.append(f"spot {spot}: lowdown_bonus {lowdown} is over the limit "
+                                f"{limits.max_lowdown_bonus}")
+            progressive = amounts.get("progressive")
+            if progressive is not None and progressive != self.config.config.progressive.wager:
+                problems.append(f"spot {spot}: the progressive wager is "
+                                f"{self.config.config.progressive.wager}, not {progressive}")
+        by_player: dict[str, list[int]] = defaultdict(list)
+        for spot in wagers:
+            by_player[self.players.get(spot, f"spot {spot}")].append(spot)
+        for player, spots in sorted(by_player.items()):
+            if len(spots) > limits.max_spots_per_player:
+                problems.append(f"spot {max(spots)}: player {player!r} wagers on "
+                                f"{len(spots)} spots ({', '.join(map(str, sorted(spots)))}); "
+                                f"at most {limits.max_spots_per_player}")
+        return problems
+
+    def _decide(self, command: Decide, by: str) -> list[AnyEvent]:
+        if self.hand is None or self.state not in (DECIDING, DEALING, LOCKED):
+            raise CommandError(f"no decision is expected (the table is {self.state})")
+        try:
+            decision = Decision.parse(command.decision)
+        except ValueError as error:
+            raise CommandError(f"spot {command.spot}: {error}") from None
+        events: list[AnyEvent] = list(self.hand.decide(command.spot, decision))
+        return events + self._lamp(command.spot, WAGER_ACCEPTED) + self._after_hand_step()
+
+    def _continue(self, command: Continue, by: str) -> list[AnyEvent]:
+        if self.state != PAUSED or self.fault is None:
+            raise CommandError(f"nothing to continue: the table is {self.state}")
+        if not self.fault.recoverable:
+            raise CommandError(f"{self.fault.code} is a misdeal: only a supervisor can void "
+                               f"the hand")
+        resumed = self.paused_from or DEALING
+        self.fault, self.paused_from = None, None
+        return [HandContinued(by), *self._set_state(resumed, f"continued by {by}")]
+
+    def _void(self, command: Void, by: str) -> list[AnyEvent]:
+        if self.hand is None or self.state not in IN_HAND:
+            raise CommandError(f"no hand in play to void (the table is {self.state})")
+        hand, hand_id = self.hand, self.hand_id
+        returned = tuple(Wager(spot, key, amount) for spot, amounts in hand.wagers.items()
+                         for key, amount in amounts.items())
+        contributions = getattr(hand, "contributions", 0)
+        events: list[AnyEvent] = [HandVoided(hand_id or "", by, command.reason, returned,
+                                             contributions)]
+        if contributions:
+            self.meter -= contributions
+            events.append(MeterChanged(self.meter, f"hand {hand_id} voided"))
+        self.hand, self.fault, self.paused_from = None, None, None
+        return events + self._set_state(OPEN, f"hand {hand_id} voided by {by}") + \
+            self._lamp(0, ATTRACT)
+
+    def _verify_jackpot(self, command: VerifyJackpot, by: str) -> list[AnyEvent]:
+        if self.jackpot is None:
+            raise CommandError("no jackpot awaits verification")
+        jackpot, self.jackpot = self.jackpot, None
+        self.meter = jackpot.meter_after_reset
+        return [JackpotVerified(jackpot.hand_id, by, self.meter),
+                MeterChanged(self.meter, f"reset to seed after the jackpot of {jackpot.hand_id}")]
+
+    # -- helpers --------------------------------------------------------------------------
+
+    def _opened_for_betting(self) -> list[AnyEvent]:
+        """Betting on a settled table starts the next round: SETTLED -> OPEN."""
+        if self.state == SETTLED:
+            if self.jackpot is not None:
+                raise CommandError(f"jackpot of hand {self.jackpot.hand_id} awaits a "
+                                   f"supervisor's verification")
+            return self._set_state(OPEN, "next hand") + self._lamp(0, ATTRACT)
+        if self.state != OPEN:
+            raise CommandError(f"wagers are taken only while the table is OPEN "
+                               f"(it is {self.state})")
+        return []
+
+    def _after_hand_step(self) -> list[AnyEvent]:
+        """State, lamps and meter after the hand moved on."""
+        hand = self.hand
+        assert hand is not None
+        step = hand.next_step()
+        if step.kind == "card":
+            return self._set_state(DEALING, "dealing") if self.state != DEALING else []
+        if step.kind == "decision":
+            events = self._set_state(DECIDING, "decisions due") if self.state != DECIDING else []
+            due = hand.history[-1]
+            if type(due) is DecisionsDue:
+                for spot in due.seats:
+                    events += self._lamp(spot, TO_ACT)
+            return events
+        return self._settled()
+
+    def _settled(self) -> list[AnyEvent]:
+        hand, hand_id = self.hand, self.hand_id
+        assert hand is not None and hand_id is not None
+        events: list[AnyEvent] = []
+        nets: dict[int, int] = defaultdict(int)
+        winners: set[int] = set()
+        jackpot_seats, jackpot_amount = [], 0
+        for event in hand.history:
+            kind = type(event)
+            if kind is WagerSettled:
+                nets[event.seat] += event.net
+            elif kind is ProgressiveAwarded:
+                nets[event.seat] += event.amount
+                winners.add(event.seat)
+                if event.award == "jackpot":
+                    jackpot_seats.append(event.seat)
+                    jackpot_amount += event.amount
+            elif kind is MeterSettled:
+                self.meter = event.after - event.reseed
+                if event.awards:
+                    events.append(MeterChanged(self.meter, f"jackpot paid on hand {hand_id}"))
+                if event.reseed:
+                    self.jackpot = PendingJackpot(hand_id, tuple(jackpot_seats), jackpot_amount,
+                                                  event.after)
+                    events.append(JackpotPending(hand_id, tuple(jackpot_seats), jackpot_amount))
+        self.last_settlement = hand.settlements()
+        for spot in hand.seats:
+            if spot in winners:
+                lamp = PROGRESSIVE_WINNER
+            else:
+                lamp = WIN_LAMP if nets[spot] > 0 else LOSE_LAMP if nets[spot] < 0 else PUSH_LAMP
+            events += self._lamp(spot, lamp)
+        self.hand = None
+        return events + self._set_state(SETTLED, f"hand {hand_id} settled")
+
+    def _pause(self, code: str, detail: str, device: str, recoverable: bool) -> list[AnyEvent]:
+        fault = Fault(code, detail, device, recoverable)
+        if self.state == PAUSED:
+            # Already paused: record the new fault; a misdeal makes the pause unrecoverable.
+            if self.fault is not None and self.fault.recoverable and not recoverable:
+                self.fault = fault
+            return [fault]
+        if self.state not in IN_HAND:
+            return [fault]
+        self.fault, self.paused_from = fault, self.state
+        return [fault, *self._set_state(PAUSED, code)]
+
+    def _set_state(self, state: str, reason: str) -> list[AnyEvent]:
+        previous, self.state = self.state, state
+        return [StateChanged(state, previous, reason)]
+
+    def _lamp(self, spot: int, lamp: str) -> list[AnyEvent]:
+        if spot == 0:
+            self.lamps = {number: lamp for number in range(1, self.config.config.table.spots + 1)}
+        elif self.lamps.get(spot) == lamp:
+            return []
+        else:
+            self.lamps[spot] = lamp
+        return [LampSet(spot, lamp)]
+
+    # -- what the dealer and a late joiner see ---------------------------------------------
+
+    def expecting(self) -> str:
+        """What the table waits for, in the dealer's words."""
+        if self.state == PAUSED and self.fault is not None:
+            way_out = "dealer: continue when cleared" if self.fault.recoverable \
+                else "supervisor: void the hand"
+            return f"PAUSED ({self.fault.code}: {self.fault.detail}); {way_out}"
+        if self.jackpot is not None:
+            return f"jackpot {self.jackpot.amount} on hand {self.jackpot.hand_id}: " \
+                   f"supervisor must verify the hand-pay"
+        if self.hand is None:
+            return {CLOSED: "table closed", OPEN: "place wagers, then lock",
+                    SETTLED: "hand settled: place wagers for the next hand"}[self.state]
+        step = self.hand.next_step()
+        if step.kind == "card":
+            who = "the dealer" if step.to == DEALER else (
+                f"spot {step.to}" if isinstance(step.to, int) else f"the {step.to}")
+            return f"deal a card to {who} ({self.hand.phase})"
+        spots = ", ".join(map(str, step.seats))
+        return f"decision from spot{'s' if len(step.seats) > 1 else ''} {spots}: " \
+               f"{' or '.join(step.options)}"
+
+    def snapshot(self) -> dict[str, Any]:
+        """The table's state as plain data, for a late joiner and the dealer's screen."""
+        hand = self.hand
+        hand_view = None
+        if hand is not None:
+            hand_view = {
+                "hand_id": self.hand_id, "phase": hand.phase,
+                "wagers": {str(spot): dict(amounts) for spot, amounts in hand.wagers.items()},
+                "cards": {str(who): [str(card) for card in cards]
+                          for who, cards in hand.cards.items() if cards},
+                "next": hand.next_step()._asdict(),
+            }
+        return {
+            "table_id": self.table_id, "game": self.game, "paytable": self.setup.paytable_name,
+            "state": self.state, "expecting": self.expecting(), "hand_number": self.hand_number,
+            "hand": hand_view,
+            "layout": {str(spot): dict(amounts) for spot, amounts in self.wagers.items()
+                       if amounts},
+            "lamps": {str(spot): lamp for spot, lamp in sorted(self.lamps.items())},
+            "meter": self.meter if self.game == "three_card_lowball" else None,
+            "jackpot_pending": None if self.jackpot is None else {
+                "hand_id": self.jackpot.hand_id, "seats": list(self.jackpot.seats),
+                "amount": self.jackpot.amount},
+            "fault": None if self.fault is None else self.fault._asdict(),
+            "last_settlement": [settlement._asdict() for settlement in self.last_settlement],
+        }

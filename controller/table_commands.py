@@ -1,0 +1,122 @@
+"""Dealer and supervisor commands: what may be asked of the table, validated before use.
+
+A command arrives as JSON (``{"command": "place", "spot": 3, "wager": "ante", "amount":
+1000}``) on the command channel or from ``lowball-table dealer``. Each is a pydantic model that
+forbids unknown keys, so a typo is answered with the key path. An accepted command is
+journaled with its arguments and can be replayed exactly.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from controller.validation import InputError, PositiveCents, problems_of
+
+Spot = Annotated[int, Field(strict=True, ge=1, le=7)]
+DEALER_ROLE, SUPERVISOR_ROLE = "dealer", "supervisor"
+
+
+class _Command(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    #: Commands only a supervisor may give.
+    supervisor_only: bool = Field(default=False, exclude=True, repr=False)
+
+    def arguments(self) -> str:
+        """The arguments as canonical JSON (what the journal keeps)."""
+        data = self.model_dump(exclude={"command", "supervisor_only"})
+        return json.dumps(data, sort_keys=True, separators=(",", ":"))
+
+
+class Open(_Command):
+    """Open the table for betting (from CLOSED, or after a settled hand)."""
+
+    command: Literal["open"]
+
+
+class Close(_Command):
+    """Close the table; refused while a hand is in play."""
+
+    command: Literal["close"]
+
+
+class Place(_Command):
+    """Place (or change) one wager on a spot while the table is open."""
+
+    command: Literal["place"]
+    spot: Spot
+    wager: Annotated[str, Field(min_length=1, max_length=32)]
+    amount: PositiveCents
+    #: Who is playing the spot (a player card, a seat name); spots of one player count
+    #: against the four-spot limit. Empty = the spot's own player.
+    player: Annotated[str, Field(max_length=64)] = ""
+
+
+class Cancel(_Command):
+    command: Literal["cancel"]
+    spot: Spot
+    wager: Annotated[str, Field(min_length=1, max_length=32)]
+
+
+class Lock(_Command):
+    """Lock the wagers and start the hand."""
+
+    command: Literal["lock"]
+
+
+class Decide(_Command):
+    """A player's decision: ``raise``, ``check``, ``bet``, ``fold`` (Cali LowBall);
+    ``stand`` or ``discard:Kh,Qs`` (Three Card Lowball)."""
+
+    command: Literal["decide"]
+    spot: Spot
+    decision: Annotated[str, Field(min_length=1, max_length=32)]
+
+
+class Continue(_Command):
+    """Resume a paused hand after a recoverable device fault was cleared."""
+
+    command: Literal["continue"]
+
+
+class Void(_Command):
+    """Void the hand in play: every wager returned, progressive contributions reversed."""
+
+    command: Literal["void"]
+    reason: Annotated[str, Field(min_length=1, max_length=200)]
+    supervisor_only: bool = Field(default=True, exclude=True, repr=False)
+
+
+class VerifyJackpot(_Command):
+    """A supervisor verified the jackpot hand-pay: the meter resets to its seed."""
+
+    command: Literal["verify_jackpot"]
+    supervisor_only: bool = Field(default=True, exclude=True, repr=False)
+
+
+Command = Annotated[Union[Open, Close, Place, Cancel, Lock, Decide, Continue, Void,
+                          VerifyJackpot], Field(discriminator="command")]
+COMMAND_NAMES = ("open", "close", "place", "cancel", "lock", "decide", "continue", "void",
+                 "verify_jackpot")
+_ADAPTER: TypeAdapter[Any] = TypeAdapter(Command)
+
+
+def parse_command(data: Any, source: str = "command") -> Any:
+    """A command model from decoded JSON; :class:`InputError` names each bad key."""
+    if isinstance(data, dict) and "command" in data and data["command"] not in COMMAND_NAMES:
+        raise InputError(source, [f"command: unknown command {data['command']!r} "
+                                  f"(commands: {', '.join(COMMAND_NAMES)})"])
+    try:
+        return _ADAPTER.validate_python(data)
+    except ValidationError as error:
+        problems = [problem.replace(f"{data.get('command')}.", "", 1)
+                    if isinstance(data, dict) else problem for problem in problems_of(error)]
+        raise InputError(source, problems) from None
+
+
+def command_from_record(name: str, arguments: str) -> Any:
+    """Rebuild a journaled command (for replay after a restart)."""
+    return parse_command({"command": name, **json.loads(arguments)}, "journal")

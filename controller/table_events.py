@@ -1,0 +1,182 @@
+"""What the table yields around a hand: state changes, wagers, faults, supervisor actions,
+lamps and the meter. The hand's own events are in :mod:`controller.events`.
+
+Like the hand events these are immutable NamedTuples; :data:`KINDS` names them on the wire.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple, Union
+
+from controller.cards import Card
+from controller.events import Wager
+
+# Table states (SPEC section 6). PAUSED is reachable from every in-hand state.
+CLOSED, OPEN, LOCKED, DEALING, DECIDING, SETTLED, PAUSED = (
+    "CLOSED", "OPEN", "LOCKED", "DEALING", "DECIDING", "SETTLED", "PAUSED")
+STATES = (CLOSED, OPEN, LOCKED, DEALING, DECIDING, SETTLED, PAUSED)
+IN_HAND = frozenset({LOCKED, DEALING, DECIDING, PAUSED})
+
+
+class TableOpened(NamedTuple):
+    """The table opened for betting with this game and paytable."""
+
+    table_id: str
+    game: str
+    paytable: str
+    paytable_status: str
+
+
+class TableClosed(NamedTuple):
+    by: str
+
+
+class StateChanged(NamedTuple):
+    state: str
+    previous: str
+    reason: str
+
+
+class WagerPlaced(NamedTuple):
+    """A wager on a spot while the table is open. ``source``: ``dealer`` or ``sensor``."""
+
+    spot: int
+    wager: str
+    amount: int
+    player: str
+    source: str
+
+
+class WagerCancelled(NamedTuple):
+    spot: int
+    wager: str
+    amount: int
+    source: str
+
+
+class LockRefused(NamedTuple):
+    """The wagers could not be locked; each problem names the spot."""
+
+    problems: tuple[str, ...]
+
+
+class HandStarted(NamedTuple):
+    hand_id: str
+    game: str
+    paytable: str
+    number: int
+
+
+class ShoeCard(NamedTuple):
+    """A card as the shoe reported it, before the deal order assigns it (surveillance sees
+    every card, including one that the hand refuses)."""
+
+    card: Card
+    shoe_seq: int
+    tag: str
+
+
+class Fault(NamedTuple):
+    """Something stopped the hand; the table is PAUSED until a dealer or supervisor acts.
+
+    ``code`` is one of :data:`FAULT_CODES`; ``recoverable`` says whether the dealer may
+    continue (a device fault) or only a supervisor can void (a misdeal)."""
+
+    code: str
+    detail: str
+    device: str
+    recoverable: bool
+
+
+class HandContinued(NamedTuple):
+    by: str
+
+
+class HandVoided(NamedTuple):
+    """A supervisor voided the hand: every wager is returned and the progressive
+    contributions of the hand come off the meter."""
+
+    hand_id: str
+    by: str
+    reason: str
+    returned: tuple[Wager, ...]
+    contributions_reversed: int
+
+
+class JackpotPending(NamedTuple):
+    """A jackpot was hit: the hand-pay waits for a supervisor's verification."""
+
+    hand_id: str
+    seats: tuple[int, ...]
+    amount: int
+
+
+class JackpotVerified(NamedTuple):
+    hand_id: str
+    by: str
+    meter: int
+
+
+class MeterChanged(NamedTuple):
+    """The jackpot meter's value now, and why it moved."""
+
+    amount: int
+    reason: str
+
+
+class LampSet(NamedTuple):
+    """A betting-spot lamp (spot 0 = all spots): ``lamp`` is the state it shows."""
+
+    spot: int
+    lamp: str
+
+
+class SensorReport(NamedTuple):
+    """A progressive wager sensor changed: chip ``covered`` or not."""
+
+    spot: int
+    covered: bool
+
+
+class DeviceStatus(NamedTuple):
+    device: str
+    status: str
+    detail: str
+
+
+class CommandAccepted(NamedTuple):
+    """A dealer or supervisor command the table carried out (journaled before its effect)."""
+
+    command: str
+    arguments: str
+    by: str
+    role: str
+
+
+class CommandRefused(NamedTuple):
+    command: str
+    arguments: str
+    by: str
+    role: str
+    reason: str
+
+
+FAULT_CODES = (
+    "duplicate_card",     # a card already in this hand (misdeal)
+    "unknown_tag",        # an RFID tag not in the registered deck
+    "unexpected_card",    # a card when the hand expects none (too many cards for a step)
+    "missing_cards",      # the step ended short of cards (too few cards for a step)
+    "shoe_jam", "shoe_misread", "shoe_door", "shoe_empty", "shoe_error",
+    "device_lost",        # a device went silent or was unplugged mid-hand
+)
+
+TableEvent = Union[TableOpened, TableClosed, StateChanged, WagerPlaced, WagerCancelled,
+                   LockRefused, HandStarted, ShoeCard, Fault, HandContinued, HandVoided,
+                   JackpotPending, JackpotVerified, MeterChanged, LampSet, SensorReport, DeviceStatus,
+                   CommandAccepted, CommandRefused]
+
+KINDS: dict[type, str] = {
+    cls: re.sub(r"(?<!^)(?=[A-Z])", "_", cls.__name__).lower()
+    for cls in TableEvent.__args__  # type: ignore[attr-defined]
+}

@@ -1,0 +1,287 @@
+"""The table state machine: procedure, lock validation, faults and their ways out, the
+jackpot hold, sensors, and rebuilding the table from its journaled inputs."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from controller.cards import parse_card, parse_cards
+from controller.events import WagerSettled
+from controller.table import Table
+from controller.table_commands import parse_command
+from controller.table_events import (
+    CommandAccepted,
+    CommandRefused,
+    Fault,
+    HandVoided,
+    JackpotPending,
+    LampSet,
+    LockRefused,
+    MeterChanged,
+    StateChanged,
+)
+from controller.table_config import default_config_path, load_config
+
+SCENARIOS = Path(__file__).parent / "scenarios"
+
+
+class Driver:
+    """Feeds a table and keeps every event, as the journal would."""
+
+    def __init__(self, game="cali_lowball"):
+        self.table = Table(load_config(default_config_path(game)))
+        self.events = []
+        #: (number of events, the table's snapshot) after each input: the journal commits an
+        #: input with its effects in one transaction, so a power cut leaves one of these.
+        self.checkpoints = [(0, self.table.snapshot())]
+
+    def record(self, events):
+        self.events += events
+        self.checkpoints.append((len(self.events), self.table.snapshot()))
+        return events
+
+    def do(self, role="dealer", **command):
+        return self.record(self.table.command(parse_command(command), "alice", role))
+
+    def card(self, text, seq=None):
+        return self.record(self.table.shoe_card(parse_card(text), seq or len(self.events), ""))
+
+    def cards(self, texts):
+        for text in texts.split():
+            self.card(text)
+
+    def states(self):
+        return [e.state for e in self.events if type(e) is StateChanged]
+
+
+def cali_hand(driver, **extra):
+    driver.do(command="open")
+    for spot in (1, 2):
+        driver.do(command="place", spot=spot, wager="ante", amount=1000)
+        driver.do(command="place", spot=spot, wager="xtra_bonus", amount=1000)
+    return driver.do(command="lock", **extra)
+
+
+def test_a_cali_hand_from_open_to_settled():
+    d = Driver()
+    cali_hand(d)
+    d.cards("As 9c Kd 2s 9d Qh")
+    assert d.table.state == "DECIDING"
+    assert d.table.expecting() == "decision from spots 1, 2: raise or check"
+    d.do(command="decide", spot=1, decision="raise")
+    d.do(command="decide", spot=2, decision="check")
+    d.cards("3c 4d 5h")
+    d.do(command="decide", spot=2, decision="fold")
+    assert d.states() == ["OPEN", "LOCKED", "DEALING", "DECIDING", "DEALING", "DECIDING",
+                          "SETTLED"]
+    settled = {(s.seat, s.wager): s.net for s in d.table.last_settlement}
+    assert settled == {(1, "ante"): 1000, (1, "xtra_bonus"): 50_000, (1, "raise"): 3000,
+                       (2, "ante"): -1000, (2, "xtra_bonus"): -1000}
+    lamps = [(e.spot, e.lamp) for e in d.events if type(e) is LampSet][-2:]
+    assert lamps == [(1, "win"), (2, "lose")]
+    # The next hand's betting opens the table again.
+    d.do(command="place", spot=1, wager="ante", amount=500)
+    assert d.table.state == "OPEN"
+
+
+@pytest.mark.parametrize("wagers, says", [
+    ({1: {"ante": 1000, "xtra_bonus": 500}}, "spot 1: xtra_bonus 500 must equal the ante 1000"),
+    ({1: {"ante": 100, "xtra_bonus": 100}}, "spot 1: ante 100 is outside the table limits"),
+    ({1: {"xtra_bonus": 100}}, "spot 1: no ante"),
+    ({1: {"ante": 1000, "xtra_bonus": 1000, "lowdown_bonus": 20000}},
+     "spot 1: lowdown_bonus 20000 is over the limit 10000"),
+    ({}, "no wagers on the layout"),
+])
+def test_lock_refusals_name_the_spot(wagers, says):
+    d = Driver()
+    d.do(command="open")
+    for spot, amounts in wagers.items():
+        for wager, amount in amounts.items():
+            d.do(command="place", spot=spot, wager=wager, amount=amount)
+    (refused,) = d.do(command="lock")[1:]
+    assert type(refused) is LockRefused and any(says in p for p in refused.problems)
+    assert d.table.state == "OPEN" and d.table.hand is None
+
+
+def test_at_most_four_spots_per_player():
+    d = Driver()
+    d.do(command="open")
+    for spot in range(1, 6):
+        d.do(command="place", spot=spot, wager="ante", amount=1000, player="P7")
+        d.do(command="place", spot=spot, wager="xtra_bonus", amount=1000)
+    (refused,) = d.do(command="lock")[1:]
+    assert refused.problems == ("spot 5: player 'P7' wagers on 5 spots (1, 2, 3, 4, 5); "
+                                "at most 4",)
+    d.do(command="cancel", spot=5, wager="ante")
+    d.do(command="cancel", spot=5, wager="xtra_bonus")
+    assert type(d.do(command="lock")[0]) is CommandAccepted and d.table.state == "LOCKED"
+
+
+@pytest.mark.parametrize("command, says", [
+    ({"command": "lock"}, "wagers lock only while the table is OPEN (it is CLOSED)"),
+    ({"command": "place", "spot": 1, "wager": "ante", "amount": 5},
+     "wagers are taken only while the table is OPEN (it is CLOSED)"),
+    ({"command": "continue"}, "nothing to continue: the table is CLOSED"),
+    ({"command": "verify_jackpot"}, "needs the supervisor credential"),
+    ({"command": "void", "reason": "x"}, "needs the supervisor credential"),
+])
+def test_commands_refused_with_the_reason(command, says):
+    (refused,) = Driver().do(**command)
+    assert type(refused) is CommandRefused and says in refused.reason
+
+
+def test_wager_keys_and_spots_are_checked():
+    d = Driver()
+    d.do(command="open")
+    (refused,) = d.do(command="place", spot=1, wager="bonus", amount=500)
+    assert "'bonus' is not a cali_lowball wager" in refused.reason
+
+
+def test_duplicate_card_pauses_until_a_supervisor_voids():
+    d = Driver("three_card_lowball")
+    d.do(command="open")
+    d.do(command="place", spot=3, wager="ante", amount=1000)
+    d.do(command="place", spot=3, wager="bonus", amount=1000)
+    d.do(command="place", spot=3, wager="progressive", amount=100)
+    d.do(command="lock")
+    meter_after_lock = d.table.meter
+    d.cards("4h 9c")
+    events = d.card("4h")
+    assert [type(e).__name__ for e in events] == ["ShoeCard", "Fault", "StateChanged"]
+    assert events[1] == Fault("duplicate_card", "duplicate card 4h: already dealt to seat 3",
+                              "shoe", False)
+    assert d.table.state == "PAUSED"
+    (refused,) = d.do(command="continue")
+    assert "duplicate_card is a misdeal: only a supervisor can void" in refused.reason
+    voided = d.do(role="supervisor", command="void", reason="misdeal")
+    (void,) = [e for e in voided if type(e) is HandVoided]
+    assert {(w.seat, w.wager, w.amount) for w in void.returned} == \
+        {(3, "ante", 1000), (3, "bonus", 1000), (3, "progressive", 100)}
+    assert void.contributions_reversed == 20
+    assert d.table.meter == meter_after_lock - 20 == 500_000
+    assert d.table.state == "OPEN" and d.table.hand is None
+
+
+def test_shoe_jam_pauses_and_the_dealer_continues():
+    d = Driver()
+    cali_hand(d)
+    d.cards("As 9c")
+    events = d.table.shoe_fault("JAM", "card stuck")
+    assert events[1] == Fault("shoe_jam", "shoe reported JAM: card stuck", "shoe", True)
+    assert d.table.state == "PAUSED"
+    d.record(events)
+    assert "continue when cleared" in d.table.expecting()
+    d.do(command="continue")
+    assert d.table.state == "DEALING"
+    d.cards("Kd 2s 9d Kh")
+    assert d.table.state == "DECIDING"
+
+
+def test_device_lost_mid_hand_pauses_and_a_card_while_paused_is_a_misdeal():
+    d = Driver()
+    cali_hand(d)
+    d.record(d.table.device_status("shoe", "lost", "no frame for 3 s"))
+    assert d.table.fault.code == "device_lost" and d.table.fault.recoverable
+    events = d.card("As")
+    assert events[1].code == "unexpected_card" and not d.table.fault.recoverable
+
+
+def test_card_while_decisions_are_due_is_a_misdeal():
+    d = Driver()
+    cali_hand(d)
+    d.cards("As 9c Kd 2s 9d Kh")
+    events = d.card("Qc")
+    assert events[1].code == "unexpected_card"
+    assert "waiting for decisions of spots 1, 2" in events[1].detail
+
+
+def jackpot_table():
+    d = Driver("three_card_lowball")
+    d.do(command="open")
+    for spot in (1, 2):
+        for wager, amount in (("ante", 1000), ("bonus", 1000), ("progressive", 100)):
+            d.do(command="place", spot=spot, wager=wager, amount=amount)
+    d.do(command="lock")
+    d.cards("4h 4c 4d 2d 2h 2c As Ac Ad")
+    d.do(command="decide", spot=1, decision="stand")
+    d.do(command="decide", spot=2, decision="stand")
+    return d
+
+
+def test_a_jackpot_holds_the_table_until_verified():
+    d = jackpot_table()
+    (pending,) = [e for e in d.events if type(e) is JackpotPending]
+    assert pending.seats == (1, 2) and pending.amount == 500_040
+    assert d.table.meter == 0 and d.table.state == "SETTLED"
+    assert type(d.do(command="place", spot=1, wager="ante", amount=1000)[0]) is CommandRefused
+    assert type(d.do(command="verify_jackpot")[0]) is CommandRefused
+    verified = d.do(role="supervisor", command="verify_jackpot")
+    assert verified[-1] == MeterChanged(500_000, "reset to seed after the jackpot of TCL-01-000001")
+    assert type(d.do(command="place", spot=1, wager="ante", amount=1000)[0]) is CommandAccepted
+
+
+def test_progressive_sensor_places_and_flags_changes_after_lock():
+    d = Driver("three_card_lowball")
+    d.do(command="open")
+    d.record(d.table.sensor(4, True))
+    assert d.table.wagers[4] == {"progressive": 100}
+    d.do(command="place", spot=4, wager="ante", amount=1000)
+    d.do(command="place", spot=4, wager="bonus", amount=1000)
+    d.do(command="lock")
+    events = d.table.sensor(4, False)
+    assert events[-1] == LampSet(4, "changed_after_lock")
+    assert d.table.hand.wagers[4]["progressive"] == 100      # the locked wager stands
+
+
+def replayed(events, game):
+    table = Table(load_config(default_config_path(game)))
+    table.replay(events)
+    return table.snapshot()
+
+
+@pytest.mark.parametrize("build, game", [
+    (lambda: jackpot_table(), "three_card_lowball"),
+    (lambda: (lambda d: (cali_hand(d), d.cards("As 9c Kd 2s 9d Kh"),
+                         d.do(command="decide", spot=1, decision="raise"), d)[-1])(Driver()),
+     "cali_lowball"),
+])
+def test_replaying_the_journal_at_every_transaction_rebuilds_the_same_table(build, game):
+    """Cut the journal after every committed input (a power loss at any instant leaves one
+    of these): the rebuilt table is the live table as it stood then."""
+    d = build()
+    assert len(d.checkpoints) > 12
+    for count, snapshot in d.checkpoints:
+        assert replayed(d.events[:count], game) == snapshot
+
+
+@pytest.mark.parametrize("path", sorted(p for p in SCENARIOS.glob("*.json")
+                                        if not p.name.endswith(".expected.json"))[::3],
+                         ids=lambda p: p.stem)
+def test_scenarios_through_the_table_settle_as_replay_does(path):
+    scenario = json.loads(path.read_text())
+    expected = json.loads(path.with_suffix(".expected.json").read_text())
+    d = Driver(scenario["game"])
+    table = d.table
+    from controller.table_config import Rules
+    table.setup = table.config.setup(paytable=scenario["paytable"],
+                                     rules=Rules(**scenario.get("rules", {})))
+    if "meter" in scenario:
+        table.meter = scenario["meter"]
+    d.do(command="open")
+    for spot, wagers in scenario["seats"].items():
+        for wager, amount in wagers.items():
+            d.do(command="place", spot=int(spot), wager=wager, amount=amount, player=f"p{spot}")
+    table.limits = table.limits.model_copy(update={"min_ante": 1, "max_ante": 10**9})
+    assert type(d.do(command="lock")[-1]).__name__ != "LockRefused"
+    shoe = iter(scenario["shoe"])
+    decisions = {int(k): list(v) for k, v in scenario["decisions"].items()}
+    while table.hand is not None:
+        step = table.hand.next_step()
+        if step.kind == "card":
+            d.card(next(shoe))
+        else:
+            spot = step.seats[0]
+            d.do(command="decide", spot=spot, decision=decisions[spot].pop(0))
+    settled = [s._asdict() for s in d.events if type(s) is WagerSettled]
+    assert settled == expected["settlements"]
