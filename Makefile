@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test bench clean
+.PHONY: run test bench clean deps
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -17,7 +17,15 @@ $(STAMP): pyproject.toml | $(BIN)/python
 run: $(STAMP)
 	$(BIN)/lowball-table demo
 
-test: $(STAMP)
+# systemd-analyze and systemd-sysusers check the unit files (tests/systemd): installed from
+# Debian's packages when missing and we are root (as in CI); otherwise those tests say how.
+deps:
+	@if ! command -v systemd-analyze >/dev/null || ! command -v systemd-sysusers >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq --no-install-recommends systemd; \
+	  else echo "tests/systemd need systemd: sudo apt-get install --no-install-recommends systemd (or sudo make deps)" >&2; fi; \
+	fi
+
+test: $(STAMP) deps
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)
