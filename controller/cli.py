@@ -17,6 +17,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("replay", "replay a scenario file and print its settlement"),
     "sim": ("sim", "run a simulated device (shoe, spots, meter) and print its port"),
     "shoe-monitor": ("shoe_monitor", "print each card or fault a shoe reports"),
+    "run": ("run", "run one table: the daemon"),
+    "dealer": ("dealer", "send a dealer or supervisor command to the daemon"),
+    "journal": ("journal", "verify or show the audit journal"),
+    "demo": ("demo", "the whole table on simulators, with a live view (make run)"),
 }
 
 

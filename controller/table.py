@@ -182,6 +182,12 @@ class Table:
         record = DeviceStatus(device, status, detail)
         if status == "lost" and self.state in IN_HAND and device in ("shoe", "spots"):
             return [record, *self._pause("device_lost", f"{device} lost: {detail}", device, True)]
+        if device == "controller" and status == "restarted" and self.state in IN_HAND:
+            # The devices may have moved on while the controller was down: hold the hand
+            # until the dealer has checked the layout and the shoe, then continue (or void).
+            return [record, *self._pause("controller_restart",
+                                         f"the controller restarted mid-hand: {detail}",
+                                         device, True)]
         return [record]
 
     def sensor(self, spot: int, covered: bool) -> list[AnyEvent]:

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from controller.paytables import CaliPaytable, Paytables, ThreeCardPaytable, load_paytables, read_toml
 from controller.validation import Cents, InputError, PositiveCents, RateText, validate
+from drivers.config import MeterConfig, ShoeConfig, SpotsConfig
 
 Game = Literal["cali_lowball", "three_card_lowball"]
 GAMES: tuple[str, ...] = ("cali_lowball", "three_card_lowball")
@@ -90,7 +91,7 @@ class Limits(_Section):
 
 
 class Table(_Section):
-    id: Annotated[str, Field(min_length=1, max_length=32, pattern=r"^[A-Za-z0-9_.-]+$")]
+    id: Annotated[str, Field(min_length=1, max_length=32, pattern=r"^[A-Za-z0-9_-]+$")]
     game: Game
     paytable: str
     #: Path of the paytables file, relative to the table config file.
@@ -98,11 +99,42 @@ class Table(_Section):
     spots: Annotated[int, Field(strict=True, ge=1, le=MAX_SPOTS)] = MAX_SPOTS
 
 
+class Devices(_Section):
+    """The table's devices; a device left out is not used (the demo config simulates all)."""
+
+    shoe: ShoeConfig | None = None
+    spots: SpotsConfig | None = None
+    meter: MeterConfig | None = None
+
+
+class Stream(_Section):
+    """ZeroMQ endpoints. Without CURVE keys they must stay on loopback."""
+
+    #: PUB socket: every event, topic ``<table id>.<event type>``, and heartbeats.
+    events: str = "tcp://127.0.0.1:5555"
+    #: ROUTER socket: snapshot and replay for late joiners (Clone pattern).
+    replay: str = "tcp://127.0.0.1:5556"
+    #: ROUTER socket: dealer and supervisor commands.
+    commands: str = "tcp://127.0.0.1:5557"
+    heartbeat_s: Annotated[float, Field(gt=0, le=60)] = 1.0
+
+
+class Security(_Section):
+    #: SHA-256 (hex) of the supervisor credential; supervisor commands need the credential.
+    #: ``lowball-table credential`` makes a new credential and prints its hash.
+    supervisor_credential_sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None = None
+
+
 class TableConfig(_Section):
     table: Table
     limits: Limits = Limits()
     rules: Rules = Rules()
     progressive: Progressive = Progressive()
+    devices: Devices = Devices()
+    stream: Stream = Stream()
+    security: Security = Security()
+    #: Where the journal lives (systemd's StateDirectory); relative to the config file.
+    state_dir: str = "state"
 
 
 class GameSetup(BaseModel):

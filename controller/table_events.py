@@ -169,6 +169,7 @@ FAULT_CODES = (
     "missing_cards",      # the step ended short of cards (too few cards for a step)
     "shoe_jam", "shoe_misread", "shoe_door", "shoe_empty", "shoe_error",
     "device_lost",        # a device went silent or was unplugged mid-hand
+    "controller_restart",  # the controller restarted (power cut, crash) with a hand in play
 )
 
 TableEvent = Union[TableOpened, TableClosed, StateChanged, WagerPlaced, WagerCancelled,

@@ -108,6 +108,11 @@ class ShoeModel:
     def remaining(self) -> int:
         return len(self._cards)
 
+    def load(self, cards: Sequence[Card | str] | str | None = None, *,
+             seed: int | None = None) -> None:
+        """Put a new deck in the shoe (the given order, or shuffled with ``seed``)."""
+        self._cards = deque(card_order(cards, seed))
+
     def deal(self, count: int = 1) -> None:
         """Deal ``count`` cards: each leaves the shoe and is reported (or a fault is)."""
         for _ in range(count):

@@ -1,0 +1,49 @@
+"""``lowball-table run --config FILE``: run one table (the daemon systemd starts).
+
+Stops cleanly on SIGTERM or SIGINT: the loop finishes the input in hand, STOPPING=1 is sent,
+devices and sockets close. Every input already applied is in the journal, so a stop mid-hand
+loses nothing; the next start rebuilds the hand and holds it for the dealer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from pathlib import Path
+
+from controller import logs
+from controller.table_config import load_config
+from controller.validation import InputError
+
+
+def register(subparsers, name: str, help_text: str) -> None:
+    parser = subparsers.add_parser(name, help=help_text, description=__doc__.splitlines()[0])
+    parser.add_argument("--config", required=True, help="table config (TOML)")
+    parser.add_argument("--state-dir", help="where the journal lives (default: the config's "
+                                            "state_dir, or $STATE_DIRECTORY under systemd)")
+    parser.add_argument("--log-format", choices=("auto", "json", "console"), default="auto")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import os
+
+    logs.configure(json_lines={"auto": None, "json": True, "console": False}[args.log_format])
+    try:
+        loaded = load_config(args.config)
+    except InputError as error:
+        print(f"lowball-table run: {error}", file=sys.stderr)
+        return 2
+    from controller.daemon import TableDaemon  # imports zmq and the drivers
+
+    state_dir = args.state_dir or os.environ.get("STATE_DIRECTORY")
+    daemon = TableDaemon(loaded, state_dir=Path(state_dir) if state_dir else None)
+    signal.signal(signal.SIGTERM, lambda *_: daemon.request_stop())
+    signal.signal(signal.SIGINT, lambda *_: daemon.request_stop())
+    try:
+        daemon.start()
+        daemon.run()
+    finally:
+        daemon.close()
+    return 0

@@ -1,0 +1,287 @@
+"""The table daemon: devices in, table in the middle, journal and event stream out.
+
+One thread owns the table, the journal and every ZeroMQ socket (ZeroMQ sockets are not
+thread-safe, and one owner makes the order of events the order of the journal). It sleeps in
+a ZeroMQ poller on the command and replay sockets and on a wake-up socket the device threads
+write to, so it uses no CPU while the table is idle and reacts at once when a card is read.
+
+Every input goes through :meth:`TableDaemon.apply`: the table computes the events; the journal
+commits them (synced) in one transaction; only then are they published and turned into
+lamps and meter updates. A power cut therefore loses nothing that was acted on, and on start
+the table is rebuilt from the journal's inputs (:meth:`controller.table.Table.replay`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import structlog
+import zmq
+
+from controller import wire
+from controller.devices import DeviceHub, Report
+from controller.journal import Journal, journal_path
+from controller.publisher import EventPublisher
+from controller.systemd_notify import Notifier, Watchdog
+from controller.table import Table
+from controller.table_commands import DEALER_ROLE, SUPERVISOR_ROLE, parse_command
+from controller.table_config import LoadedConfig
+from controller.events import KINDS as CORE_KINDS
+from controller.table_events import (
+    CommandRefused,
+    HandStarted,
+    HandVoided,
+    JackpotPending,
+    JackpotVerified,
+    LampSet,
+    MeterChanged,
+)
+from controller.validation import InputError
+
+log = structlog.get_logger("lowball.daemon")
+
+#: Events that belong to a hand even when the table has just finished with it.
+HAND_EVENTS = frozenset(CORE_KINDS) | {HandStarted, HandVoided, JackpotPending}
+#: Requests on the command socket that only read (answered, not journaled).
+QUERIES = ("status",)
+MAX_COMMAND_BYTES = 4096
+
+
+class TableDaemon:
+    def __init__(self, loaded: LoadedConfig, *, state_dir: Path | None = None,
+                 context: zmq.Context | None = None, usb_backend: Any = None,
+                 notifier: Notifier | None = None, durability: str = "full",
+                 clock: Callable[[], float] = time.monotonic):
+        self.loaded = loaded
+        config = loaded.config
+        self.table_id = config.table.id
+        self.state_dir = state_dir or Path(loaded.path).parent / config.state_dir
+        self.context = context or zmq.Context.instance()
+        self.clock = clock
+        self.notifier = notifier or Notifier.from_environment()
+        self.log = log.bind(table=self.table_id)
+        self.table = Table(loaded)
+        self.journal = Journal(journal_path(self.state_dir), durability=durability)
+        self.devices = DeviceHub(config.devices, usb_backend=usb_backend)
+        self.publisher: EventPublisher | None = None
+        self.commands: zmq.Socket | None = None
+        self.watchdog = Watchdog(self.notifier, self.healthy, clock=clock)
+        self._stopping = False
+        self._next_heartbeat = 0.0
+        #: called with (records, events) after each input is journaled and published, from
+        #: the daemon's thread (the demo's live view uses it)
+        self.observers: list[Callable[[list[Any], list[Any]], None]] = []
+
+    # -- life cycle -----------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Rebuild the table from the journal, start devices and sockets, then READY."""
+        self._rebuild()
+        stream = self.loaded.config.stream
+        self.publisher = EventPublisher(
+            self.context, table_id=self.table_id, pub_endpoint=stream.events,
+            replay_endpoint=stream.replay, journal=self.journal, snapshot=self.table.snapshot)
+        self.commands = self.context.socket(zmq.ROUTER)
+        self.commands.setsockopt(zmq.LINGER, 0)
+        self.commands.setsockopt(zmq.MAXMSGSIZE, MAX_COMMAND_BYTES)
+        self.commands.bind(stream.commands)
+        if self.table.hand is not None:
+            self.apply(self.table.device_status("controller", "restarted",
+                                                f"journal seq {self.journal.last_seq}"))
+        self.devices.start()
+        self._show_outputs()
+        self.notifier.ready(f"table {self.table_id} {self.table.state}")
+        self.log.info("table daemon ready", state=self.table.state, seq=self.journal.last_seq,
+                      events=stream.events, commands=stream.commands, replay=stream.replay)
+
+    def _rebuild(self) -> None:
+        events = [wire.to_event(wire.decode_event(record.message))
+                  for record in self.journal.records()]
+        self.table.replay(events)
+        if events:
+            self.log.info("table rebuilt from the journal", records=len(events),
+                          state=self.table.state, hand=self.table.hand_id)
+
+    def request_stop(self) -> None:
+        """Ask the main loop to stop (safe from a signal handler)."""
+        self._stopping = True
+
+    def run(self) -> None:
+        """The main loop, until :meth:`request_stop`."""
+        poller = zmq.Poller()
+        assert self.publisher is not None and self.commands is not None
+        poller.register(self.commands, zmq.POLLIN)
+        for socket in self.publisher.sockets:
+            if socket.type == zmq.ROUTER:
+                poller.register(socket, zmq.POLLIN)
+        poller.register(self.devices.wake, zmq.POLLIN)
+        while not self._stopping:
+            timeout = self._poll_timeout()
+            ready = dict(poller.poll(timeout))
+            if self.devices.wake.fileno() in ready or self.devices.wake in ready:
+                self.devices.drain_wake()
+            self.handle_device_reports()
+            if self.commands in ready:
+                self.handle_commands()
+            self.publisher.handle_replay()
+            self._tick()
+
+    def _poll_timeout(self) -> int:
+        now = self.clock()
+        waits = [max(0.0, self._next_heartbeat - now), 0.5]
+        due = self.watchdog.next_due()
+        if due is not None:
+            waits.append(due)
+        return int(min(waits) * 1000) + 1
+
+    def _tick(self) -> None:
+        now = self.clock()
+        if now >= self._next_heartbeat:
+            assert self.publisher is not None
+            self.publisher.heartbeat(self.table.state)
+            self._next_heartbeat = now + self.loaded.config.stream.heartbeat_s
+        self.watchdog.tick()
+
+    def healthy(self) -> bool:
+        """The main loop is turning and the journal answers (for the systemd watchdog)."""
+        return not self._stopping and self.journal.last_seq >= 0
+
+    def close(self) -> None:
+        """Stop cleanly: nothing in flight is lost (every applied input is journaled)."""
+        self.notifier.stopping()
+        self.devices.stop()
+        if self.commands is not None:
+            self.commands.close(0)
+        if self.publisher is not None:
+            self.publisher.close()
+        self.journal.close()
+        self.log.info("table daemon stopped", seq=self.journal.last_seq)
+
+    # -- inputs ---------------------------------------------------------------------------
+
+    def apply(self, events: list[Any]) -> list[Any]:
+        """Journal ``events`` (one input and its effects), then publish and act on them."""
+        in_hand = self.table.hand is not None or any(type(event) in HAND_EVENTS
+                                                      for event in events)
+        hand_id = self.table.hand_id if in_hand else None
+        records = self.journal.append_all(events, table_id=self.table_id, hand_id=hand_id)
+        assert self.publisher is not None
+        for record, event in zip(records, events):
+            self.publisher.publish(record)
+            self._act(event)
+        for observer in self.observers:
+            observer(records, events)
+        return records
+
+    def _act(self, event: Any) -> None:
+        kind = type(event)
+        if kind is LampSet:
+            self.devices.set_lamp(event.spot, event.lamp)
+        elif kind is MeterChanged:
+            self.devices.show_meter(event.amount)
+        elif kind is JackpotPending:
+            self.devices.show_jackpot(self.table_id, event.amount)
+        elif kind is JackpotVerified:
+            self.devices.reset_jackpot()
+
+    def _show_outputs(self) -> None:
+        """After a (re)start, put the lamps and the meter where the table says they are."""
+        for spot, lamp in self.table.lamps.items():
+            self.devices.set_lamp(spot, lamp)
+        if self.table.game == "three_card_lowball":
+            if self.table.jackpot is not None:
+                self.devices.show_jackpot(self.table_id, self.table.jackpot.amount)
+            else:
+                self.devices.show_meter(self.table.meter)
+
+    def handle_device_reports(self) -> None:
+        reports = self.devices.reports
+        while not reports.empty():
+            self.handle_report(reports.get_nowait())
+
+    def handle_report(self, report: Report) -> None:
+        table = self.table
+        if report.kind == "card":
+            self.apply(table.shoe_card(*report.args))
+        elif report.kind == "shoe_fault":
+            self.apply(table.shoe_fault(*report.args))
+        elif report.kind == "sensor":
+            self.apply(table.sensor(*report.args))
+        else:
+            self.apply(table.device_status(*report.args))
+
+    # -- the command channel --------------------------------------------------------------
+
+    def handle_commands(self) -> None:
+        assert self.commands is not None
+        while True:
+            try:
+                frames = self.commands.recv_multipart(zmq.NOBLOCK)
+            except zmq.Again:
+                return
+            if len(frames) < 2:
+                continue
+            identity, envelope, payload = frames[0], frames[1:-1], frames[-1]
+            reply = self.command(payload)
+            try:
+                self.commands.send_multipart([identity, *envelope, json.dumps(reply).encode()],
+                                             zmq.NOBLOCK)
+            except zmq.ZMQError as error:  # the client went away: its command still stands
+                self.log.warning("command reply not delivered", error=str(error))
+
+    def command(self, payload: bytes) -> dict[str, Any]:
+        """One request from the command channel; always answers, never raises."""
+        try:
+            request = json.loads(payload.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            return self._refuse("?", payload[:200].decode("utf-8", "replace"), "?", DEALER_ROLE,
+                                f"not valid JSON: {error}")
+        if not isinstance(request, dict):
+            return self._refuse("?", str(request)[:200], "?", DEALER_ROLE,
+                                "a command is a JSON object such as {\"command\": \"lock\"}")
+        by = str(request.pop("by", "") or "dealer")[:64]
+        credential = request.pop("credential", None)
+        name = str(request.get("command", "?"))[:32]
+        if name in QUERIES:
+            return {"ok": True, "state": self.table.snapshot(), "seq": self.journal.last_seq,
+                    "devices": self.devices.status()}
+        role = DEALER_ROLE
+        if credential is not None:
+            if not self._supervisor(credential):
+                return self._refuse(name, "", by, SUPERVISOR_ROLE,
+                                    "the supervisor credential is not valid")
+            role = SUPERVISOR_ROLE
+        try:
+            command = parse_command(request)
+        except InputError as error:
+            arguments = json.dumps(request, sort_keys=True, default=str)[:200]
+            return self._refuse(name, arguments, by, role, "; ".join(error.problems))
+        events = self.table.command(command, by, role)
+        records = self.apply(events)
+        first = events[0]
+        if type(first) is CommandRefused:
+            return {"ok": False, "error": first.reason, "seq": records[0].seq}
+        problems = [p for e in events if type(e).__name__ == "LockRefused" for p in e.problems]
+        if problems:
+            return {"ok": False, "error": "; ".join(problems), "seq": records[-1].seq}
+        return {"ok": True, "seq": records[-1].seq, "state": self.table.state,
+                "expecting": self.table.expecting()}
+
+    def _supervisor(self, credential: Any) -> bool:
+        expected = self.loaded.config.security.supervisor_credential_sha256
+        if expected is None or not isinstance(credential, str):
+            return False
+        digest = hashlib.sha256(credential.encode("utf-8")).hexdigest()
+        return hmac.compare_digest(digest, expected)
+
+    def _refuse(self, name: str, arguments: str, by: str, role: str, reason: str) -> dict:
+        """A command refused before the table saw it: journaled and published all the same."""
+        self.log.warning("command refused", command=name, reason=reason, by=by)
+        records = self.apply([CommandRefused(name, arguments, by, role, reason)])
+        return {"ok": False, "error": reason, "seq": records[0].seq}

@@ -1,0 +1,194 @@
+"""The daemon's side of the devices: start the configured drivers and turn what they report
+into table inputs, without ever blocking the table's main loop.
+
+Drivers run their own threads. Every report goes on one queue and wakes the main loop through
+a socket pair that the loop's ZeroMQ poller watches, so a card reaches the table as soon as it
+is read, with no polling interval. Lamp commands go the other way through a worker thread,
+because the spot controller answers each command (up to three 250 ms tries) and the table
+must not wait for a lamp.
+"""
+
+from __future__ import annotations
+
+import queue
+import socket
+import threading
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import structlog
+
+from controller.table_config import Devices
+from drivers import open_meter, open_shoe, open_spots
+from drivers import spots as spot_lamps
+from drivers.shoe_events import (
+    CardRead,
+    FrameRejected,
+    ShoeConnected,
+    ShoeFault,
+    ShoeLost,
+)
+from drivers.spots import LineRejected, SpotControllerError, SpotsConnected, SpotsLost, WagerSensor
+
+log = structlog.get_logger("lowball.devices")
+
+#: The table's lamp names -> the spot controller's lamp conventions.
+LAMPS: dict[str, Any] = {
+    "attract": spot_lamps.ATTRACT, "wager_accepted": spot_lamps.WAGER_ACCEPTED,
+    "changed_after_lock": spot_lamps.CHANGED_AFTER_LOCK, "to_act": spot_lamps.TO_ACT,
+    "win": spot_lamps.WIN, "lose": spot_lamps.LOSE, "push": spot_lamps.PUSH,
+    "progressive_winner": spot_lamps.PROGRESSIVE_WINNER, "off": spot_lamps.LOSE,
+}
+
+
+class Report(NamedTuple):
+    """One thing a device said, as a table input: ``kind`` is ``card``, ``shoe_fault``,
+    ``device`` (status) or ``sensor``."""
+
+    kind: str
+    args: tuple
+
+
+def shoe_report(event: Any) -> Report | None:
+    if isinstance(event, CardRead):
+        return Report("card", (event.card, event.seq, event.tag or ""))
+    if isinstance(event, ShoeFault):
+        return Report("shoe_fault", (str(event.code), event.detail))
+    if isinstance(event, ShoeLost):
+        return Report("device", ("shoe", "lost", event.reason))
+    if isinstance(event, ShoeConnected):
+        return Report("device", ("shoe", "connected", event.port))
+    if isinstance(event, FrameRejected):
+        return Report("device", ("shoe", "frame_rejected", event.reason))
+    return None  # heartbeats and status answers only keep the link alive
+
+
+def spots_report(event: Any) -> Report | None:
+    if isinstance(event, WagerSensor):
+        return Report("sensor", (event.spot, event.covered))
+    if isinstance(event, SpotsLost):
+        return Report("device", ("spots", "lost", event.reason))
+    if isinstance(event, SpotsConnected):
+        return Report("device", ("spots", "connected", event.port))
+    if isinstance(event, LineRejected):
+        return Report("device", ("spots", "line_rejected", event.reason))
+    return None
+
+
+class LampWorker:
+    """Sends lamp commands from its own thread; the newest lamp per spot wins."""
+
+    def __init__(self, spots: Any):
+        self._spots = spots
+        self._pending: dict[int, str] = {}
+        self._ready = threading.Condition()
+        self._stopping = False
+        self._thread = threading.Thread(target=self._run, name="lamps", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def set(self, spot: int, lamp: str) -> None:
+        with self._ready:
+            if spot == 0:
+                self._pending.clear()
+            self._pending[spot] = lamp
+            self._ready.notify()
+
+    def stop(self) -> None:
+        with self._ready:
+            self._stopping = True
+            self._ready.notify()
+        self._thread.join(timeout=5)
+
+    def _run(self) -> None:
+        while True:
+            with self._ready:
+                while not self._pending and not self._stopping:
+                    self._ready.wait()
+                if self._stopping:
+                    return
+                spot = next(iter(self._pending))
+                lamp = self._pending.pop(spot)
+            try:
+                self._spots.set_lamp(spot, LAMPS[lamp])
+            except SpotControllerError as error:
+                log.warning("lamp command failed", spot=spot, lamp=lamp, error=str(error))
+
+
+class DeviceHub:
+    """The configured devices. :attr:`reports` holds their reports for the main loop."""
+
+    def __init__(self, devices: Devices, *, usb_backend: Any = None):
+        self.reports: queue.SimpleQueue[Report] = queue.SimpleQueue()
+        self._wake_out, self.wake = socket.socketpair()
+        self.wake.setblocking(False)
+        self._wake_out.setblocking(False)
+        self.shoe = self.spots = self.meter = None
+        self._lamps: LampWorker | None = None
+        if devices.shoe is not None:
+            extra = {"backend": usb_backend} if devices.shoe.driver == "usb" else {}
+            self.shoe = open_shoe(devices.shoe, listener=self._listener(shoe_report), **extra)
+        if devices.spots is not None:
+            self.spots = open_spots(devices.spots, listener=self._listener(spots_report))
+            self._lamps = LampWorker(self.spots)
+        if devices.meter is not None:
+            self.meter = open_meter(devices.meter)
+
+    def _listener(self, translate: Callable[[Any], Report | None]) -> Callable[[Any], None]:
+        def listener(event: Any) -> None:
+            report = translate(event)
+            if report is not None:
+                self.reports.put(report)
+                try:
+                    self._wake_out.send(b"!")
+                except BlockingIOError:
+                    pass  # the loop has a wake-up pending already
+        return listener
+
+    def drain_wake(self) -> None:
+        try:
+            while self.wake.recv(4096):
+                pass
+        except BlockingIOError:
+            pass
+
+    def start(self) -> None:
+        for driver in (self.shoe, self.spots, self.meter):
+            if driver is not None:
+                driver.start()
+        if self._lamps is not None:
+            self._lamps.start()
+
+    def stop(self) -> None:
+        if self._lamps is not None:
+            self._lamps.stop()
+        for driver in (self.shoe, self.spots, self.meter):
+            if driver is not None:
+                driver.stop()
+        self.wake.close()
+        self._wake_out.close()
+
+    # -- outputs --------------------------------------------------------------------------
+
+    def set_lamp(self, spot: int, lamp: str) -> None:
+        if self._lamps is not None:
+            self._lamps.set(spot, lamp)
+
+    def show_meter(self, cents: int) -> None:
+        if self.meter is not None:
+            self.meter.show_amount(cents)
+
+    def show_jackpot(self, table_id: str, cents: int) -> None:
+        if self.meter is not None:
+            self.meter.show_jackpot(table_id, cents)
+
+    def reset_jackpot(self) -> None:
+        if self.meter is not None:
+            self.meter.reset_jackpot()
+
+    def status(self) -> dict[str, str]:
+        """Each configured device: ``connected`` or ``lost``."""
+        return {name: ("connected" if driver.connected else "lost")
+                for name, driver in (("shoe", self.shoe), ("spots", self.spots),
+                                     ("meter", self.meter)) if driver is not None}

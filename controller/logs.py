@@ -1,0 +1,35 @@
+"""Logging: structlog, JSON lines for journald in production, readable lines on a terminal.
+
+Under systemd stdout is not a terminal, so each log line is one JSON object (``journalctl -o
+cat`` shows them as they are and tools can parse them); in a terminal the same events are
+printed for people. The table id is bound on every line by the daemon.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import structlog
+
+
+def configure(*, json_lines: bool | None = None, level: int = logging.INFO,
+              stream=None) -> None:
+    stream = stream or sys.stdout
+    if json_lines is None:
+        json_lines = not stream.isatty()
+    renderer = structlog.processors.JSONRenderer() if json_lines \
+        else structlog.dev.ConsoleRenderer(colors=stream.isatty())
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.StackInfoRenderer(),
+            structlog.processors.format_exc_info,
+            renderer,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(level),
+        logger_factory=structlog.PrintLoggerFactory(file=stream),
+        cache_logger_on_first_use=False,
+    )

@@ -1,0 +1,221 @@
+"""A subscriber to one table's event stream that sees every event exactly once, in seq order.
+
+The Clone pattern of the ZeroMQ Guide, chapter 5:
+
+1. subscribe to the table's topics first, so live events start queueing;
+2. ask the ROUTER for a snapshot (state as of seq S); events read meanwhile are kept;
+3. drop live events with seq <= S, apply the rest;
+4. a live event with seq > last + 1, or a heartbeat announcing a seq above the last one seen,
+   means events were missed (a dropped message, the slow-joiner window): fetch them by replay
+   from the journal before going on.
+
+:meth:`StreamClient.sync` does 1-3 (and, with ``replay_from``, also queues the journaled
+events after that seq up to S, for a client that wants history, not only state);
+:meth:`StreamClient.receive` does 4. Used by the watch tool and the tests.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Iterator
+from typing import Any
+
+import zmq
+
+from controller import wire
+
+DEFAULT_TIMEOUT_S = 5.0
+
+
+class StreamError(RuntimeError):
+    """The table refused a request or did not answer in time; the message says which."""
+
+
+class StreamClient:
+    """SUB + DEALER client of one table's :class:`controller.publisher.EventPublisher`.
+
+    Not thread-safe (ZeroMQ sockets are not): use it from one thread."""
+
+    def __init__(self, context: zmq.Context, *, table_id: str, pub_endpoint: str,
+                 replay_endpoint: str):
+        self.table_id = table_id
+        self._context = context
+        self._replay_endpoint = replay_endpoint
+        self._sub = context.socket(zmq.SUB)
+        self._sub.setsockopt(zmq.LINGER, 0)
+        self._sub.setsockopt(zmq.SUBSCRIBE, wire.topic(table_id))
+        self._sub.connect(pub_endpoint)
+        self._dealer = self._connect_dealer()
+        #: The seq of the last event queued for :meth:`receive` (or of the snapshot); None
+        #: until :meth:`sync`. Every seq after the snapshot's, up to it, is queued once.
+        self.last_seq: int | None = None
+        self.last_heartbeat: wire.Heartbeat | None = None
+        #: Messages read from the SUB socket, not yet checked against :attr:`last_seq`.
+        self._live: deque[wire.EnvelopeBase | wire.Heartbeat] = deque()
+        #: Events ready for :meth:`receive`, in seq order.
+        self._ready: deque[wire.EnvelopeBase] = deque()
+        #: Messages that did not parse, gaps filled by replay, heartbeats heard (monitoring).
+        self.malformed = 0
+        self.gaps_filled = 0
+        self.heartbeats = 0
+
+    def _connect_dealer(self) -> zmq.Socket:
+        dealer = self._context.socket(zmq.DEALER)
+        dealer.setsockopt(zmq.LINGER, 0)
+        dealer.connect(self._replay_endpoint)
+        return dealer
+
+    @property
+    def sub_socket(self) -> zmq.Socket:
+        """The SUB socket, for a caller's own poller (then call :meth:`receive` with 0)."""
+        return self._sub
+
+    # --- requests ------------------------------------------------------------------------------
+
+    def _request(self, request: dict[str, Any], deadline: float) -> Iterator[Any]:
+        """Send one request and yield its decoded replies, reading live events into the
+        buffer meanwhile (Clone step 2) so none is lost while we wait."""
+        self._dealer.send(wire.canonical_json(request))
+        poller = zmq.Poller()
+        poller.register(self._dealer, zmq.POLLIN)
+        poller.register(self._sub, zmq.POLLIN)
+        while True:
+            remaining_ms = max(0, int((deadline - time.monotonic()) * 1000))
+            ready = dict(poller.poll(remaining_ms))
+            if self._sub in ready:
+                self._pull_live(0)
+            if self._dealer in ready:
+                reply = wire.decode_reply(self._dealer.recv())
+                if isinstance(reply, wire.ErrorReply):
+                    raise StreamError(f"table {self.table_id} refused {request}: "
+                                      f"{reply.reason}")
+                yield reply
+            elif not ready and time.monotonic() >= deadline:
+                # Late replies to this request must not be read as replies to the next one.
+                self._dealer.close(linger=0)
+                self._dealer = self._connect_dealer()
+                raise StreamError(f"table {self.table_id}: no answer to {request} in time")
+
+    def snapshot(self, timeout: float = DEFAULT_TIMEOUT_S) -> wire.SnapshotReply:
+        """The table's state and the seq it reflects."""
+        reply = next(self._request({"request": "snapshot"}, time.monotonic() + timeout))
+        if not isinstance(reply, wire.SnapshotReply):
+            raise StreamError(f"expected a snapshot, got {reply!r}")
+        return reply
+
+    def replay(self, after: int, *, until: int | None = None,
+               timeout: float = DEFAULT_TIMEOUT_S) -> list[wire.EnvelopeBase]:
+        """Journaled events with seq > ``after`` (through ``until``, else to the journal's end),
+        asking batch after batch until the table has no more."""
+        deadline = time.monotonic() + timeout
+        events: list[wire.EnvelopeBase] = []
+        last = after
+        while until is None or last < until:
+            batch_start = last
+            request: dict[str, Any] = {"request": "replay", "after": last}
+            if until is not None:
+                request["limit"] = until - last
+            for reply in self._request(request, deadline):
+                if isinstance(reply, wire.ReplayEnd):
+                    break
+                if not isinstance(reply, wire.EnvelopeBase) or reply.seq != last + 1:
+                    raise StreamError(f"replay after {batch_start}: expected seq {last + 1}, "
+                                      f"got {reply!r}")
+                events.append(reply)
+                last = reply.seq
+            if last == batch_start:  # the journal has nothing more
+                if until is not None:
+                    raise StreamError(f"replay after {after}: the journal ends at seq {last}, "
+                                      f"before {until}")
+                break
+        return events
+
+    # --- the stream ----------------------------------------------------------------------------
+
+    def sync(self, *, replay_from: int | None = None,
+             timeout: float = DEFAULT_TIMEOUT_S) -> wire.SnapshotReply:
+        """Clone steps 1-3: take a snapshot and keep only live events after it. With
+        ``replay_from``, the journaled events after that seq up to the snapshot come first."""
+        snapshot = self.snapshot(timeout)
+        if replay_from is not None and replay_from < snapshot.seq:
+            self._ready.extend(self.replay(replay_from, until=snapshot.seq, timeout=timeout))
+        self.last_seq = snapshot.seq
+        self._process(timeout)
+        return snapshot
+
+    def receive(self, timeout: float = DEFAULT_TIMEOUT_S) -> wire.EnvelopeBase | None:
+        """The next event in seq order, filling any gap by replay; None if none came within
+        ``timeout`` seconds. Heartbeats are not returned: the last is :attr:`last_heartbeat`.
+        Call :meth:`sync` first."""
+        if self.last_seq is None:
+            raise StreamError("call sync() before receive(): events are applied after a "
+                              "snapshot")
+        deadline = time.monotonic() + timeout
+        while True:
+            self._process(timeout)
+            if self._ready:
+                return self._ready.popleft()
+            remaining_ms = int((deadline - time.monotonic()) * 1000)
+            if remaining_ms <= 0 and not self._sub.poll(0, zmq.POLLIN):
+                return None
+            self._pull_live(max(0, remaining_ms))
+
+    def await_heartbeat(self, timeout: float = DEFAULT_TIMEOUT_S) -> wire.Heartbeat | None:
+        """Wait for the next heartbeat (events read meanwhile are kept for :meth:`receive`);
+        None if the table sent none within ``timeout``: silence, not a quiet table."""
+        deadline = time.monotonic() + timeout
+        seen = self.heartbeats
+        while self.heartbeats == seen:
+            remaining_ms = int((deadline - time.monotonic()) * 1000)
+            if remaining_ms <= 0 and not self._sub.poll(0, zmq.POLLIN):
+                return None
+            self._pull_live(max(0, remaining_ms))
+        return self.last_heartbeat
+
+    def _pull_live(self, wait_ms: int) -> None:
+        """Move what the SUB socket has into the live buffer, waiting up to ``wait_ms`` for
+        the first message."""
+        wait = wait_ms
+        while self._sub.poll(wait, zmq.POLLIN):
+            wait = 0
+            _topic, *rest = self._sub.recv_multipart()
+            try:
+                if len(rest) != 1:
+                    raise wire.WireError([f"expected [topic, message], got {len(rest) + 1} "
+                                          "frames"])
+                message = wire.decode(rest[0])
+            except wire.WireError:
+                self.malformed += 1
+                continue
+            if isinstance(message, wire.Heartbeat):
+                self.last_heartbeat = message
+                self.heartbeats += 1
+            self._live.append(message)
+
+    def _process(self, timeout: float) -> None:
+        """Clone steps 3-4 over the live buffer: drop what the snapshot or earlier events
+        covered, fill gaps by replay, queue the rest."""
+        while self._live and self.last_seq is not None:
+            message = self._live.popleft()
+            if isinstance(message, wire.Heartbeat):
+                if message.seq > self.last_seq:
+                    self._fill(message.seq, timeout)
+                continue
+            if message.seq <= self.last_seq:
+                continue  # covered by the snapshot, a replay, or already queued
+            if message.seq > self.last_seq + 1:
+                self._fill(message.seq - 1, timeout)
+            self._ready.append(message)
+            self.last_seq = message.seq
+
+    def _fill(self, through: int, timeout: float) -> None:
+        """Replay the events after :attr:`last_seq` through ``through`` into the queue."""
+        assert self.last_seq is not None
+        self._ready.extend(self.replay(self.last_seq, until=through, timeout=timeout))
+        self.last_seq = through
+        self.gaps_filled += 1
+
+    def close(self) -> None:
+        self._sub.close(linger=0)
+        self._dealer.close(linger=0)

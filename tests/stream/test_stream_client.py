@@ -1,0 +1,135 @@
+"""The Clone-pattern client against a table loop running in its own thread."""
+
+from __future__ import annotations
+
+import pytest
+import zmq
+
+from controller import wire
+from controller.stream_client import StreamClient, StreamError
+
+from .conftest import TABLE, sample_events
+
+
+@pytest.fixture
+def connect(context, table_loop):
+    clients = []
+
+    def connect() -> StreamClient:
+        client = StreamClient(context, table_id=TABLE, pub_endpoint=table_loop.pub_endpoint,
+                              replay_endpoint=table_loop.replay_endpoint)
+        clients.append(client)
+        # Beat the ZeroMQ slow joiner: heartbeat until the client hears one.
+        for _ in range(500):
+            table_loop.call("heartbeat")
+            if client.await_heartbeat(timeout=0.02) is not None:
+                return client
+        raise AssertionError("the client never heard a heartbeat")
+
+    yield connect
+    for client in clients:
+        client.close()
+
+
+@pytest.fixture
+def client(connect):
+    return connect()
+
+
+def received(client: StreamClient, count: int) -> list[wire.EnvelopeBase]:
+    events = []
+    for _ in range(count):
+        envelope = client.receive()
+        assert envelope is not None, f"only {len(events)} of {count} events arrived"
+        events.append(envelope)
+    return events
+
+
+def test_late_joiner_gets_snapshot_and_replay_and_sees_everything(connect, table_loop):
+    table_loop.call("append", sample_events(25), True)  # before the client existed
+    client = connect()
+    snapshot = client.sync(replay_from=0)
+    assert snapshot.seq == 25 and snapshot.state == {"journaled": 25}
+    table_loop.call("append", sample_events(10), True)
+    events = received(client, 35)
+    assert [e.seq for e in events] == list(range(1, 36))
+    assert [wire.to_event(e) for e in events] == sample_events(25) + sample_events(10)
+    assert client.receive(timeout=0) is None
+
+
+def test_snapshot_only_join_drops_what_the_snapshot_covers(connect, table_loop):
+    table_loop.call("append", sample_events(5), True)
+    client = connect()
+    assert client.sync().seq == 5
+    table_loop.call("append", sample_events(3), True)
+    assert [e.seq for e in received(client, 3)] == [6, 7, 8]
+
+
+def test_a_missed_event_is_filled_by_replay(client, table_loop):
+    client.sync()
+    table_loop.call("append", sample_events(2), True)
+    table_loop.call("append", sample_events(3)[2:], False)  # seq 3 lost on the way
+    table_loop.call("append", sample_events(2), True)       # seq 4, 5 arrive
+    assert [e.seq for e in received(client, 5)] == [1, 2, 3, 4, 5]
+    assert client.gaps_filled == 1
+
+
+def test_a_heartbeat_reveals_missed_events_at_the_end(client, table_loop):
+    client.sync()
+    table_loop.call("append", sample_events(2), False)  # lost, and the table goes quiet
+    table_loop.call("heartbeat")
+    assert [e.seq for e in received(client, 2)] == [1, 2]
+    assert client.last_heartbeat.seq == 2
+
+
+def test_events_published_during_sync_are_kept_once(client, table_loop):
+    table_loop.call("append", sample_events(4), True)  # heard live, covered by the snapshot
+    snapshot = client.sync()
+    assert snapshot.seq == 4
+    table_loop.call("append", sample_events(2), True)
+    assert [e.seq for e in received(client, 2)] == [snapshot.seq + 1, snapshot.seq + 2]
+    assert client.receive(timeout=0) is None
+
+
+def test_receive_before_sync_is_refused(client):
+    with pytest.raises(StreamError, match="sync"):
+        client.receive(timeout=0)
+
+
+def test_await_heartbeat_returns_the_next_one(client, table_loop):
+    table_loop.call("append", sample_events(3), True)
+    table_loop.call("heartbeat")
+    while (beat := client.await_heartbeat()).seq != 3:  # earlier probes may still arrive
+        assert beat.seq == 0
+    assert beat.state == "OPEN" and client.heartbeats >= 2
+
+
+def test_replay_walks_past_one_batch(client, table_loop):
+    table_loop.call("append", sample_events(wire.MAX_REPLAY_BATCH + 10), True)
+    events = client.replay(0)
+    assert [e.seq for e in events] == list(range(1, wire.MAX_REPLAY_BATCH + 11))
+    assert client.replay(wire.MAX_REPLAY_BATCH + 5, until=wire.MAX_REPLAY_BATCH + 7)[-1].seq == (
+        wire.MAX_REPLAY_BATCH + 7)
+
+
+def test_replay_past_the_journal_end_is_an_error(client, table_loop):
+    table_loop.call("append", sample_events(3), True)
+    with pytest.raises(StreamError, match="the journal ends at seq 3, before 9"):
+        client.replay(0, until=9)
+
+
+def test_no_table_means_a_clear_timeout(context):
+    router = context.socket(zmq.ROUTER)  # bound, but nobody answers
+    pub = context.socket(zmq.PUB)
+    port = router.bind_to_random_port("tcp://127.0.0.1")
+    pub_port = pub.bind_to_random_port("tcp://127.0.0.1")
+    client = StreamClient(context, table_id=TABLE, pub_endpoint=f"tcp://127.0.0.1:{pub_port}",
+                          replay_endpoint=f"tcp://127.0.0.1:{port}")
+    try:
+        with pytest.raises(StreamError, match="no answer"):
+            client.snapshot(timeout=0.2)
+        assert client.await_heartbeat(timeout=0.05) is None  # silence: no table there
+    finally:
+        client.close()
+        router.close(linger=0)
+        pub.close(linger=0)

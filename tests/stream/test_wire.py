@@ -1,0 +1,216 @@
+"""The wire format: generated models, canonical bytes, round trips, errors that name the field."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta, timezone
+from typing import NamedTuple
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import TypeAdapter
+
+from controller import events, table_events, wire
+from controller.cards import Card, parse_card
+
+from .conftest import HAND, SAMPLES, TABLE, TS, strategy_for
+
+ALL_CLASSES = sorted(wire.EVENT_CLASSES.values(), key=lambda cls: cls.__name__)
+
+
+def test_every_event_class_has_an_envelope():
+    assert set(wire.EVENT_CLASSES.values()) == set(events.KINDS) | set(table_events.KINDS)
+    assert set(wire.ENVELOPES) == set(events.KINDS.values()) | set(table_events.KINDS.values())
+
+
+def test_encode_is_canonical_json():
+    message = wire.encode(SAMPLES[0], table_id=TABLE, seq=42, ts=TS, hand_id=HAND)
+    assert message == (
+        b'{"data":{"game":"cali_lowball","paytable":"paytable-1","wagers":['
+        b'{"amount":500,"seat":1,"wager":"ante"},{"amount":500,"seat":1,"wager":"bonus"}]},'
+        b'"hand_id":"CALI-01-000017","schema_version":1,"seq":42,"table_id":"CALI-01",'
+        b'"ts":"2026-11-21T23:50:00.123456Z","type":"wagers_locked"}')
+
+
+def test_cards_travel_as_text():
+    message = wire.encode(SAMPLES[4], table_id=TABLE, seq=1, ts=TS, hand_id=None)
+    assert json.loads(message)["data"] == {"seat": 3, "decision": "discard", "raised": 0,
+                                           "cards": ["Kc", "Qh"]}
+
+
+@pytest.mark.parametrize("cls", ALL_CLASSES, ids=lambda cls: cls.__name__)
+@settings(max_examples=25, deadline=None)
+@given(data=st.data())
+def test_round_trip_every_event_type(cls, data):
+    event = data.draw(strategy_for(cls))
+    table_id = data.draw(st.from_regex(r"[A-Za-z0-9_-]{1,32}", fullmatch=True))
+    hand_id = data.draw(st.none() | st.text(min_size=1, max_size=64))
+    seq = data.draw(st.integers(1, 2**62))
+    ts = data.draw(st.datetimes(min_value=datetime(1970, 1, 1), timezones=st.just(UTC)))
+    message = wire.encode(event, table_id=table_id, seq=seq, ts=ts, hand_id=hand_id)
+    envelope = wire.decode(message)
+    assert wire.to_event(envelope) == event
+    assert type(wire.to_event(envelope)) is cls
+    assert (envelope.table_id, envelope.seq, envelope.ts, envelope.hand_id) == (
+        table_id, seq, ts, hand_id)
+    assert envelope.type == wire.EVENT_KINDS[cls]
+    assert wire.dumps(envelope) == message  # one byte form per message
+    assert TypeAdapter(wire.Envelope).validate_json(message) == envelope
+
+
+def test_a_new_event_class_gets_a_wire_model_from_its_hints():
+    class ChipsCounted(NamedTuple):
+        """A new event nobody wrote a model for."""
+        spot: int
+        cards: tuple[Card, ...]
+        stacks: tuple[events.Wager, ...]
+        who: events.Recipient = "dealer"
+
+    model = wire.data_model(ChipsCounted)
+    value = model.model_validate_json(
+        '{"spot":2,"cards":["As"],"stacks":[{"seat":1,"wager":"ante","amount":5}],"who":3}')
+    assert value.cards == (parse_card("As"),)
+    assert model.__doc__ == "A new event nobody wrote a model for."
+    assert set(model.model_json_schema()["required"]) == {"spot", "cards", "stacks", "who"}
+
+
+def test_a_field_type_without_a_wire_form_is_refused_by_name():
+    class Odd(NamedTuple):
+        blob: bytes
+
+    with pytest.raises(TypeError, match=r"Odd\.blob"):
+        wire.data_model(Odd)
+
+
+GOOD = wire.encode(SAMPLES[3], table_id=TABLE, seq=7, ts=TS, hand_id=HAND)
+
+
+@pytest.mark.parametrize("message, problem", [
+    (b"{", "not JSON"),
+    (b"[1]", "message: must be a JSON object"),
+    (b"{}", "type: missing"),
+    (GOOD.replace(b'"card_dealt"', b'"card_flipped"'), "type: unknown message type 'card_flipped'"),
+    (GOOD.replace(b'"Td"', b'"td"'), "data.card: card 'td' must be written canonically as 'Td'"),
+    (GOOD.replace(b'"Td"', b'"Xx"'), "data.card: unknown card 'Xx'"),
+    (GOOD.replace(b'"Td"', b"10"), "data.card: a card is text"),
+    (GOOD.replace(b'"seq":7', b'"seq":0'), "seq: Input should be greater than 0"),
+    (GOOD.replace(b'"seq":7', b'"seq":"7"'), "seq: Input should be a valid integer"),
+    (GOOD.replace(b'"schema_version":1', b'"schema_version":2'), "schema_version:"),
+    (GOOD.replace(b'Z"', b'+01:00"'), "ts: must be a UTC time"),
+    (GOOD.replace(b'.123456Z"', b'"'), "ts: must be a UTC time"),
+    (GOOD.replace(b'"table_id":"CALI-01"', b'"table_id":"CALI 01"'), "table_id:"),
+    (GOOD.replace(b'"phase"', b'"colour":"red","phase"'), "data.colour: unknown key"),
+    (GOOD.replace(b'"hand_id":"CALI-01-000017",', b""), "hand_id: Field required"),
+    (GOOD.replace(b'"to":"dealer"', b'"to":true'), "data.to"),
+])
+def test_malformed_messages_are_refused_naming_the_field(message, problem):
+    with pytest.raises(wire.WireError) as caught:
+        wire.decode(message)
+    assert problem in str(caught.value)
+
+
+def test_encode_refuses_an_event_with_a_wrongly_typed_field():
+    with pytest.raises(wire.WireError, match="data.seat"):
+        wire.encode(events.DecisionMade("3", "stand"), table_id=TABLE, seq=1, ts=TS,
+                    hand_id=None)
+    with pytest.raises(wire.WireError, match="is not an event type"):
+        wire.encode(("not", "an", "event"), table_id=TABLE, seq=1, ts=TS, hand_id=None)
+
+
+def test_ts_is_utc_with_a_trailing_z():
+    eastern = TS.astimezone(timezone(timedelta(hours=-5)))
+    with pytest.raises(wire.WireError, match="ts: must be a UTC time"):
+        wire.encode(SAMPLES[1], table_id=TABLE, seq=1, ts=eastern, hand_id=None)
+    with pytest.raises(wire.WireError, match="ts: must be a UTC time"):
+        wire.encode(SAMPLES[1], table_id=TABLE, seq=1, ts=TS.replace(tzinfo=None), hand_id=None)
+    whole_second = TS.replace(microsecond=0)
+    message = wire.encode(SAMPLES[1], table_id=TABLE, seq=1, ts=whole_second, hand_id=None)
+    assert b'"ts":"2026-11-21T23:50:00.000000Z"' in message
+
+
+def test_heartbeat_is_a_message_but_not_an_event():
+    beat = wire.encode_heartbeat(table_id=TABLE, seq=41, ts=TS, state="OPEN")
+    assert json.loads(beat) == {"schema_version": 1, "table_id": TABLE, "type": "heartbeat",
+                                "ts": "2026-11-21T23:50:00.123456Z", "seq": 41,
+                                "state": "OPEN"}
+    parsed = wire.decode(beat)
+    assert isinstance(parsed, wire.Heartbeat) and parsed.seq == 41
+    assert wire.topic_of(parsed) == b"CALI-01.heartbeat"
+    with pytest.raises(wire.WireError, match="not a journaled event"):
+        wire.decode_event(beat)
+    with pytest.raises(TypeError):
+        wire.to_event(parsed)
+    with pytest.raises(wire.WireError, match="state"):
+        wire.encode_heartbeat(table_id=TABLE, seq=41, ts=TS, state="ASLEEP")
+
+
+def test_topics_are_table_then_type():
+    envelope = wire.decode(GOOD)
+    assert wire.topic_of(envelope) == b"CALI-01.card_dealt"
+    assert wire.topic_of(envelope).startswith(wire.topic(TABLE))
+    assert wire.topic(TABLE) == b"CALI-01."
+
+
+def test_json_schema_covers_every_message_type():
+    schema = wire.json_schema()
+    mapping = schema["discriminator"]["mapping"]
+    assert set(mapping) == set(wire.ENVELOPES) | {"heartbeat"}
+    card = schema["$defs"]["CardDealtData"]["properties"]["card"]
+    assert card["type"] == "string" and card["pattern"] == "^[A2-9TJQK][cdhs]$"
+    envelope = schema["$defs"]["CardDealtEnvelope"]
+    assert envelope["additionalProperties"] is False
+    assert set(envelope["required"]) == {"schema_version", "table_id", "seq", "ts", "hand_id",
+                                         "type", "data"}
+    json.dumps(schema)  # serialisable as is
+
+
+@pytest.mark.parametrize("request_bytes, problem", [
+    (b"", "not JSON"),
+    (b"\xff\xfe", "not JSON"),
+    (b"[]", "must be a JSON object"),
+    (b"{}", "request: missing (expected 'snapshot' or 'replay')"),
+    (b'{"request":"everything"}', "request: unknown request 'everything'"),
+    (b'{"request":"replay"}', "after: Field required"),
+    (b'{"request":"replay","after":-1}', "after: Input should be greater than or equal to 0"),
+    (b'{"request":"replay","after":true}', "after: Input should be a valid integer"),
+    (b'{"request":"replay","after":0,"limit":0}', "limit: Input should be greater than 0"),
+    (b'{"request":"snapshot","please":1}', "please: unknown key"),
+])
+def test_malformed_requests_are_refused_naming_the_field(request_bytes, problem):
+    with pytest.raises(wire.WireError) as caught:
+        wire.parse_request(request_bytes)
+    assert problem in str(caught.value)
+
+
+def test_replies_parse():
+    assert wire.decode_reply(wire.snapshot_reply(3, {"a": 1})) == wire.SnapshotReply(
+        type="snapshot", seq=3, state={"a": 1})
+    assert wire.decode_reply(wire.replay_end(9)).last == 9
+    assert wire.decode_reply(wire.error_reply("no")).reason == "no"
+    assert wire.decode_reply(GOOD).seq == 7
+
+
+def test_event_table_lists_every_type_and_field():
+    table = wire.render_event_table()
+    for name, cls in wire.EVENT_CLASSES.items():
+        row = next(line for line in table.splitlines() if line.startswith(f"| `{name}` |"))
+        for field in cls._fields:
+            assert f"`{field}`:" in row
+    assert '`wagers`: list of {seat: int, wager: string, amount: int}' in table
+    assert '`card`: card ("As")' in table
+
+
+def test_module_main_prints_schema_and_table(capsys):
+    assert wire.main(["schema"]) == 0
+    assert json.loads(capsys.readouterr().out)["discriminator"]["propertyName"] == "type"
+    assert wire.main(["table"]) == 0
+    assert capsys.readouterr().out.startswith("| `type` |")
+    assert wire.main(["nonsense"]) == 2
+
+
+def test_event_envelope_union_refuses_a_heartbeat():
+    adapter = TypeAdapter(wire.EventEnvelope)
+    assert adapter.validate_json(GOOD).seq == 7
+    with pytest.raises(ValueError):
+        adapter.validate_json(wire.encode_heartbeat(table_id=TABLE, seq=1, ts=TS, state="OPEN"))

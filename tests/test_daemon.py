@@ -1,0 +1,286 @@
+"""End to end: the real daemon over the simulated shoe, spot controller and meter on ptys,
+with a real ZeroMQ subscriber and command client.
+
+Scenario files played through the daemon settle exactly as ``lowball-table replay`` says; a
+stop mid-hand resumes at the same step; bad commands are answered, journaled and published.
+Waits are polls with a deadline: the deadline only bounds a failure.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import zmq
+
+from controller import wire
+from controller.commands.demo import demo_config
+from controller.daemon import TableDaemon
+from controller.journal import Journal, journal_path
+from controller.scenario import load_scenario, replay, settlement_report
+from controller.systemd_notify import Notifier
+from controller.table_config import Limits, Stream, default_config_path, load_config
+from simulators.meter import AlphaSignModel
+from simulators.pty_transport import PtyTransport
+from simulators.shoe import Lbs1ShoeModel
+from simulators.spots import SpotControllerModel
+
+SCENARIOS = Path(__file__).parent / "scenarios"
+DEADLINE_S = 15.0
+CREDENTIAL = "test-supervisor-credential"
+
+
+def wait_for(predicate, what: str, timeout: float = DEADLINE_S):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.005)  # polling interval; the deadline decides
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+class Rig:
+    """Simulators, a daemon in a thread, a subscriber and a command client."""
+
+    def __init__(self, tmp_path: Path, game: str, notify_socket: str | None = None):
+        self.tmp_path, self.game = tmp_path, game
+        self.shoe = PtyTransport(Lbs1ShoeModel(), name="shoe").start()
+        self.spots = PtyTransport(SpotControllerModel(), name="spots").start()
+        self.meter = PtyTransport(AlphaSignModel(), name="meter").start()
+        self.stream = Stream(events=f"ipc://{tmp_path}/events", replay=f"ipc://{tmp_path}/replay",
+                             commands=f"ipc://{tmp_path}/commands")
+        self.context = zmq.Context()
+        self.sub = self.context.socket(zmq.SUB)
+        self.sub.setsockopt(zmq.SUBSCRIBE, b"")
+        self.sub.setsockopt(zmq.LINGER, 0)
+        self.req = None
+        self.received: list = []
+        self.notify_socket = notify_socket
+        self.daemon = None
+        self.start_daemon()
+
+    def start_daemon(self) -> None:
+        loaded = demo_config(self.game, shoe=self.shoe.url, spots=self.spots.url,
+                             meter=self.meter.url, credential=CREDENTIAL, stream=self.stream)
+        # A test lab's limits: the worked scenarios use small stakes.
+        limits = Limits(min_ante=1, max_ante=10**7, max_lowdown_bonus=10**7)
+        loaded = loaded.model_copy(update={"config": loaded.config.model_copy(
+            update={"limits": limits})})
+        environ = {"NOTIFY_SOCKET": self.notify_socket} if self.notify_socket else {}
+        self.daemon = TableDaemon(loaded, state_dir=self.tmp_path / "state",
+                                  context=self.context,
+                                  notifier=Notifier.from_environment(environ))
+        self.daemon.start()
+        self.thread = threading.Thread(target=self.daemon.run, daemon=True)
+        self.thread.start()
+        self.sub.connect(self.stream.events)
+        # The slow joiner: wait until a heartbeat proves the subscription is live.
+        wait_for(lambda: self._drain(heartbeats=True), "the first heartbeat")
+
+    def stop_daemon(self) -> None:
+        if self.daemon is None:
+            return
+        self.daemon.request_stop()
+        self.thread.join(10)
+        self.daemon.close()
+        self.daemon = None
+        self.sub.disconnect(self.stream.events)
+        if self.req is not None:
+            self.req.close(0)
+            self.req = None
+
+    def close(self) -> None:
+        self.stop_daemon()
+        for simulator in (self.shoe, self.spots, self.meter):
+            simulator.stop()
+        self.sub.close(0)
+        self.context.term()
+
+    def _drain(self, heartbeats: bool = False) -> bool:
+        got_heartbeat = False
+        while self.sub.poll(0):
+            topic, message = self.sub.recv_multipart()
+            decoded = wire.decode(message)
+            if isinstance(decoded, wire.Heartbeat):
+                got_heartbeat = True
+            else:
+                self.received.append(decoded)
+        return got_heartbeat if heartbeats else True
+
+    def events(self, kind: str) -> list:
+        self._drain()
+        return [e for e in self.received if e.type == kind]
+
+    def ask(self, request: dict, supervisor: bool = False) -> dict:
+        if self.req is None:
+            self.req = self.context.socket(zmq.REQ)
+            self.req.setsockopt(zmq.LINGER, 0)
+            self.req.connect(self.stream.commands)
+        if supervisor:
+            request = {**request, "credential": CREDENTIAL}
+        self.req.send(json.dumps(request).encode() if isinstance(request, dict) else request)
+        assert self.req.poll(int(DEADLINE_S * 1000)), f"no answer to {request}"
+        return json.loads(self.req.recv())
+
+    def status(self) -> dict:
+        return self.ask({"command": "status"})["state"]
+
+    def deal_one(self) -> None:
+        before = len(self.events("card_dealt")) + len(self.events("fault"))
+        self.shoe.device.deal(1)
+        wait_for(lambda: len(self.events("card_dealt")) + len(self.events("fault")) > before,
+                 "the card to reach the table")
+
+    def play(self, scenario) -> None:
+        """Wagers, lock, then cards and decisions as the table asks for them."""
+        self.shoe.device.load([str(card) for card in scenario.shoe])
+        for spot, wagers in scenario.seats.items():
+            for wager, amount in wagers.items():
+                reply = self.ask({"command": "place", "spot": int(spot), "wager": wager,
+                                  "amount": amount, "player": f"p{spot}"})
+                assert reply["ok"], reply
+        assert self.ask({"command": "lock"})["ok"]
+        decisions = {int(spot): list(texts) for spot, texts in scenario.decisions.items()}
+        while True:
+            state = self.status()
+            if state["hand"] is None:
+                return
+            step = state["hand"]["next"]
+            if step["kind"] == "card":
+                self.deal_one()
+            else:
+                spot = step["seats"][0]
+                reply = self.ask({"command": "decide", "spot": spot,
+                                  "decision": decisions[spot].pop(0)})
+                assert reply["ok"], reply
+
+
+@pytest.fixture
+def rig_factory(tmp_path):
+    rigs = []
+
+    def make(game: str, **kwargs) -> Rig:
+        rig = Rig(tmp_path, game, **kwargs)
+        rigs.append(rig)
+        return rig
+
+    yield make
+    for rig in rigs:
+        rig.close()
+
+
+def scenarios_for(game: str, count: int) -> list[Path]:
+    paths = sorted(p for p in SCENARIOS.glob("*.json") if not p.name.endswith(".expected.json")
+                   and json.loads(p.read_text())["game"] == game
+                   and not json.loads(p.read_text()).get("rules")
+                   and json.loads(p.read_text())["paytable"] in ("example", "paytable-1")
+                   and "meter" not in json.loads(p.read_text()))
+    return paths[:count]
+
+
+@pytest.mark.parametrize("game", ["cali_lowball", "three_card_lowball"])
+def test_scenarios_through_the_daemon_settle_as_replay_does(rig_factory, game):
+    rig = rig_factory(game)
+    assert rig.ask({"command": "open"})["ok"]
+    config = load_config(default_config_path(game))
+    for path in scenarios_for(game, 4):
+        scenario = load_scenario(path)
+        first = len(rig.events("wager_settled"))
+        rig.play(scenario)
+        wait_for(lambda: rig.events("hand_settled"), "the settlement")
+        published = [e.data.model_dump() for e in rig.events("wager_settled")[first:]]
+        expected = settlement_report(replay(scenario, config))["settlements"]
+        assert published == expected, path.name
+    seqs = [e.seq for e in rig.received]
+    assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))      # gapless
+    lamps = rig.spots.device.lamps
+    assert any(str(lamp.color) in ("GREEN", "OFF", "AMBER", "WHITE") for lamp in lamps.values())
+    rig.stop_daemon()
+    report = Journal(journal_path(rig.tmp_path / "state")).verify()
+    assert report.ok and report.records_checked == seqs[-1]
+
+
+def test_a_stop_mid_hand_resumes_at_the_same_step(rig_factory):
+    rig = rig_factory("cali_lowball")
+    path = scenarios_for("cali_lowball", 1)[0]
+    scenario = load_scenario(path)
+    rig.ask({"command": "open"})
+    rig.shoe.device.load([str(card) for card in scenario.shoe])
+    for spot, wagers in scenario.seats.items():
+        for wager, amount in wagers.items():
+            rig.ask({"command": "place", "spot": int(spot), "wager": wager, "amount": amount})
+    rig.ask({"command": "lock"})
+    rig.deal_one()
+    rig.deal_one()
+    before = rig.status()
+    last_seq = rig.daemon.journal.last_seq
+    rig.stop_daemon()
+    rig.start_daemon()
+    after = rig.status()
+    assert after["state"] == "PAUSED" and after["fault"]["code"] == "controller_restart"
+    assert after["hand"]["cards"] == before["hand"]["cards"]
+    assert rig.daemon.journal.last_seq > last_seq            # seq continues, no reuse
+    assert rig.ask({"command": "continue"})["ok"]
+    decisions = {int(spot): list(texts) for spot, texts in scenario.decisions.items()}
+    while (state := rig.status())["hand"] is not None:
+        step = state["hand"]["next"]
+        if step["kind"] == "card":
+            rig.deal_one()
+        else:
+            spot = step["seats"][0]
+            rig.ask({"command": "decide", "spot": spot, "decision": decisions[spot].pop(0)})
+    settled = [e.data.model_dump() for e in rig.events("wager_settled")]
+    config = load_config(default_config_path("cali_lowball"))
+    assert settled == settlement_report(replay(scenario, config))["settlements"]
+
+
+@pytest.mark.parametrize("request_bytes, says", [
+    (b"{not json", "not valid JSON"),
+    (b"[1, 2]", "a command is a JSON object"),
+    (json.dumps({"command": "fly"}).encode(), "unknown command 'fly'"),
+    (json.dumps({"command": "place", "spot": 9, "wager": "ante", "amount": 5}).encode(),
+     "spot: Input should be less than or equal to 7"),
+    (json.dumps({"command": "place", "spot": 1, "wager": "ante", "amount": 5.5}).encode(),
+     "amount: Input should be a valid integer"),
+    (json.dumps({"command": "lock", "extra": 1}).encode(), "extra: unknown key"),
+    (json.dumps({"command": "void", "reason": "x", "credential": "wrong"}).encode(),
+     "the supervisor credential is not valid"),
+    (json.dumps({"command": "void", "reason": "x"}).encode(), "needs the supervisor credential"),
+])
+def test_bad_commands_are_answered_journaled_and_published(rig_factory, request_bytes, says):
+    rig = rig_factory("cali_lowball")
+    seq = rig.daemon.journal.last_seq
+    reply = rig.ask(request_bytes)
+    assert reply["ok"] is False and says in reply["error"]
+    assert reply["seq"] == seq + 1
+    refused = wait_for(lambda: rig.events("command_refused"), "the refusal on the stream")
+    assert says in refused[-1].data.reason
+
+
+def test_ready_and_stopping_are_sent_to_systemd(tmp_path, rig_factory):
+    import socket as sockets
+
+    listener = sockets.socket(sockets.AF_UNIX, sockets.SOCK_DGRAM)
+    path = str(tmp_path / "notify")
+    listener.bind(path)
+    listener.settimeout(DEADLINE_S)
+    rig = rig_factory("three_card_lowball", notify_socket=path)
+    assert listener.recv(4096).startswith(b"READY=1")
+    rig.stop_daemon()
+    assert listener.recv(4096) == b"STOPPING=1"
+    rig.start_daemon()   # the fixture closes it
+    listener.close()
+
+
+def test_a_supervisor_verifies_with_the_credential(rig_factory):
+    rig = rig_factory("cali_lowball")
+    reply = rig.ask({"command": "verify_jackpot"}, supervisor=True)
+    assert reply == {"ok": False, "error": "no jackpot awaits verification",
+                     "seq": rig.daemon.journal.last_seq}
+    assert hashlib.sha256(CREDENTIAL.encode()).hexdigest() == \
+        rig.daemon.loaded.config.security.supervisor_credential_sha256
