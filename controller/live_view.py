@@ -77,7 +77,7 @@ class LiveView:
         lines.append("")
         settled = snapshot.get("last_settlement") or []
         if settled:
-            lines.append(f"{BOLD}last settlement{RESET}")
+            lines.append(f"{BOLD}last settlement{RESET}  hand {snapshot.get('last_settled_hand')}")
             by_spot: dict[int, list[str]] = {}
             for entry in settled:
                 net = entry["net"]

@@ -123,6 +123,8 @@ class Table:
         self.paused_from: str | None = None
         self.jackpot: PendingJackpot | None = None
         self.lamps: dict[int, str] = {}
+        #: the most recently settled hand (shown until the next one settles)
+        self.last_settled_hand: str | None = None
         self.last_settlement: list[WagerSettled] = []
 
     @property
@@ -314,7 +316,6 @@ class Table:
             return [LockRefused((str(error),))]
         self.hand, self.hand_id, self.hand_number = hand, hand_id, hand_number
         self.wagers = defaultdict(dict)
-        self.last_settlement = []
         events: list[AnyEvent] = [HandStarted(hand_id, self.game, self.setup.paytable_name,
                                               hand_number), *self._set_state(LOCKED, "locked")]
         events += hand.history
@@ -459,6 +460,7 @@ class Table:
                                                   event.after)
                     events.append(JackpotPending(hand_id, tuple(jackpot_seats), jackpot_amount))
         self.last_settlement = hand.settlements()
+        self.last_settled_hand = hand_id
         for spot in hand.seats:
             if spot in winners:
                 lamp = PROGRESSIVE_WINNER
@@ -540,5 +542,6 @@ class Table:
                 "hand_id": self.jackpot.hand_id, "seats": list(self.jackpot.seats),
                 "amount": self.jackpot.amount},
             "fault": None if self.fault is None else self.fault._asdict(),
+            "last_settled_hand": self.last_settled_hand,
             "last_settlement": [settlement._asdict() for settlement in self.last_settlement],
         }

@@ -1,0 +1,68 @@
+"""`make run`'s demo, headless, and the dealer's command-line client."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from controller.commands.dealer import request_of
+from controller.journal import Journal, journal_path
+from controller.live_view import LiveView
+from controller.table import Table
+from controller.table_config import default_config_path, load_config
+
+
+def test_the_demo_plays_hands_and_stops_cleanly(tmp_path):
+    state = tmp_path / "state"
+    done = subprocess.run(
+        [sys.executable, "-m", "controller.cli", "demo", "--hands", "2", "--no-view",
+         "--pace", "0", "--seed", "11", "--state-dir", str(state),
+         "--events", f"ipc://{tmp_path}/e", "--replay", f"ipc://{tmp_path}/r",
+         "--commands", f"ipc://{tmp_path}/c"],
+        capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count(" hand_settled ") >= 2
+    assert "demo stopped after 2 hands" in done.stderr
+    report = Journal(journal_path(state)).verify()
+    assert report.ok and report.records_checked > 50
+
+
+@pytest.mark.parametrize("words, expected", [
+    (["place", "3", "ante", "1000"], {"command": "place", "spot": 3, "wager": "ante",
+                                      "amount": 1000}),
+    (["place", "3", "ante", "1000", "P9"], {"command": "place", "spot": 3, "wager": "ante",
+                                            "amount": 1000, "player": "P9"}),
+    (["decide", "2", "discard:Kh,Qs"], {"command": "decide", "spot": 2,
+                                        "decision": "discard:Kh,Qs"}),
+    (["verify-jackpot"], {"command": "verify_jackpot"}),
+    (["void", "card on the floor"], {"command": "void", "reason": "card on the floor"}),
+    (["lock"], {"command": "lock"}),
+])
+def test_dealer_words_make_requests(words, expected):
+    assert request_of(words) == expected
+
+
+@pytest.mark.parametrize("words, says", [
+    (["place", "3"], "usage: place SPOT WAGER AMOUNT [PLAYER]"),
+    (["decide", "2", "stand", "extra"], "usage: decide SPOT DECISION"),
+])
+def test_dealer_usage_errors(words, says):
+    with pytest.raises(ValueError, match=says.replace("[", r"\[").replace("]", r"\]")):
+        request_of(words)
+
+
+def test_dealer_says_when_nobody_answers(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "controller.cli", "dealer", "--connect", f"ipc://{tmp_path}/x",
+         "--timeout", "0.2", "status"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "no answer from" in done.stderr
+
+
+def test_the_live_view_shows_spots_cards_and_meter():
+    table = Table(load_config(default_config_path("three_card_lowball")))
+    view = LiveView()
+    view.event(7, "fault", {"code": "shoe_jam", "detail": "card stuck"})
+    screen = view.render(table.snapshot(), {"shoe": "connected", "spots": "lost"}, 7)
+    assert "TCL-01" in screen and "$5,000.00" in screen and "shoe_jam" in screen
+    assert screen.count("\n") > 12 and "spots \x1b[31mlost" in screen
