@@ -48,6 +48,10 @@ log = structlog.get_logger("lowball.daemon")
 
 #: Events that belong to a hand even when the table has just finished with it.
 HAND_EVENTS = frozenset(CORE_KINDS) | {HandStarted, HandVoided, JackpotPending}
+#: Events worth a log line of their own (the rest are in the journal and on the stream).
+NOTABLE = frozenset({"hand_started", "hand_settled", "fault", "hand_continued", "hand_voided",
+                     "jackpot_pending", "jackpot_verified", "command_refused", "lock_refused",
+                     "table_opened", "table_closed", "device_status"})
 #: Requests on the command socket that only read (answered, not journaled).
 QUERIES = ("status",)
 MAX_COMMAND_BYTES = 4096
@@ -171,6 +175,7 @@ class TableDaemon:
                                                       for event in events)
         hand_id = self.table.hand_id if in_hand else None
         records = self.journal.append_all(events, table_id=self.table_id, hand_id=hand_id)
+        self._log(records, events, hand_id)
         assert self.publisher is not None
         for record, event in zip(records, events):
             self.publisher.publish(record)
@@ -178,6 +183,16 @@ class TableDaemon:
         for observer in self.observers:
             observer(records, events)
         return records
+
+    def _log(self, records: list[Any], events: list[Any], hand_id: str | None) -> None:
+        """One log line per journaled input (debug), and the ones an operator wants to see."""
+        log = self.log.bind(hand=hand_id, seq=records[-1].seq)
+        log.debug("input journaled", input=records[0].type, events=len(events))
+        for record, event in zip(records, events):
+            if record.type in NOTABLE:
+                level = log.warning if record.type in ("fault", "command_refused",
+                                                       "lock_refused") else log.info
+                level(record.type.replace("_", " "), seq=record.seq, **event._asdict())
 
     def _act(self, event: Any) -> None:
         kind = type(event)

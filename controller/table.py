@@ -24,6 +24,7 @@ from controller.events import (
     DEALER,
     DecisionsDue,
     Event,
+    HouseWay,
     MeterContributed,
     MeterSettled,
     ProgressiveAwarded,
@@ -513,10 +514,22 @@ class Table:
         if step.kind == "card":
             who = "the dealer" if step.to == DEALER else (
                 f"spot {step.to}" if isinstance(step.to, int) else f"the {step.to}")
+            way = self.house_way()
+            if way is not None and step.to == DEALER:
+                discard = " ".join(str(card) for card in way.discard)
+                return f"house way: dealer discards {discard} ({way.rule}); " \
+                       f"deal a card to the dealer"
             return f"deal a card to {who} ({self.hand.phase})"
         spots = ", ".join(map(str, step.seats))
         return f"decision from spot{'s' if len(step.seats) > 1 else ''} {spots}: " \
                f"{' or '.join(step.options)}"
+
+    def house_way(self) -> HouseWay | None:
+        """The Three Card Lowball dealer's draw, once the controller has computed it."""
+        if self.hand is None:
+            return None
+        return next((event for event in reversed(self.hand.history)
+                     if type(event) is HouseWay), None)
 
     def snapshot(self) -> dict[str, Any]:
         """The table's state as plain data, for a late joiner and the dealer's screen."""
@@ -529,6 +542,9 @@ class Table:
                 "cards": {str(who): [str(card) for card in cards]
                           for who, cards in hand.cards.items() if cards},
                 "next": hand.next_step()._asdict(),
+                "house_way": None if self.house_way() is None else {
+                    "discard": [str(card) for card in self.house_way().discard],
+                    "rule": self.house_way().rule},
             }
         return {
             "table_id": self.table_id, "game": self.game, "paytable": self.setup.paytable_name,

@@ -285,3 +285,16 @@ def test_scenarios_through_the_table_settle_as_replay_does(path):
             d.do(command="decide", spot=spot, decision=decisions[spot].pop(0))
     settled = [s._asdict() for s in d.events if type(s) is WagerSettled]
     assert settled == expected["settlements"]
+
+
+def test_the_dealer_is_shown_the_house_way():
+    d = Driver("three_card_lowball")
+    d.do(command="open")
+    d.do(command="place", spot=1, wager="ante", amount=1000)
+    d.do(command="place", spot=1, wager="bonus", amount=1000)
+    d.do(command="lock")
+    d.cards("4h Kd 9c Qs 2d Ac")     # dealer Kd Qs Ac: no pair, discard every card ten or higher
+    d.do(command="decide", spot=1, decision="stand")
+    assert d.table.expecting() == ("house way: dealer discards Kd Qs (no pair: discard every "
+                                   "card ten or higher); deal a card to the dealer")
+    assert d.table.snapshot()["hand"]["house_way"]["discard"] == ["Kd", "Qs"]
