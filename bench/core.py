@@ -81,18 +81,19 @@ def _three_card_policy(hand: ThreeCardLowballHand, seat: int) -> Decision:
 
 
 def play(engine, setup, wagers, decks, policy) -> None:
+    """Complete hands: each dealing step's cards in one go, then the decisions asked for."""
     for deck in decks:
         hand = engine(setup, wagers)
         cards = iter(deck)
+        deal, decide = hand.deal, hand.decide
         while True:
+            for _ in range(hand.cards_expected()):
+                deal(next(cards))
             step = hand.next_step()
-            kind = step.kind
-            if kind == "card":
-                hand.deal(next(cards))
-            elif kind == "decision":
+            if step.kind == "decision":
                 for seat in step.seats:
-                    hand.decide(seat, policy(hand, seat))
-            else:
+                    decide(seat, policy(hand, seat))
+            elif step.kind == "settled":
                 break
 
 

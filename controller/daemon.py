@@ -57,6 +57,11 @@ QUERIES = ("status",)
 MAX_COMMAND_BYTES = 4096
 
 
+def _not_json(constant: str) -> Any:
+    """``NaN`` and ``Infinity`` are not JSON (RFC 8259), whatever Python's parser accepts."""
+    raise ValueError(f"{constant} is not a JSON value")
+
+
 class TableDaemon:
     def __init__(self, loaded: LoadedConfig, *, state_dir: Path | None = None,
                  context: zmq.Context | None = None, usb_backend: Any = None,
@@ -253,8 +258,15 @@ class TableDaemon:
     def command(self, payload: bytes) -> dict[str, Any]:
         """One request from the command channel; always answers, never raises."""
         try:
-            request = json.loads(payload.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            request = json.loads(payload.decode("utf-8"), parse_constant=_not_json)
+            # A lone surrogate escape ("\ud800") decodes to text that no UTF-8 message can
+            # carry: refuse it here, before the table acts on a command it could not journal.
+            json.dumps(request, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            return self._refuse("?", payload[:200].decode("utf-8", "replace"), "?", DEALER_ROLE,
+                                "not valid JSON: a \\u escape names a lone surrogate, "
+                                "not a character")
+        except (ValueError, RecursionError) as error:  # bad UTF-8 or JSON, or nested too deep
             return self._refuse("?", payload[:200].decode("utf-8", "replace"), "?", DEALER_ROLE,
                                 f"not valid JSON: {error}")
         if not isinstance(request, dict):

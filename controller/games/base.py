@@ -109,6 +109,10 @@ class Hand:
     #: Names of the wagers for messages.
     WAGER_NAMES: ClassVar[dict[str, str]]
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._KNOWN_KEYS = frozenset(cls.WAGER_KEYS)
+
     def __init__(self, setup: GameSetup, wagers: Mapping[int, Mapping[str, int]]):
         if setup.game != self.game:
             raise ValueError(f"a {self.game} hand cannot use a {setup.game} setup")
@@ -127,35 +131,36 @@ class Hand:
         self._expected: deque[Recipient] = deque()
         self._due: list[int] = []
         self._options: tuple[str, ...] = ()
-        self.history.append(WagersLocked(self.game, setup.paytable_name, tuple(
+        self.history.append(WagersLocked(self.game, setup.paytable_name, tuple([
             new_event(Wager, (seat, key, amount))
-            for seat in self.seats for key, amount in self.wagers[seat].items())))
+            for seat, amounts in self.wagers.items() for key, amount in amounts.items()])))
 
     # -- wagers ---------------------------------------------------------------------------
 
     def _validated(self, wagers: Mapping[int, Mapping[str, int]]) -> dict[int, dict[str, int]]:
         if not wagers:
             raise WagerError("no wagers: at least one spot must play")
+        keys, known = self.WAGER_KEYS, self._KNOWN_KEYS
         validated = {}
-        keys = self.WAGER_KEYS
-        for seat, seat_wagers in sorted(wagers.items(), key=lambda item: str(item[0])):
+        for seat, seat_wagers in wagers.items():
             if type(seat) is not int or not 1 <= seat <= MAX_SPOTS:
                 raise WagerError(f"seat {seat!r}: spots are numbered 1 to {MAX_SPOTS}")
-            amounts = {}
+            if not known.issuperset(seat_wagers):
+                key = next(key for key in seat_wagers if key not in known)
+                raise WagerError(f"seat {seat}: {key!r} is not a {self.game} wager "
+                                 f"(wagers: {', '.join(keys)})")
+            # In settlement order, zero amounts left out; anything not a whole number of
+            # cents of 0 or more is refused below.
+            amounts = {key: seat_wagers[key] for key in keys if seat_wagers.get(key)}
             for key, amount in seat_wagers.items():
-                if key not in keys:
-                    raise WagerError(f"seat {seat}: {key!r} is not a {self.game} wager "
-                                     f"(wagers: {', '.join(keys)})")
                 if type(amount) is not int or amount < 0:
                     raise WagerError(f"seat {seat}: {key} must be a whole number of cents "
                                      f"of 0 or more, not {amount!r}")
-                if amount:
-                    amounts[key] = amount
             for key in self.REQUIRED_WAGERS:
                 if key not in amounts:
                     raise WagerError(f"seat {seat}: the {self.WAGER_NAMES[key]} wager is required")
             self._check_seat_wagers(seat, amounts)
-            validated[seat] = {key: amounts[key] for key in keys if key in amounts}
+            validated[seat] = amounts
         return dict(sorted(validated.items()))
 
     def _check_seat_wagers(self, seat: int, amounts: dict[str, int]) -> None:
