@@ -229,6 +229,7 @@ class TableDaemon:
         table = self.table
         if report.kind == "card":
             self.apply(table.shoe_card(*report.args))
+            self.devices.card_committed(report.args[1])
         elif report.kind == "shoe_fault":
             self.apply(table.shoe_fault(*report.args))
         elif report.kind == "sensor":

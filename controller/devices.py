@@ -128,7 +128,9 @@ class DeviceHub:
         self._lamps: LampWorker | None = None
         if devices.shoe is not None:
             extra = {"backend": usb_backend} if devices.shoe.driver == "usb" else {}
-            self.shoe = open_shoe(devices.shoe, listener=self._listener(shoe_report), **extra)
+            # A card is acknowledged to the shoe only once the table has journaled it.
+            self.shoe = open_shoe(devices.shoe, listener=self._listener(shoe_report),
+                                  ack_cards_on_commit=True, **extra)
         if devices.spots is not None:
             self.spots = open_spots(devices.spots, listener=self._listener(spots_report))
             self._lamps = LampWorker(self.spots)
@@ -170,6 +172,11 @@ class DeviceHub:
         self._wake_out.close()
 
     # -- outputs --------------------------------------------------------------------------
+
+    def card_committed(self, shoe_seq: int) -> None:
+        """The card with this shoe sequence number is in the journal: acknowledge it."""
+        if self.shoe is not None:
+            self.shoe.card_committed(shoe_seq)
 
     def set_lamp(self, spot: int, lamp: str) -> None:
         if self._lamps is not None:

@@ -24,9 +24,10 @@ from abc import abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from drivers.base import DeviceDriver
+from drivers.base import DeviceDriver, DeviceUnavailable
 from drivers.config import ShoeConfig
 from drivers.shoe_events import (
+    CardRead,
     FrameRejected,
     ShoeConnected,
     ShoeEvent,
@@ -112,7 +113,11 @@ class ShoeDriver(DeviceDriver):
 
     def __init__(self, config: ShoeConfig, *,
                  listener: Callable[[ShoeEvent], None] | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 ack_cards_on_commit: bool = False) -> None:
+        """``ack_cards_on_commit``: hold each card's acknowledgement until the table has
+        journaled it (:meth:`card_committed`), so a power cut can never lose a card the shoe
+        believes was delivered: unacknowledged, the shoe sends it again."""
         super().__init__(name=config.label, port_label=self._port_label(config),
                          reconnect_initial_s=config.reconnect_initial_s,
                          reconnect_max_s=config.reconnect_max_s, clock=clock)
@@ -124,6 +129,10 @@ class ShoeDriver(DeviceDriver):
         self._silent = False
         self._write_lock = threading.Lock()
         self.retransmissions = 0
+        self.ack_cards_on_commit = ack_cards_on_commit
+        #: cards reported to the table whose acknowledgement waits for the journal
+        self._uncommitted: set[int] = set()
+        self._commit_lock = threading.Lock()
 
     @staticmethod
     def _port_label(config: ShoeConfig) -> str:
@@ -175,7 +184,7 @@ class ShoeDriver(DeviceDriver):
                 self._silent = False
                 self.log.info("shoe heard again")
                 self._emit(ShoeConnected(self.port_label))
-        if verdict.ack is not None:
+        if verdict.ack is not None and not self._hold_ack(verdict):
             self._send_ack(verdict.ack)
         if verdict.nak is not None:
             self._send_nak(*verdict.nak)
@@ -189,6 +198,32 @@ class ShoeDriver(DeviceDriver):
             else:
                 self.log.debug("shoe event", detail=repr(event))
             self._emit(event)
+
+    def _hold_ack(self, verdict: Verdict) -> bool:
+        """Whether this acknowledgement waits for the table's journal (a new card, or a
+        retransmission of a card not yet committed)."""
+        if not self.ack_cards_on_commit:
+            return False
+        with self._commit_lock:
+            if verdict.ack in self._uncommitted:
+                return True
+            if any(isinstance(event, CardRead) for event in verdict.events):
+                self._uncommitted.add(verdict.ack)
+                return True
+        return False
+
+    def card_committed(self, seq: int) -> None:
+        """The table journaled card ``seq``: acknowledge it now (from the table's thread)."""
+        with self._commit_lock:
+            if seq not in self._uncommitted:
+                return
+            self._uncommitted.discard(seq)
+        try:
+            self._send_ack(seq)
+        except DeviceUnavailable as exc:
+            # Unacknowledged, the shoe resends the card; the table refuses nothing twice
+            # (the duplicate-sequence rule), and it is acknowledged when heard again.
+            self.log.warning("card acknowledgement not sent", seq=seq, reason=str(exc))
 
     # -- what a protocol supplies ---------------------------------------------------------
 

@@ -65,9 +65,6 @@ def test_sigkill_at_journal_boundaries_loses_nothing(baselines, game, capsys):
               f"({', '.join(f'{name}@{seq}' for name, seq in points.items())})")
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "drivers/shoe.py ShoeDriver._handle ACKs a card before the daemon has journaled it: a "
-    "power cut between the ACK and the commit loses a card the shoe counts as delivered"))
 @pytest.mark.parametrize("game", sorted(SCENARIOS))
 def test_sigkill_between_card_ack_and_journal_commit_loses_no_card(game):
     result = power_loss.run_once(game, SCENARIOS[game], in_flight_card=1)
