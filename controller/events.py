@@ -136,11 +136,13 @@ Event = Union[WagersLocked, MeterContributed, PhaseStarted, CardDealt, Decisions
               DecisionMade, HouseWay, HandShown, WagerSettled, ProgressiveAwarded,
               MeterSettled, HandSettled]
 
-#: event type -> its name on the wire, e.g. ``CardDealt`` -> ``card_dealt``
-KINDS: dict[type, str] = {
-    cls: re.sub(r"(?<!^)(?=[A-Z])", "_", cls.__name__).lower()
-    for cls in Event.__args__  # type: ignore[attr-defined]
-}
+def kinds_of(union: object) -> dict[type, str]:
+    """Each event type of ``union`` -> its name on the wire (``CardDealt`` -> ``card_dealt``)."""
+    return {cls: re.sub(r"(?<!^)(?=[A-Z])", "_", cls.__name__).lower()
+            for cls in union.__args__}  # type: ignore[attr-defined]
+
+
+KINDS: dict[type, str] = kinds_of(Event)
 
 
 def kind_of(event: Event) -> str:

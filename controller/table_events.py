@@ -6,11 +6,10 @@ Like the hand events these are immutable NamedTuples; :data:`KINDS` names them o
 
 from __future__ import annotations
 
-import re
 from typing import NamedTuple, Union
 
 from controller.cards import Card
-from controller.events import Wager
+from controller.events import Wager, kinds_of
 
 # Table states (SPEC section 6). PAUSED is reachable from every in-hand state.
 CLOSED, OPEN, LOCKED, DEALING, DECIDING, SETTLED, PAUSED = (
@@ -177,7 +176,4 @@ TableEvent = Union[TableOpened, TableClosed, StateChanged, WagerPlaced, WagerCan
                    JackpotPending, JackpotVerified, MeterChanged, LampSet, SensorReport, DeviceStatus,
                    CommandAccepted, CommandRefused]
 
-KINDS: dict[type, str] = {
-    cls: re.sub(r"(?<!^)(?=[A-Z])", "_", cls.__name__).lower()
-    for cls in TableEvent.__args__  # type: ignore[attr-defined]
-}
+KINDS: dict[type, str] = kinds_of(TableEvent)
