@@ -21,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "dealer": ("dealer", "send a dealer or supervisor command to the daemon"),
     "journal": ("journal", "verify or show the audit journal"),
     "demo": ("demo", "the whole table on simulators, with a live view (make run)"),
+    "watch": ("watch", "a live, readable view of the event stream for surveillance"),
 }
 
 

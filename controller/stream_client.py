@@ -58,6 +58,9 @@ class StreamClient:
         #: Messages that did not parse, gaps filled by replay, heartbeats heard (monitoring).
         self.malformed = 0
         self.gaps_filled = 0
+        #: (first, last) seq ranges filled from the replay socket, oldest first, for a
+        #: reader that shows where the stream had a gap (``watch`` pops them as it goes)
+        self.filled: deque[tuple[int, int]] = deque()
         self.heartbeats = 0
 
     def _connect_dealer(self) -> zmq.Socket:
@@ -213,6 +216,8 @@ class StreamClient:
         """Replay the events after :attr:`last_seq` through ``through`` into the queue."""
         assert self.last_seq is not None
         self._ready.extend(self.replay(self.last_seq, until=through, timeout=timeout))
+        if through > self.last_seq:
+            self.filled.append((self.last_seq + 1, through))
         self.last_seq = through
         self.gaps_filled += 1
 

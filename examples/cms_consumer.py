@@ -1,0 +1,331 @@
+#!/usr/bin/env python3
+"""A complete consumer of one lowball-table event stream, for a CMS developer to copy.
+
+It needs only pyzmq (``pip install pyzmq``) and the Python standard library: no code from
+the table controller. Run it against ``make run`` (the demo table) in another terminal::
+
+    python examples/cms_consumer.py --connect tcp://127.0.0.1:5555 --replay tcp://127.0.0.1:5556
+
+What it does, in the order a real consumer must (docs/integration.md explains each step):
+
+1. subscribes to ``<table_id>.`` on the events (PUB) socket *first*, keeping what arrives;
+2. asks the replay socket for a snapshot: the table state as of seq S;
+3. replays the journaled events after ``--after`` (0: the whole history) up to S, in batches;
+4. applies live events with seq > S in seq order; an event whose seq is more than one above
+   the last applied, or a heartbeat announcing a higher seq, means messages were lost: the
+   missing ones are replayed before going on (never skipped);
+5. warns when the table sends no heartbeat for 3 s (the table or the network is down).
+
+Along the way it tracks each spot's net result and the progressive meter, prints every
+settlement, and recomputes the journal's hash chain over the messages it received, so its
+last hash can be compared with ``lowball-table journal verify``. ``--count N`` stops after N
+events, ``--timeout S`` after S seconds; Ctrl-C (or SIGTERM) stops it. Each stop prints a
+summary. Exit status: 0, 1 when ``--count`` was not reached in time, 2 when the table cannot
+be reached.
+
+A real CMS would store the last seq it processed (and its chain hash) with its own data, in
+one transaction, and start the next run with ``--after`` that seq (and ``--prev-hash``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import signal
+import sys
+import time
+
+import zmq
+
+SILENCE_S = 3.0          # no heartbeat for this long: the table or the network is down
+REQUEST_TIMEOUT_S = 5.0  # an answer from the replay socket
+GENESIS_HASH = "0" * 64  # the journal's prev_hash of seq 1
+
+
+def dollars(cents):
+    """Money on the stream is integer cents: 123456 -> "$1,234.56", -150 -> "-$1.50"."""
+    sign = "-" if cents < 0 else ""
+    whole, rest = divmod(abs(cents), 100)
+    return f"{sign}${whole:,}.{rest:02d}"
+
+
+def signed(cents):
+    return ("+" if cents > 0 else "") + dollars(cents)
+
+
+class TableUnreachable(Exception):
+    pass
+
+
+class TableStream:
+    """The events (SUB) and replay (DEALER) sockets of one table."""
+
+    def __init__(self, context, events, replay, table_id, timeout=REQUEST_TIMEOUT_S):
+        self.table_id, self.timeout = table_id, timeout
+        self.context, self.replay_endpoint = context, replay
+        self.sub = context.socket(zmq.SUB)
+        self.sub.setsockopt(zmq.LINGER, 0)
+        # The dot matters: "CALI-01" alone would also match table "CALI-010".
+        self.sub.setsockopt(zmq.SUBSCRIBE, f"{table_id}.".encode())
+        self.sub.connect(events)
+        self.dealer = self._dealer()
+        self.live = []  # (raw bytes, message) read from SUB, not yet applied
+
+    def _dealer(self):
+        dealer = self.context.socket(zmq.DEALER)
+        dealer.setsockopt(zmq.LINGER, 0)
+        dealer.connect(self.replay_endpoint)
+        return dealer
+
+    def read_live(self, wait_ms):
+        """Move what the SUB socket has into ``self.live``, waiting up to ``wait_ms``."""
+        while self.sub.poll(wait_ms, zmq.POLLIN):
+            wait_ms = 0
+            frames = self.sub.recv_multipart()
+            try:
+                self.live.append((frames[-1], json.loads(frames[-1])))
+            except ValueError:
+                print(f"warning: a message that is not JSON on {frames[0]!r}", file=sys.stderr)
+
+    def request(self, request):
+        """Send one request; yield (raw, reply) pairs. Keeps reading SUB meanwhile, so no live
+        message is lost while we wait (step 1 of the Clone pattern)."""
+        self.dealer.send(json.dumps(request).encode())
+        deadline = time.monotonic() + self.timeout
+        poller = zmq.Poller()
+        poller.register(self.dealer, zmq.POLLIN)
+        poller.register(self.sub, zmq.POLLIN)
+        while True:
+            ready = dict(poller.poll(max(0, int((deadline - time.monotonic()) * 1000))))
+            if self.sub in ready:
+                self.read_live(0)
+            if self.dealer in ready:
+                raw = self.dealer.recv()
+                reply = json.loads(raw)
+                if reply.get("type") == "error":
+                    raise RuntimeError(f"the table refused {request}: {reply['reason']}")
+                yield raw, reply
+            elif not ready and time.monotonic() >= deadline:
+                # A late answer must not be read as the answer to the next request.
+                self.dealer.close(0)
+                self.dealer = self._dealer()
+                raise TableUnreachable(f"no answer from {self.replay_endpoint} within "
+                                       f"{self.timeout:g} s")
+
+    def snapshot(self):
+        return next(self.request({"request": "snapshot"}))[1]
+
+    def replay(self, after, until):
+        """Yield the journaled events after seq ``after`` through ``until`` as (raw, message),
+        one request per batch (the table sends at most 1000 per request)."""
+        last = after
+        while last < until:
+            start = last
+            for raw, reply in self.request({"request": "replay", "after": last,
+                                            "limit": until - last}):
+                if reply.get("type") == "replay_end":
+                    break
+                if reply.get("seq") != last + 1:
+                    raise RuntimeError(f"replay after {start}: expected seq {last + 1}, got "
+                                       f"{reply.get('seq')}")
+                last = reply["seq"]
+                yield raw, reply
+            if last == start:
+                raise RuntimeError(f"the journal ends at seq {last}, before {until}")
+
+    def close(self):
+        self.sub.close(0)
+        self.dealer.close(0)
+
+
+class Consumer:
+    """What a CMS keeps: per-spot results, the meter, hands, the chain hash."""
+
+    def __init__(self, after, prev_hash):
+        self.last_seq = after
+        self.chain = prev_hash           # None: not computed (started mid-journal)
+        self.spot_net = {}               # spot -> net cents (wagers and progressive awards)
+        self.meter = None                # progressive meter, cents (Three Card Lowball)
+        self.hands = 0
+        self.events = 0
+        self.gaps = 0
+
+    def apply(self, raw, message):
+        """One event, in seq order, exactly once."""
+        assert message["seq"] == self.last_seq + 1, (message["seq"], self.last_seq)
+        self.last_seq = message["seq"]
+        self.events += 1
+        if self.chain is not None:
+            self.chain = hashlib.sha256(self.chain.encode() + raw).hexdigest()
+        kind, data, hand = message["type"], message["data"], message["hand_id"]
+        if kind == "wager_settled":
+            self.spot_net[data["seat"]] = self.spot_net.get(data["seat"], 0) + data["net"]
+            print(f"#{message['seq']} settled {hand} spot {data['seat']} {data['wager']} "
+                  f"{dollars(data['amount'])}: {data['result']}, net {signed(data['net'])}")
+        elif kind == "progressive_awarded":
+            self.spot_net[data["seat"]] = self.spot_net.get(data["seat"], 0) + data["amount"]
+            print(f"#{message['seq']} progressive {hand} spot {data['seat']} {data['award']}: "
+                  f"{dollars(data['amount'])}")
+        elif kind == "hand_settled":
+            self.hands += 1
+            print(f"#{message['seq']} hand {hand} settled: players {signed(data['players_net'])},"
+                  f" house {signed(data['house_result'])}; {self.totals()}", flush=True)
+        elif kind == "hand_voided":
+            print(f"#{message['seq']} hand {data['hand_id']} VOIDED by {data['by']}: "
+                  f"{data['reason']}")
+        elif kind == "meter_changed":
+            self.meter = data["amount"]
+        elif kind == "fault":
+            print(f"#{message['seq']} FAULT {data['code']} ({data['device']}): {data['detail']}")
+        sys.stdout.flush()
+
+    def totals(self):
+        spots = ", ".join(f"spot {spot} {signed(net)}"
+                          for spot, net in sorted(self.spot_net.items()))
+        meter = f"; meter {dollars(self.meter)}" if self.meter is not None else ""
+        return f"totals: {spots or 'none'}{meter}"
+
+    def summary(self):
+        chain = (f", chain hash {self.chain}" if self.chain is not None
+                 else " (chain not checked: started after seq 0 without --prev-hash)")
+        return (f"summary: {self.events} events, {self.hands} hands settled, last seq "
+                f"{self.last_seq}{chain}, {self.gaps} gaps filled; {self.totals()}")
+
+
+def request_timeout(args):
+    return min(REQUEST_TIMEOUT_S, args.timeout or REQUEST_TIMEOUT_S)
+
+
+def discover_table_id(context, args):
+    """The table id from a snapshot (the daemon's state names it), else from a heartbeat."""
+    # table_id "": subscribed to "." only, which no topic starts with: this stream only asks.
+    stream = TableStream(context, args.connect, args.replay, "", request_timeout(args))
+    try:
+        state = stream.snapshot().get("state", {})
+        if state.get("table_id"):
+            return state["table_id"]
+    finally:
+        stream.close()
+    sub = context.socket(zmq.SUB)
+    sub.setsockopt(zmq.LINGER, 0)
+    sub.setsockopt(zmq.SUBSCRIBE, b"")
+    sub.connect(args.connect)
+    try:
+        if sub.poll(int(request_timeout(args) * 1000), zmq.POLLIN):
+            return json.loads(sub.recv_multipart()[-1])["table_id"]
+    finally:
+        sub.close(0)
+    raise TableUnreachable(f"nothing heard on {args.connect}: pass --table")
+
+
+def run(args):
+    context = zmq.Context()
+    stream = None
+    consumer = Consumer(args.after, GENESIS_HASH if args.after == 0 else args.prev_hash)
+    start, synced = time.monotonic(), False
+    try:
+        table_id = args.table or discover_table_id(context, args)
+        stream = TableStream(context, args.connect, args.replay, table_id,
+                             request_timeout(args))
+        # Steps 2 and 3: snapshot, then history up to it.
+        snapshot = stream.snapshot()
+        state, snap_seq = snapshot.get("state", {}), snapshot["seq"]
+        if args.after > snap_seq:
+            print(f"--after {args.after} is beyond the journal's last seq {snap_seq}",
+                  file=sys.stderr)
+            return 2
+        for raw, message in stream.replay(args.after, snap_seq):
+            consumer.apply(raw, message)
+        if state.get("meter") is not None:
+            consumer.meter = state["meter"]
+        synced = True
+        print(f"synced: table {table_id} is {state.get('state', '?')} at seq {snap_seq} "
+              f"({snap_seq - args.after} events replayed)", flush=True)
+        return follow(stream, consumer, args, start)
+    except TableUnreachable as error:
+        print(f"cms_consumer: {error}: is the table running (make run), and are --connect and "
+              "--replay its event and replay endpoints?", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        if synced:
+            print(consumer.summary(), flush=True)
+        if stream is not None:
+            stream.close()
+        context.destroy(0)
+
+
+def follow(stream, consumer, args, start):
+    """Step 4: live events in seq order, gaps filled by replay; the heartbeat watch."""
+    heard, silent, live = time.monotonic(), False, False
+    while args.count is None or consumer.events < args.count:
+        now = time.monotonic()
+        if args.timeout is not None and now - start >= args.timeout:
+            if args.count is not None:
+                print(f"only {consumer.events} of {args.count} events within "
+                      f"{args.timeout:g} s", file=sys.stderr)
+                return 1
+            return 0
+        wait_ms = 500 if args.timeout is None else \
+            max(0, min(500, int((start + args.timeout - now) * 1000)))
+        stream.read_live(wait_ms)
+        pending, stream.live = stream.live, []
+        for raw, message in pending:
+            heard = time.monotonic()
+            if silent:
+                silent = False
+                print(f"table {stream.table_id} heard again", flush=True)
+            if message.get("type") == "heartbeat":
+                if not live:
+                    live = True
+                    print(f"live: table {message['table_id']} is {message['state']}, "
+                          f"last seq {message['seq']}", flush=True)
+                # The heartbeat carries the last seq published: more than we have = missed.
+                if message["seq"] > consumer.last_seq:
+                    fill(stream, consumer, message["seq"])
+                continue
+            if message["seq"] <= consumer.last_seq:
+                continue  # already applied (from the snapshot's history or a replay)
+            if message["seq"] > consumer.last_seq + 1:
+                fill(stream, consumer, message["seq"] - 1)
+            consumer.apply(raw, message)
+        if not silent and time.monotonic() - heard >= args.silence:
+            silent = True
+            print(f"WARNING: no heartbeat from table {stream.table_id} for {args.silence:g} s: "
+                  "the table or the network is down", flush=True)
+    return 0
+
+
+def fill(stream, consumer, through):
+    """Replay the events after the last one applied through ``through``: never skip one."""
+    first = consumer.last_seq + 1
+    for raw, message in stream.replay(consumer.last_seq, through):
+        consumer.apply(raw, message)
+    consumer.gaps += 1
+    print(f"gap: seq {first}-{through} did not arrive; filled from replay", flush=True)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--connect", default="tcp://127.0.0.1:5555",
+                        help="the table's events (PUB) endpoint")
+    parser.add_argument("--replay", default="tcp://127.0.0.1:5556",
+                        help="the table's snapshot/replay endpoint")
+    parser.add_argument("--table", help="the table id (default: asked from the table)")
+    parser.add_argument("--after", type=int, default=0,
+                        help="start after this seq (the last one you processed; default 0)")
+    parser.add_argument("--prev-hash", help="the chain hash of seq --after, to keep checking "
+                                            "the hash chain")
+    parser.add_argument("--count", type=int, help="stop after N events")
+    parser.add_argument("--timeout", type=float, help="stop after S seconds")
+    parser.add_argument("--silence", type=float, default=SILENCE_S,
+                        help=f"warn after S seconds without a heartbeat (default {SILENCE_S:g})")
+    args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # SIGTERM stops like Ctrl-C
+    return run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

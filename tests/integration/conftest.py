@@ -1,0 +1,148 @@
+"""What the integration tests share: the tools under test run as real subprocesses (the watch
+command, the example CMS consumer) against a real daemon (tests/test_daemon.py's Rig) or the
+stream tests' table loop (tests/stream/conftest.py's TableLoop, which can lose messages on
+purpose).
+
+Nothing sleeps to synchronise: a test waits for a line the tool prints (read by a thread into a
+queue), and every wait has a deadline that only bounds a failure.
+"""
+
+from __future__ import annotations
+
+import queue
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+import zmq
+
+from controller.journal import Journal, JournalRecord, journal_path
+from tests.stream.conftest import TableLoop
+from tests.test_daemon import Rig
+
+ROOT = Path(__file__).resolve().parents[2]
+DEADLINE_S = 20.0
+
+
+class Tool:
+    """A subprocess whose stdout and stderr lines are read by threads into queues."""
+
+    def __init__(self, argv: list[str]):
+        self.argv = argv
+        self.process = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, text=True, bufsize=1)
+        self.out: list[str] = []
+        self.err: list[str] = []
+        self._queues = {"out": queue.Queue(), "err": queue.Queue()}
+        self.ended = {"out": False, "err": False}
+        for name, stream in (("out", self.process.stdout), ("err", self.process.stderr)):
+            threading.Thread(target=self._pump, args=(stream, self._queues[name]),
+                             daemon=True).start()
+
+    @staticmethod
+    def _pump(stream, lines: queue.Queue) -> None:
+        for line in stream:
+            lines.put(line.rstrip("\n"))
+        lines.put(None)  # end of stream
+
+    def next_line(self, stream: str = "out", timeout: float = DEADLINE_S) -> str | None:
+        """The next line of ``stream``; None at its end or if none came within ``timeout``."""
+        try:
+            line = self._queues[stream].get(timeout=timeout)
+        except queue.Empty:
+            return None
+        if line is None:
+            self._queues[stream].put(None)  # stays at the end
+            self.ended[stream] = True
+            return None
+        (self.out if stream == "out" else self.err).append(line)
+        return line
+
+    def wait_for(self, predicate: Callable[[str], bool], stream: str = "out",
+                 timeout: float = DEADLINE_S, between: Callable[[], None] | None = None) -> str:
+        """Read lines until one satisfies ``predicate``; ``between`` is called before each
+        short wait (e.g. to send heartbeats until the tool says it is live)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if between is not None:
+                between()
+            line = self.next_line(stream, timeout=0.05 if between else
+                                  max(0.0, deadline - time.monotonic()))
+            if line is not None and predicate(line):
+                return line
+            if line is None and self.ended[stream]:
+                break
+        raise AssertionError(f"{self.argv[2:]}: no such line on std{stream} within "
+                             f"{timeout} s; stdout so far {self.out[-20:]}, stderr "
+                             f"{self.err[-20:]}")
+
+    def finish(self, timeout: float = DEADLINE_S) -> int:
+        """Wait for the exit status, then collect the rest of both streams."""
+        status = self.process.wait(timeout)
+        for stream in ("out", "err"):
+            while self.next_line(stream, timeout=DEADLINE_S) is not None:
+                pass
+        return status
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(DEADLINE_S)
+
+
+@pytest.fixture
+def tools() -> Iterator[Callable[..., Tool]]:
+    started: list[Tool] = []
+
+    def start(*argv: str) -> Tool:
+        tool = Tool([sys.executable, *argv])
+        started.append(tool)
+        return tool
+
+    yield start
+    for tool in started:
+        tool.stop()
+
+
+def watch_argv(*args: str) -> list[str]:
+    return ["-m", "controller.cli", "watch", *args]
+
+
+def run_tool(*argv: str, timeout: float = DEADLINE_S) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, *argv], cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def journal_records(state_dir: Path) -> list[JournalRecord]:
+    """Everything journaled so far (read-only, beside the running daemon)."""
+    with Journal.open_readonly(journal_path(state_dir)) as journal:
+        return list(journal.records())
+
+
+@pytest.fixture
+def rig_factory(tmp_path: Path) -> Iterator[Callable[[str], Rig]]:
+    rigs: list[Rig] = []
+
+    def make(game: str) -> Rig:
+        rig = Rig(tmp_path, game)
+        rigs.append(rig)
+        return rig
+
+    yield make
+    for rig in rigs:
+        rig.close()
+
+
+@pytest.fixture
+def table_loop(tmp_path: Path) -> Iterator[TableLoop]:
+    """A journal and a publisher in their own thread, on tcp ports; ``append`` with
+    publish=False journals events this subscriber never receives."""
+    context = zmq.Context()
+    loop = TableLoop(context, tmp_path / "journal.sqlite3")
+    yield loop
+    loop.stop()
+    context.destroy(linger=0)
