@@ -124,6 +124,10 @@ class Table:
         self.paused_from: str | None = None
         self.jackpot: PendingJackpot | None = None
         self.lamps: dict[int, str] = {}
+        #: (shoe seq, card) of the last card the shoe reported, to recognise a resend
+        self.last_shoe_card: tuple[int, Card] | None = None
+        #: devices reported lost and not yet back (a device fault waits for them)
+        self.devices_down: set[str] = set()
         #: the most recently settled hand (shown until the next one settles)
         self.last_settled_hand: str | None = None
         self.last_settlement: list[WagerSettled] = []
@@ -153,6 +157,12 @@ class Table:
     def shoe_card(self, card: Card, shoe_seq: int, tag: str) -> list[AnyEvent]:
         """A card left the shoe. Dealt to its recipient, or the hand pauses on a misdeal."""
         record = ShoeCard(card, shoe_seq, tag)
+        if self.last_shoe_card == (shoe_seq, card):
+            # The shoe sent the last card again: its acknowledgement was lost (the controller
+            # stopped between the journal commit and the acknowledgement). It is the same
+            # card: record it, count it once.
+            return [record]
+        self.last_shoe_card = (shoe_seq, card)
         if self.hand is None or self.state not in (LOCKED, DEALING, DECIDING):
             # No hand, or a card out of the shoe while the hand is paused: it belongs to no
             # hand, so the hand can only be voided (a supervisor decides).
@@ -183,6 +193,10 @@ class Table:
     def device_status(self, device: str, status: str, detail: str = "") -> list[AnyEvent]:
         """A device connected or was lost. Lost mid-hand pauses the hand (recoverable)."""
         record = DeviceStatus(device, status, detail)
+        if status == "lost":
+            self.devices_down.add(device)
+        elif status == "connected":
+            self.devices_down.discard(device)
         if status == "lost" and self.state in IN_HAND and device in ("shoe", "spots"):
             return [record, *self._pause("device_lost", f"{device} lost: {detail}", device, True)]
         if device == "controller" and status == "restarted" and self.state in IN_HAND:
@@ -296,6 +310,8 @@ class Table:
         if amount is None:
             raise CommandError(f"spot {command.spot} has no {command.wager} wager")
         del self.wagers[command.spot][command.wager]
+        if not self.wagers[command.spot]:
+            self.players.pop(command.spot, None)
         lamp = WAGER_ACCEPTED if self.wagers[command.spot] else ATTRACT
         return [WagerCancelled(command.spot, command.wager, amount, "dealer"),
                 *self._lamp(command.spot, lamp)]
@@ -317,6 +333,7 @@ class Table:
             return [LockRefused((str(error),))]
         self.hand, self.hand_id, self.hand_number = hand, hand_id, hand_number
         self.wagers = defaultdict(dict)
+        self.players = {}
         events: list[AnyEvent] = [HandStarted(hand_id, self.game, self.setup.paytable_name,
                                               hand_number), *self._set_state(LOCKED, "locked")]
         events += hand.history
@@ -377,6 +394,9 @@ class Table:
         if not self.fault.recoverable:
             raise CommandError(f"{self.fault.code} is a misdeal: only a supervisor can void "
                                f"the hand")
+        down = sorted(self.devices_down & {"shoe", "spots"})
+        if down:
+            raise CommandError(f"{', '.join(down)} still lost: reconnect it before continuing")
         resumed = self.paused_from or DEALING
         self.fault, self.paused_from = None, None
         return [HandContinued(by), *self._set_state(resumed, f"continued by {by}")]
@@ -387,6 +407,9 @@ class Table:
         hand, hand_id = self.hand, self.hand_id
         returned = tuple(Wager(spot, key, amount) for spot, amounts in hand.wagers.items()
                          for key, amount in amounts.items())
+        # A Cali LowBall Raise made before the void is returned too.
+        returned += tuple(Wager(spot, "raise", amount)
+                          for spot, amount in sorted(getattr(hand, "raised", {}).items()))
         contributions = getattr(hand, "contributions", 0)
         events: list[AnyEvent] = [HandVoided(hand_id or "", by, command.reason, returned,
                                              contributions)]
@@ -456,7 +479,7 @@ class Table:
                 self.meter = event.after - event.reseed
                 if event.awards:
                     events.append(MeterChanged(self.meter, f"jackpot paid on hand {hand_id}"))
-                if event.reseed:
+                if jackpot_seats:
                     self.jackpot = PendingJackpot(hand_id, tuple(jackpot_seats), jackpot_amount,
                                                   event.after)
                     events.append(JackpotPending(hand_id, tuple(jackpot_seats), jackpot_amount))

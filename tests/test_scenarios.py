@@ -109,6 +109,8 @@ def changed(base, path, value):
     (THREE, ["decisions", "2", 0], "discard:As", "decisions.2[0]: seat 2: cannot discard As"),
     (THREE, ["decisions", "2", 0], "discard:Kd,4h,2c", "decisions.2[0]: seat 2: discard 1 or 2"),
     (THREE, ["decisions", "2", 0], "fold", "decisions.2[0]: seat 2: 'fold' is not allowed"),
+    (THREE, ["decisions", "2", 0], "discard", "decisions.2[0]: decision 'discard': name the 1 "
+                                              "or 2 cards"),
     (THREE, ["decisions", "2", 0], "discard:Zz", "decisions.2[0]: decision 'discard:Zz': unknown"),
     (THREE, ["seats", "2", "progressive"], 200, "seats.2: seat 2: the progressive wager is 100"),
     (THREE, ["seats", "2", "bonus"], 400, "seats.2: seat 2: Ante 500 and Bonus 400 must be equal"),

@@ -298,3 +298,84 @@ def test_the_dealer_is_shown_the_house_way():
     assert d.table.expecting() == ("house way: dealer discards Kd Qs (no pair: discard every "
                                    "card ten or higher); deal a card to the dealer")
     assert d.table.snapshot()["hand"]["house_way"]["discard"] == ["Kd", "Qs"]
+
+
+def test_void_returns_the_raise_too():
+    d2 = Driver()
+    cali_hand(d2)
+    d2.cards("As 9c Kd 2s 9d Qh")
+    d2.do(command="decide", spot=1, decision="raise")
+    d2.card("As")                                       # a card while spot 2 must decide
+    voided = d2.do(role="supervisor", command="void", reason="misdeal")
+    (void,) = [e for e in voided if type(e) is HandVoided]
+    assert (1, "raise", 3000) in {(w.seat, w.wager, w.amount) for w in void.returned}
+    assert sum(w.amount for w in void.returned) == 4 * 1000 + 3000
+
+
+def test_a_discard_must_name_its_cards():
+    d = Driver("three_card_lowball")
+    d.do(command="open")
+    d.do(command="place", spot=1, wager="ante", amount=1000)
+    d.do(command="place", spot=1, wager="bonus", amount=1000)
+    d.do(command="lock")
+    d.cards("4h Kd 9c Qs 2d Ac")
+    for text in ("discard", "discard:"):
+        (refused,) = d.do(command="decide", spot=1, decision=text)
+        assert type(refused) is CommandRefused and "name the 1 or 2 cards" in refused.reason
+    assert d.table.expecting() == "decision from spot 1: stand or discard"
+
+
+def test_a_jackpot_is_held_even_with_a_zero_seed():
+    from controller.table_config import Progressive
+    d = Driver("three_card_lowball")
+    config = d.table.config
+    d.table.config = config.model_copy(update={"config": config.config.model_copy(
+        update={"progressive": Progressive(seed=0)})})
+    d.table.setup = d.table.config.setup()
+    d.table.meter = 0
+    d.do(command="open")
+    for wager, amount in (("ante", 1000), ("bonus", 1000), ("progressive", 100)):
+        d.do(command="place", spot=1, wager=wager, amount=amount)
+    d.do(command="lock")
+    d.cards("4h 4c 2d 2h As Ac")
+    d.do(command="decide", spot=1, decision="stand")
+    assert [e for e in d.events if type(e) is JackpotPending]
+    assert d.table.jackpot is not None
+    assert type(d.do(command="open")[0]) is CommandRefused
+
+
+def test_a_card_resent_after_a_restart_counts_once():
+    d = Driver()
+    cali_hand(d)
+    d.card("As", seq=7)
+    rebuilt = Table(load_config(default_config_path("cali_lowball")))
+    rebuilt.replay(d.events)
+    events = rebuilt.shoe_card(parse_card("As"), 7, "")        # the shoe resends it
+    assert [type(e).__name__ for e in events] == ["ShoeCard"]
+    assert rebuilt.snapshot() == d.table.snapshot()
+    assert rebuilt.shoe_card(parse_card("9c"), 8, "")[1].to == 2
+
+
+def test_player_names_do_not_outlive_their_wagers():
+    d = Driver()
+    d.do(command="open")
+    for spot in range(1, 5):
+        d.do(command="place", spot=spot, wager="ante", amount=1000, player="alice")
+    for spot in range(1, 5):
+        d.do(command="cancel", spot=spot, wager="ante")
+    for spot in range(1, 6):
+        d.do(command="place", spot=spot, wager="ante", amount=1000,
+             player="alice" if spot == 5 else "")
+        d.do(command="place", spot=spot, wager="xtra_bonus", amount=1000)
+    assert type(d.do(command="lock")[-1]) is not LockRefused
+
+
+def test_continue_waits_for_the_lost_device():
+    d = Driver()
+    cali_hand(d)
+    d.record(d.table.device_status("shoe", "lost", "unplugged"))
+    (refused,) = d.do(command="continue")
+    assert "shoe still lost" in refused.reason
+    d.record(d.table.device_status("shoe", "connected", "/dev/ttyUSB0"))
+    assert type(d.do(command="continue")[0]) is CommandAccepted
+    assert d.table.state == "LOCKED"

@@ -71,6 +71,9 @@ class Decision(NamedTuple):
                 discarded = parse_cards(cards)
             except CardError as error:
                 raise ValueError(f"decision {text!r}: {error}") from None
+            if not discarded:
+                raise ValueError(f"decision {text!r}: name the 1 or 2 cards discarded, "
+                                 f"such as 'discard:Kh' or 'discard:Kh,Qs'")
             return cls("discard", discarded)
         if cards:
             raise ValueError(f"decision {text!r}: only 'discard' names cards")
@@ -253,8 +256,8 @@ class Hand:
 
     def decide(self, seat: int, decision: Decision) -> tuple[Event, ...]:
         # A cheap guard for the common case; anything unusual gets the full check and reason.
-        if type(decision) is not Decision or decision.cards or self._expected \
-                or seat not in self._due or decision.action not in self._options:
+        if type(decision) is not Decision or decision.cards or decision.action == "discard" \
+                or self._expected or seat not in self._due or decision.action not in self._options:
             self.verify_decide(seat, decision)
         start = len(self.history)
         self._apply_decision(seat, decision)
