@@ -52,7 +52,7 @@ from drivers.lbs1 import (
 )
 from drivers.lines import LineError, LineSplitter
 from drivers.shoe import Message, ShoeReceiver
-from drivers.shoe_events import CardRead, FrameRejected
+from drivers.shoe_events import CardRead, FaultCode, FrameRejected, ShoeFault
 from drivers.shoe_serial import frame_to_inbound
 from drivers.spots import Reply, WagerSensor
 from drivers.spots_ascii import decode_line
@@ -260,7 +260,11 @@ def usb_reports(examples: int) -> int:
         try:
             decoded = decode_report(report)
         except ReportError as error:
-            assert str(error) and isinstance(event, FrameRejected)
+            if report[0] == REPORT_CARD:
+                # An unreadable card report is a misread: the hand pauses, nothing is lost.
+                assert isinstance(event, ShoeFault) and event.code is FaultCode.MISREAD
+            else:
+                assert str(error) and isinstance(event, FrameRejected)
             return
         if isinstance(decoded, CardRead):
             assert report[0] == REPORT_CARD

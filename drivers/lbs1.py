@@ -219,13 +219,16 @@ def frame_to_event(frame: Frame) -> ShoeEvent:
     """What a shoe-to-host frame reports; :class:`FrameContentError` says why if nothing."""
     kind, payload = frame.type, frame.payload
     if kind == "C":
+        # An intact card frame whose card cannot be read still means a card left the shoe:
+        # it is reported as a misread (the hand pauses), never dropped as mere noise.
         card_text, _, tag = payload.partition(",")
         try:
             card = parse_card(card_text)
         except CardError as exc:
-            raise FrameContentError(f"card frame: {exc}") from None
+            return ShoeFault(FaultCode.MISREAD, f"card frame {payload!r} unreadable: {exc}")
         if "," in payload and not _TAG_RE.fullmatch(tag.upper()):
-            raise FrameContentError(f"card frame: RFID tag {tag!r} is not 2-20 hex digits")
+            return ShoeFault(FaultCode.MISREAD, f"card frame {payload!r}: RFID tag {tag!r} "
+                                                f"is not 2-20 hex digits")
         return CardRead(card, frame.seq, tag.upper() or None)
     if kind == "E":
         code, _, detail = payload.partition(",")

@@ -106,4 +106,8 @@ def decode_to_event(report: bytes) -> ShoeEvent:
     try:
         return decode_report(report)
     except ReportError as exc:
+        if len(report) == REPORT_SIZE and report[0] == REPORT_CARD:
+            # A whole card report with an unreadable card: a card left the shoe, so it is a
+            # misread (the hand pauses), never dropped as mere noise.
+            return ShoeFault(FaultCode.MISREAD, f"card report {bytes(report).hex()}: {exc}")
         return FrameRejected(str(exc), bytes(report))

@@ -188,6 +188,15 @@ def test_heartbeat() -> None:
     (Frame(1, "C", "AX"), "suit"),
     (Frame(1, "C", ""), "empty card"),
     (Frame(1, "C", "AS,XYZ"), "RFID tag"),
+])
+def test_an_unreadable_card_frame_is_a_misread(frame: Frame, reason: str) -> None:
+    """A card left the shoe even if its frame cannot be read: the hand must pause."""
+    event = frame_to_event(frame)
+    assert isinstance(event, ShoeFault) and event.code is FaultCode.MISREAD
+    assert reason in event.detail
+
+
+@pytest.mark.parametrize("frame, reason", [
     (Frame(1, "E", "FIRE"), "unknown fault code 'FIRE'"),
     (Frame(1, "S", "NAPPING"), "unknown status 'NAPPING'"),
     (Frame(1, "H", "-1"), "uptime"),
@@ -242,7 +251,13 @@ def test_usb_heartbeat() -> None:
 def test_usb_bad_reports(report: bytes, reason: str) -> None:
     with pytest.raises(ReportError, match=reason):
         decode_report(report)
-    assert isinstance(decode_to_event(report), FrameRejected)
+    event = decode_to_event(report)
+    if len(report) == 8 and report[0] == 1:
+        # A whole card report with an unreadable card: a misread, and the hand pauses.
+        assert isinstance(event, ShoeFault) and event.code is FaultCode.MISREAD
+        assert reason in event.detail
+    else:
+        assert isinstance(event, FrameRejected)
 
 
 # -- the sequence rules ---------------------------------------------------------------------
