@@ -18,7 +18,6 @@ import secrets
 import sys
 import tempfile
 import threading
-import time
 from pathlib import Path
 
 from controller import logs
