@@ -28,10 +28,11 @@ from controller import wire
 from controller.devices import DeviceHub, Report
 from controller.journal import Journal, journal_path
 from controller.publisher import EventPublisher
+from controller.stream_security import COMMANDS_DOMAIN, StreamSecurity
 from controller.systemd_notify import Notifier, Watchdog
 from controller.table import Table
 from controller.table_commands import DEALER_ROLE, SUPERVISOR_ROLE, parse_command
-from controller.table_config import LoadedConfig
+from controller.table_config import LoadedConfig, game_settings, load_config, settings_changed
 from controller.events import KINDS as CORE_KINDS
 from controller.table_events import (
     CommandRefused,
@@ -62,6 +63,10 @@ def _not_json(constant: str) -> Any:
     raise ValueError(f"{constant} is not a JSON value")
 
 
+class ConfigMismatch(RuntimeError):
+    """The journal holds a hand in play under other game settings than the config file."""
+
+
 class TableDaemon:
     def __init__(self, loaded: LoadedConfig, *, state_dir: Path | None = None,
                  context: zmq.Context | None = None, usb_backend: Any = None,
@@ -79,6 +84,7 @@ class TableDaemon:
         self.journal = Journal(journal_path(self.state_dir), durability=durability)
         self.devices = DeviceHub(config.devices, usb_backend=usb_backend)
         self.publisher: EventPublisher | None = None
+        self.security: StreamSecurity | None = None
         self.commands: zmq.Socket | None = None
         self.watchdog = Watchdog(self.notifier, self.healthy, clock=clock)
         self._stopping = False
@@ -92,14 +98,35 @@ class TableDaemon:
     def start(self) -> None:
         """Rebuild the table from the journal, start devices and sockets, then READY."""
         self._rebuild()
+        file_settings = game_settings(self.loaded)
+        changed = settings_changed(self.table.settings, file_settings)
+        if changed and not self.table.between_hands():
+            what = f"hand {self.table.hand_id}" if self.table.jackpot is None else \
+                f"the jackpot of hand {self.table.jackpot.hand_id}"
+            raise ConfigMismatch(
+                f"{what} is in play under the journaled config (fingerprint "
+                f"{self.table.fingerprint[:12]}), but {self.loaded.path} changed "
+                f"{', '.join(changed)}: refusing to rebuild it under a different config; "
+                f"restore the file to finish the hand, then change it between hands")
         stream = self.loaded.config.stream
+        self.security = StreamSecurity(self.context, self.loaded)
+        if not self.security.enabled:
+            self.log.warning("the event stream and command channel are unauthenticated "
+                             "(no CURVE keys): bound to loopback only",
+                             endpoints=sorted(stream.endpoints().values()))
         self.publisher = EventPublisher(
             self.context, table_id=self.table_id, pub_endpoint=stream.events,
-            replay_endpoint=stream.replay, journal=self.journal, snapshot=self.table.snapshot)
+            replay_endpoint=stream.replay, journal=self.journal, snapshot=self.table.snapshot,
+            cms_pub_endpoint=stream.cms_events, cms_replay_endpoint=stream.cms_replay,
+            secure=self.security.server)
         self.commands = self.context.socket(zmq.ROUTER)
         self.commands.setsockopt(zmq.LINGER, 0)
         self.commands.setsockopt(zmq.MAXMSGSIZE, MAX_COMMAND_BYTES)
+        self.security.server(self.commands, COMMANDS_DOMAIN)
         self.commands.bind(stream.commands)
+        if changed:  # between hands: the file's settings apply from now on, journaled
+            self.apply([self.table.apply_settings(
+                file_settings, "the daemon started with a changed config file")])
         if self.table.hand is not None:
             self.apply(self.table.device_status("controller", "restarted",
                                                 f"journal seq {self.journal.last_seq}"))
@@ -127,8 +154,7 @@ class TableDaemon:
         assert self.publisher is not None and self.commands is not None
         poller.register(self.commands, zmq.POLLIN)
         for socket in self.publisher.sockets:
-            if socket.type == zmq.ROUTER:
-                poller.register(socket, zmq.POLLIN)
+            poller.register(socket, zmq.POLLIN)
         poller.register(self.devices.wake, zmq.POLLIN)
         while not self._stopping:
             timeout = self._poll_timeout()
@@ -169,6 +195,8 @@ class TableDaemon:
             self.commands.close(0)
         if self.publisher is not None:
             self.publisher.close()
+        if self.security is not None:
+            self.security.stop()
         self.journal.close()
         self.log.info("table daemon stopped", seq=self.journal.last_seq)
 
@@ -290,7 +318,10 @@ class TableDaemon:
         except InputError as error:
             arguments = json.dumps(request, sort_keys=True, default=str)[:200]
             return self._refuse(name, arguments, by, role, "; ".join(error.problems))
-        events = self.table.command(command, by, role)
+        if command.command == "reload":
+            events = self._reload(by, role)
+        else:
+            events = self.table.command(command, by, role)
         records = self.apply(events)
         first = events[0]
         if type(first) is CommandRefused:
@@ -300,6 +331,17 @@ class TableDaemon:
             return {"ok": False, "error": "; ".join(problems), "seq": records[-1].seq}
         return {"ok": True, "seq": records[-1].seq, "state": self.table.state,
                 "expecting": self.table.expecting()}
+
+    def _reload(self, by: str, role: str) -> list[Any]:
+        """Re-read the config file; the table decides whether its game settings may change
+        now. Only the game settings are reloaded: endpoints, keys, devices and the credential
+        need a restart."""
+        try:
+            loaded = load_config(self.loaded.path)
+        except InputError as error:
+            return [CommandRefused("reload", "{}", by, role,
+                                   f"the config file is not valid: {error}")]
+        return self.table.reload(loaded, by, role)
 
     def _supervisor(self, credential: Any) -> bool:
         expected = self.loaded.config.security.supervisor_credential_sha256

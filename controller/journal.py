@@ -245,6 +245,14 @@ class Journal:
             "ORDER BY seq DESC LIMIT 1").fetchone()
         return _record(row) if row else None
 
+    def last_of(self, *types: str) -> JournalRecord | None:
+        """The last record of one of ``types`` (event wire names), or None."""
+        marks = ", ".join("?" * len(types))
+        row = self._connection.execute(
+            "SELECT seq, ts, type, hand_id, message, prev_hash, hash FROM journal "
+            f"WHERE type IN ({marks}) ORDER BY seq DESC LIMIT 1", types).fetchone()
+        return None if row is None else _record(row)
+
     def records(self, after_seq: int = 0, limit: int | None = None) -> Iterator[JournalRecord]:
         """Records with seq > ``after_seq`` in seq order, at most ``limit`` of them.
 

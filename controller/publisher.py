@@ -1,14 +1,20 @@
 """The table's event stream on ZeroMQ, in the manner of the ZeroMQ Guide's Clone pattern.
 
-Two sockets:
+Two sockets per topic family (see :mod:`controller.cms_view` for what each family sees):
 
-* **PUB** (``pub_endpoint``): every journaled event as a two-frame message
-  ``[topic, message]`` (topic ``<table_id>.<type>``, message the journal's bytes), and a
-  heartbeat every second (topic ``<table_id>.heartbeat``) carrying the last published seq.
-* **ROUTER** (``replay_endpoint``): ``{"request": "snapshot"}`` is answered with the table
-  state and the seq it reflects; ``{"request": "replay", "after": N, "limit": M}`` with the
-  journaled messages after N, then ``{"type": "replay_end", "last": L}``. Use a DEALER
-  socket: a replay is many replies to one request.
+* **PUB** (``pub_endpoint``; ``cms_pub_endpoint``): every journaled event as a two-frame
+  message ``[topic, message]`` (topic ``<family>.<table_id>.<type>``, message the journal's
+  bytes, or on the CMS family held or redacted while the hand is in play), and a heartbeat
+  every second (topic ``<family>.<table_id>.heartbeat``) carrying the last journaled seq.
+* **ROUTER** (``replay_endpoint``; ``cms_replay_endpoint``): ``{"request": "snapshot"}`` is
+  answered with the table state and the seq it reflects; ``{"request": "replay", "after": N,
+  "limit": M}`` with the journaled messages after N, then ``{"type": "replay_end", "last":
+  L}``, L the last seq the reply covers (on the CMS family a held record is covered but not
+  sent). Use a DEALER socket: a replay is many replies to one request.
+
+The family is fixed by the socket, never by the request: a CMS endpoint (and, with CURVE, the
+CMS key allow-list) cannot be talked into sending a card early. The CMS sockets exist only
+when ``cms_pub_endpoint`` and ``cms_replay_endpoint`` are given.
 
 Why it never blocks the table: both sockets send with ``zmq.NOBLOCK``. A PUB socket drops a
 message for a subscriber whose queue is full (``SNDHWM``), and that subscriber sees a gap in
@@ -30,13 +36,24 @@ from datetime import UTC, datetime
 import structlog
 import zmq
 
-from controller import wire
+from controller import cms_view, wire
 from controller.journal import Journal, JournalRecord
 
 #: The largest request the ROUTER accepts; a bigger one disconnects its sender.
 MAX_REQUEST_BYTES = 64 * 1024
 #: Most requests one :meth:`EventPublisher.handle_replay` call serves before returning.
 MAX_REQUESTS_PER_CALL = 64
+
+
+#: Configures one server socket for a domain (CURVE, see :mod:`controller.stream_security`).
+Secure = Callable[[zmq.Socket, str], None]
+
+
+class _Family:
+    """The PUB and ROUTER sockets of one topic family."""
+
+    def __init__(self, name: str, pub: zmq.Socket, router: zmq.Socket):
+        self.name, self.pub, self.router = name, pub, router
 
 
 class EventPublisher:
@@ -48,7 +65,8 @@ class EventPublisher:
 
     def __init__(self, context: zmq.Context, *, table_id: str, pub_endpoint: str,
                  replay_endpoint: str, journal: Journal, snapshot: Callable[[], dict],
-                 sndhwm: int = 10_000):
+                 sndhwm: int = 10_000, cms_pub_endpoint: str | None = None,
+                 cms_replay_endpoint: str | None = None, secure: Secure | None = None):
         self.table_id = table_id
         self._journal = journal
         self._snapshot = snapshot
@@ -59,50 +77,123 @@ class EventPublisher:
         #: Messages ZeroMQ refused with ``zmq.Again`` (PUB and ROUTER together).
         self.dropped = 0
         self.requests_served = 0
-        self._pub = context.socket(zmq.PUB)
-        self._router = context.socket(zmq.ROUTER)
+        #: The hand in play (its records are confidential on the CMS family) and its first seq.
+        self.open_hand, self._hand_first_seq = _hand_in_play(journal)
+        self._sndhwm = sndhwm
+        self._context = context
+        self._secure = secure
+        self._families: list[_Family] = []
         try:
-            self._pub.setsockopt(zmq.LINGER, 0)
-            self._pub.setsockopt(zmq.SNDHWM, sndhwm)
-            self._pub.bind(pub_endpoint)
-            self._router.setsockopt(zmq.LINGER, 0)
-            self._router.setsockopt(zmq.ROUTER_MANDATORY, 0)
-            # Room for a few full replies per peer; beyond that replies are dropped, not queued.
-            self._router.setsockopt(zmq.SNDHWM, 4 * (wire.MAX_REPLAY_BATCH + 1))
-            self._router.setsockopt(zmq.MAXMSGSIZE, MAX_REQUEST_BYTES)
-            self._router.bind(replay_endpoint)
+            self._families.append(self._bind(wire.SURVEILLANCE, pub_endpoint, replay_endpoint))
+            if (cms_pub_endpoint is None) != (cms_replay_endpoint is None):
+                raise ValueError("the CMS family needs both a PUB and a replay endpoint")
+            if cms_pub_endpoint is not None and cms_replay_endpoint is not None:
+                self._families.append(self._bind(wire.CMS, cms_pub_endpoint,
+                                                 cms_replay_endpoint))
         except BaseException:
             self.close()
             raise
 
+    def _bind(self, name: str, pub_endpoint: str, replay_endpoint: str) -> _Family:
+        pub = self._context.socket(zmq.PUB)
+        router = self._context.socket(zmq.ROUTER)
+        family = _Family(name, pub, router)
+        self._families.append(family)  # closed on failure
+        pub.setsockopt(zmq.LINGER, 0)
+        pub.setsockopt(zmq.SNDHWM, self._sndhwm)
+        router.setsockopt(zmq.LINGER, 0)
+        router.setsockopt(zmq.ROUTER_MANDATORY, 0)
+        # Room for a few full replies per peer; beyond that replies are dropped, not queued.
+        router.setsockopt(zmq.SNDHWM, 4 * (wire.MAX_REPLAY_BATCH + 1))
+        router.setsockopt(zmq.MAXMSGSIZE, MAX_REQUEST_BYTES)
+        if self._secure is not None:
+            self._secure(pub, name)
+            self._secure(router, name)
+        pub.bind(pub_endpoint)
+        router.bind(replay_endpoint)
+        self._families.remove(family)
+        return family
+
+    def _family(self, name: str) -> _Family:
+        for family in self._families:
+            if family.name == name:
+                return family
+        raise LookupError(f"no {name} sockets (stream.cms_events / stream.cms_replay unset)")
+
+    @property
+    def _pub(self) -> zmq.Socket:
+        """The surveillance PUB socket (kept under its old name for tests that tune it)."""
+        return self._family(wire.SURVEILLANCE).pub
+
+    @property
+    def _router(self) -> zmq.Socket:
+        return self._family(wire.SURVEILLANCE).router
+
     @property
     def pub_endpoint(self) -> str:
         """The bound PUB endpoint, with the real port when bound to ``tcp://host:*``."""
-        return self._pub.getsockopt_string(zmq.LAST_ENDPOINT)
+        return self._family(wire.SURVEILLANCE).pub.getsockopt_string(zmq.LAST_ENDPOINT)
 
     @property
     def replay_endpoint(self) -> str:
-        return self._router.getsockopt_string(zmq.LAST_ENDPOINT)
+        return self._family(wire.SURVEILLANCE).router.getsockopt_string(zmq.LAST_ENDPOINT)
+
+    @property
+    def cms_pub_endpoint(self) -> str:
+        return self._family(wire.CMS).pub.getsockopt_string(zmq.LAST_ENDPOINT)
+
+    @property
+    def cms_replay_endpoint(self) -> str:
+        return self._family(wire.CMS).router.getsockopt_string(zmq.LAST_ENDPOINT)
 
     @property
     def sockets(self) -> tuple[zmq.Socket, ...]:
-        """The sockets to poll for ``POLLIN`` (the ROUTER); then call :meth:`handle_replay`."""
-        return (self._router,)
+        """The sockets to poll for ``POLLIN`` (the ROUTERs); then call :meth:`handle_replay`."""
+        return tuple(family.router for family in self._families)
 
     # --- PUB -----------------------------------------------------------------------------------
 
     def publish(self, record: JournalRecord) -> bool:
-        """Send a journaled record to subscribers; False if ZeroMQ refused it (counted)."""
+        """Send a journaled record to subscribers; False if ZeroMQ refused it (counted).
+        On the CMS family the record may be held (and sent after its hand ends) or redacted."""
         self.last_seq = max(self.last_seq, record.seq)
-        sent = self._send(self._pub, [wire.topic(self.table_id, record.type), record.message])
+        sent = self._send(self._families[0].pub,
+                          [wire.topic(self.table_id, record.type), record.message])
         self.published += sent
+        if record.type == "hand_started":
+            self.open_hand, self._hand_first_seq = record.hand_id, record.seq
+        for family in self._families[1:]:
+            message = cms_view.cms_message(record.type, record.hand_id, record.message,
+                                           self.open_hand)
+            if message is not None:
+                self._send(family.pub, [wire.topic(self.table_id, record.type, wire.CMS),
+                                        message])
+        if record.type in cms_view.HAND_ENDS and record.hand_id == self.open_hand:
+            self._release(record.seq)
         return sent
+
+    def _release(self, end_seq: int) -> None:
+        """The hand is over: send the CMS family the records it held, in seq order."""
+        hand, first = self.open_hand, self._hand_first_seq
+        self.open_hand, self._hand_first_seq = None, None
+        if len(self._families) < 2 or hand is None:
+            return
+        start = (first or end_seq) - 1
+        for record in self._journal.records(after_seq=start, limit=end_seq - start):
+            if record.hand_id == hand and record.type in cms_view.CARD_TYPES:
+                for family in self._families[1:]:
+                    self._send(family.pub, [wire.topic(self.table_id, record.type, wire.CMS),
+                                            record.message])
 
     def heartbeat(self, state: str, *, ts: datetime | None = None) -> bool:
         """Send a heartbeat with the last published seq and the table ``state``."""
         message = wire.encode_heartbeat(table_id=self.table_id, seq=self.last_seq,
                                         ts=ts or datetime.now(UTC), state=state)
-        return self._send(self._pub, [wire.topic(self.table_id, wire.HEARTBEAT), message])
+        sent = True
+        for family in self._families:
+            sent &= self._send(family.pub, [wire.topic(self.table_id, wire.HEARTBEAT,
+                                                       family.name), message])
+        return sent
 
     def _send(self, socket: zmq.Socket, frames: list[bytes]) -> bool:
         try:
@@ -115,12 +206,19 @@ class EventPublisher:
     # --- ROUTER --------------------------------------------------------------------------------
 
     def handle_replay(self, max_requests: int = MAX_REQUESTS_PER_CALL) -> int:
-        """Answer the requests already waiting (at most ``max_requests``); never waits.
-        Returns how many were answered."""
+        """Answer the requests already waiting (at most ``max_requests`` per family); never
+        waits. Returns how many were answered."""
+        served = 0
+        for family in self._families:
+            served += self._handle(family, max_requests)
+        self.requests_served += served
+        return served
+
+    def _handle(self, family: _Family, max_requests: int) -> int:
         served = 0
         while served < max_requests:
             try:
-                frames = self._router.recv_multipart(zmq.NOBLOCK)
+                frames = family.router.recv_multipart(zmq.NOBLOCK)
             except zmq.Again:
                 break
             served += 1
@@ -132,36 +230,56 @@ class EventPublisher:
                 replies: Iterator[bytes] = iter([wire.error_reply(
                     f"a request is one frame of JSON, not {len(body)} frames")])
             else:
-                replies = self._answer(body[0])
+                replies = self._answer(body[0], family.name)
             for reply in replies:
-                self._send(self._router, [*route, reply])
-        self.requests_served += served
+                self._send(family.router, [*route, reply])
         return served
 
-    def _answer(self, payload: bytes) -> Iterator[bytes]:
+    def _answer(self, payload: bytes, family: str = wire.SURVEILLANCE) -> Iterator[bytes]:
         try:
             request = wire.parse_request(payload)
         except wire.WireError as error:
             yield wire.error_reply(f"bad request: {error}")
             return
         if isinstance(request, wire.SnapshotRequest):
-            yield self._snapshot_reply()
+            yield self._snapshot_reply(family)
             return
         limit = min(request.limit or wire.MAX_REPLAY_BATCH, wire.MAX_REPLAY_BATCH)
         last = request.after
         for record in self._journal.records(after_seq=request.after, limit=limit):
-            yield record.message
+            message: bytes | None = record.message
+            if family == wire.CMS:
+                message = cms_view.cms_message(record.type, record.hand_id, record.message,
+                                               self.open_hand)
+            if message is not None:
+                yield message
             last = record.seq
         yield wire.replay_end(last)
 
-    def _snapshot_reply(self) -> bytes:
+    def _snapshot_reply(self, family: str = wire.SURVEILLANCE) -> bytes:
         seq = self._journal.last_seq
         try:
-            return wire.snapshot_reply(seq, self._snapshot())
+            state = self._snapshot()
+            if family == wire.CMS:
+                state = cms_view.cms_snapshot(state)
+            return wire.snapshot_reply(seq, state)
         except Exception as error:  # a snapshot bug must not take the table down
             self._log.error("snapshot_failed", error=repr(error))
             return wire.error_reply(f"snapshot unavailable: {type(error).__name__}: {error}")
 
     def close(self) -> None:
-        self._pub.close(linger=0)
-        self._router.close(linger=0)
+        for family in self._families:
+            family.pub.close(linger=0)
+            family.router.close(linger=0)
+
+
+def _hand_in_play(journal: Journal) -> tuple[str | None, int | None]:
+    """The hand the journal leaves in play (started, neither settled nor voided) and the seq
+    of its ``hand_started``; (None, None) between hands."""
+    started = journal.last_of("hand_started")
+    if started is None:
+        return None, None
+    ended = journal.last_of(*cms_view.HAND_ENDS)
+    if ended is not None and ended.seq > started.seq and ended.hand_id == started.hand_id:
+        return None, None
+    return started.hand_id, started.seq

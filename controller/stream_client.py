@@ -12,6 +12,14 @@ The Clone pattern of the ZeroMQ Guide, chapter 5:
 :meth:`StreamClient.sync` does 1-3 (and, with ``replay_from``, also queues the journaled
 events after that seq up to S, for a client that wants history, not only state);
 :meth:`StreamClient.receive` does 4. Used by the watch tool and the tests.
+
+``family`` picks the topic family the endpoints serve (:mod:`controller.cms_view`). On the
+CMS family the journal seq still orders everything, but a record of the hand in play that
+holds a card is *withheld*: the live stream skips its seq, a replay covers it without sending
+it (``replay_end.last`` passes it), and the record arrives after its hand's ``hand_settled``
+or ``hand_voided``. The client remembers every withheld seq (:attr:`StreamClient.withheld`)
+and accepts that seq once when it comes; a heartbeat between hands that finds some still
+missing (the release was dropped) asks for them by replay, so none is silently skipped.
 """
 
 from __future__ import annotations
@@ -26,6 +34,8 @@ import zmq
 from controller import wire
 
 DEFAULT_TIMEOUT_S = 5.0
+#: Heartbeat states with no hand in play: every withheld CMS record should have arrived.
+BETWEEN_HANDS = frozenset({"OPEN", "SETTLED", "CLOSED"})
 
 
 class StreamError(RuntimeError):
@@ -38,14 +48,21 @@ class StreamClient:
     Not thread-safe (ZeroMQ sockets are not): use it from one thread."""
 
     def __init__(self, context: zmq.Context, *, table_id: str, pub_endpoint: str,
-                 replay_endpoint: str):
+                 replay_endpoint: str, family: str = wire.SURVEILLANCE,
+                 curve: dict[str, bytes] | None = None):
         self.table_id = table_id
+        self.family = family
         self._context = context
         self._replay_endpoint = replay_endpoint
+        #: CURVE client keys (``server_public_key``, ``public_key``, ``secret_key``) or None
+        self._curve = curve
         self._sub = context.socket(zmq.SUB)
         self._sub.setsockopt(zmq.LINGER, 0)
-        self._sub.setsockopt(zmq.SUBSCRIBE, wire.topic(table_id))
+        self._secure(self._sub)
+        self._sub.setsockopt(zmq.SUBSCRIBE, wire.topic(table_id, family=family))
         self._sub.connect(pub_endpoint)
+        #: CMS family: seqs the table withheld (a card of the hand in play), not yet received
+        self.withheld: set[int] = set()
         self._dealer = self._connect_dealer()
         #: The seq of the last event queued for :meth:`receive` (or of the snapshot); None
         #: until :meth:`sync`. Every seq after the snapshot's, up to it, is queued once.
@@ -63,9 +80,15 @@ class StreamClient:
         self.filled: deque[tuple[int, int]] = deque()
         self.heartbeats = 0
 
+    def _secure(self, socket: zmq.Socket) -> None:
+        if self._curve is not None:
+            from controller.stream_security import client
+            client(socket, **self._curve)
+
     def _connect_dealer(self) -> zmq.Socket:
         dealer = self._context.socket(zmq.DEALER)
         dealer.setsockopt(zmq.LINGER, 0)
+        self._secure(dealer)
         dealer.connect(self._replay_endpoint)
         return dealer
 
@@ -121,10 +144,18 @@ class StreamClient:
                 request["limit"] = until - last
             for reply in self._request(request, deadline):
                 if isinstance(reply, wire.ReplayEnd):
+                    if self.family == wire.CMS and reply.last > last:
+                        # covered but not sent: withheld until the hand is over
+                        self.withheld.update(range(last + 1, reply.last + 1))
+                        last = reply.last
                     break
-                if not isinstance(reply, wire.EnvelopeBase) or reply.seq != last + 1:
+                expected = reply.seq > last if self.family == wire.CMS else \
+                    reply.seq == last + 1
+                if not isinstance(reply, wire.EnvelopeBase) or not expected:
                     raise StreamError(f"replay after {batch_start}: expected seq {last + 1}, "
                                       f"got {reply!r}")
+                if self.family == wire.CMS:
+                    self.withheld.update(range(last + 1, reply.seq))
                 events.append(reply)
                 last = reply.seq
             if last == batch_start:  # the journal has nothing more
@@ -204,22 +235,41 @@ class StreamClient:
             if isinstance(message, wire.Heartbeat):
                 if message.seq > self.last_seq:
                     self._fill(message.seq, timeout)
+                if self.withheld and message.state in BETWEEN_HANDS:
+                    self._release_missed(timeout)
                 continue
             if message.seq <= self.last_seq:
+                if message.seq in self.withheld:  # CMS: released after its hand
+                    self.withheld.discard(message.seq)
+                    self._ready.append(message)
                 continue  # covered by the snapshot, a replay, or already queued
             if message.seq > self.last_seq + 1:
                 self._fill(message.seq - 1, timeout)
             self._ready.append(message)
             self.last_seq = message.seq
 
+    def _release_missed(self, timeout: float) -> None:
+        """CMS, between hands: withheld records still missing were released and lost (or
+        never will be: a card read with no hand in play). Ask once; forget what stays held."""
+        first, last = min(self.withheld), max(self.withheld)
+        wanted, self.withheld = self.withheld, set()
+        released = [event for event in self.replay(first - 1, until=last, timeout=timeout)
+                    if event.seq in wanted]
+        self.withheld = set()
+        self._ready.extend(released)
+        if released:
+            self.filled.append((released[0].seq, released[-1].seq))
+            self.gaps_filled += 1
+
     def _fill(self, through: int, timeout: float) -> None:
         """Replay the events after :attr:`last_seq` through ``through`` into the queue."""
         assert self.last_seq is not None
-        self._ready.extend(self.replay(self.last_seq, until=through, timeout=timeout))
-        if through > self.last_seq:
+        events = self.replay(self.last_seq, until=through, timeout=timeout)
+        self._ready.extend(events)
+        if events:  # on the CMS family a gap may be only withheld records: nothing was lost
             self.filled.append((self.last_seq + 1, through))
+            self.gaps_filled += 1
         self.last_seq = through
-        self.gaps_filled += 1
 
     def close(self) -> None:
         self._sub.close(linger=0)

@@ -15,6 +15,7 @@ supervisor verifies the hand-pay.
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
@@ -45,7 +46,14 @@ from controller.table_commands import (
     VerifyJackpot,
     command_from_record,
 )
-from controller.table_config import LoadedConfig
+from controller.table_config import (
+    REGULATED,
+    LoadedConfig,
+    game_settings,
+    settings_changed,
+    settings_fingerprint,
+    with_settings,
+)
 from controller.table_events import (
     CLOSED,
     DEALING,
@@ -57,6 +65,7 @@ from controller.table_events import (
     SETTLED,
     CommandAccepted,
     CommandRefused,
+    ConfigApplied,
     DeviceStatus,
     Fault,
     HandContinued,
@@ -112,6 +121,9 @@ class Table:
         self.table_id = config.config.table.id
         self.setup = config.setup()
         self.limits = config.config.limits
+        #: the game settings in force (journaled with every ConfigApplied) and their hash
+        self.settings = game_settings(config)
+        self.fingerprint = settings_fingerprint(self.settings)
         self.state = CLOSED
         self.hand: Hand | None = None
         self.hand_id: str | None = None
@@ -230,17 +242,68 @@ class Table:
                 return [record, *self._lamp(spot, CHANGED_AFTER_LOCK)]
         return [record]
 
+    def reload(self, loaded: LoadedConfig, by: str, role: str) -> list[AnyEvent]:
+        """A supervisor's ``reload``: the game settings of ``loaded`` (the re-read config
+        file). The game, paytable and progressive change only with no hand in play."""
+        name, arguments = "reload", "{}"
+        if role != SUPERVISOR_ROLE:
+            return [CommandRefused(name, arguments, by, role,
+                                   f"'{name}' needs the supervisor credential")]
+        settings = game_settings(loaded)
+        changed = settings_changed(self.settings, settings)
+        regulated = [key for key in changed if key.split(".")[0] in REGULATED]
+        if regulated and not self.between_hands():
+            where = f"hand {self.hand_id} is in play ({self.state})" if self.jackpot is None \
+                else f"the jackpot of hand {self.jackpot.hand_id} awaits verification"
+            return [CommandRefused(name, arguments, by, role,
+                                   f"{', '.join(regulated)} cannot change while {where}: "
+                                   f"reload between hands")]
+        if "game" in changed and self.state != CLOSED:
+            return [CommandRefused(name, arguments, by, role,
+                                   f"the game changes only while the table is CLOSED "
+                                   f"(it is {self.state})")]
+        return [CommandAccepted(name, arguments, by, role),
+                self.apply_settings(settings, f"reloaded by {by}")]
+
+    def between_hands(self) -> bool:
+        """No hand in play and no jackpot pending: regulated settings may change."""
+        return self.state in (OPEN, SETTLED, CLOSED) and self.hand is None \
+            and self.jackpot is None
+
+    def apply_settings(self, settings: dict, reason: str) -> ConfigApplied:
+        """Run under ``settings`` from now on; the event to journal (a replay applies it)."""
+        changed = settings_changed(self.settings, settings)
+        config = with_settings(self.config, settings)
+        game_changed = settings["game"] != self.game
+        self.config, self.setup, self.limits = config, config.setup(), config.config.limits
+        self.settings, self.fingerprint = settings, settings_fingerprint(settings)
+        if game_changed:
+            self.meter = config.config.progressive.seed \
+                if self.game == "three_card_lowball" else 0
+        return ConfigApplied(self.fingerprint, reason, changed,
+                             json.dumps(settings, sort_keys=True, separators=(",", ":")))
+
     # -- replay ---------------------------------------------------------------------------
 
     def replay(self, events: list[AnyEvent]) -> None:
         """Rebuild the table from journaled events by feeding their inputs back.
 
         Only inputs are replayed (accepted commands, shoe cards and faults, device reports,
-        sensors); the table regenerates its own effects, exactly as before.
+        sensors, and the configuration: a journaled ``config_applied`` is applied as it was
+        journaled, so the table is rebuilt under the settings it ran with, whatever the config
+        file says now); the table regenerates its own effects, exactly as before. The meter
+        is then set to its last journaled value rather than re-derived.
         """
+        meter: int | None = None
         for event in events:
             kind = type(event)
-            if kind is CommandAccepted:
+            if kind is ConfigApplied:
+                self.apply_settings(json.loads(event.config), event.reason)
+            elif kind is MeterChanged:
+                meter = event.amount
+            elif kind is CommandAccepted and event.command == "reload":
+                continue  # its effect is the ConfigApplied that follows it
+            elif kind is CommandAccepted:
                 command = command_from_record(event.command, event.arguments)
                 result = self.command(command, event.by, event.role)
                 if type(result[0]) is not CommandAccepted:
@@ -255,6 +318,8 @@ class Table:
                     self.device_status(event.device, event.status, event.detail)
             elif kind is SensorReport:
                 self.sensor(event.spot, event.covered)
+        if meter is not None and self.game == "three_card_lowball":
+            self.meter = meter
 
     # -- commands -------------------------------------------------------------------------
 
@@ -267,6 +332,9 @@ class Table:
         events: list[AnyEvent] = []
         if self.state == CLOSED:
             paytable = self.setup.paytable
+            events.append(ConfigApplied(self.fingerprint, "table opened", (),
+                                        json.dumps(self.settings, sort_keys=True,
+                                                   separators=(",", ":"))))
             events.append(TableOpened(self.table_id, self.game, self.setup.paytable_name,
                                       paytable.status))
             if self.game == "three_card_lowball":

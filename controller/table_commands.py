@@ -97,10 +97,18 @@ class VerifyJackpot(_Command):
     supervisor_only: bool = Field(default=True, exclude=True, repr=False)
 
 
+class Reload(_Command):
+    """Re-read the table's config file. The game, paytable and progressive change only
+    between hands (regulations); the daemon reads the file, the table decides."""
+
+    command: Literal["reload"]
+    supervisor_only: bool = Field(default=True, exclude=True, repr=False)
+
+
 Command = Annotated[Union[Open, Close, Place, Cancel, Lock, Decide, Continue, Void,
-                          VerifyJackpot], Field(discriminator="command")]
+                          VerifyJackpot, Reload], Field(discriminator="command")]
 COMMAND_NAMES = ("open", "close", "place", "cancel", "lock", "decide", "continue", "void",
-                 "verify_jackpot")
+                 "verify_jackpot", "reload")
 _ADAPTER: TypeAdapter[Any] = TypeAdapter(Command)
 
 

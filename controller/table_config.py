@@ -108,21 +108,69 @@ class Devices(_Section):
 
 
 class Stream(_Section):
-    """ZeroMQ endpoints. Without CURVE keys they must stay on loopback."""
+    """ZeroMQ endpoints. Without CURVE keys (``[security] server_secret_key_file``) every one
+    must be on loopback (``tcp://127.0.0.1``, ``tcp://[::1]``, ``tcp://localhost``) or local
+    (``ipc://``, ``inproc://``)."""
 
-    #: PUB socket: every event, topic ``<table id>.<event type>``, and heartbeats.
+    #: PUB socket, surveillance family: every event live, topic
+    #: ``surveillance.<table id>.<event type>``, and heartbeats.
     events: str = "tcp://127.0.0.1:5555"
-    #: ROUTER socket: snapshot and replay for late joiners (Clone pattern).
+    #: ROUTER socket: snapshot and replay for late joiners (Clone pattern), surveillance.
     replay: str = "tcp://127.0.0.1:5556"
     #: ROUTER socket: dealer and supervisor commands.
     commands: str = "tcp://127.0.0.1:5557"
+    #: PUB and ROUTER sockets of the CMS family (topic ``cms.<table id>.<event type>``): no
+    #: card before its hand settles (WAC 230-16-152). Unset: the table has no CMS stream.
+    cms_events: str | None = None
+    cms_replay: str | None = None
     heartbeat_s: Annotated[float, Field(gt=0, le=60)] = 1.0
+
+    @model_validator(mode="after")
+    def _cms_pair(self):
+        if (self.cms_events is None) != (self.cms_replay is None):
+            raise ValueError("cms_events and cms_replay go together: set both or neither")
+        return self
+
+    def endpoints(self) -> dict[str, str]:
+        """Every endpoint set, by key."""
+        keys = ("events", "replay", "commands", "cms_events", "cms_replay")
+        return {key: getattr(self, key) for key in keys if getattr(self, key) is not None}
+
+
+def is_local(endpoint: str) -> bool:
+    """Whether ``endpoint`` is reachable from this machine only."""
+    if endpoint.startswith(("ipc://", "inproc://")):
+        return True
+    if not endpoint.startswith("tcp://"):
+        return False
+    host = endpoint.removeprefix("tcp://").rsplit(":", 1)[0].strip("[]")
+    return host in ("127.0.0.1", "localhost", "::1") or host.startswith("127.")
 
 
 class Security(_Section):
     #: SHA-256 (hex) of the supervisor credential; supervisor commands need the credential.
     #: ``lowball-table credential`` makes a new credential and prints its hash.
     supervisor_credential_sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None = None
+    #: The table's CURVE secret key file (``lowball-table keys new NAME`` writes
+    #: ``NAME.key_secret``); relative to the config file. Set: every socket uses CURVE.
+    server_secret_key_file: str | None = None
+    #: Public keys (``*.key``) of clients allowed on the surveillance stream, its replay socket
+    #: and the command socket (on-site: surveillance room, dealer terminals).
+    authorized_keys_dir: str | None = None
+    #: Public keys of clients allowed on the CMS stream and its replay socket (may be
+    #: off-site: they never see a card before the hand settles).
+    cms_authorized_keys_dir: str | None = None
+
+    @model_validator(mode="after")
+    def _keys_together(self):
+        if self.server_secret_key_file is not None and self.authorized_keys_dir is None:
+            raise ValueError("server_secret_key_file needs authorized_keys_dir (the client "
+                             "public keys allowed to connect)")
+        if self.server_secret_key_file is None and (self.authorized_keys_dir is not None or
+                                                    self.cms_authorized_keys_dir is not None):
+            raise ValueError("authorized_keys_dir needs server_secret_key_file (the table's "
+                             "own CURVE key)")
+        return self
 
 
 class TableConfig(_Section):
@@ -135,6 +183,24 @@ class TableConfig(_Section):
     security: Security = Security()
     #: Where the journal lives (systemd's StateDirectory); relative to the config file.
     state_dir: str = "state"
+
+    @model_validator(mode="after")
+    def _loopback_without_keys(self):
+        if self.security.server_secret_key_file is None:
+            exposed = [f"stream.{key} = {endpoint!r}"
+                       for key, endpoint in self.stream.endpoints().items()
+                       if not is_local(endpoint)]
+            if exposed:
+                raise ValueError(
+                    f"{', '.join(exposed)}: without CURVE keys the stream is not "
+                    "authenticated and must bind to loopback (tcp://127.0.0.1:PORT) or ipc://; "
+                    "set [security] server_secret_key_file and authorized_keys_dir "
+                    "(lowball-table keys new NAME) to listen on a network")
+        if self.stream.cms_events is not None and self.security.server_secret_key_file \
+                is not None and self.security.cms_authorized_keys_dir is None:
+            raise ValueError("stream.cms_events with CURVE keys needs "
+                             "security.cms_authorized_keys_dir (the CMS clients' public keys)")
+        return self
 
 
 class GameSetup(BaseModel):
@@ -171,6 +237,60 @@ class LoadedConfig(BaseModel):
                                          f"(known: {known})"])
         return GameSetup(game=game, paytable_name=name, paytable=tables[name],
                          rules=rules or self.config.rules, progressive=self.config.progressive)
+
+
+#: Game settings regulations forbid changing while a hand is in play.
+REGULATED = ("game", "paytable", "paytable_lines", "progressive")
+
+
+def game_settings(loaded: LoadedConfig) -> dict:
+    """The game-relevant configuration as plain JSON data: what a hand's outcome depends on.
+    It is journaled with every :class:`controller.table_events.ConfigApplied`, so a replay
+    applies exactly the configuration the table ran with."""
+    config = loaded.config
+    return {"game": config.table.game, "paytable": config.table.paytable,
+            "spots": config.table.spots,
+            "paytable_lines": loaded.setup().paytable.model_dump(mode="json", by_alias=True),
+            "rules": config.rules.model_dump(mode="json", by_alias=True),
+            "limits": config.limits.model_dump(mode="json", by_alias=True),
+            "progressive": config.progressive.model_dump(mode="json", by_alias=True)}
+
+
+def settings_fingerprint(settings: dict) -> str:
+    """SHA-256 (hex) of the canonical JSON of :func:`game_settings`."""
+    import hashlib
+    import json
+    text = json.dumps(settings, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def settings_changed(before: dict, after: dict) -> tuple[str, ...]:
+    """The dotted keys whose value differs (``progressive.contribution_rate``)."""
+    changed: list[str] = []
+    for key in sorted(set(before) | set(after)):
+        old, new = before.get(key), after.get(key)
+        if isinstance(old, dict) and isinstance(new, dict) and key != "paytable_lines":
+            changed += [f"{key}.{inner}" for inner in settings_changed(old, new)]
+        elif old != new:
+            changed.append(key)
+    return tuple(changed)
+
+
+def with_settings(loaded: LoadedConfig, settings: dict) -> LoadedConfig:
+    """``loaded`` with its game settings replaced by ``settings`` (journaled data)."""
+    config = loaded.config
+    game, name = settings["game"], settings["paytable"]
+    table = config.table.model_copy(update={"game": game, "paytable": name,
+                                            "spots": settings["spots"]})
+    new = config.model_copy(update={
+        "table": table, "rules": Rules.model_validate(settings["rules"]),
+        "limits": Limits.model_validate(settings["limits"]),
+        "progressive": Progressive.model_validate(settings["progressive"])})
+    kind = CaliPaytable if game == "cali_lowball" else ThreeCardPaytable
+    tables = {**loaded.paytables.for_game(game),
+              name: kind.model_validate(settings["paytable_lines"])}
+    paytables = loaded.paytables.model_copy(update={game: tables})
+    return LoadedConfig(path=loaded.path, config=new, paytables=paytables)
 
 
 def shipped_config_dir() -> Path:

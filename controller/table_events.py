@@ -161,6 +161,20 @@ class CommandRefused(NamedTuple):
     reason: str
 
 
+class ConfigApplied(NamedTuple):
+    """The game configuration the table runs with from here on: when the table opens, when a
+    supervisor reloads the config between hands, when the daemon starts with a changed file.
+    ``fingerprint`` is the SHA-256 of the canonical JSON ``config`` (game, paytable and its
+    lines, rules, limits, progressive); ``changed`` names the keys that differ from before.
+    A replay applies ``config`` itself, so the table is rebuilt under the configuration it
+    actually ran with."""
+
+    fingerprint: str
+    reason: str
+    changed: tuple[str, ...]
+    config: str
+
+
 FAULT_CODES = (
     "duplicate_card",     # a card already in this hand (misdeal)
     "unknown_tag",        # an RFID tag not in the registered deck
@@ -174,6 +188,6 @@ FAULT_CODES = (
 TableEvent = Union[TableOpened, TableClosed, StateChanged, WagerPlaced, WagerCancelled,
                    LockRefused, HandStarted, ShoeCard, Fault, HandContinued, HandVoided,
                    JackpotPending, JackpotVerified, MeterChanged, LampSet, SensorReport, DeviceStatus,
-                   CommandAccepted, CommandRefused]
+                   CommandAccepted, CommandRefused, ConfigApplied]
 
 KINDS: dict[type, str] = kinds_of(TableEvent)

@@ -100,7 +100,7 @@ def format_ts(value: datetime) -> str:
 
 UtcTime = Annotated[datetime, AfterValidator(_utc),
                     PlainSerializer(format_ts, return_type=str, when_used="json")]
-#: Same rule as the table config's ``table.id``; a topic is ``<table_id>.<type>``.
+#: Same rule as the table config's ``table.id``; a topic is ``<family>.<table_id>.<type>``.
 TableId = Annotated[str, Field(min_length=1, max_length=32, pattern=r"^[A-Za-z0-9_-]+$")]
 HandId = Annotated[str, Field(min_length=1, max_length=64)]
 Seq = Annotated[int, Field(gt=0)]
@@ -323,16 +323,25 @@ def json_schema() -> dict[str, Any]:
 
 # --- topics ------------------------------------------------------------------------------------
 
-def topic(table_id: str, message_type: str = "") -> bytes:
-    """``b"CALI-01.card_dealt"``; ``topic("CALI-01")`` is ``b"CALI-01."``, the prefix a
-    subscriber uses for everything one table publishes."""
-    return f"{table_id}.{message_type}".encode()
+#: The two topic families (WAC 230-16-152, see :mod:`controller.cms_view`): surveillance
+#: sees every card live; cms sees card identities only after the hand settled.
+SURVEILLANCE, CMS = "surveillance", "cms"
+FAMILIES = (SURVEILLANCE, CMS)
 
 
-def topic_of(envelope: EnvelopeBase | Heartbeat) -> bytes:
-    """The ZeroMQ topic frame of a message: ``<table_id>.<type>`` (subscribers filter by
-    prefix)."""
-    return topic(envelope.table_id, envelope.type)  # type: ignore[attr-defined]
+def topic(table_id: str, message_type: str = "", family: str = SURVEILLANCE) -> bytes:
+    """``b"surveillance.CALI-01.card_dealt"``; ``topic("CALI-01")`` is
+    ``b"surveillance.CALI-01."``, the prefix a subscriber uses for everything one table
+    publishes in that family."""
+    if family not in FAMILIES:
+        raise ValueError(f"unknown topic family {family!r} (families: {', '.join(FAMILIES)})")
+    return f"{family}.{table_id}.{message_type}".encode()
+
+
+def topic_of(envelope: EnvelopeBase | Heartbeat, family: str = SURVEILLANCE) -> bytes:
+    """The ZeroMQ topic frame of a message: ``<family>.<table_id>.<type>`` (subscribers
+    filter by prefix)."""
+    return topic(envelope.table_id, envelope.type, family)  # type: ignore[attr-defined]
 
 
 # --- snapshot / replay (ROUTER) ----------------------------------------------------------------

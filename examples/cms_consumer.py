@@ -4,11 +4,20 @@
 It needs only pyzmq (``pip install pyzmq``) and the Python standard library: no code from
 the table controller. Run it against ``make run`` (the demo table) in another terminal::
 
-    python examples/cms_consumer.py --connect tcp://127.0.0.1:5555 --replay tcp://127.0.0.1:5556
+    python examples/cms_consumer.py --connect tcp://127.0.0.1:5558 --replay tcp://127.0.0.1:5559
+
+Those are the table's CMS endpoints (``stream.cms_events``, ``stream.cms_replay``): the ``cms``
+topic family, which never carries a card before its hand settles (WAC 230-16-152). A record
+that holds a card (``card_dealt``, ``hand_shown``, ...) is *withheld* while its hand is in play:
+its seq is skipped live and covered but not sent by a replay, and it arrives after the hand's
+``hand_settled`` with its own seq. The consumer remembers each withheld seq and applies it
+when it comes (and asks for any still missing once the table is between hands). Records that
+mention a card are sent redacted, so the hash chain is checked only with ``--family
+surveillance`` (on the surveillance endpoints, where every record is sent as journaled).
 
 What it does, in the order a real consumer must (docs/integration.md explains each step):
 
-1. subscribes to ``<table_id>.`` on the events (PUB) socket *first*, keeping what arrives;
+1. subscribes to ``<family>.<table_id>.`` on the events (PUB) socket *first*, keeping what arrives;
 2. asks the replay socket for a snapshot: the table state as of seq S;
 3. replays the journaled events after ``--after`` (0: the whole history) up to S, in batches;
 4. applies live events with seq > S in seq order; an event whose seq is more than one above
@@ -61,13 +70,15 @@ class TableUnreachable(Exception):
 class TableStream:
     """The events (SUB) and replay (DEALER) sockets of one table."""
 
-    def __init__(self, context, events, replay, table_id, timeout=REQUEST_TIMEOUT_S):
-        self.table_id, self.timeout = table_id, timeout
+    def __init__(self, context, events, replay, table_id, timeout=REQUEST_TIMEOUT_S,
+                 family="cms"):
+        self.table_id, self.timeout, self.family = table_id, timeout, family
+        self.withheld = set()  # cms: seqs the table withheld (cards of the hand in play)
         self.context, self.replay_endpoint = context, replay
         self.sub = context.socket(zmq.SUB)
         self.sub.setsockopt(zmq.LINGER, 0)
-        # The dot matters: "CALI-01" alone would also match table "CALI-010".
-        self.sub.setsockopt(zmq.SUBSCRIBE, f"{table_id}.".encode())
+        # The dot matters: "cms.CALI-01" alone would also match table "CALI-010".
+        self.sub.setsockopt(zmq.SUBSCRIBE, f"{family}.{table_id}.".encode())
         self.sub.connect(events)
         self.dealer = self._dealer()
         self.live = []  # (raw bytes, message) read from SUB, not yet applied
@@ -125,8 +136,13 @@ class TableStream:
             for raw, reply in self.request({"request": "replay", "after": last,
                                             "limit": until - last}):
                 if reply.get("type") == "replay_end":
+                    if self.family == "cms" and reply["last"] > last:
+                        self.withheld.update(range(last + 1, reply["last"] + 1))
+                        last = reply["last"]
                     break
-                if reply.get("seq") != last + 1:
+                if self.family == "cms" and reply.get("seq", 0) > last:
+                    self.withheld.update(range(last + 1, reply["seq"]))  # covered, not sent
+                elif reply.get("seq") != last + 1:
                     raise RuntimeError(f"replay after {start}: expected seq {last + 1}, got "
                                        f"{reply.get('seq')}")
                 last = reply["seq"]
@@ -151,12 +167,16 @@ class Consumer:
         self.events = 0
         self.gaps = 0
 
-    def apply(self, raw, message):
-        """One event, in seq order, exactly once."""
-        assert message["seq"] == self.last_seq + 1, (message["seq"], self.last_seq)
-        self.last_seq = message["seq"]
+    def apply(self, raw, message, released=False):
+        """One event exactly once: in seq order, or (``released``) a withheld one after its
+        hand settled."""
+        if not released:
+            assert message["seq"] > self.last_seq, (message["seq"], self.last_seq)
+            if self.chain is not None:
+                assert message["seq"] == self.last_seq + 1, (message["seq"], self.last_seq)
+            self.last_seq = message["seq"]
         self.events += 1
-        if self.chain is not None:
+        if self.chain is not None and not released:
             self.chain = hashlib.sha256(self.chain.encode() + raw).hexdigest()
         kind, data, hand = message["type"], message["data"], message["hand_id"]
         if kind == "wager_settled":
@@ -188,7 +208,8 @@ class Consumer:
 
     def summary(self):
         chain = (f", chain hash {self.chain}" if self.chain is not None
-                 else " (chain not checked: started after seq 0 without --prev-hash)")
+                 else " (chain not checked: the cms family, or started after seq 0 "
+                      "without --prev-hash)")
         return (f"summary: {self.events} events, {self.hands} hands settled, last seq "
                 f"{self.last_seq}{chain}, {self.gaps} gaps filled; {self.totals()}")
 
@@ -222,12 +243,14 @@ def discover_table_id(context, args):
 def run(args):
     context = zmq.Context()
     stream = None
-    consumer = Consumer(args.after, GENESIS_HASH if args.after == 0 else args.prev_hash)
+    chained = args.family == "surveillance"
+    consumer = Consumer(args.after, (GENESIS_HASH if args.after == 0 else args.prev_hash)
+                        if chained else None)
     start, synced = time.monotonic(), False
     try:
         table_id = args.table or discover_table_id(context, args)
         stream = TableStream(context, args.connect, args.replay, table_id,
-                             request_timeout(args))
+                             request_timeout(args), args.family)
         # Steps 2 and 3: snapshot, then history up to it.
         snapshot = stream.snapshot()
         state, snap_seq = snapshot.get("state", {}), snapshot["seq"]
@@ -237,6 +260,7 @@ def run(args):
             return 2
         for raw, message in stream.replay(args.after, snap_seq):
             consumer.apply(raw, message)
+        consumer.last_seq = max(consumer.last_seq, snap_seq)  # cms: the rest is withheld
         if state.get("meter") is not None:
             consumer.meter = state["meter"]
         synced = True
@@ -285,8 +309,13 @@ def follow(stream, consumer, args, start):
                 # The heartbeat carries the last seq published: more than we have = missed.
                 if message["seq"] > consumer.last_seq:
                     fill(stream, consumer, message["seq"])
+                if stream.withheld and message["state"] in ("OPEN", "SETTLED", "CLOSED"):
+                    fetch_released(stream, consumer)
                 continue
             if message["seq"] <= consumer.last_seq:
+                if message["seq"] in stream.withheld:  # cms: released after its hand
+                    stream.withheld.discard(message["seq"])
+                    consumer.apply(raw, message, released=True)
                 continue  # already applied (from the snapshot's history or a replay)
             if message["seq"] > consumer.last_seq + 1:
                 fill(stream, consumer, message["seq"] - 1)
@@ -300,19 +329,35 @@ def follow(stream, consumer, args, start):
 
 def fill(stream, consumer, through):
     """Replay the events after the last one applied through ``through``: never skip one."""
-    first = consumer.last_seq + 1
+    first, got = consumer.last_seq + 1, 0
     for raw, message in stream.replay(consumer.last_seq, through):
         consumer.apply(raw, message)
-    consumer.gaps += 1
-    print(f"gap: seq {first}-{through} did not arrive; filled from replay", flush=True)
+        got += 1
+    consumer.last_seq = max(consumer.last_seq, through)
+    if got:  # cms: a gap of withheld records only is not a loss
+        consumer.gaps += 1
+        print(f"gap: seq {first}-{through} did not arrive; filled from replay", flush=True)
+
+
+def fetch_released(stream, consumer):
+    """Between hands every withheld record should have been released: ask for the missing
+    ones once (a card read with no hand in play is never released: forget it)."""
+    wanted, stream.withheld = stream.withheld, set()
+    for raw, message in stream.replay(min(wanted) - 1, max(wanted)):
+        if message["seq"] in wanted:
+            consumer.apply(raw, message, released=True)
+    stream.withheld = set()
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--connect", default="tcp://127.0.0.1:5555",
-                        help="the table's events (PUB) endpoint")
-    parser.add_argument("--replay", default="tcp://127.0.0.1:5556",
-                        help="the table's snapshot/replay endpoint")
+    parser.add_argument("--connect", default="tcp://127.0.0.1:5558",
+                        help="the table's events (PUB) endpoint (default: the CMS one)")
+    parser.add_argument("--replay", default="tcp://127.0.0.1:5559",
+                        help="the table's snapshot/replay endpoint (default: the CMS one)")
+    parser.add_argument("--family", choices=("cms", "surveillance"), default="cms",
+                        help="the topic family those endpoints serve (default cms; "
+                             "surveillance also checks the journal's hash chain)")
     parser.add_argument("--table", help="the table id (default: asked from the table)")
     parser.add_argument("--after", type=int, default=0,
                         help="start after this seq (the last one you processed; default 0)")

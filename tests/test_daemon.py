@@ -53,7 +53,9 @@ class Rig:
         self.spots = PtyTransport(SpotControllerModel(), name="spots").start()
         self.meter = PtyTransport(AlphaSignModel(), name="meter").start()
         self.stream = Stream(events=f"ipc://{tmp_path}/events", replay=f"ipc://{tmp_path}/replay",
-                             commands=f"ipc://{tmp_path}/commands")
+                             commands=f"ipc://{tmp_path}/commands",
+                             cms_events=f"ipc://{tmp_path}/cms-events",
+                             cms_replay=f"ipc://{tmp_path}/cms-replay")
         self.context = zmq.Context()
         self.sub = self.context.socket(zmq.SUB)
         self.sub.setsockopt(zmq.SUBSCRIBE, b"")

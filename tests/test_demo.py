@@ -19,7 +19,8 @@ def test_the_demo_plays_hands_and_stops_cleanly(tmp_path):
         [sys.executable, "-m", "controller.cli", "demo", "--hands", "2", "--no-view",
          "--pace", "0", "--seed", "11", "--state-dir", str(state),
          "--events", f"ipc://{tmp_path}/e", "--replay", f"ipc://{tmp_path}/r",
-         "--commands", f"ipc://{tmp_path}/c"],
+         "--commands", f"ipc://{tmp_path}/c", "--cms-events", f"ipc://{tmp_path}/ce",
+         "--cms-replay", f"ipc://{tmp_path}/cr"],
         capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.count(" hand_settled ") >= 2

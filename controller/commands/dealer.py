@@ -32,10 +32,12 @@ def register(subparsers, name: str, help_text: str) -> None:
     parser.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for the "
                                                                    "answer")
     parser.add_argument("--json", action="store_true")
+    from controller.stream_security import add_client_options
+    add_client_options(parser)
     parser.add_argument("words", nargs="+", metavar="COMMAND",
                         help="open | close | place SPOT WAGER AMOUNT [PLAYER] | cancel SPOT "
                              "WAGER | lock | decide SPOT DECISION | continue | void REASON | "
-                             "verify_jackpot | status")
+                             "verify_jackpot | reload | status")
     parser.set_defaults(func=run)
 
 
@@ -57,12 +59,16 @@ def request_of(words: list[str]) -> dict[str, Any]:
     return request
 
 
-def send(endpoint: str, request: dict[str, Any], timeout: float) -> dict[str, Any] | None:
+def send(endpoint: str, request: dict[str, Any], timeout: float,
+         curve: dict[str, bytes] | None = None) -> dict[str, Any] | None:
     import zmq
 
     context = zmq.Context.instance()
     socket = context.socket(zmq.REQ)
     socket.setsockopt(zmq.LINGER, 0)
+    if curve is not None:
+        from controller.stream_security import client
+        client(socket, **curve)
     try:
         socket.connect(endpoint)
         socket.send_json(request)
@@ -79,11 +85,17 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"lowball-table dealer: {error}", file=sys.stderr)
         return 2
+    from controller.stream_security import client_keys
+    try:
+        curve = client_keys(getattr(args, "key", None), getattr(args, "server_key", None))
+    except ValueError as error:
+        print(f"lowball-table dealer: {error}", file=sys.stderr)
+        return 2
     request["by"] = args.by
     if args.credential_file:
         with open(args.credential_file, encoding="utf-8") as handle:
             request["credential"] = handle.read().strip()
-    reply = send(args.connect, request, args.timeout)
+    reply = send(args.connect, request, args.timeout, curve)
     if reply is None:
         print(f"lowball-table dealer: no answer from {args.connect} within {args.timeout:g} s",
               file=sys.stderr)

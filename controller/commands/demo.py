@@ -46,7 +46,16 @@ def register(subparsers, name: str, help_text: str) -> None:
     parser.add_argument("--events", default=Stream().events)
     parser.add_argument("--replay", default=Stream().replay)
     parser.add_argument("--commands", default=Stream().commands)
+    parser.add_argument("--cms-events", default=CMS_EVENTS,
+                        help="the CMS family's PUB endpoint ('' for none)")
+    parser.add_argument("--cms-replay", default=CMS_REPLAY,
+                        help="the CMS family's replay endpoint ('' for none)")
     parser.set_defaults(func=run)
+
+
+#: Where the demo (and the shipped configs) put the CMS family: what examples/cms_consumer.py
+#: connects to by default.
+CMS_EVENTS, CMS_REPLAY = "tcp://127.0.0.1:5558", "tcp://127.0.0.1:5559"
 
 
 def demo_config(game: str, *, shoe: str, spots: str, meter: str, credential: str,
@@ -88,7 +97,8 @@ def run(args: argparse.Namespace) -> int:
         simulator.start()
     shoe, spots, meter = simulators
     credential = secrets.token_urlsafe(24)
-    stream = Stream(events=args.events, replay=args.replay, commands=args.commands)
+    stream = Stream(events=args.events, replay=args.replay, commands=args.commands,
+                    cms_events=args.cms_events or None, cms_replay=args.cms_replay or None)
     loaded = demo_config(args.game, shoe=shoe.url, spots=spots.url, meter=meter.url,
                          credential=credential, stream=stream)
     daemon = TableDaemon(loaded, state_dir=state_dir)

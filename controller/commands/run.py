@@ -41,9 +41,14 @@ def run(args: argparse.Namespace) -> int:
     daemon = TableDaemon(loaded, state_dir=Path(state_dir) if state_dir else None)
     signal.signal(signal.SIGTERM, lambda *_: daemon.request_stop())
     signal.signal(signal.SIGINT, lambda *_: daemon.request_stop())
+    from controller.daemon import ConfigMismatch
+
     try:
         daemon.start()
         daemon.run()
+    except ConfigMismatch as error:
+        print(f"lowball-table run: {error}", file=sys.stderr)
+        return 2
     finally:
         daemon.close()
     return 0

@@ -77,8 +77,13 @@ def register(subparsers, name: str, help_text: str) -> None:
                         help=f"the table's snapshot/replay endpoint (default {defaults.replay})")
     parser.add_argument("--table", metavar="TABLE_ID",
                         help="the table id (default: asked from the table)")
+    parser.add_argument("--family", choices=("surveillance", "cms"), default="surveillance",
+                        help="the topic family those endpoints serve (default surveillance: "
+                             "every card live; cms: cards after the hand settles)")
     parser.add_argument("--json", action="store_true",
                         help="print each event exactly as published, one JSON object a line")
+    from controller.stream_security import add_client_options
+    add_client_options(parser)
     parser.add_argument("--verbose", "-v", action="store_true",
                         help="also lamps, meters, sensors, shoe reads and accepted commands")
     mode = parser.add_mutually_exclusive_group()
@@ -226,6 +231,9 @@ def describe(kind: str, data: dict[str, Any]) -> str:
                 f"({d['paytable_status']})")
     if kind == "table_closed":
         return f"table closed by {d['by']}"
+    if kind == "config_applied":
+        changed = f", changed {', '.join(d['changed'])}" if d["changed"] else ""
+        return f"config {d['fingerprint'][:12]} applied ({d['reason']}){changed}"
     return f"{kind} {json.dumps(data, sort_keys=True)}"  # a type newer than this tool
 
 
@@ -287,10 +295,15 @@ def _discover_table(context: Any, args: argparse.Namespace, timeout: float) -> s
 
     from controller import wire
 
+    from controller.stream_security import client as curve_client
+
     dealer = context.socket(zmq.DEALER)
     dealer.setsockopt(zmq.LINGER, 0)
     sub = context.socket(zmq.SUB)
     sub.setsockopt(zmq.LINGER, 0)
+    if getattr(args, "curve", None) is not None:
+        curve_client(dealer, **args.curve)
+        curve_client(sub, **args.curve)
     try:
         dealer.connect(args.replay)
         sub.setsockopt(zmq.SUBSCRIBE, b"")
@@ -341,11 +354,19 @@ def run(args: argparse.Namespace, out: IO[str] | None = None, err: IO[str] | Non
     try:
         _check_endpoint("--connect", args.connect)
         _check_endpoint("--replay", args.replay)
+        from controller.stream_security import client_keys
+        try:
+            args.curve = client_keys(getattr(args, "key", None),
+                                     getattr(args, "server_key", None))
+        except ValueError as error:
+            raise WatchError(str(error), 2) from None
         timeout = min(CONNECT_TIMEOUT_S, args.timeout or CONNECT_TIMEOUT_S)
         table_id = args.table or _discover_table(context, args, timeout)
         try:
             client = StreamClient(context, table_id=table_id, pub_endpoint=args.connect,
-                                  replay_endpoint=args.replay)
+                                  replay_endpoint=args.replay,
+                                  family=getattr(args, "family", "surveillance"),
+                                  curve=args.curve)
         except zmq.ZMQError as error:
             raise WatchError(f"cannot connect to {args.connect} / {args.replay}: {error}", 2)
         if args.recall is not None:

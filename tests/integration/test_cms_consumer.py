@@ -51,7 +51,8 @@ def test_history_and_live_hands_agree_with_the_journal(tools, rig_factory):
     first, second = scenarios_for("three_card_lowball", 2)
     rig.play(load_scenario(first))                      # before the consumer: history
     wait_for(lambda: rig.status()["hand"] is None, "hand 1 to end")
-    consumer = tools(CONSUMER, "--connect", rig.stream.events, "--replay", rig.stream.replay)
+    consumer = tools(CONSUMER, "--connect", rig.stream.events, "--replay", rig.stream.replay,
+                     "--family", "surveillance")
     consumer.wait_for(lambda line: line.startswith("synced: table TCL-01"))
     consumer.wait_for(lambda line: line.startswith("live: table TCL-01"))
     rig.play(load_scenario(second))                     # while it listens: live
@@ -88,7 +89,8 @@ def test_history_and_live_hands_agree_with_the_journal(tools, rig_factory):
 def test_missed_messages_are_replayed_and_the_chain_still_holds(tools, table_loop, tmp_path):
     table_loop.call("append", sample_events(3), True)             # history: seq 1-3
     consumer = tools(CONSUMER, "--connect", table_loop.pub_endpoint, "--replay",
-                     table_loop.replay_endpoint, "--table", TABLE, "--count", "9")
+                     table_loop.replay_endpoint, "--table", TABLE, "--count", "9",
+                     "--family", "surveillance")
     consumer.wait_for(lambda line: line.startswith("live: table CALI-01"),
                       between=lambda: table_loop.call("heartbeat"))
     table_loop.call("append", sample_events(2), True)             # 4, 5
@@ -109,7 +111,8 @@ def test_missed_messages_are_replayed_and_the_chain_still_holds(tools, table_loo
 
 def test_a_silent_table_is_warned_about(tools, table_loop):
     consumer = tools(CONSUMER, "--connect", table_loop.pub_endpoint, "--replay",
-                     table_loop.replay_endpoint, "--table", TABLE, "--silence", "0.3")
+                     table_loop.replay_endpoint, "--table", TABLE, "--silence", "0.3",
+                     "--family", "surveillance")
     consumer.wait_for(lambda line: line.startswith("live: table CALI-01"),
                       between=lambda: table_loop.call("heartbeat"))
     consumer.wait_for(lambda line: line.startswith("WARNING: no heartbeat from table CALI-01"))
@@ -127,5 +130,5 @@ def test_an_unreachable_table_is_reported():
 
 def test_the_documented_command_line_is_the_examples():
     guide = (Path(ROOT) / "docs" / "integration.md").read_text()
-    assert ("python examples/cms_consumer.py --connect tcp://127.0.0.1:5555 "
-            "--replay tcp://127.0.0.1:5556") in guide
+    assert ("python examples/cms_consumer.py --connect tcp://127.0.0.1:5558 "
+            "--replay tcp://127.0.0.1:5559") in guide

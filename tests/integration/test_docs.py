@@ -13,13 +13,15 @@ from typing import Any
 
 import pytest
 
-from controller import wire
+from controller import cms_view, wire
+from controller.commands.demo import CMS_EVENTS, CMS_REPLAY
 from controller.table_config import Stream
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 ASYNCAPI = DOCS / "asyncapi.json"
 GUIDE = DOCS / "integration.md"
-FIX = ("edit docs/asyncapi.json by hand: one channel `{table_id}.<type>` and one message "
+FIX = ("edit docs/asyncapi.json by hand: one channel `<family>.{table_id}.<type>` per family "
+       "and one message "
        "`<type>` per event type, the payload a $ref to schema/events.schema.json#/$defs/"
        "<Name>Envelope (see an existing one)")
 
@@ -47,28 +49,33 @@ def refs(node: Any) -> list[str]:
     return []
 
 
-def test_asyncapi_is_an_asyncapi_2_6_document_with_the_three_servers(asyncapi):
+def test_asyncapi_is_an_asyncapi_2_6_document_with_the_five_servers(asyncapi):
     assert asyncapi["asyncapi"] == "2.6.0"
     assert {"title", "version", "description"} <= asyncapi["info"].keys()
     assert asyncapi["info"]["version"] == str(wire.SCHEMA_VERSION)
     defaults = Stream()
     assert {name: server["url"] for name, server in asyncapi["servers"].items()} == {
-        "events": defaults.events, "replay": defaults.replay, "commands": defaults.commands}
+        "events": defaults.events, "replay": defaults.replay, "commands": defaults.commands,
+        "cms_events": CMS_EVENTS, "cms_replay": CMS_REPLAY}
     assert all(server["protocol"] == "zmq" for server in asyncapi["servers"].values())
 
 
 def test_asyncapi_has_a_channel_and_a_message_for_every_event_type(asyncapi):
     channels, messages = asyncapi["channels"], asyncapi["components"]["messages"]
-    for name in [*wire.EVENT_CLASSES, wire.HEARTBEAT]:
-        channel = channels.get(f"{{table_id}}.{name}")
-        assert channel is not None, f"no channel for {name}: {FIX}"
-        assert channel["subscribe"]["message"] == {"$ref": f"#/components/messages/{name}"}
-        assert channel["servers"] == ["events"]
-        model = wire.ENVELOPES[name].__name__ if name in wire.ENVELOPES else "Heartbeat"
-        assert messages[name]["payload"] == {
-            "$ref": f"schema/events.schema.json#/$defs/{model}"}, FIX
-    topics = {key.split(".", 1)[1] for key in channels if key.startswith("{table_id}.")}
-    assert topics == {*wire.EVENT_CLASSES, wire.HEARTBEAT}, "a channel for a type that is gone"
+    for family, server in ((wire.SURVEILLANCE, "events"), (wire.CMS, "cms_events")):
+        for name in [*wire.EVENT_CLASSES, wire.HEARTBEAT]:
+            channel = channels.get(f"{family}.{{table_id}}.{name}")
+            assert channel is not None, f"no {family} channel for {name}: {FIX}"
+            assert channel["subscribe"]["message"] == {"$ref": f"#/components/messages/{name}"}
+            assert channel["servers"] == [server]
+            model = wire.ENVELOPES[name].__name__ if name in wire.ENVELOPES else "Heartbeat"
+            assert messages[name]["payload"] == {
+                "$ref": f"schema/events.schema.json#/$defs/{model}"}, FIX
+        topics = {key.split(".", 2)[2] for key in channels
+                  if key.startswith(f"{family}.{{table_id}}.")}
+        assert topics == {*wire.EVENT_CLASSES, wire.HEARTBEAT}, "a channel for a type that is gone"
+    for name in cms_view.CARD_TYPES:
+        assert "held" in channels[f"cms.{{table_id}}.{name}"]["description"]
 
 
 def test_every_reference_resolves_and_ids_are_unique(asyncapi):
@@ -93,7 +100,8 @@ def test_asyncapi_describes_sequence_heartbeat_snapshot_and_replay(asyncapi):
     text = asyncapi["info"]["description"]
     for word in ("seq", "gap", "heartbeat", "snapshot", "replay", "cents"):
         assert word in text.lower(), word
-    assert "heartbeat" in asyncapi["channels"]["{table_id}.heartbeat"]["description"].lower()
+    assert "heartbeat" in \
+        asyncapi["channels"]["surveillance.{table_id}.heartbeat"]["description"].lower()
 
 
 def guide_blocks(kind: str) -> list[str]:

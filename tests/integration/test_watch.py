@@ -106,13 +106,15 @@ def test_json_lines_are_the_published_envelopes_with_gapless_seq(tools, rig_fact
 
 def test_verbose_shows_lamps_and_meters_too(tools, rig_factory):
     rig = rig_factory("three_card_lowball")
-    watch = watch_rig(tools, rig, "--verbose", "--count", "5")
+    watch = watch_rig(tools, rig, "--verbose", "--count", "6")
     watch.wait_for(lambda line: line.startswith("watching table"))
     assert rig.ask({"command": "open"})["ok"]      # opening lights lamps and shows the meter
     assert watch.finish() == 0
     events = [line for line in watch.out if seq_of(line) is not None]
-    assert len(events) == 5
+    assert len(events) == 6
     assert any("lamp spot" in line for line in events)
+    assert any(re.search(r"config [0-9a-f]{12} applied \(table opened\)", line)
+               for line in events)
     assert any(re.search(r"meter \$[\d,]+\.\d\d", line) for line in events)
 
 

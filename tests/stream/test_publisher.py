@@ -75,7 +75,7 @@ def test_topic_prefix_filters_by_type(context, journal, publisher):
     journal_and_publish(journal, publisher, 7)
     publisher.heartbeat("DEALING")  # marks the end of what was published
     seen = []
-    while (frames := wait_for(sub))[0] != b"CALI-01.heartbeat":
+    while (frames := wait_for(sub))[0] != b"surveillance.CALI-01.heartbeat":
         seen.append(wire.decode(frames[1]).type)
     assert seen == ["card_dealt", "card_dealt"]
 
@@ -85,7 +85,7 @@ def test_heartbeat_carries_the_last_seq(context, journal, publisher):
     publisher.heartbeat("OPEN")
     topic, message = wait_for(sub)
     beat = wire.decode(message)
-    assert topic == b"CALI-01.heartbeat" and isinstance(beat, wire.Heartbeat)
+    assert topic == b"surveillance.CALI-01.heartbeat" and isinstance(beat, wire.Heartbeat)
     assert (beat.seq, beat.state, beat.table_id) == (0, "OPEN", TABLE)
     journal_and_publish(journal, publisher, 4)
     for _ in range(4):

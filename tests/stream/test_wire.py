@@ -136,7 +136,7 @@ def test_heartbeat_is_a_message_but_not_an_event():
                                 "state": "OPEN"}
     parsed = wire.decode(beat)
     assert isinstance(parsed, wire.Heartbeat) and parsed.seq == 41
-    assert wire.topic_of(parsed) == b"CALI-01.heartbeat"
+    assert wire.topic_of(parsed) == b"surveillance.CALI-01.heartbeat"
     with pytest.raises(wire.WireError, match="not a journaled event"):
         wire.decode_event(beat)
     with pytest.raises(TypeError):
@@ -147,9 +147,9 @@ def test_heartbeat_is_a_message_but_not_an_event():
 
 def test_topics_are_table_then_type():
     envelope = wire.decode(GOOD)
-    assert wire.topic_of(envelope) == b"CALI-01.card_dealt"
+    assert wire.topic_of(envelope) == b"surveillance.CALI-01.card_dealt"
     assert wire.topic_of(envelope).startswith(wire.topic(TABLE))
-    assert wire.topic(TABLE) == b"CALI-01."
+    assert wire.topic(TABLE) == b"surveillance.CALI-01."
 
 
 def test_json_schema_covers_every_message_type():

@@ -1,0 +1,198 @@
+"""CURVE on the event, replay and command sockets (ironhouse): a listed client key works, an
+unknown one gets nothing; a CMS key cannot open the surveillance stream; without keys the
+endpoints must be on loopback and the daemon says the stream is unauthenticated.
+
+A refused client is shown to get nothing while a listed client, on the same daemon, receives
+heartbeats: the wait ends on the listed client's heartbeats, the deadline only bounds failure.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import structlog
+import zmq
+import zmq.auth
+
+from controller import wire
+from controller.cli import main as cli
+from controller.daemon import TableDaemon
+from controller.stream_client import StreamClient, StreamError
+from controller.stream_security import client as curve_client
+from controller.table_config import Security, Stream, TableConfig, default_config_path, load_config
+from controller.validation import InputError, validate
+
+DEADLINE_S = 15.0
+
+
+def make_keys(directory: Path, name: str) -> dict[str, bytes]:
+    assert cli(["keys", "new", name, "--dir", str(directory)]) == 0
+    public, secret = zmq.auth.load_certificate(directory / f"{name}.key_secret")
+    return {"public_key": public, "secret_key": secret}
+
+
+def test_keys_new_writes_a_pair_and_never_overwrites(tmp_path, capsys):
+    keys = make_keys(tmp_path / "keys", "table-1")
+    assert len(keys["public_key"]) == 40 and (tmp_path / "keys" / "table-1.key").exists()
+    assert (tmp_path / "keys" / "table-1.key_secret").stat().st_mode & 0o077 == 0
+    assert cli(["keys", "new", "table-1", "--dir", str(tmp_path / "keys")]) == 1
+    assert "already exists" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("key, endpoint", [("events", "tcp://0.0.0.0:5555"),
+                                           ("commands", "tcp://10.1.2.3:5557"),
+                                           ("cms_events", "tcp://*:5558")])
+def test_without_keys_a_network_endpoint_is_refused(key, endpoint):
+    stream = {key: endpoint}
+    if key == "cms_events":
+        stream["cms_replay"] = "tcp://127.0.0.1:5559"
+    data = {"table": {"id": "T1", "game": "cali_lowball", "paytable": "example"},
+            "stream": stream}
+    with pytest.raises(InputError) as error:
+        validate(TableConfig, data, "table.toml")
+    assert f"stream.{key} = '{endpoint}'" in str(error.value)
+    assert "must bind to loopback" in str(error.value)
+
+
+def test_with_keys_a_network_endpoint_is_accepted():
+    data = {"table": {"id": "T1", "game": "cali_lowball", "paytable": "example"},
+            "stream": {"events": "tcp://0.0.0.0:5555"},
+            "security": {"server_secret_key_file": "keys/table.key_secret",
+                         "authorized_keys_dir": "clients"}}
+    assert validate(TableConfig, data, "table.toml").stream.events == "tcp://0.0.0.0:5555"
+
+
+class SecureTable:
+    """A daemon (no devices) whose sockets use CURVE, in a thread."""
+
+    def __init__(self, tmp_path: Path, context: zmq.Context, security: Security | None):
+        shipped = load_config(default_config_path("cali_lowball"))
+        self.stream = Stream(events=f"ipc://{tmp_path}/e", replay=f"ipc://{tmp_path}/r",
+                             commands=f"ipc://{tmp_path}/c", cms_events=f"ipc://{tmp_path}/ce",
+                             cms_replay=f"ipc://{tmp_path}/cr", heartbeat_s=0.05)
+        config = shipped.config.model_copy(update={"stream": self.stream,
+                                                   "security": security or Security()})
+        loaded = shipped.model_copy(update={"config": config})
+        self.daemon = TableDaemon(loaded, state_dir=tmp_path / "state", context=context)
+        self.daemon.start()
+        self.thread = threading.Thread(target=self.daemon.run, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.daemon.request_stop()
+        self.thread.join(10)
+        self.daemon.close()
+
+
+@pytest.fixture
+def keyring(tmp_path):
+    server = make_keys(tmp_path / "server", "table")
+    allowed, cms_allowed, other = tmp_path / "allowed", tmp_path / "cms-allowed", tmp_path / "o"
+    keys = {"server": server, "surveillance": make_keys(allowed, "surveillance-room"),
+            "cms": make_keys(cms_allowed, "cms-host"), "stranger": make_keys(other, "stranger")}
+    security = Security(server_secret_key_file=str(tmp_path / "server" / "table.key_secret"),
+                        authorized_keys_dir=str(allowed), cms_authorized_keys_dir=str(cms_allowed))
+    return keys, security
+
+
+def curve(keys, name):
+    return {"server_public_key": keys["server"]["public_key"], **keys[name]}
+
+
+def subscriber(context, endpoint, prefix, keys=None):
+    sub = context.socket(zmq.SUB)
+    sub.setsockopt(zmq.LINGER, 0)
+    if keys is not None:
+        curve_client(sub, **keys)
+    sub.setsockopt(zmq.SUBSCRIBE, prefix)
+    sub.connect(endpoint)
+    return sub
+
+
+def heartbeats_until(listed: zmq.Socket, refused: list[zmq.Socket], count: int = 5) -> list[int]:
+    """Read until ``listed`` has had ``count`` heartbeats; return what each refused got."""
+    got, others = 0, [0] * len(refused)
+    poller = zmq.Poller()
+    for socket in (listed, *refused):
+        poller.register(socket, zmq.POLLIN)
+    deadline = time.monotonic() + DEADLINE_S
+    while got < count:
+        assert time.monotonic() < deadline, "the listed client got no heartbeats"
+        ready = dict(poller.poll(100))
+        if listed in ready:
+            listed.recv_multipart()
+            got += 1
+        for index, socket in enumerate(refused):
+            if socket in ready:
+                socket.recv_multipart()
+                others[index] += 1
+    return others
+
+
+def test_a_listed_key_is_served_and_an_unknown_key_gets_nothing(tmp_path, keyring):
+    keys, security = keyring
+    context = zmq.Context()
+    table = SecureTable(tmp_path, context, security)
+    stream = table.stream
+    try:
+        listed = subscriber(context, stream.events, b"surveillance.",
+                            curve(keys, "surveillance"))
+        stranger = subscriber(context, stream.events, b"", curve(keys, "stranger"))
+        cms_on_surveillance = subscriber(context, stream.events, b"", curve(keys, "cms"))
+        plain = subscriber(context, stream.events, b"")
+        assert heartbeats_until(listed, [stranger, cms_on_surveillance, plain]) == [0, 0, 0]
+
+        cms = subscriber(context, stream.cms_events, b"cms.", curve(keys, "cms"))
+        surveillance_on_cms = subscriber(context, stream.cms_events, b"",
+                                         curve(keys, "surveillance"))
+        assert heartbeats_until(cms, [surveillance_on_cms]) == [0]
+
+        # Replay socket: the listed key gets a snapshot, the stranger no answer in time.
+        good = StreamClient(context, table_id="CALI-01", pub_endpoint=stream.events,
+                            replay_endpoint=stream.replay, curve=curve(keys, "surveillance"))
+        bad = StreamClient(context, table_id="CALI-01", pub_endpoint=stream.events,
+                           replay_endpoint=stream.replay, curve=curve(keys, "stranger"))
+        cms_client = StreamClient(context, table_id="CALI-01", family=wire.CMS,
+                                  pub_endpoint=stream.cms_events,
+                                  replay_endpoint=stream.cms_replay, curve=curve(keys, "cms"))
+        assert good.snapshot().state["table_id"] == "CALI-01"
+        assert cms_client.snapshot().state["table_id"] == "CALI-01"
+        with pytest.raises(StreamError, match="no answer"):
+            bad.snapshot(timeout=1.0)
+
+        # Command socket: same allow-list as surveillance.
+        def ask(name):
+            req = context.socket(zmq.REQ)
+            req.setsockopt(zmq.LINGER, 0)
+            if name is not None:
+                curve_client(req, **curve(keys, name))
+            req.connect(stream.commands)
+            req.send(json.dumps({"command": "status"}).encode())
+            answered = req.poll(1000 if name != "surveillance" else int(DEADLINE_S * 1000))
+            reply = json.loads(req.recv()) if answered else None
+            req.close(0)
+            return reply
+
+        assert ask("surveillance")["ok"] is True
+        assert ask("stranger") is None and ask("cms") is None and ask(None) is None
+        for socket in (listed, stranger, cms_on_surveillance, plain, cms, surveillance_on_cms):
+            socket.close(0)
+        for client in (good, bad, cms_client):
+            client.close()
+    finally:
+        table.close()
+        context.term()
+
+
+def test_without_keys_the_daemon_warns_the_stream_is_unauthenticated(tmp_path):
+    context = zmq.Context()
+    with structlog.testing.capture_logs() as logs:
+        table = SecureTable(tmp_path, context, None)
+        table.close()
+    context.term()
+    assert any("unauthenticated" in entry["event"] and entry["log_level"] == "warning"
+               for entry in logs)
