@@ -264,6 +264,11 @@ class TableDaemon:
             self.apply(table.sensor(*report.args))
         else:
             self.apply(table.device_status(*report.args))
+            device, status = report.args[0], report.args[1]
+            if device == "spots" and status == "connected":
+                # Lamp commands sent while the controller was away were dropped: put every
+                # spot back to what the table says.
+                self._show_outputs()
 
     # -- the command channel --------------------------------------------------------------
 

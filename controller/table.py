@@ -133,7 +133,6 @@ class Table:
         self.wagers: dict[int, dict[str, int]] = defaultdict(dict)
         self.players: dict[int, str] = {}
         self.fault: Fault | None = None
-        self.paused_from: str | None = None
         self.jackpot: PendingJackpot | None = None
         self.lamps: dict[int, str] = {}
         #: (shoe seq, card) of the last card the shoe reported, to recognise a resend
@@ -175,6 +174,12 @@ class Table:
             # card: record it, count it once.
             return [record]
         self.last_shoe_card = (shoe_seq, card)
+        if self.state == PAUSED and self.hand is not None and self.fault is not None \
+                and self.fault.recoverable and self.hand.cards_expected():
+            # A card the hand expects, out of the shoe while a device fault holds the hand
+            # (it left the shoe as the cable went, and the shoe sent it again on the replug):
+            # the deal order says whose it is. Deal it; the hand stays paused.
+            return [record, *self._deal_while_paused(card)]
         if self.hand is None or self.state not in (LOCKED, DEALING, DECIDING):
             # No hand, or a card out of the shoe while the hand is paused: it belongs to no
             # hand, so the hand can only be voided (a supervisor decides).
@@ -191,6 +196,19 @@ class Table:
             code = "duplicate_card" if "duplicate" in str(error) else "unexpected_card"
             return [record, *self._pause(code, str(error), "shoe", recoverable=False)]
         return events + self._after_hand_step()
+
+    def _deal_while_paused(self, card: Card) -> list[AnyEvent]:
+        assert self.hand is not None
+        try:
+            events: list[AnyEvent] = list(self.hand.deal(card))
+        except IllegalAction as error:
+            code = "duplicate_card" if "duplicate" in str(error) else "unexpected_card"
+            return self._pause(code, str(error), "shoe", recoverable=False)
+        if self.hand.next_step().kind == "settled":
+            # The card completed the hand: it settles; nothing is left to pause.
+            self.fault = None
+            return events + self._settled()
+        return events
 
     def shoe_fault(self, code: str, detail: str = "") -> list[AnyEvent]:
         """The shoe reported a fault (JAM, MISREAD, DOOR, EMPTY, TAGUNKNOWN, DUPLICATE)."""
@@ -465,9 +483,18 @@ class Table:
         down = sorted(self.devices_down & {"shoe", "spots"})
         if down:
             raise CommandError(f"{', '.join(down)} still lost: reconnect it before continuing")
-        resumed = self.paused_from or DEALING
-        self.fault, self.paused_from = None, None
-        return [HandContinued(by), *self._set_state(resumed, f"continued by {by}")]
+        self.fault = None
+        hand = self.hand
+        assert hand is not None
+        # Resume where the hand now stands (cards may have been dealt during the pause).
+        step = hand.next_step()
+        resumed = LOCKED if hand.cards_used == 0 else DEALING if step.kind == "card" \
+            else DECIDING
+        events: list[AnyEvent] = [HandContinued(by), *self._set_state(resumed,
+                                                                        f"continued by {by}")]
+        for spot in step.seats:
+            events += self._lamp(spot, TO_ACT)
+        return events
 
     def _void(self, command: Void, by: str) -> list[AnyEvent]:
         if self.hand is None or self.state not in IN_HAND:
@@ -484,7 +511,7 @@ class Table:
         if contributions:
             self.meter -= contributions
             events.append(MeterChanged(self.meter, f"hand {hand_id} voided"))
-        self.hand, self.fault, self.paused_from = None, None, None
+        self.hand, self.fault = None, None
         return events + self._set_state(OPEN, f"hand {hand_id} voided by {by}") + \
             self._lamp(0, ATTRACT)
 
@@ -571,7 +598,7 @@ class Table:
             return [fault]
         if self.state not in IN_HAND:
             return [fault]
-        self.fault, self.paused_from = fault, self.state
+        self.fault = fault
         return [fault, *self._set_state(PAUSED, code)]
 
     def _set_state(self, state: str, reason: str) -> list[AnyEvent]:

@@ -178,12 +178,25 @@ def test_shoe_jam_pauses_and_the_dealer_continues():
     assert d.table.state == "DECIDING"
 
 
-def test_device_lost_mid_hand_pauses_and_a_card_while_paused_is_a_misdeal():
+def test_a_card_in_flight_when_the_shoe_is_lost_is_dealt_and_the_hand_stays_paused():
     d = Driver()
     cali_hand(d)
     d.record(d.table.device_status("shoe", "lost", "no frame for 3 s"))
     assert d.table.fault.code == "device_lost" and d.table.fault.recoverable
-    events = d.card("As")
+    events = d.card("As")                     # resent by the shoe after the replug
+    assert [type(e).__name__ for e in events] == ["ShoeCard", "CardDealt"]
+    assert d.table.state == "PAUSED" and d.table.hand.cards[1] == [parse_card("As")]
+    d.record(d.table.device_status("shoe", "connected", "/dev/ttyUSB0"))
+    d.do(command="continue")
+    assert d.table.state == "DEALING"
+
+
+def test_a_card_nobody_expects_during_a_pause_is_a_misdeal():
+    d = Driver()
+    cali_hand(d)
+    d.cards("As 9c Kd 2s 9d Qh")               # decisions are due: no card is expected
+    d.record(d.table.shoe_fault("DOOR"))
+    events = d.card("Qc")
     assert events[1].code == "unexpected_card" and not d.table.fault.recoverable
 
 

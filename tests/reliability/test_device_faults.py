@@ -6,7 +6,7 @@
   finishes, every card is dealt once, the settlements equal the scenario's replay.
 * Shoe silent (``go_silent``): lost after ``lost_after_s`` (0.5 s here), heard again on resume.
 * Spot controller lost: the hand keeps its state; once it is back the lamps should show what
-  the table says (see the xfail: the daemon does not re-send lamps after a reconnect).
+  the table says (the daemon re-sends every lamp when the controller reconnects).
 * Meter lost: the table keeps dealing; once it is back the sign shows the current amount.
 * Duplicate card and unknown tag reported by the shoe: the hand pauses (a misdeal, not
   recoverable), a ``fault`` event is on the stream, ``continue`` is refused, and a
@@ -152,10 +152,6 @@ def test_shoe_unplugged_and_replugged_mid_hand_loses_no_card(rig):
     _settled_as_replay(rig, scenario)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG (controller/table.py Table.shoe_card): the card the "
-                   "shoe resends after the replug arrives while the hand is PAUSED (device_lost) "
-                   "and is taken as an unexpected_card misdeal (not recoverable): the hand can "
-                   "only be voided, although the card was dealt before the cable went")
 def test_shoe_unplugged_with_a_card_in_flight_resends_it_once(rig):
     """The cable goes while a card's frame is outstanding; the shoe resends it after the
     replug: dealt once."""
@@ -266,10 +262,6 @@ def _lamps_match(rig: FaultRig) -> None:
         raise AssertionError(f"lamps differ from the table's: table {table}, felt {shown}")
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: lamps set while the spot controller is lost are "
-                   "dropped (LampWorker logs the failure) and nothing re-sends the table's "
-                   "lamps when it reconnects (TableDaemon.handle_report applies "
-                   "device_status only; _show_outputs runs only at start)")
 def test_lamps_catch_up_when_the_spot_controller_is_back(rig):
     scenario = _scenario("cali_check_bet_win")
     _lamps_match(rig)                               # the felt shows the open table
