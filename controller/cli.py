@@ -20,6 +20,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("run", "run one table: the daemon"),
     "dealer": ("dealer", "send a dealer or supervisor command to the daemon"),
     "journal": ("journal", "verify or show the audit journal"),
+    "credential": ("credential", "make a new supervisor credential and print its hash"),
     "demo": ("demo", "the whole table on simulators, with a live view (make run)"),
     "watch": ("watch", "a live, readable view of the event stream for surveillance"),
     "keys": ("keys", "create a CURVE key pair for the table or a stream client"),

@@ -67,3 +67,19 @@ def test_the_live_view_shows_spots_cards_and_meter():
     screen = view.render(table.snapshot(), {"shoe": "connected", "spots": "lost"}, 7)
     assert "TCL-01" in screen and "$5,000.00" in screen and "shoe_jam" in screen
     assert screen.count("\n") > 12 and "spots \x1b[31mlost" in screen
+
+
+def test_a_new_credential_verifies_as_supervisor(tmp_path):
+    import hashlib
+    import stat
+
+    path = tmp_path / "supervisor.credential"
+    done = subprocess.run([sys.executable, "-m", "controller.cli", "credential", str(path)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    digest = hashlib.sha256(path.read_text().strip().encode()).hexdigest()
+    assert f'supervisor_credential_sha256 = "{digest}"' in done.stdout
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    again = subprocess.run([sys.executable, "-m", "controller.cli", "credential", str(path)],
+                           capture_output=True, text=True, timeout=60)
+    assert again.returncode == 2 and "exists" in again.stderr
