@@ -140,6 +140,11 @@ class Rig:
 
     def play(self, scenario) -> None:
         """Wagers, lock, then cards and decisions as the table asks for them."""
+        self.start_hand(scenario)
+        self.finish_hand({int(spot): list(texts) for spot, texts in scenario.decisions.items()})
+
+    def start_hand(self, scenario) -> None:
+        """The scenario's deck in the shoe, its wagers placed, the lock."""
         self.shoe.device.load([str(card) for card in scenario.shoe])
         for spot, wagers in scenario.seats.items():
             for wager, amount in wagers.items():
@@ -147,11 +152,11 @@ class Rig:
                                   "amount": amount, "player": f"p{spot}"})
                 assert reply["ok"], reply
         assert self.ask({"command": "lock"})["ok"]
-        decisions = {int(spot): list(texts) for spot, texts in scenario.decisions.items()}
-        while True:
-            state = self.status()
-            if state["hand"] is None:
-                return
+
+    def finish_hand(self, decisions: dict[int, list[str]]) -> None:
+        """Deal and decide as the table asks until the hand settles (a pause is a failure)."""
+        while (state := self.status())["hand"] is not None:
+            assert state["state"] != "PAUSED", state["fault"]
             step = state["hand"]["next"]
             if step["kind"] == "card":
                 self.deal_one()
@@ -229,13 +234,7 @@ def test_a_stop_mid_hand_resumes_at_the_same_step(rig_factory):
     assert rig.daemon.journal.last_seq > last_seq            # seq continues, no reuse
     assert rig.ask({"command": "continue"})["ok"]
     decisions = {int(spot): list(texts) for spot, texts in scenario.decisions.items()}
-    while (state := rig.status())["hand"] is not None:
-        step = state["hand"]["next"]
-        if step["kind"] == "card":
-            rig.deal_one()
-        else:
-            spot = step["seats"][0]
-            rig.ask({"command": "decide", "spot": spot, "decision": decisions[spot].pop(0)})
+    rig.finish_hand(decisions)
     settled = [e.data.model_dump() for e in rig.events("wager_settled")]
     config = load_config(default_config_path("cali_lowball"))
     assert settled == settlement_report(replay(scenario, config))["settlements"]

@@ -72,27 +72,6 @@ class FaultRig(Rig):
     def faults(self, code: str) -> list:
         return [e for e in self.events("fault") if e.data.code == code]
 
-    def start_hand(self, scenario) -> None:
-        self.shoe.device.load([str(card) for card in scenario.shoe])
-        for spot, wagers in scenario.seats.items():
-            for wager, amount in wagers.items():
-                reply = self.ask({"command": "place", "spot": int(spot), "wager": wager,
-                                  "amount": amount, "player": f"p{spot}"})
-                assert reply["ok"], reply
-        assert self.ask({"command": "lock"})["ok"]
-
-    def finish_hand(self, scenario, decisions: dict[int, list[str]]) -> None:
-        while (state := self.status())["hand"] is not None:
-            assert state["state"] != "PAUSED", state["fault"]
-            step = state["hand"]["next"]
-            if step["kind"] == "card":
-                self.deal_one()
-            else:
-                spot = step["seats"][0]
-                reply = self.ask({"command": "decide", "spot": spot,
-                                  "decision": decisions[spot].pop(0)})
-                assert reply["ok"], reply
-
 
 @pytest.fixture
 def rig(tmp_path, request):
@@ -148,7 +127,7 @@ def test_shoe_unplugged_and_replugged_mid_hand_loses_no_card(rig):
     rig.shoe.reconnect()
     wait_for(lambda: rig.back("shoe"), "the shoe back")
     assert rig.ask({"command": "continue"})["ok"]
-    rig.finish_hand(scenario, _decisions(scenario))
+    rig.finish_hand(_decisions(scenario))
     _settled_as_replay(rig, scenario)
 
 
@@ -166,7 +145,7 @@ def test_shoe_unplugged_with_a_card_in_flight_resends_it_once(rig):
     wait_for(lambda: rig.back("shoe"), "the shoe back")
     wait_for(lambda: len(rig.events("card_dealt")) == 2, "the card in flight, resent")
     assert rig.ask({"command": "continue"})["ok"]
-    rig.finish_hand(scenario, _decisions(scenario))
+    rig.finish_hand(_decisions(scenario))
     _settled_as_replay(rig, scenario)
 
 
@@ -183,7 +162,7 @@ def test_a_silent_shoe_is_lost_after_lost_after_s_and_heard_again(rig):
     rig.shoe.device.resume()       # the next heartbeat (1 s) brings it back
     wait_for(lambda: rig.back("shoe"), "the shoe heard again")
     assert rig.ask({"command": "continue"})["ok"]
-    rig.finish_hand(scenario, _decisions(scenario))
+    rig.finish_hand(_decisions(scenario))
     _settled_as_replay(rig, scenario)
 
 
@@ -240,7 +219,7 @@ def test_spot_controller_lost_mid_hand_keeps_the_hand(rig):
     rig.spots.reconnect()
     wait_for(lambda: rig.back("spots"), "the spots back")
     assert rig.ask({"command": "continue"})["ok"]
-    rig.finish_hand(scenario, _decisions(scenario))
+    rig.finish_hand(_decisions(scenario))
     _settled_as_replay(rig, scenario)
     # The settlement lamps were sent after the reconnect: the felt shows them.
     _lamps_match(rig)
@@ -285,7 +264,7 @@ def test_meter_lost_the_table_keeps_dealing_and_the_meter_catches_up(rig):
     rig.meter.disconnect()
     start = rig.status()["meter"]
     rig.start_hand(scenario)                       # progressive contributions: meter moves
-    rig.finish_hand(scenario, _decisions(scenario))
+    rig.finish_hand(_decisions(scenario))
     _settled_as_replay(rig, scenario)
     now = rig.status()
     assert now["meter"] != start and now["state"] == "SETTLED"
