@@ -119,12 +119,7 @@ def test_cms_snapshot_and_replay_hide_the_hand_in_play(rig_factory):
     rig = rig_factory("cali_lowball")
     scenario = load_scenario(scenarios_for("cali_lowball", 1)[0])
     assert rig.ask({"command": "open"})["ok"]
-    rig.shoe.device.load([str(card) for card in scenario.shoe])
-    for spot, wagers in scenario.seats.items():
-        for wager, amount in wagers.items():
-            assert rig.ask({"command": "place", "spot": int(spot), "wager": wager,
-                            "amount": amount})["ok"]
-    assert rig.ask({"command": "lock"})["ok"]
+    rig.start_hand(scenario)
     rig.deal_one()
     rig.deal_one()
     dealt = {str(e.data.card) for e in rig.events("card_dealt")}

@@ -217,11 +217,7 @@ def test_a_stop_mid_hand_resumes_at_the_same_step(rig_factory):
     path = scenarios_for("cali_lowball", 1)[0]
     scenario = load_scenario(path)
     rig.ask({"command": "open"})
-    rig.shoe.device.load([str(card) for card in scenario.shoe])
-    for spot, wagers in scenario.seats.items():
-        for wager, amount in wagers.items():
-            rig.ask({"command": "place", "spot": int(spot), "wager": wager, "amount": amount})
-    rig.ask({"command": "lock"})
+    rig.start_hand(scenario)
     rig.deal_one()
     rig.deal_one()
     before = rig.status()

@@ -188,12 +188,7 @@ def paused_table(tmp_path_factory):
         play_hand(rig, first)
         play_hand(rig, second)
         scenario = load_scenario(third)
-        rig.shoe.device.load([str(card) for card in scenario.shoe])
-        for spot, wagers in scenario.seats.items():
-            for wager, amount in wagers.items():
-                assert rig.ask({"command": "place", "spot": int(spot), "wager": wager,
-                                "amount": amount})["ok"]
-        assert rig.ask({"command": "lock"})["ok"]
+        rig.start_hand(scenario)
         rig.deal_one()
         rig.stop_daemon()
         rig.start_daemon()
