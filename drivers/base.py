@@ -175,9 +175,12 @@ class DeviceDriver(ABC):
     def _connect(self) -> None:
         """Open the device or raise :class:`DeviceUnavailable` saying why not."""
 
-    @abstractmethod
     def _disconnect(self) -> None:
-        """Close the device; called after every session, whatever ended it."""
+        """Close the device; called after every session, whatever ended it. Serial drivers
+        keep their port in ``_port`` and need nothing more; others override this."""
+        port, self._port = getattr(self, "_port", None), None
+        if port is not None:
+            port.close()
 
     @abstractmethod
     def _serve_once(self) -> None:

@@ -122,11 +122,6 @@ class MeterDriver(DeviceDriver):
                                       bytesize=serial.SEVENBITS, parity=serial.PARITY_EVEN,
                                       stopbits=serial.STOPBITS_ONE, timeout=0)
 
-    def _disconnect(self) -> None:
-        port, self._port = self._port, None
-        if port is not None:
-            port.close()
-
     def _on_connected(self) -> None:
         # A sign that lost power or a cable lost what it showed: show it again.
         with self._wake:

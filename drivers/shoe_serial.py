@@ -73,11 +73,6 @@ class SerialShoe(ShoeDriver):
                                       timeout=self.config.read_timeout_ms / 1000)
         self._parser = FrameParser()
 
-    def _disconnect(self) -> None:
-        port, self._port = self._port, None
-        if port is not None:
-            port.close()
-
     def _receive(self) -> Sequence[Inbound]:
         port = self._port
         if port is None:

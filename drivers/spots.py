@@ -249,11 +249,6 @@ class SpotControllerDriver(DeviceDriver):
         self._port = open_serial_port(self.config.port, baudrate=self.config.baudrate,
                                       timeout=0.05)
 
-    def _disconnect(self) -> None:
-        port, self._port = self._port, None
-        if port is not None:
-            port.close()
-
     def _on_connected(self) -> None:
         with self._state_lock:
             self._responsive = True
