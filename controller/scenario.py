@@ -32,6 +32,7 @@ from controller.events import (
     WagerSettled,
 )
 from controller.games import ENGINES, Decision, Hand, IllegalAction, WagerError
+from controller.games.base import seat_name
 from controller.table_config import Game, LoadedConfig, Rules
 from controller.validation import Cents, InputError, validate
 
@@ -149,7 +150,7 @@ def replay(scenario: Scenario, config: LoadedConfig, source: str = "scenario") -
             index, card = next(shoe, (None, None))
             if card is None:
                 fail("shoe", f"ran out after {len(scenario.shoe)} cards; the next card was due "
-                             f"to {_recipient(step.to)} ({hand.phase})")
+                             f"to {seat_name(step.to)} ({hand.phase})")
             try:
                 hand.deal(card)
             except IllegalAction as error:
@@ -174,10 +175,6 @@ def replay(scenario: Scenario, config: LoadedConfig, source: str = "scenario") -
             index, text = remaining[0]
             fail(f"decisions.{seat}[{index}]", f"{text!r} was never asked for")
     return hand
-
-
-def _recipient(to) -> str:
-    return f"seat {to}" if isinstance(to, int) else f"the {to}"
 
 
 def settlement_report(hand: Hand) -> dict:
