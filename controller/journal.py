@@ -197,11 +197,12 @@ class Journal:
             raise JournalError(f"{self.path}: the journal is table {self._table_id!r}'s, "
                                f"not {table_id!r}'s")
         when = ts if ts is not None else datetime.now(UTC)
-        seq, prev_hash, records = self._last_seq, self._last_hash, []
+        seq, prev_hash, records, when_text = self._last_seq, self._last_hash, [], ""
         for event in events:
             seq += 1
             message = wire.encode(event, table_id=table_id, seq=seq, ts=when, hand_id=hand_id)
-            record = JournalRecord(seq, wire.format_ts(when), wire.EVENT_KINDS[type(event)],
+            when_text = when_text or wire.format_ts(when)  # valid: the message took it
+            record = JournalRecord(seq, when_text, wire.EVENT_KINDS[type(event)],
                                    hand_id, message, prev_hash, chain_hash(prev_hash, message))
             records.append(record)
             prev_hash = record.hash

@@ -33,6 +33,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_typ
 from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, PlainSerializer,
                       PlainValidator, TypeAdapter, ValidationError, WithJsonSchema, create_model)
 
+from controller import event_encoder
 from controller import events as hand_events
 from controller import table_events
 from controller.cards import Card, parse_card
@@ -275,8 +276,25 @@ def dumps(message: BaseModel) -> bytes:
 
 
 def encode(event: Any, *, table_id: str, seq: int, ts: datetime, hand_id: str | None) -> bytes:
-    """The canonical message bytes of ``event``: what is journaled, hashed and published."""
+    """The canonical message bytes of ``event``: what is journaled, hashed and published.
+
+    Written directly by :mod:`controller.event_encoder` when every value is of its exact
+    type; anything else goes through :func:`reference_encode`, which names what is wrong."""
+    try:
+        return _ENVELOPE_WRITER.encode(event, table_id=table_id, seq=seq,
+                                       ts=event_encoder.timestamp(ts), hand_id=hand_id)
+    except event_encoder.Unfit:
+        return reference_encode(event, table_id=table_id, seq=seq, ts=ts, hand_id=hand_id)
+
+
+def reference_encode(event: Any, *, table_id: str, seq: int, ts: datetime,
+                     hand_id: str | None) -> bytes:
+    """The definition of an event's bytes: the envelope validated by its pydantic model,
+    dumped as canonical JSON; :class:`WireError` names a field of the wrong type."""
     return dumps(envelope_of(event, table_id=table_id, seq=seq, ts=ts, hand_id=hand_id))
+
+
+_ENVELOPE_WRITER = event_encoder.EnvelopeWriter(EVENT_KINDS, SCHEMA_VERSION)
 
 
 def encode_heartbeat(*, table_id: str, seq: int, ts: datetime, state: str) -> bytes:
