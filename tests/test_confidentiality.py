@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import UTC, datetime
 
 import pytest
 import zmq
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from controller import cms_view, wire
 from controller.journal import Journal, journal_path
@@ -160,3 +163,24 @@ def test_redaction_empties_card_lists_and_masks_card_text():
         {"cards": [], "rule": "** high"}
     assert cms_view.cms_message("card_dealt", None, b"{}", None) is None
     assert DEADLINE_S > 0
+
+
+#: Text with cards, near-cards and non-ASCII next to them, for the quick check below.
+_TEXTS = st.lists(st.sampled_from(["As", "Td", "2c", "Kh", "10d", "AS", "aS", "xAs", "As1", "é",
+                                   "\u2c00", "\U0001f0a1", " ", ",", ":", "\n", '"', "\\", "-",
+                                   "discard", "7"]), max_size=8).map("".join) | st.text(max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(reason=_TEXTS, arguments=_TEXTS, table_id=st.sampled_from(["TCL-01", "As-2", "T3"]))
+def test_the_quick_no_card_check_agrees_with_redaction(reason, arguments, table_id):
+    """A record the byte check passes as card-free is one redaction would leave alone."""
+    event = wire.EVENT_CLASSES["command_refused"]("decide", arguments, "dealer", "dealer", reason)
+    hand = f"{table_id}-000001"
+    try:
+        message = wire.encode(event, table_id=table_id, seq=3, ts=datetime.now(UTC),
+                              hand_id=hand)
+    except UnicodeEncodeError:  # a lone surrogate is no message at all
+        return
+    assert cms_view.cms_message("command_refused", hand, message, hand) == \
+        cms_view.redacted(message)
