@@ -1,15 +1,23 @@
 """What every device driver shares: a reader thread, reconnect with backoff, log context.
 
-A driver subclass supplies only ``_connect``, ``_disconnect`` and ``_serve_once`` (one bounded
-slice of work: read what arrived, or write what is due). This class owns the loop around them:
-open the device, serve it until it fails, report the loss once, back off, try again; and it
-guarantees that nothing a device sends can raise out of the thread. The per-kind bases
-(:mod:`drivers.shoe`, :mod:`drivers.spots`, :mod:`drivers.meter`) add the acknowledgement,
-retry and liveness rules of their kind on top.
+A driver subclass supplies only ``_connect``, ``_disconnect`` and ``_serve_once`` (one slice
+of work: wait for input or the next deadline, then read what arrived or write what is due).
+This class owns the loop around them: open the device, serve it until it fails, report the loss
+once, back off, try again; and it guarantees that nothing a device sends can raise out of the
+thread. The per-kind bases (:mod:`drivers.shoe`, :mod:`drivers.spots`, :mod:`drivers.meter`)
+add the acknowledgement, retry and liveness rules of their kind on top.
+
+No polling: a driver thread sleeps in ``select()`` on its port and on a :class:`Wakeup` pipe
+(:meth:`DeviceDriver._wait_port`) until bytes arrive, the port fails (a pulled cable makes the
+descriptor readable and the read fail), another thread has work for it (:meth:`stop`, a new
+meter text) or the nearest deadline of its protocol is due. The idle table therefore costs
+nothing but the wake-ups the devices cause themselves (the shoe's heartbeat).
 """
 
 from __future__ import annotations
 
+import os
+import select
 import threading
 import time
 from abc import ABC, abstractmethod
@@ -45,20 +53,105 @@ class Backoff:
         self._next = self.initial
 
 
+#: How much one read takes at most; a read returns at once with what has arrived.
+READ_CHUNK = 4096
+#: Ports with no descriptor to wait on (``rfc2217://``, ``loop://``) are looked at this often,
+#: as every port was before; device paths, ptys and ``socket://`` never are.
+FALLBACK_POLL_S = 0.05
+
+
 def open_serial_port(url: str, *, baudrate: int, bytesize: int = serial.EIGHTBITS,
                      parity: str = serial.PARITY_NONE, stopbits: float = serial.STOPBITS_ONE,
-                     timeout: float = 0.05, write_timeout: float = 1.0) -> serial.SerialBase:
+                     timeout: float = 0, write_timeout: float = 1.0) -> serial.SerialBase:
     """Open any port pyserial can name: a device path, ``socket://``, ``rfc2217://``, a pty.
 
     The only place a driver opens a serial port, so the port string in config alone decides
-    hardware, network serial server or simulator.
+    hardware, network serial server or simulator. Reads do not block (``timeout=0``): a
+    driver waits in :meth:`DeviceDriver._wait_port` and then reads what is there; only a port
+    with no descriptor to wait on gets a read timeout of :data:`FALLBACK_POLL_S`.
     """
     try:
-        return serial.serial_for_url(url, baudrate=baudrate, bytesize=bytesize, parity=parity,
+        port = serial.serial_for_url(url, baudrate=baudrate, bytesize=bytesize, parity=parity,
                                      stopbits=stopbits, timeout=timeout,
                                      write_timeout=write_timeout)
+        if port_descriptor(port) is None:
+            # Nothing select() can wait on: the read itself waits, briefly (see _wait_port).
+            port.timeout = FALLBACK_POLL_S
+        return port
     except (serial.SerialException, OSError, ValueError) as exc:
         raise DeviceUnavailable(f"cannot open {url}: {exc}") from exc
+
+
+def port_descriptor(port: serial.SerialBase) -> int | None:
+    """The descriptor ``select()`` can wait on for ``port``, or None if it has none."""
+    try:
+        fd = port.fileno()
+    except (OSError, ValueError, AttributeError):  # io.UnsupportedOperation is both
+        return None
+    return fd if isinstance(fd, int) and fd >= 0 else None
+
+
+class Wakeup:
+    """A self-pipe: :meth:`set` from any thread wakes the driver thread out of ``select()``.
+
+    Level-triggered, so a wake-up sent before the thread starts to wait is not lost; the
+    thread clears it (:meth:`clear`) before it looks at what changed. The pipe exists from
+    :meth:`open` (the driver's start) to :meth:`close` (its stop); :meth:`set` is a no-op
+    outside that.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._fds: tuple[int, int] | None = None
+
+    def open(self) -> None:
+        with self._lock:
+            if self._fds is None:
+                read_fd, write_fd = os.pipe()
+                os.set_blocking(read_fd, False)
+                os.set_blocking(write_fd, False)
+                self._fds = (read_fd, write_fd)
+
+    def fileno(self) -> int:
+        fds = self._fds
+        if fds is None:
+            raise ValueError("the wake-up pipe is not open")
+        return fds[0]
+
+    def set(self) -> None:
+        with self._lock:  # never write to a descriptor number closed (and reused) meanwhile
+            if self._fds is None:
+                return
+            try:
+                os.write(self._fds[1], b"!")
+            except BlockingIOError:
+                pass  # the pipe is full: a wake-up is pending already
+
+    def clear(self) -> None:
+        with self._lock:
+            if self._fds is None:
+                return
+            try:
+                while os.read(self._fds[0], 512):
+                    pass
+            except BlockingIOError:
+                pass
+
+    def close(self) -> None:
+        with self._lock:
+            fds, self._fds = self._fds, None
+        if fds is not None:
+            for fd in fds:
+                os.close(fd)
+
+    def __del__(self) -> None:
+        fds = getattr(self, "_fds", None)
+        if fds is not None:
+            for fd in fds:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
 
 
 class DeviceDriver(ABC):
@@ -84,6 +177,8 @@ class DeviceDriver(ABC):
         self._connected = threading.Event()
         self._thread: threading.Thread | None = None
         self._lost_reported = False
+        #: wakes the driver thread out of :meth:`_wait_port` (stop, work from other threads)
+        self._wakeup = Wakeup()
 
     # -- lifecycle ----------------------------------------------------------------------
 
@@ -91,6 +186,7 @@ class DeviceDriver(ABC):
         if self._thread is not None:
             raise RuntimeError(f"{self.kind} driver {self.name!r} already started")
         self._stopping.clear()
+        self._wakeup.open()
         self._thread = threading.Thread(target=self._run, name=f"{self.kind}-{self.name}",
                                         daemon=True)
         self._thread.start()
@@ -98,11 +194,14 @@ class DeviceDriver(ABC):
     def stop(self, timeout: float = 5.0) -> None:
         """Stop the thread and close the device; safe to call twice."""
         self._stopping.set()
+        self._wakeup.set()
         thread, self._thread = self._thread, None
         if thread is not None:
             thread.join(timeout)
             if thread.is_alive():
                 self.log.error("driver thread did not stop", timeout_s=timeout)
+                return  # it may still wait on the pipe: leave it open
+        self._wakeup.close()
 
     def __enter__(self) -> Self:
         self.start()
@@ -169,6 +268,49 @@ class DeviceDriver(ABC):
         except Exception:
             self.log.exception("error while closing the device")
 
+    def _wake_thread(self) -> None:
+        """Make the driver thread look again at once (from any thread)."""
+        self._wakeup.set()
+
+    def _wait_port(self, port: serial.SerialBase, timeout: float | None) -> bool:
+        """Sleep until ``port`` has input, :meth:`_wake_thread` or :meth:`stop` is called, or
+        ``timeout`` seconds pass (None: no deadline). True when the port should be read now:
+        it has input, or it failed and the read will say so.
+
+        A port with no descriptor (``rfc2217://``, ``loop://``) cannot be waited on here: its
+        read waits instead, up to :data:`FALLBACK_POLL_S`, so such a port is looked at that
+        often (as every port was before), deadlines included.
+        """
+        wakeup = self._wakeup.fileno()
+        fd = port_descriptor(port)
+        if fd is None:
+            if select.select([wakeup], [], [], 0)[0]:
+                self._wakeup.clear()
+                return False
+            return True
+        try:
+            ready, _, _ = select.select([fd, wakeup], [], [],
+                                        None if timeout is None else max(0.0, timeout))
+        except (OSError, ValueError) as exc:  # the port's descriptor went bad under us
+            raise DeviceUnavailable(f"waiting on {self.port_label} failed: {exc}") from exc
+        if wakeup in ready:
+            self._wakeup.clear()
+        return fd in ready
+
+    def _read_available(self, port: serial.SerialBase) -> bytes:
+        """What has arrived on ``port``, at once (it was opened with timeout 0); a port with
+        no descriptor waits up to :data:`FALLBACK_POLL_S` for a first byte. DeviceUnavailable
+        if the read fails, as it does on a pulled cable."""
+        try:
+            if port_descriptor(port) is not None:
+                return port.read(READ_CHUNK)
+            data = port.read(1)  # rfc2217:// hands out queued bytes one per read call
+            while data and (waiting := port.in_waiting):
+                data += port.read(waiting)
+            return data
+        except (serial.SerialException, OSError) as exc:
+            raise DeviceUnavailable(f"read from {self.port_label} failed: {exc}") from exc
+
     # -- what a subclass supplies ---------------------------------------------------------
 
     @abstractmethod
@@ -184,7 +326,9 @@ class DeviceDriver(ABC):
 
     @abstractmethod
     def _serve_once(self) -> None:
-        """One bounded slice of work (at most ~0.1 s); raise DeviceUnavailable on failure."""
+        """One slice of work; raise DeviceUnavailable on failure. It may sleep until input or
+        its next deadline, but only where :meth:`stop` wakes it (:meth:`_wait_port`) or for a
+        bounded time, and it must return after a wake-up so the loop sees a stop request."""
 
     def _on_connected(self) -> None:
         """Called in the driver thread right after a successful connect."""

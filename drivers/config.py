@@ -63,8 +63,11 @@ class ShoeConfig(_DriverConfig):
     product_id: int = Field(default=DEFAULT_USB_PRODUCT_ID, ge=0, le=0xFFFF)
     #: How long the host gives one USB acknowledgement control transfer.
     ack_timeout_ms: int = Field(default=200, gt=0, le=10_000)
-    #: How long one read waits before the driver checks liveness and stop requests.
-    read_timeout_ms: int = Field(default=50, gt=0, le=1_000)
+    #: The longest one wait for input lasts where nothing else bounds it. USB: a libusb read
+    #: cannot be interrupted, so this is how long stopping the driver can take. Serial: stray
+    #: bytes still waiting for an STX are reported once the line has been quiet this long.
+    #: (Otherwise a driver sleeps until input, a stop request or the silence deadline.)
+    read_timeout_ms: int = Field(default=250, gt=0, le=1_000)
     #: No frame at all for this long = shoe lost (docs/protocols.md: 3 s).
     lost_after_s: float = Field(default=3.0, gt=0, le=60)
 

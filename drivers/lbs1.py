@@ -124,6 +124,11 @@ class FrameParser:
             self._step(byte, out)
         return out
 
+    @property
+    def has_noise(self) -> bool:
+        """Whether noise waits for an STX (what :meth:`flush` would report)."""
+        return bool(self._noise)
+
     def flush(self) -> list[FrameError]:
         """Report noise still waiting for an STX (call when the line goes quiet)."""
         out: list[Frame | FrameError] = []

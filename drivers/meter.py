@@ -3,7 +3,9 @@
 :class:`MeterDriver` owns the display rules (amount from integer cents; on a jackpot the sign
 holds ``JACKPOT``, the table and the pending amount until a supervisor resets it) and the
 rate limit; a protocol subclass only encodes the text (:class:`AlphaMeter`). Writes happen in
-the driver thread, so a slow or unplugged sign never stalls the game.
+the driver thread, so a slow or unplugged sign never stalls the game. The thread sleeps until
+a new text is offered, the rate limit lets a pending one go, or the sign's line has input or
+fails; an idle meter costs nothing.
 """
 
 from __future__ import annotations
@@ -70,7 +72,9 @@ class MeterDriver(DeviceDriver):
         self.config = config
         self._port: serial.SerialBase | None = None
         self._coalescer: Coalescer[str] = Coalescer(1.0 / config.max_writes_per_s)
-        self._wake = threading.Condition()
+        #: guards the coalescer and what the sign should show (the table's thread offers,
+        #: the driver thread takes)
+        self._lock = threading.Lock()
         self._amount_cents: int | None = None
         self._jackpot: tuple[str, int] | None = None
         self._shown: str | None = None
@@ -81,7 +85,7 @@ class MeterDriver(DeviceDriver):
     def show_amount(self, cents: int) -> None:
         """The live progressive amount; held back while a jackpot is on the sign."""
         format_cents(cents)  # validate now, in the caller's thread
-        with self._wake:
+        with self._lock:
             self._amount_cents = cents
             if self._jackpot is None:
                 self._offer(format_cents(cents))
@@ -89,13 +93,13 @@ class MeterDriver(DeviceDriver):
     def show_jackpot(self, table: str, cents: int) -> None:
         """A progressive hit: show ``JACKPOT <table> <amount>`` until :meth:`reset_jackpot`."""
         text = self.jackpot_text(table, cents)
-        with self._wake:
+        with self._lock:
             self._jackpot = (table, cents)
             self._offer(text)
 
     def reset_jackpot(self) -> None:
         """The supervisor cleared the hit: back to the live amount."""
-        with self._wake:
+        with self._lock:
             self._jackpot = None
             if self._amount_cents is not None:
                 self._offer(format_cents(self._amount_cents))
@@ -111,8 +115,12 @@ class MeterDriver(DeviceDriver):
 
     def _offer(self, text: str) -> None:
         self._render(text)  # fail in the caller's thread if the protocol cannot carry it
+        already_pending = self._coalescer.has_pending
         self._coalescer.offer(text)
-        self._wake.notify_all()
+        if not already_pending:
+            # The thread may be waiting with no deadline: wake it. With a text already
+            # pending it is waiting for that text's rate-limit deadline, which still holds.
+            self._wake_thread()
 
     # -- the driver thread --------------------------------------------------------------
 
@@ -120,34 +128,38 @@ class MeterDriver(DeviceDriver):
         assert self.config.port is not None
         self._port = open_serial_port(self.config.port, baudrate=self.config.baudrate,
                                       bytesize=serial.SEVENBITS, parity=serial.PARITY_EVEN,
-                                      stopbits=serial.STOPBITS_ONE, timeout=0)
+                                      stopbits=serial.STOPBITS_ONE)
 
     def _on_connected(self) -> None:
         # A sign that lost power or a cable lost what it showed: show it again.
-        with self._wake:
+        with self._lock:
             if self._shown is not None and not self._coalescer.has_pending:
                 self._coalescer.offer(self._shown)
 
     def _serve_once(self) -> None:
-        with self._wake:
-            wait = self._coalescer.wait_time(self.clock())
-            if wait is None or wait > 0:
-                self._wake.wait(min(0.05, wait if wait is not None else 0.05))
-            text = self._coalescer.take(self.clock())
         port = self._port
         if port is None:
             raise DeviceUnavailable("port is closed")
+        with self._lock:
+            wait = self._coalescer.wait_time(self.clock())
+        if wait is None or wait > 0:
+            # Nothing may be written yet: sleep until a text is offered (which wakes this
+            # thread), the rate limit lets the pending one go, or the line has input (signs do
+            # not answer; whatever comes is discarded to keep the line clear) or fails.
+            if self._wait_port(port, wait):
+                self._read_available(port)
+            return
+        with self._lock:
+            text = self._coalescer.take(self.clock())
+        if text is None:
+            return
         try:
-            if text is None:
-                port.read(port.in_waiting or 0)  # signs do not answer; keep the line clear
-                return
             port.write(self._render(text))
             port.flush()
         except (serial.SerialException, OSError) as exc:
-            if text is not None:
-                with self._wake:
-                    if not self._coalescer.has_pending:
-                        self._coalescer.offer(text)  # still owed to the sign
+            with self._lock:
+                if not self._coalescer.has_pending:
+                    self._coalescer.offer(text)  # still owed to the sign
             raise DeviceUnavailable(f"write to meter on {self.port_label} failed: {exc}") \
                 from exc
         self._shown = text

@@ -11,6 +11,10 @@ owns what must be the same for every shoe, because a mistake here miscounts card
 * no valid message for ``lost_after_s`` (3 s) = :class:`ShoeLost`; the next one brings
   :class:`ShoeConnected`; port failures reconnect with backoff (:mod:`drivers.base`).
 
+The driver thread does not poll: each read waits for input until the silence deadline
+(``lost_after_s`` after the last valid message), so a live shoe wakes it only with its own
+messages (a heartbeat a second when idle), and a silent one once, to be reported lost.
+
 Events are delivered on a queue (:meth:`ShoeDriver.get_event`) and, if given, to a listener
 callback called from the driver thread.
 """
@@ -165,8 +169,15 @@ class ShoeDriver(DeviceDriver):
     def _on_lost(self, reason: str) -> None:
         self._emit(ShoeLost(reason))
 
+    def _silence_wait(self) -> float | None:
+        """Seconds until the shoe counts as silent; None once it has been reported so (the
+        next message brings it back, and nothing is due until then)."""
+        if self._silent:
+            return None
+        return max(0.0, self._last_heard + self.config.lost_after_s - self.clock())
+
     def _serve_once(self) -> None:
-        items = self._receive()
+        items = self._receive(self._silence_wait())
         for item in items:
             self._handle(item)
         now = self.clock()
@@ -228,8 +239,9 @@ class ShoeDriver(DeviceDriver):
     # -- what a protocol supplies ---------------------------------------------------------
 
     @abstractmethod
-    def _receive(self) -> Sequence[Inbound]:
-        """Wait at most ``read_timeout_ms`` for input; decoded items, possibly none."""
+    def _receive(self, timeout: float | None) -> Sequence[Inbound]:
+        """Wait for input at most ``timeout`` seconds (None: no deadline), returning early
+        when :meth:`stop` is called; decoded items, possibly none."""
 
     @abstractmethod
     def _send_ack(self, seq: int) -> None:

@@ -69,23 +69,27 @@ class SerialShoe(ShoeDriver):
 
     def _connect(self) -> None:
         assert self.config.port is not None
-        self._port = open_serial_port(self.config.port, baudrate=self.config.baudrate,
-                                      timeout=self.config.read_timeout_ms / 1000)
+        self._port = open_serial_port(self.config.port, baudrate=self.config.baudrate)
         self._parser = FrameParser()
 
-    def _receive(self) -> Sequence[Inbound]:
+    def _receive(self, timeout: float | None) -> Sequence[Inbound]:
         port = self._port
         if port is None:
             raise DeviceUnavailable("port is closed")
-        try:
-            data = port.read(1)
-            if data:
-                waiting = port.in_waiting
-                if waiting:
-                    data += port.read(waiting)
-        except (serial.SerialException, OSError) as exc:
-            raise DeviceUnavailable(f"read from {self.port_label} failed: {exc}") from exc
-        items = self._parser.feed(data) if data else self._parser.flush()
+        quiet = self.config.read_timeout_ms / 1000
+        noise = self._parser.has_noise
+        if noise:
+            # Stray bytes wait for an STX; if the line stays quiet this long, report them.
+            timeout = quiet if timeout is None else min(timeout, quiet)
+        data = b""
+        if self._wait_port(port, timeout):
+            data = self._read_available(port)
+        if data:
+            items = self._parser.feed(data)
+        elif noise and not self._stopping.is_set():
+            items = list(self._parser.flush())
+        else:
+            items = []
         return [frame_to_inbound(item) for item in items]
 
     def _send(self, make: Callable[[], bytes]) -> None:

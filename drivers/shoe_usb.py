@@ -6,11 +6,17 @@ simulated shoe of :mod:`simulators.usb_backend`, so pyusb's real code path runs.
 
 Unplug: any USB error other than a read timeout means the device is gone; the base class
 reports :class:`~drivers.shoe_events.ShoeLost` and re-finds the device with backoff.
+
+Waiting: a read waits for a report until the shoe's silence deadline, but never longer than
+``read_timeout_ms``: a synchronous libusb transfer cannot be interrupted from another thread,
+so that bound is how long :meth:`stop` can take, and an idle USB shoe's thread wakes that
+often (4 times a second by default) besides the shoe's own heartbeats.
 """
 
 from __future__ import annotations
 
 import errno
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -68,13 +74,16 @@ class UsbShoe(ShoeDriver):
         if device is not None:
             usb.util.dispose_resources(device)
 
-    def _receive(self) -> Sequence[Inbound]:
+    def _receive(self, timeout: float | None) -> Sequence[Inbound]:
         device = self._device
         if device is None:
             raise DeviceUnavailable("USB shoe is not open")
+        wait_ms = self.config.read_timeout_ms
+        if timeout is not None:
+            # at least 1 ms: to libusb a timeout of 0 means "wait for ever"
+            wait_ms = max(1, min(wait_ms, math.ceil(timeout * 1000)))
         try:
-            report = bytes(device.read(REPORT_ENDPOINT, REPORT_SIZE,
-                                       timeout=self.config.read_timeout_ms))
+            report = bytes(device.read(REPORT_ENDPOINT, REPORT_SIZE, timeout=wait_ms))
         except usb.core.USBError as exc:
             if _is_timeout(exc):
                 return []

@@ -5,6 +5,9 @@ within ``reply_timeout_s`` (250 ms) or a retry, ``attempts`` (3) unanswered trie
 lost, unsolicited wager-sensor reports delivered as events, reconnect with backoff. A protocol
 subclass only encodes commands and decodes lines (:mod:`drivers.spots_ascii`).
 
+The reader thread sleeps until the controller sends something; the reply timeouts are timed
+by the thread that sent the command, waiting on the reply queue.
+
 Lamp conventions follow progressive-table practice and are named here, so game code says
 ``TO_ACT`` rather than a colour.
 """
@@ -246,8 +249,7 @@ class SpotControllerDriver(DeviceDriver):
     def _connect(self) -> None:
         assert self.config.port is not None
         self._splitter = LineSplitter()
-        self._port = open_serial_port(self.config.port, baudrate=self.config.baudrate,
-                                      timeout=0.05)
+        self._port = open_serial_port(self.config.port, baudrate=self.config.baudrate)
 
     def _on_connected(self) -> None:
         with self._state_lock:
@@ -265,13 +267,11 @@ class SpotControllerDriver(DeviceDriver):
         port = self._port
         if port is None:
             raise DeviceUnavailable("port is closed")
-        try:
-            data = port.read(1)
-            if data and port.in_waiting:
-                data += port.read(port.in_waiting)
-        except (serial.SerialException, OSError) as exc:
-            raise DeviceUnavailable(f"read from {self.port_label} failed: {exc}") from exc
-        for item in self._splitter.feed(data):
+        # The reader has no deadline of its own: reply timeouts run in the commanding thread
+        # (:meth:`_exchange`), so it sleeps until a line, a failed port or stop() wakes it.
+        if not self._wait_port(port, None):
+            return
+        for item in self._splitter.feed(self._read_available(port)):
             if isinstance(item, LineError):
                 self._reject(item.reason, item.raw)
                 continue
