@@ -145,8 +145,9 @@ class TableDaemon:
                           state=self.table.state, hand=self.table.hand_id)
 
     def request_stop(self) -> None:
-        """Ask the main loop to stop (safe from a signal handler)."""
+        """Ask the main loop to stop (safe from a signal handler): it wakes at once."""
         self._stopping = True
+        self.devices.wake_loop()
 
     def run(self) -> None:
         """The main loop, until :meth:`request_stop`."""
@@ -169,7 +170,7 @@ class TableDaemon:
 
     def _poll_timeout(self) -> int:
         now = self.clock()
-        waits = [max(0.0, self._next_heartbeat - now), 0.5]
+        waits = [max(0.0, self._next_heartbeat - now)]
         due = self.watchdog.next_due()
         if due is not None:
             waits.append(due)

@@ -142,11 +142,15 @@ class DeviceHub:
             report = translate(event)
             if report is not None:
                 self.reports.put(report)
-                try:
-                    self._wake_out.send(b"!")
-                except BlockingIOError:
-                    pass  # the loop has a wake-up pending already
+                self.wake_loop()
         return listener
+
+    def wake_loop(self) -> None:
+        """Wake the main loop out of its poll (from any thread or a signal handler)."""
+        try:
+            self._wake_out.send(b"!")
+        except OSError:
+            pass  # a wake-up is pending already, or the hub is closed and nothing waits
 
     def drain_wake(self) -> None:
         try:

@@ -259,6 +259,31 @@ def test_bad_commands_are_answered_journaled_and_published(rig_factory, request_
     assert says in refused[-1].data.reason
 
 
+def test_a_stop_request_wakes_the_main_loop_at_once(rig_factory):
+    """SIGTERM's handler calls request_stop: the loop must not sleep on to its next deadline
+    (here the heartbeat, made an hour away by a clock that stands still)."""
+    rig = rig_factory("cali_lowball")
+    daemon, thread = rig.daemon, rig.thread
+    now = time.monotonic()
+    daemon.clock = lambda: now
+    daemon._next_heartbeat = now + 3600
+    long_wait = threading.Event()
+    poll_timeout = daemon._poll_timeout
+
+    def spy() -> int:
+        timeout = poll_timeout()
+        if timeout > 3_000_000:
+            long_wait.set()
+        return timeout
+
+    daemon._poll_timeout = spy
+    daemon.devices.wake_loop()                     # the loop takes up the hour-long wait
+    assert long_wait.wait(DEADLINE_S)
+    daemon.request_stop()
+    thread.join(DEADLINE_S)
+    assert not thread.is_alive(), "the main loop slept through the stop request"
+
+
 def test_ready_and_stopping_are_sent_to_systemd(tmp_path, rig_factory):
     import socket as sockets
 
