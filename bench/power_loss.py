@@ -480,6 +480,9 @@ def _deal_and_kill_on_ack(rig, scenario, hand_number, card_index, killed_at) -> 
                 fired.set()
                 return
 
+    # The journal can hold the previous card before the daemon has acknowledged it: wait for
+    # that ACK, so the one that fires below is this card's and not the previous one's.
+    wait_for(lambda: model._outstanding is None, "the previous frame's acknowledgement")
     rig.shoe.tap = tap
     try:
         rig.shoe.device.deal(1)
