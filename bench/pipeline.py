@@ -15,9 +15,11 @@ prints a progress line per journal segment). ``make bench`` runs
 :data:`MAKE_BENCH_SOAK_HANDS` hands per game to stay within a few minutes.
 
 Everything but the soak runs the daemon as systemd does, as its own process
-(``python -m controller.cli run``, journal durability full: every commit synced), against
-the device simulators on ptys in this process; a scripted dealer (:class:`StreamedDealer`)
-plays through the command channel and follows each hand on the event stream.
+(``python -m controller.cli run``, journal durability full: every commit synced before the
+table acts), against the device simulators on ptys in this process; a scripted dealer
+(:class:`StreamedDealer`) plays through the command channel and follows each hand on the
+event stream. The same run with ``--durability batched`` (commits not synced) shows the
+software without the disk, and a bare synced SQLite commit is timed beside the latency.
 
 * **latency**: a card frame written by the shoe simulator to its pty (timestamped by the
   transport's ``tap`` just before the ``write``) -> that card's ``card_dealt`` message received
@@ -94,10 +96,11 @@ def cpu_seconds(pid: int) -> float:
 # --- the daemon as its own process, over simulators in this one --------------------------------
 
 class DaemonProcess:
-    """``python -m controller.cli run`` (the daemon as systemd runs it: full durability) over
-    simulators on ptys in this process, with a command client and a subscriber."""
+    """``python -m controller.cli run`` (the daemon as systemd runs it) over simulators on
+    ptys in this process, with a command client and a subscriber. ``durability="batched"``
+    (``--durability batched``: commits not synced) shows the software without the disk."""
 
-    def __init__(self, game: str = "three_card_lowball"):
+    def __init__(self, game: str = "three_card_lowball", durability: str = "full"):
         from bench.power_loss import write_config
         from controller import wire
         from simulators.meter import AlphaSignModel
@@ -105,7 +108,7 @@ class DaemonProcess:
         from simulators.shoe import Lbs1ShoeModel
         from simulators.spots import SpotControllerModel
 
-        self.game = game
+        self.game, self.durability = game, durability
         self.tmp = tempfile.TemporaryDirectory(prefix="lowball-bench-proc-")
         tmp = Path(self.tmp.name)
         self.shoe = PtyTransport(Lbs1ShoeModel(), name="shoe").start()
@@ -117,7 +120,8 @@ class DaemonProcess:
         self.log = open(tmp / "daemon.log", "wb")
         self.process = subprocess.Popen(
             [sys.executable, "-m", "controller.cli", "run", "--config", str(self.config),
-             "--state-dir", str(tmp / "state"), "--log-format", "json"],
+             "--state-dir", str(tmp / "state"), "--log-format", "json",
+             "--durability", durability],
             cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT)
         self.context = zmq.Context()
         self.req: zmq.Socket | None = None
@@ -339,13 +343,35 @@ def _bare_pty(frame: bytes, samples: int) -> list[float]:
     return times[20:]                    # the first few warm up
 
 
-def latency(cards: int = 600, game: str = "three_card_lowball",
+def _bare_commit(samples: int) -> list[float]:
+    """The disk's part: one small row committed to a SQLite WAL database with
+    ``synchronous=FULL`` (as the journal commits), paced like cards; seconds per commit."""
+    import sqlite3
+
+    with tempfile.TemporaryDirectory(prefix="lowball-bench-sync-") as tmp:
+        connection = sqlite3.connect(Path(tmp) / "sync.sqlite3", isolation_level=None)
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute("PRAGMA synchronous=FULL")
+        connection.execute("CREATE TABLE t (seq INTEGER PRIMARY KEY, message BLOB)")
+        times = []
+        for _ in range(samples + 20):
+            time.sleep(0.002)
+            start = time.perf_counter()
+            connection.execute("BEGIN IMMEDIATE")
+            connection.execute("INSERT INTO t (message) VALUES (?)", (b"x" * 200,))
+            connection.execute("COMMIT")
+            times.append(time.perf_counter() - start)
+        connection.close()
+    return times[20:]
+
+
+def latency(cards: int = 600, game: str = "three_card_lowball", durability: str = "full",
             verbose: bool = True) -> dict[str, Any]:
     """Card frame written to the shoe pty -> ``card_dealt`` received by a subscriber, through
-    the daemon process (full durability, as it runs at a table)."""
+    the daemon process; the bare pty (and for ``full``, a bare synced commit) beside it."""
     from drivers.lbs1 import FrameParser
 
-    daemon = DaemonProcess(game)
+    daemon = DaemonProcess(game, durability)
     parser = FrameParser()
     written: list[float] = []
     sample_frame: list[bytes] = []
@@ -376,8 +402,11 @@ def latency(cards: int = 600, game: str = "three_card_lowball",
     card = latencies[20:]
     dealing = [t for index, t in enumerate(latencies) if index >= 20 and index not in settling]
     pty = _bare_pty(sample_frame[0], len(card))
-    result = {"durability": "full", "game": game, "card_ms": summary([t * 1000 for t in card]),
+    sync = _bare_commit(len(card)) if durability == "full" else []
+    result = {"durability": durability, "game": game,
+              "card_ms": summary([t * 1000 for t in card]),
               "pty_ms": summary([t * 1000 for t in pty]),
+              "sync_ms": summary([t * 1000 for t in sync]) if sync else None,
               "not_settling_card_ms": summary([t * 1000 for t in dealing]),
               "settling_card_ms": summary([latencies[i] * 1000 for i in settling if i >= 20])}
     result["overhead_ms"] = {key: result["card_ms"][key] - result["pty_ms"][key]
@@ -400,18 +429,24 @@ def print_latency(result: dict[str, Any]) -> None:
           f"p99 {plain['p99']:.3f} ms; the hand's last card, whose transaction also carries "
           f"the settlement ({last['n']}): median {last['median']:.3f} ms, "
           f"p99 {last['p99']:.3f} ms")
+    sync = result["sync_ms"]
+    if sync is not None:
+        print(f"    bare synced SQLite commit           median {sync['median']:.3f} ms   "
+              f"p99 {sync['p99']:.3f} ms   max {sync['max']:.3f} ms (the disk's part)")
     verdict = "met" if over["p99"] < 1.0 else "NOT met"
-    print(f"    software overhead above the pty     median {over['median']:.3f} ms   "
+    print(f"    overhead above the pty              median {over['median']:.3f} ms   "
           f"p99 {over['p99']:.3f} ms   (target < 1 ms at p99: {verdict})")
+
 
 
 # --- full-pipeline hands per second ------------------------------------------------------------
 
 def hands_per_second(hands: int = 300, game: str = "three_card_lowball",
-                     seats: tuple[int, ...] = (1,), verbose: bool = True) -> dict[str, Any]:
+                     seats: tuple[int, ...] = (1,), durability: str = "full",
+                     verbose: bool = True) -> dict[str, Any]:
     """Complete hands through the daemon process over the simulators: hands per wall-clock
     second, median and p99 of the time per hand, the daemon's CPU per hand."""
-    daemon = DaemonProcess(game)
+    daemon = DaemonProcess(game, durability)
     dealer = StreamedDealer(daemon, seats=seats)
     try:
         assert daemon.ask({"command": "open"})["ok"]
@@ -429,7 +464,7 @@ def hands_per_second(hands: int = 300, game: str = "three_card_lowball",
         cpu = daemon.cpu_seconds() - cpu_start
     finally:
         daemon.close()
-    result = {"game": game, "seats": len(seats), "durability": "full", "hands": hands,
+    result = {"game": game, "seats": len(seats), "durability": durability, "hands": hands,
               "hands_per_s": hands / elapsed, "hand_ms": summary([t * 1000 for t in per_hand]),
               "cards_per_hand": dealer.cards / hands, "inputs_per_hand": dealer.inputs / hands,
               "daemon_cpu_ms_per_hand": cpu * 1000 / hands}
@@ -736,12 +771,14 @@ def run_all(soak_hands: int = MAKE_BENCH_SOAK_HANDS, idle_seconds: float = 60.0)
     """Everything, as ``make bench`` prints it."""
     print("\ncard frame -> event latency (frame written to the shoe pty -> card_dealt at a "
           "ZeroMQ subscriber), the daemon as its own process")
-    latency()
+    for durability in ("full", "batched"):
+        latency(durability=durability)
     print("\nfull-pipeline hands per second (the daemon process: drivers over pty simulators, "
           "table, journal, publisher; a scripted dealer on the command channel)")
     for game in ("three_card_lowball", "cali_lowball"):
         hands_per_second(game=game)
     hands_per_second(game="cali_lowball", seats=tuple(range(1, 8)), hands=100)
+    hands_per_second(game="cali_lowball", durability="batched")
     print("\nresident memory of the daemon process")
     memory()
     print("\nidle CPU of the daemon process")
@@ -763,7 +800,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--sample-every", type=int, default=1000)
     parser.add_argument("--durability", choices=("full", "batched"),
-                        help="the soak's journal (default batched); the daemon always runs full")
+                        help="the journal: the daemon's (default full) or the soak's "
+                             "(default batched)")
     parser.add_argument("--segment-hands", type=int, default=10_000,
                         help="soak: hands per journal file (each is verified or not, then deleted)")
     parser.add_argument("--verify-every", type=int, default=10,
@@ -777,10 +815,12 @@ def main(argv: list[str] | None = None) -> None:
     if args.what == "all":
         run_all(args.hands or MAKE_BENCH_SOAK_HANDS, args.seconds)
     elif args.what == "latency":
-        latency(args.cards)
+        for durability in [args.durability] if args.durability else ["full", "batched"]:
+            latency(args.cards, durability=durability)
     elif args.what == "hands":
         for game in games:
-            hands_per_second(args.hands or 300, game, tuple(range(1, args.spots + 1)))
+            hands_per_second(args.hands or 300, game, tuple(range(1, args.spots + 1)),
+                             args.durability or "full")
     elif args.what == "memory":
         memory(args.hands or 300)
     elif args.what == "idle":

@@ -132,6 +132,10 @@ class TableDaemon:
                                                 f"journal seq {self.journal.last_seq}"))
         self.devices.start()
         self._show_outputs()
+        if self.journal.durability != "full":
+            self.log.warning("journal commits are not synced (durability batched): a power cut "
+                             "may lose the last inputs; for simulations and benchmarks only, "
+                             "never at a live table", durability=self.journal.durability)
         self.notifier.ready(f"table {self.table_id} {self.table.state}")
         self.log.info("table daemon ready", state=self.table.state, seq=self.journal.last_seq,
                       events=stream.events, commands=stream.commands, replay=stream.replay)
@@ -209,11 +213,11 @@ class TableDaemon:
                                                       for event in events)
         hand_id = self.table.hand_id if in_hand else None
         records = self.journal.append_all(events, table_id=self.table_id, hand_id=hand_id)
-        self._log(records, events, hand_id)
         assert self.publisher is not None
         for record, event in zip(records, events):
             self.publisher.publish(record)
             self._act(event)
+        self._log(records, events, hand_id)  # after the stream: the journal is the record
         for observer in self.observers:
             observer(records, events)
         return records

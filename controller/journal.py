@@ -124,6 +124,7 @@ class Journal:
                              f"not {durability!r}")
         self.path = Path(path)
         self.readonly = readonly
+        self.durability = durability
         self._connection = self._open(durability)
         last = self.last_record()
         self._last_seq = last.seq if last else 0

@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 
 import pytest
+import structlog
+import structlog.testing
 import zmq
 
 from controller import wire
@@ -47,8 +49,9 @@ def wait_for(predicate, what: str, timeout: float = DEADLINE_S):
 class Rig:
     """Simulators, a daemon in a thread, a subscriber and a command client."""
 
-    def __init__(self, tmp_path: Path, game: str, notify_socket: str | None = None):
-        self.tmp_path, self.game = tmp_path, game
+    def __init__(self, tmp_path: Path, game: str, notify_socket: str | None = None,
+                 durability: str = "full"):
+        self.tmp_path, self.game, self.durability = tmp_path, game, durability
         self.shoe = PtyTransport(Lbs1ShoeModel(), name="shoe").start()
         self.spots = PtyTransport(SpotControllerModel(), name="spots").start()
         self.meter = PtyTransport(AlphaSignModel(), name="meter").start()
@@ -76,7 +79,8 @@ class Rig:
         environ = {"NOTIFY_SOCKET": self.notify_socket} if self.notify_socket else {}
         self.daemon = TableDaemon(loaded, state_dir=self.tmp_path / "state",
                                   context=self.context,
-                                  notifier=Notifier.from_environment(environ))
+                                  notifier=Notifier.from_environment(environ),
+                                  durability=self.durability)
         self.daemon.start()
         self.thread = threading.Thread(target=self.daemon.run, daemon=True)
         self.thread.start()
@@ -282,6 +286,16 @@ def test_a_stop_request_wakes_the_main_loop_at_once(rig_factory):
     daemon.request_stop()
     thread.join(DEADLINE_S)
     assert not thread.is_alive(), "the main loop slept through the stop request"
+
+
+@pytest.mark.parametrize("durability, warned", [("full", False), ("batched", True)])
+def test_an_unsynced_journal_is_announced(rig_factory, durability, warned):
+    with structlog.testing.capture_logs() as logs:
+        rig = rig_factory("cali_lowball", durability=durability)
+    assert rig.daemon.journal.durability == durability
+    warnings = [line for line in logs if line["log_level"] == "warning"
+                and "not synced" in line["event"]]
+    assert bool(warnings) is warned
 
 
 def test_ready_and_stopping_are_sent_to_systemd(tmp_path, rig_factory):
