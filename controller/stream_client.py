@@ -102,7 +102,18 @@ class StreamClient:
     def _request(self, request: dict[str, Any], deadline: float) -> Iterator[Any]:
         """Send one request and yield its decoded replies, reading live events into the
         buffer meanwhile (Clone step 2) so none is lost while we wait."""
-        self._dealer.send(wire.canonical_json(request))
+        # A DEALER with no peer (the table down, or a key it refused) would block in send for
+        # ever: wait for it to be able to send no longer than the request's deadline.
+        remaining_ms = max(0, int((deadline - time.monotonic()) * 1000))
+        try:
+            if not self._dealer.poll(remaining_ms, zmq.POLLOUT):
+                raise zmq.Again()
+            self._dealer.send(wire.canonical_json(request), zmq.NOBLOCK)
+        except zmq.Again:
+            self._dealer.close(linger=0)
+            self._dealer = self._connect_dealer()
+            raise StreamError(f"table {self.table_id}: no answer to {request} in time (the "
+                              f"replay socket took no request)") from None
         poller = zmq.Poller()
         poller.register(self._dealer, zmq.POLLIN)
         poller.register(self._sub, zmq.POLLIN)
