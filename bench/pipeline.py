@@ -26,7 +26,7 @@ software without the disk, and a bare synced SQLite commit is timed beside the l
   by a ZeroMQ subscriber here (timestamped on ``recv``; both processes read the same
   monotonic clock). Measured in the same run: the bare pty, the same frame bytes written to a
   pty master here and read on the slave with pyserial by another process, as the driver
-  reads. Overhead = card - pty (per percentile).
+  reads. Overhead = card (median, p99) - the pty's median.
 * **hands**: complete hands as fast as the table takes them. The shoe sends one frame at a
   time and the daemon acknowledges a card only after its journal commit, so every card is a
   pty round trip plus a synced commit; the daemon's own CPU per hand is reported beside the
@@ -409,7 +409,8 @@ def latency(cards: int = 600, game: str = "three_card_lowball", durability: str 
               "sync_ms": summary([t * 1000 for t in sync]) if sync else None,
               "not_settling_card_ms": summary([t * 1000 for t in dealing]),
               "settling_card_ms": summary([latencies[i] * 1000 for i in settling if i >= 20])}
-    result["overhead_ms"] = {key: result["card_ms"][key] - result["pty_ms"][key]
+    # Above the pty's typical (median) transit: the pty's own outliers never offset ours.
+    result["overhead_ms"] = {key: result["card_ms"][key] - result["pty_ms"]["median"]
                              for key in ("median", "p99")}
     if verbose:
         print_latency(result)
@@ -434,7 +435,7 @@ def print_latency(result: dict[str, Any]) -> None:
         print(f"    bare synced SQLite commit           median {sync['median']:.3f} ms   "
               f"p99 {sync['p99']:.3f} ms   max {sync['max']:.3f} ms (the disk's part)")
     verdict = "met" if over["p99"] < 1.0 else "NOT met"
-    print(f"    overhead above the pty              median {over['median']:.3f} ms   "
+    print(f"    overhead above the pty's median     median {over['median']:.3f} ms   "
           f"p99 {over['p99']:.3f} ms   (target < 1 ms at p99: {verdict})")
 
 
