@@ -37,11 +37,13 @@ HAND_ENDS = frozenset({"hand_settled", "hand_voided"})
 #: A card written in a text (``As``, ``Td``), not inside a longer word or number.
 CARD_TEXT = re.compile(r"(?<![A-Za-z0-9])[A2-9TJQK][cdhs](?![A-Za-z0-9])")
 _CARD = re.compile(r"^[A2-9TJQK][cdhs]$")
-#: :data:`CARD_TEXT` in a record's bytes: a quick "nothing to redact". The check that decides
-#: searches ``json.dumps(data)``, whose only difference from the record's own text of the data
-#: is non-ASCII written as ``\u`` escapes (lowercase hex after a letter); those never form a
-#: card where the raw text has none, so a record these bytes do not match needs no redaction.
-_CARD_BYTES = re.compile(CARD_TEXT.pattern.encode())
+#: A quick "nothing to redact" on a record's bytes: a card's rank and suit, not followed by a
+#: letter or digit. Every card :func:`redact` finds in the decoded text is there in the bytes
+#: too (ranks and suits are never escaped, and what follows a card is a quote, a backslash
+#: escape, a non-ASCII byte or an ASCII non-alphanumeric), so a record these bytes do not
+#: match has nothing to redact. No look-behind: in the bytes a card may follow an escape
+#: (``\tAs``, ``\u00e9As``) whose last character is a letter or digit.
+_CARD_BYTES = re.compile(rb"[A2-9TJQK][cdhs](?![A-Za-z0-9])")
 
 
 def redact(value: Any) -> Any:
@@ -78,12 +80,14 @@ def cms_message(kind: str, hand_id: str | None, message: bytes,
 
 def redacted(message: bytes) -> bytes:
     """The record's bytes with the cards in its ``data`` redacted (the same bytes when there
-    are none)."""
+    are none). Decided on the decoded text, where a card after a tab or an accented letter is
+    still a card."""
     envelope = json.loads(message)
     data = envelope["data"]
-    if not CARD_TEXT.search(json.dumps(data)):
+    hidden = redact(data)
+    if hidden == data:
         return message
-    return wire.canonical_json({**envelope, "data": redact(data)})
+    return wire.canonical_json({**envelope, "data": hidden})
 
 
 def cms_snapshot(state: dict[str, Any]) -> dict[str, Any]:

@@ -184,3 +184,17 @@ def test_the_quick_no_card_check_agrees_with_redaction(reason, arguments, table_
         return
     assert cms_view.cms_message("command_refused", hand, message, hand) == \
         cms_view.redacted(message)
+
+
+@pytest.mark.parametrize("reason", ["éAs", "—Kd", "x\tAs", "line1\nKd", "\u2c00Qh high",
+                                    "(Td)", "9c"])
+def test_a_card_after_any_character_is_redacted(reason):
+    """The decoded text decides: a card after a tab, a newline or an accented letter is a
+    card all the same (json.dumps would have written those as escapes ending in a letter)."""
+    event = wire.EVENT_CLASSES["command_refused"]("decide", "{}", "dealer", "dealer", reason)
+    hand = "TCL-01-000001"
+    message = wire.encode(event, table_id="TCL-01", seq=3, ts=datetime.now(UTC), hand_id=hand)
+    sent = cms_view.cms_message("command_refused", hand, message, hand)
+    assert sent != message
+    assert not cms_view.CARD_TEXT.search(wire.decode(sent).data.reason)
+    assert "**" in wire.decode(sent).data.reason
