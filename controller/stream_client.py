@@ -102,18 +102,7 @@ class StreamClient:
     def _request(self, request: dict[str, Any], deadline: float) -> Iterator[Any]:
         """Send one request and yield its decoded replies, reading live events into the
         buffer meanwhile (Clone step 2) so none is lost while we wait."""
-        # A DEALER with no peer (the table down, or a key it refused) would block in send for
-        # ever: wait for it to be able to send no longer than the request's deadline.
-        remaining_ms = max(0, int((deadline - time.monotonic()) * 1000))
-        try:
-            if not self._dealer.poll(remaining_ms, zmq.POLLOUT):
-                raise zmq.Again()
-            self._dealer.send(wire.canonical_json(request), zmq.NOBLOCK)
-        except zmq.Again:
-            self._dealer.close(linger=0)
-            self._dealer = self._connect_dealer()
-            raise StreamError(f"table {self.table_id}: no answer to {request} in time (the "
-                              f"replay socket took no request)") from None
+        self._send_request(request, deadline)
         poller = zmq.Poller()
         poller.register(self._dealer, zmq.POLLIN)
         poller.register(self._sub, zmq.POLLIN)
@@ -133,6 +122,30 @@ class StreamClient:
                 self._dealer.close(linger=0)
                 self._dealer = self._connect_dealer()
                 raise StreamError(f"table {self.table_id}: no answer to {request} in time")
+
+    def _send_request(self, request: dict[str, Any], deadline: float) -> None:
+        """Send ``request`` once the DEALER can, reading live events meanwhile. A DEALER with
+        no peer (a key the table refused) cannot send at all and would block for ever: past
+        the deadline the socket is reset and the request fails."""
+        poller = zmq.Poller()
+        poller.register(self._dealer, zmq.POLLOUT)
+        poller.register(self._sub, zmq.POLLIN)
+        while True:
+            remaining_ms = max(0, int((deadline - time.monotonic()) * 1000))
+            ready = dict(poller.poll(remaining_ms))
+            if self._sub in ready:
+                self._pull_live(0)
+            if self._dealer in ready:
+                try:
+                    self._dealer.send(wire.canonical_json(request), zmq.NOBLOCK)
+                    return
+                except zmq.Again:
+                    pass
+            if time.monotonic() >= deadline:
+                self._dealer.close(linger=0)
+                self._dealer = self._connect_dealer()
+                raise StreamError(f"table {self.table_id}: no answer to {request} in time (the "
+                                  f"replay socket took no request)")
 
     def snapshot(self, timeout: float = DEFAULT_TIMEOUT_S) -> wire.SnapshotReply:
         """The table's state and the seq it reflects."""
