@@ -57,7 +57,6 @@ from typing import Any
 import zmq
 
 ROOT = Path(__file__).resolve().parent.parent
-CREDENTIAL = "bench-supervisor-credential"
 DEADLINE_S = 20.0
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 #: Soak hands per game in ``make bench`` (~70 s per game on the bench machine).
@@ -561,13 +560,17 @@ class SoakFailure(AssertionError):
 
 
 class SegmentedJournal:
-    """The soak's journal: one file per segment of hands, as a table's journal is archived
-    per shift, so that a million hands (some 130 million records, about 40 GB) never need
-    the disk at once. A finished segment is verified (hash chain and every message) when it
-    is the first, every ``verify_every``-th or the last one, then deleted."""
+    """The soak's journal: one file per segment of hands, so that a million hands (some 130
+    million records, about 40 GB) never need the disk at once. Each segment is a journal of
+    its own (seq from 1, its own hash chain); a finished one is verified (hash chain and
+    every message) when it is the first, every ``verify_every``-th or the last, then
+    deleted."""
 
     def __init__(self, durability: str, verify_every: int):
         from controller.journal import Journal, journal_path
+
+        if verify_every < 1:
+            raise ValueError(f"verify_every must be 1 or more, not {verify_every}")
 
         self._open = lambda folder: Journal(journal_path(folder), durability=durability)
         self.tmp = tempfile.TemporaryDirectory(prefix="lowball-soak-")
@@ -631,6 +634,8 @@ def soak(hands: int = 20_000, game: str = "three_card_lowball", sample_every: in
     table = Table(loaded)
     table_id = table.table_id
     rng = random.Random(seed)
+    if segment_hands < 1:
+        raise ValueError(f"segment_hands must be 1 or more, not {segment_hands}")
     journals = SegmentedJournal(durability, verify_every)
     progressive = loaded.config.progressive
     seed_amount = table.meter
@@ -817,7 +822,7 @@ def main(argv: list[str] | None = None) -> None:
         run_all(args.hands or MAKE_BENCH_SOAK_HANDS, args.seconds)
     elif args.what == "latency":
         for durability in [args.durability] if args.durability else ["full", "batched"]:
-            latency(args.cards, durability=durability)
+            latency(args.cards, args.game or "three_card_lowball", durability)
     elif args.what == "hands":
         for game in games:
             hands_per_second(args.hands or 300, game, tuple(range(1, args.spots + 1)),

@@ -214,10 +214,12 @@ class TableDaemon:
         hand_id = self.table.hand_id if in_hand else None
         records = self.journal.append_all(events, table_id=self.table_id, hand_id=hand_id)
         assert self.publisher is not None
-        for record, event in zip(records, events):
-            self.publisher.publish(record)
-            self._act(event)
-        self._log(records, events, hand_id)  # after the stream: the journal is the record
+        try:
+            for record, event in zip(records, events):
+                self.publisher.publish(record)
+                self._act(event)
+        finally:
+            self._log(records, events, hand_id)  # after the stream: the journal is the record
         for observer in self.observers:
             observer(records, events)
         return records

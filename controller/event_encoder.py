@@ -8,8 +8,8 @@ one of them on the path from the shoe to the subscriber.
 This module writes the same bytes directly. For each event class it builds, once, a writer
 from the class's type hints (the same hints the wire models are generated from); a writer
 checks every value's exact type as it writes it. Whatever it is not certain of (a value of
-another type, a float, a time that is not UTC, a table id it has not seen) makes it give up
-with :class:`Unfit`, and :func:`controller.wire.encode` takes the pydantic path, which either
+another type, a float, a time that is not UTC, a table id outside the wire's pattern) makes
+it give up with :class:`Unfit`, and :func:`controller.wire.encode` takes the pydantic path, which either
 encodes the value or names what is wrong with it. So the fast path can only ever produce the
 reference bytes or step aside; ``tests/stream/test_event_encoder.py`` checks every event class
 against the reference on generated values.
@@ -24,7 +24,7 @@ from datetime import datetime, timedelta
 from json.encoder import encode_basestring
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
-from controller.cards import Card
+from controller.cards import DECK, Card
 
 #: The text of a value, or :class:`Unfit`.
 Writer = Callable[[Any], str]
@@ -52,10 +52,14 @@ def _exact(kind: type, write: Callable[[Any], str]) -> Writer:
     return writer
 
 
+_CARD_TEXTS = {card: f'"{card}"' for card in DECK}
+
+
 def _card(value: Any) -> str:
-    if type(value) is not Card:
+    text = _CARD_TEXTS.get(value) if type(value) is Card else None
+    if text is None:
         raise Unfit
-    return f'"{value}"'
+    return text
 
 
 def _bool(value: Any) -> str:

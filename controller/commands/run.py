@@ -52,9 +52,10 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         daemon.start()
-        # Everything built so far (config, wire models, ranking tables, the rebuilt table)
+        # What is left after start (config, wire models, ranking tables, the rebuilt table)
         # lives as long as the process: out of the collector's sight, a collection never
-        # walks it in the middle of a card.
+        # walks it in the middle of a card. Start-up's garbage goes first.
+        gc.collect()
         gc.freeze()
         daemon.run()
     except ConfigMismatch as error:
