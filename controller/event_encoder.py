@@ -9,10 +9,10 @@ This module writes the same bytes directly. For each event class it builds, once
 from the class's type hints (the same hints the wire models are generated from); a writer
 checks every value's exact type as it writes it. Whatever it is not certain of (a value of
 another type, a float, a time that is not UTC, a table id outside the wire's pattern) makes
-it give up with :class:`Unfit`, and :func:`controller.wire.encode` takes the pydantic path, which either
-encodes the value or names what is wrong with it. So the fast path can only ever produce the
-reference bytes or step aside; ``tests/stream/test_event_encoder.py`` checks every event class
-against the reference on generated values.
+it give up with :class:`Unfit`, and :func:`controller.wire.encode` takes the pydantic path,
+which either encodes the value or names what is wrong with it. So the fast path can only
+ever produce the reference bytes or step aside; ``tests/stream/test_event_encoder.py``
+checks every event class against the reference on generated values.
 """
 
 from __future__ import annotations
