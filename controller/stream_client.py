@@ -27,7 +27,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NoReturn
 
 import zmq
 
@@ -103,32 +103,29 @@ class StreamClient:
         """Send one request and yield its decoded replies, reading live events into the
         buffer meanwhile (Clone step 2) so none is lost while we wait."""
         self._send_request(request, deadline)
-        poller = zmq.Poller()
-        poller.register(self._dealer, zmq.POLLIN)
-        poller.register(self._sub, zmq.POLLIN)
-        while True:
-            remaining_ms = max(0, int((deadline - time.monotonic()) * 1000))
-            ready = dict(poller.poll(remaining_ms))
-            if self._sub in ready:
-                self._pull_live(0)
-            if self._dealer in ready:
-                reply = wire.decode_reply(self._dealer.recv())
-                if isinstance(reply, wire.ErrorReply):
-                    raise StreamError(f"table {self.table_id} refused {request}: "
-                                      f"{reply.reason}")
-                yield reply
-            elif not ready and time.monotonic() >= deadline:
-                # Late replies to this request must not be read as replies to the next one.
-                self._dealer.close(linger=0)
-                self._dealer = self._connect_dealer()
-                raise StreamError(f"table {self.table_id}: no answer to {request} in time")
+        while self._await_dealer(zmq.POLLIN, deadline):
+            reply = wire.decode_reply(self._dealer.recv())
+            if isinstance(reply, wire.ErrorReply):
+                raise StreamError(f"table {self.table_id} refused {request}: {reply.reason}")
+            yield reply
+        self._give_up(request)
 
     def _send_request(self, request: dict[str, Any], deadline: float) -> None:
-        """Send ``request`` once the DEALER can, reading live events meanwhile. A DEALER with
-        no peer (a key the table refused) cannot send at all and would block for ever: past
-        the deadline the socket is reset and the request fails."""
+        """Send ``request`` once the DEALER can. A DEALER with no peer (a key the table
+        refused) cannot send at all and would block for ever in ``send``."""
+        while self._await_dealer(zmq.POLLOUT, deadline):
+            try:
+                self._dealer.send(wire.canonical_json(request), zmq.NOBLOCK)
+                return
+            except zmq.Again:
+                continue
+        self._give_up(request, " (the replay socket took no request)")
+
+    def _await_dealer(self, flag: int, deadline: float) -> bool:
+        """Wait until the DEALER is ready for ``flag`` (POLLIN or POLLOUT), reading live events
+        into the buffer meanwhile; False once the deadline has passed."""
         poller = zmq.Poller()
-        poller.register(self._dealer, zmq.POLLOUT)
+        poller.register(self._dealer, flag)
         poller.register(self._sub, zmq.POLLIN)
         while True:
             remaining_ms = max(0, int((deadline - time.monotonic()) * 1000))
@@ -136,16 +133,15 @@ class StreamClient:
             if self._sub in ready:
                 self._pull_live(0)
             if self._dealer in ready:
-                try:
-                    self._dealer.send(wire.canonical_json(request), zmq.NOBLOCK)
-                    return
-                except zmq.Again:
-                    pass
+                return True
             if time.monotonic() >= deadline:
-                self._dealer.close(linger=0)
-                self._dealer = self._connect_dealer()
-                raise StreamError(f"table {self.table_id}: no answer to {request} in time (the "
-                                  f"replay socket took no request)")
+                return False
+
+    def _give_up(self, request: dict[str, Any], why: str = "") -> NoReturn:
+        # Late replies to this request must not be read as replies to the next one.
+        self._dealer.close(linger=0)
+        self._dealer = self._connect_dealer()
+        raise StreamError(f"table {self.table_id}: no answer to {request} in time{why}")
 
     def snapshot(self, timeout: float = DEFAULT_TIMEOUT_S) -> wire.SnapshotReply:
         """The table's state and the seq it reflects."""
