@@ -179,9 +179,6 @@ class DaemonProcess:
             if heartbeats or topic != self.heartbeat_topic:
                 return topic, message, now
 
-    def cpu_seconds(self) -> float:
-        return cpu_seconds(self.process.pid)
-
     def close(self) -> None:
         for socket in (self.req, self.sub):
             if socket is not None:
@@ -454,14 +451,14 @@ def hands_per_second(hands: int = 300, game: str = "three_card_lowball",
             dealer.hand()
         dealer.cards = dealer.inputs = 0
         per_hand = []
-        cpu_start = daemon.cpu_seconds()
+        cpu_start = cpu_seconds(daemon.process.pid)
         start = time.perf_counter()
         for _ in range(hands):
             begin = time.perf_counter()
             dealer.hand()
             per_hand.append(time.perf_counter() - begin)
         elapsed = time.perf_counter() - start
-        cpu = daemon.cpu_seconds() - cpu_start
+        cpu = cpu_seconds(daemon.process.pid) - cpu_start
     finally:
         daemon.close()
     result = {"game": game, "seats": len(seats), "durability": durability, "hands": hands,
