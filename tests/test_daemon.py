@@ -320,3 +320,14 @@ def test_a_supervisor_verifies_with_the_credential(rig_factory):
                      "seq": rig.daemon.journal.last_seq}
     assert hashlib.sha256(CREDENTIAL.encode()).hexdigest() == \
         rig.daemon.loaded.config.security.supervisor_credential_sha256
+
+
+def test_run_refuses_an_unknown_durability_by_name(capsys, tmp_path):
+    from controller.cli import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["run", "--config", str(tmp_path / "table.toml"), "--durability", "sometimes"])
+    assert exit_.value.code == 2
+    error = capsys.readouterr().err
+    assert "--durability" in error and "'sometimes'" in error and "full" in error
+    assert not (tmp_path / "state").exists()                   # nothing was started
