@@ -26,6 +26,7 @@ import zmq
 
 from controller import wire
 from controller.devices import DeviceHub, Report
+from controller.events import KINDS as CORE_KINDS
 from controller.journal import Journal, journal_path
 from controller.publisher import EventPublisher
 from controller.stream_security import COMMANDS_DOMAIN, StreamSecurity
@@ -33,7 +34,6 @@ from controller.systemd_notify import Notifier, Watchdog
 from controller.table import Table
 from controller.table_commands import DEALER_ROLE, SUPERVISOR_ROLE, parse_command
 from controller.table_config import LoadedConfig, game_settings, load_config, settings_changed
-from controller.events import KINDS as CORE_KINDS
 from controller.table_events import (
     CommandRefused,
     HandStarted,
@@ -158,7 +158,8 @@ class TableDaemon:
         poller = zmq.Poller()
         assert self.publisher is not None and self.commands is not None
         poller.register(self.commands, zmq.POLLIN)
-        for socket in self.publisher.sockets:
+        replay_sockets = self.publisher.sockets
+        for socket in replay_sockets:
             poller.register(socket, zmq.POLLIN)
         poller.register(self.devices.wake, zmq.POLLIN)
         while not self._stopping:
@@ -169,7 +170,8 @@ class TableDaemon:
             self.handle_device_reports()
             if self.commands in ready:
                 self.handle_commands()
-            self.publisher.handle_replay()
+            if any(socket in ready for socket in replay_sockets):
+                self.publisher.handle_replay()  # (asking an idle ROUTER raises zmq.Again)
             self._tick()
 
     def _poll_timeout(self) -> int:
