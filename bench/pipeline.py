@@ -101,7 +101,6 @@ class DaemonProcess:
 
     def __init__(self, game: str = "three_card_lowball", durability: str = "full"):
         from bench.power_loss import write_config
-        from controller import wire
         from simulators.meter import AlphaSignModel
         from simulators.pty_transport import PtyTransport
         from simulators.shoe import Lbs1ShoeModel
@@ -124,6 +123,17 @@ class DaemonProcess:
             cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT)
         self.context = zmq.Context()
         self.req: zmq.Socket | None = None
+        self.sub: zmq.Socket | None = None
+        try:
+            self._await_ready(tmp)
+        except BaseException:   # never leave the daemon and the simulators running behind
+            self.close()
+            raise
+
+    def _await_ready(self, tmp: Path) -> None:
+        """Wait for the daemon's answer to ``status``, then subscribe."""
+        from controller import wire
+
         deadline = time.monotonic() + DEADLINE_S
         while True:
             try:
@@ -131,7 +141,9 @@ class DaemonProcess:
                 break
             except RuntimeError:
                 if self.process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"the daemon did not start: see {tmp / 'daemon.log'}")
+                    self.log.flush()
+                    tail = (tmp / "daemon.log").read_bytes()[-2000:].decode("utf-8", "replace")
+                    raise RuntimeError(f"the daemon did not start; its log ends:\n{tail}")
         self.table_id = self.ask({"command": "status"})["state"]["table_id"]
         self.sub = self.context.socket(zmq.SUB)
         self.sub.setsockopt(zmq.LINGER, 0)
