@@ -7,15 +7,22 @@ once, back off, try again; and it guarantees that nothing a device sends can rai
 thread. The per-kind bases (:mod:`drivers.shoe`, :mod:`drivers.spots`, :mod:`drivers.meter`)
 add the acknowledgement, retry and liveness rules of their kind on top.
 
-No polling: a driver thread sleeps in ``select()`` on its port and on a :class:`Wakeup` pipe
+No polling: a driver thread sleeps in ``poll()`` on its port and on a :class:`Wakeup` pipe
 (:meth:`DeviceDriver._wait_port`) until bytes arrive, the port fails (a pulled cable makes the
 descriptor readable and the read fail), another thread has work for it (:meth:`stop`, a new
 meter text) or the nearest deadline of its protocol is due. The idle table therefore costs
 nothing but the wake-ups the devices cause themselves (the shoe's heartbeat).
+
+The driver's own waits use ``poll()``, which takes descriptors of any number. The port's
+bytes are read and written by pyserial only, whose ``read`` and ``write`` wait in ``select()``
+themselves: a port must therefore sit below descriptor 1024, as it does in this daemon (a
+handful of sockets and files). A port there fails its first read with a clear error and the
+driver reports the device lost; it never crashes.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import select
 import threading
@@ -26,6 +33,7 @@ from typing import Self
 
 import serial
 import structlog
+from serial import rfc2217
 
 
 class DeviceUnavailable(Exception):
@@ -68,22 +76,42 @@ def open_serial_port(url: str, *, baudrate: int, bytesize: int = serial.EIGHTBIT
     The only place a driver opens a serial port, so the port string in config alone decides
     hardware, network serial server or simulator. Reads do not block (``timeout=0``): a
     driver waits in :meth:`DeviceDriver._wait_port` and then reads what is there; only a port
-    with no descriptor to wait on gets a read timeout of :data:`FALLBACK_POLL_S`.
+    with no descriptor to wait on gets a read timeout of :data:`FALLBACK_POLL_S`. Writes end
+    within ``write_timeout``, or for ``rfc2217://`` within its socket's timeout
+    (:func:`_settle_rfc2217`).
     """
     try:
         port = serial.serial_for_url(url, baudrate=baudrate, bytesize=bytesize, parity=parity,
                                      stopbits=stopbits, timeout=timeout,
-                                     write_timeout=write_timeout)
-        if port_descriptor(port) is None:
-            # Nothing select() can wait on: the read itself waits, briefly (see _wait_port).
+                                     write_timeout=write_timeout, do_not_open=True)
+        if isinstance(port, rfc2217.Serial):
+            _settle_rfc2217(port)
+        port.open()
+        if port_descriptor(port) is None and port.timeout != FALLBACK_POLL_S:
+            # Nothing poll() can wait on: the read itself waits, briefly (see _wait_port).
             port.timeout = FALLBACK_POLL_S
         return port
     except (serial.SerialException, OSError, ValueError) as exc:
         raise DeviceUnavailable(f"cannot open {url}: {exc}") from exc
 
 
+def _settle_rfc2217(port: rfc2217.Serial) -> None:
+    """What an ``rfc2217://`` port needs before it opens.
+
+    No write timeout: pyserial's RFC 2217 client refuses any (NotImplementedError as it
+    configures the port, so such a port could not be opened at all). Its writes are bounded
+    all the same: each is one ``sendall`` on the socket pyserial opened with a 5 s timeout, so a
+    write to a server that stopped reading fails after 5 s (SerialException, and the driver
+    reconnects) rather than hanging; tests/drivers/test_rfc2217.py checks that bound is there.
+    The read timeout is set now, not once open as for other ports without a descriptor:
+    every setting changed on an open RFC 2217 port is negotiated with the server again.
+    """
+    port.write_timeout = None
+    port.timeout = FALLBACK_POLL_S
+
+
 def port_descriptor(port: serial.SerialBase) -> int | None:
-    """The descriptor ``select()`` can wait on for ``port``, or None if it has none."""
+    """The descriptor ``poll()`` can wait on for ``port``, or None if it has none."""
     try:
         fd = port.fileno()
     except (OSError, ValueError, AttributeError):  # io.UnsupportedOperation is both
@@ -91,8 +119,26 @@ def port_descriptor(port: serial.SerialBase) -> int | None:
     return fd if isinstance(fd, int) and fd >= 0 else None
 
 
+def wait_ready(fds: list[int], timeout: float | None) -> set[int]:
+    """Which of ``fds`` are readable within ``timeout`` seconds (None: no limit); what
+    ``select()`` would answer, for descriptors of any number.
+
+    A descriptor that hung up or failed counts as ready, as with ``select()``: the read that
+    follows says what went wrong. One that is not open raises OSError (EBADF).
+    """
+    poller = select.poll()
+    for fd in fds:
+        poller.register(fd, select.POLLIN)
+    # poll() counts milliseconds and rounds up: a deadline is never woken for early.
+    events = poller.poll(None if timeout is None else max(0.0, timeout) * 1000)
+    for fd, event in events:
+        if event & select.POLLNVAL:
+            raise OSError(errno.EBADF, f"descriptor {fd} is not open")
+    return {fd for fd, _ in events}
+
+
 class Wakeup:
-    """A self-pipe: :meth:`set` from any thread wakes the driver thread out of ``select()``.
+    """A self-pipe: :meth:`set` from any thread wakes the driver thread out of ``poll()``.
 
     Level-triggered, so a wake-up sent before the thread starts to wait is not lost; the
     thread clears it (:meth:`clear`) before it looks at what changed. The pipe exists from
@@ -176,6 +222,8 @@ class DeviceDriver(ABC):
         self._stopping = threading.Event()
         self._connected = threading.Event()
         self._thread: threading.Thread | None = None
+        #: one start() or stop() at a time (stop() holds it until the thread has ended)
+        self._lifecycle = threading.Lock()
         self._lost_reported = False
         #: wakes the driver thread out of :meth:`_wait_port` (stop, work from other threads)
         self._wakeup = Wakeup()
@@ -183,25 +231,29 @@ class DeviceDriver(ABC):
     # -- lifecycle ----------------------------------------------------------------------
 
     def start(self) -> None:
-        if self._thread is not None:
-            raise RuntimeError(f"{self.kind} driver {self.name!r} already started")
-        self._stopping.clear()
-        self._wakeup.open()
-        self._thread = threading.Thread(target=self._run, name=f"{self.kind}-{self.name}",
-                                        daemon=True)
-        self._thread.start()
+        with self._lifecycle:
+            if self._thread is not None:
+                raise RuntimeError(f"{self.kind} driver {self.name!r} already started")
+            self._stopping.clear()
+            self._wakeup.open()
+            self._thread = threading.Thread(target=self._run, name=f"{self.kind}-{self.name}",
+                                            daemon=True)
+            self._thread.start()
 
     def stop(self, timeout: float = 5.0) -> None:
-        """Stop the thread and close the device; safe to call twice."""
-        self._stopping.set()
-        self._wakeup.set()
-        thread, self._thread = self._thread, None
-        if thread is not None:
-            thread.join(timeout)
-            if thread.is_alive():
-                self.log.error("driver thread did not stop", timeout_s=timeout)
-                return  # it may still wait on the pipe: leave it open
-        self._wakeup.close()
+        """Stop the thread and close the device. Safe to call twice, and from two threads at
+        once: the second waits for the first, so neither returns while the thread runs."""
+        with self._lifecycle:
+            self._stopping.set()
+            self._wakeup.set()
+            thread = self._thread
+            if thread is not None:
+                thread.join(timeout)
+                if thread.is_alive():
+                    self.log.error("driver thread did not stop", timeout_s=timeout)
+                    return  # it may still wait on the pipe: leave it open, and try again then
+                self._thread = None
+            self._wakeup.close()  # only once the thread that waits on it has ended
 
     def __enter__(self) -> Self:
         self.start()
@@ -213,6 +265,12 @@ class DeviceDriver(ABC):
     @property
     def connected(self) -> bool:
         return self._connected.is_set()
+
+    @property
+    def running(self) -> bool:
+        """The driver's thread is alive (started and not ended), connected or not."""
+        thread = self._thread
+        return thread is not None and thread.is_alive()
 
     def wait_connected(self, timeout: float) -> bool:
         return self._connected.wait(timeout)
@@ -284,14 +342,13 @@ class DeviceDriver(ABC):
         wakeup = self._wakeup.fileno()
         fd = port_descriptor(port)
         if fd is None:
-            if select.select([wakeup], [], [], 0)[0]:
+            if wait_ready([wakeup], 0):
                 self._wakeup.clear()
                 return False
             return True
         try:
-            ready, _, _ = select.select([fd, wakeup], [], [],
-                                        None if timeout is None else max(0.0, timeout))
-        except (OSError, ValueError) as exc:  # the port's descriptor went bad under us
+            ready = wait_ready([fd, wakeup], timeout)
+        except OSError as exc:  # the port's descriptor went bad under us
             raise DeviceUnavailable(f"waiting on {self.port_label} failed: {exc}") from exc
         if wakeup in ready:
             self._wakeup.clear()
