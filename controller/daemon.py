@@ -88,6 +88,7 @@ class TableDaemon:
         self.commands: zmq.Socket | None = None
         self.watchdog = Watchdog(self.notifier, self.healthy, clock=clock)
         self._stopping = False
+        self._stopped_threads: list[str] = []
         self._next_heartbeat = 0.0
         #: called with (records, events) after each input is journaled and published, from
         #: the daemon's thread (the demo's live view uses it)
@@ -191,8 +192,17 @@ class TableDaemon:
         self.watchdog.tick()
 
     def healthy(self) -> bool:
-        """The main loop is turning and the journal answers (for the systemd watchdog)."""
-        return not self._stopping and self.journal.last_seq >= 0
+        """For the systemd watchdog, asked from the main loop (so the loop is turning): every
+        device thread is still running. A lost device is not unhealthy (its driver keeps
+        trying, and a restart would not bring it back); a thread that has ended is."""
+        if self._stopping:
+            return False
+        stopped = self.devices.stopped_threads()
+        if stopped and stopped != self._stopped_threads:
+            self.log.error("device thread ended: withholding the watchdog ping so that "
+                           "systemd restarts the daemon", threads=stopped)
+        self._stopped_threads = stopped
+        return not stopped
 
     def close(self) -> None:
         """Stop cleanly: nothing in flight is lost (every applied input is journaled)."""

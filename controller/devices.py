@@ -114,6 +114,12 @@ class LampWorker:
                 self._spots.set_lamp(spot, LAMPS[lamp])
             except SpotControllerError as error:
                 log.warning("lamp command failed", spot=spot, lamp=lamp, error=str(error))
+            except Exception:  # a bug must not leave every later lamp unlit: log, go on
+                log.exception("lamp command failed unexpectedly", spot=spot, lamp=lamp)
+
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive()
 
 
 class DeviceHub:
@@ -126,6 +132,7 @@ class DeviceHub:
         self._wake_out.setblocking(False)
         self.shoe = self.spots = self.meter = None
         self._lamps: LampWorker | None = None
+        self._started = False
         if devices.shoe is not None:
             extra = {"backend": usb_backend} if devices.shoe.driver == "usb" else {}
             # A card is acknowledged to the shoe only once the table has journaled it.
@@ -165,6 +172,19 @@ class DeviceHub:
                 driver.start()
         if self._lamps is not None:
             self._lamps.start()
+        self._started = True
+
+    def stopped_threads(self) -> list[str]:
+        """The device threads that were started and have ended on their own. Drivers survive
+        a lost device and their own errors, so an ended thread is a bug; the daemon reports
+        itself unhealthy and systemd's watchdog restarts it, devices and all."""
+        if not self._started:
+            return []
+        stopped = [f"{driver.kind} driver" for driver in (self.shoe, self.spots, self.meter)
+                   if driver is not None and not driver.running]
+        if self._lamps is not None and not self._lamps.alive:
+            stopped.append("lamp worker")
+        return stopped
 
     def stop(self) -> None:
         if self._lamps is not None:

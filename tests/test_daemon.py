@@ -331,3 +331,45 @@ def test_run_refuses_an_unknown_durability_by_name(capsys, tmp_path):
     error = capsys.readouterr().err
     assert "--durability" in error and "'sometimes'" in error and "full" in error
     assert not (tmp_path / "state").exists()                   # nothing was started
+
+
+def test_a_lost_device_is_healthy_but_an_ended_device_thread_is_not(rig_factory):
+    """The systemd watchdog is pinged only while healthy() holds. An unplugged shoe keeps its
+    driver trying (a restart would not bring it back); a device thread that has ended is a
+    bug that a restart does cure, so the ping is withheld and the log names the thread."""
+    rig = rig_factory("cali_lowball")
+    daemon = rig.daemon
+    assert daemon.healthy()
+    rig.shoe.disconnect()
+    wait_for(lambda: not daemon.devices.shoe.connected, "the shoe to be lost")
+    assert daemon.healthy()
+    with structlog.testing.capture_logs() as logs:
+        daemon.devices.spots.stop()                  # as if a bug had ended its thread
+        assert not daemon.healthy()
+        assert not daemon.healthy()
+    ended = [line for line in logs if line["event"].startswith("device thread ended")]
+    assert [line["threads"] for line in ended] == [["spots driver"]]   # logged once
+
+
+def test_a_lamp_command_that_fails_unexpectedly_leaves_the_lamps_working(rig_factory):
+    from drivers.spots import WAGER_ACCEPTED
+
+    rig = rig_factory("cali_lowball")
+    spots, devices = rig.spots.device, rig.daemon.devices
+    set_lamp, calls = devices.spots.set_lamp, []
+
+    def failing_once(spot, lamp):
+        calls.append(spot)
+        if len(calls) == 1:
+            raise RuntimeError("a bug in a lamp command")
+        set_lamp(spot, lamp)
+
+    devices.spots.set_lamp = failing_once
+    with structlog.testing.capture_logs() as logs:
+        devices.set_lamp(3, "attract")
+        wait_for(lambda: calls, "the first lamp command")
+        devices.set_lamp(4, "wager_accepted")
+        wait_for(lambda: spots.lamps[4] == WAGER_ACCEPTED, "spot 4's lamp")
+    assert rig.daemon.healthy()
+    assert any(line["event"] == "lamp command failed unexpectedly" and line["spot"] == 3
+               for line in logs)
