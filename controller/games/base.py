@@ -143,8 +143,9 @@ class Hand:
     def _validated(self, wagers: Mapping[int, Mapping[str, int]]) -> dict[int, dict[str, int]]:
         if not wagers:
             raise WagerError("no wagers: at least one spot must play")
-        keys, known = self.WAGER_KEYS, self._KNOWN_KEYS
+        keys, known, required = self.WAGER_KEYS, self._KNOWN_KEYS, self.REQUIRED_WAGERS
         validated = {}
+        in_seat_order, previous = True, 0
         for seat, seat_wagers in wagers.items():
             if type(seat) is not int or not 1 <= seat <= MAX_SPOTS:
                 raise WagerError(f"seat {seat!r}: spots are numbered 1 to {MAX_SPOTS}")
@@ -152,19 +153,36 @@ class Hand:
                 key = next(key for key in seat_wagers if key not in known)
                 raise WagerError(f"seat {seat}: {key!r} is not a {self.game} wager "
                                  f"(wagers: {', '.join(keys)})")
-            # In settlement order, zero amounts left out; anything not a whole number of
-            # cents of 0 or more is refused below.
-            amounts = {key: seat_wagers[key] for key in keys if seat_wagers.get(key)}
-            for key, amount in seat_wagers.items():
+            # One pass over the wager keys (every key given is one of them) does every check
+            # and builds the amounts in settlement order, zero amounts left out: this runs
+            # for every seat of every hand. The refusals keep their precedence: a bad amount
+            # (the first in the caller's order) before a missing required wager.
+            amounts: dict[str, int] = {}
+            missing = None
+            for key in keys:
+                amount = seat_wagers.get(key, 0)
                 if type(amount) is not int or amount < 0:
-                    raise WagerError(f"seat {seat}: {key} must be a whole number of cents "
-                                     f"of 0 or more, not {amount!r}")
-            for key in self.REQUIRED_WAGERS:
-                if key not in amounts:
-                    raise WagerError(f"seat {seat}: the {self.WAGER_NAMES[key]} wager is required")
+                    raise self._bad_amount(seat, seat_wagers)
+                if amount:
+                    amounts[key] = amount
+                elif missing is None and key in required:
+                    missing = key
+            if missing is not None:
+                raise WagerError(f"seat {seat}: the {self.WAGER_NAMES[missing]} wager is required")
             self._check_seat_wagers(seat, amounts)
             validated[seat] = amounts
-        return dict(sorted(validated.items()))
+            in_seat_order, previous = in_seat_order and seat > previous, seat
+        # Wagers usually arrive in seat order, and sorting costs as much as checking a seat.
+        return validated if in_seat_order else dict(sorted(validated.items()))
+
+    @staticmethod
+    def _bad_amount(seat: int, seat_wagers: Mapping[str, object]) -> WagerError:
+        """The refusal of the first amount, in the caller's order, that is not a whole number
+        of cents of 0 or more."""
+        key, amount = next((key, amount) for key, amount in seat_wagers.items()
+                           if type(amount) is not int or amount < 0)
+        return WagerError(f"seat {seat}: {key} must be a whole number of cents "
+                          f"of 0 or more, not {amount!r}")
 
     def _check_seat_wagers(self, seat: int, amounts: dict[str, int]) -> None:
         """Game rules on one seat's wagers; raise :class:`WagerError`."""
