@@ -92,15 +92,15 @@ class CaliLowballHand(Hand):
         self._start_phase(SHOWDOWN)
         history = self.history
         dealer_hand = self.final_hand(DEALER)
-        dealer_strength = ace_to_five.strength(dealer_hand)
-        history.append(HandShown(DEALER, dealer_hand, ace_to_five.hand_class(dealer_hand)))
+        dealer_strength, dealer_class = ace_to_five.strength_and_class(dealer_hand)
+        history.append(new_event(HandShown, (DEALER, dealer_hand, dealer_class, False)))
         ante_pushes = ace_to_five.is_pair_of_jacks_or_higher(dealer_hand)
         paytable = self.setup.paytable
         rules = self.rules
         players_net = 0
         for seat in self.seats:
             hand = self.final_hand(seat)
-            hand_class = ace_to_five.hand_class(hand)
+            strength, hand_class = ace_to_five.strength_and_class(hand)
             folded = seat in self.folded
             history.append(new_event(HandShown, (seat, hand, hand_class, folded)))
             wagers = self.wagers[seat]
@@ -115,7 +115,7 @@ class CaliLowballHand(Hand):
                     else:
                         net += settle(seat, "lowdown_bonus", lowdown, FORFEIT)
             else:
-                player_wins = ace_to_five.strength(hand) <= dealer_strength
+                player_wins = strength <= dealer_strength
                 main = WIN if player_wins else LOSE
                 net = settle(seat, "ante", ante, PUSH if ante_pushes else main)
                 if hand_class in _XTRA_PAYS:

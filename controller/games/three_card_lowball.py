@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from controller.events import DEALER, HandShown, HouseWay, MeterContributed, MeterSettled, \
     ProgressiveAwarded
-from controller.games.base import LOSE, PUSH, WIN, Decision, Hand, IllegalAction, WagerError
+from controller.games.base import LOSE, PUSH, WIN, Decision, Hand, IllegalAction, WagerError, \
+    new_event
 from controller.games.house_way import house_way
 from controller.rankings import three_card
 
@@ -130,17 +131,16 @@ class ThreeCardLowballHand(Hand):
         self._start_phase(SHOWDOWN)
         history = self.history
         dealer_hand = self.final_hand(DEALER)
-        dealer_strength = three_card.strength(dealer_hand)
-        history.append(HandShown(DEALER, dealer_hand, three_card.hand_class(dealer_hand)))
+        dealer_strength, dealer_class = three_card.strength_and_class(dealer_hand)
+        history.append(new_event(HandShown, (DEALER, dealer_hand, dealer_class, False)))
         dealer_pat = three_card.hand_class(self.dealt[DEALER]) in three_card.PAT_4_2_A_CLASSES
         bonus_odds = self.setup.paytable.bonus
         awards: dict[int, str] = {}
         players_net = 0
         for seat in self.seats:
             hand = self.final_hand(seat)
-            hand_class = three_card.hand_class(hand)
-            history.append(HandShown(seat, hand, hand_class))
-            strength = three_card.strength(hand)
+            strength, hand_class = three_card.strength_and_class(hand)
+            history.append(new_event(HandShown, (seat, hand, hand_class, False)))
             wagers = self.wagers[seat]
             ante, bonus = wagers["ante"], wagers["bonus"]
             settle = self._settle

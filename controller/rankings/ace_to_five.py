@@ -16,6 +16,8 @@ two pair < three of a kind < full house < four of a kind.
 True
 >>> hand_class(parse_cards("Js Jd 4c 3h 2s"))
 'pair'
+>>> strength_and_class(parse_cards("5s 4d 3c 2h As"))
+(1, '5-high')
 """
 
 from __future__ import annotations
@@ -63,6 +65,8 @@ _MULTISETS = [ranks for ranks in combinations_with_replacement(range(1, 14), 5)
               if max(Counter(ranks).values()) <= 4]
 _STRENGTH = dense_strengths(((prime_product(r), r) for r in _MULTISETS), order_key)
 _CLASS = {prime_product(r): _class_of(r) for r in _MULTISETS}
+#: Both at once, for the showdown: one product and one lookup per hand.
+_STRENGTH_AND_CLASS = {key: (strength, _CLASS[key]) for key, strength in _STRENGTH.items()}
 #: Number of distinct strengths (rank multisets): 6,175.
 DISTINCT_HANDS = len(set(_STRENGTH.values()))
 
@@ -77,6 +81,12 @@ def hand_class(cards: Sequence[Card]) -> str:
     """``5-high`` ... ``K-high``, ``pair``, ``two pair``, ``three of a kind``, ..."""
     a, b, c, d, e = cards
     return _CLASS[a.prime * b.prime * c.prime * d.prime * e.prime]
+
+
+def strength_and_class(cards: Sequence[Card]) -> tuple[int, str]:
+    """``(strength(cards), hand_class(cards))`` in one lookup."""
+    a, b, c, d, e = cards
+    return _STRENGTH_AND_CLASS[a.prime * b.prime * c.prime * d.prime * e.prime]
 
 
 def _qualifies(ranks: tuple[int, ...]) -> bool:

@@ -16,6 +16,8 @@ suit), ``4-2-A two color``, ``4-3-A``, ``5-high`` .. ``K-high``, ``pair``, ``flu
 'straight'
 >>> strength(parse_cards("4h 2d Ac")) < strength(parse_cards("4h 3d Ac"))
 True
+>>> strength_and_class(parse_cards("4h 2d Ac"))
+(1, '4-2-A two color')
 """
 
 from __future__ import annotations
@@ -86,6 +88,8 @@ def _hands():
 
 _STRENGTH = dense_strengths(_hands(), order_key)
 _CLASS = {key: _class_of(*description) for key, description in _hands()}
+#: Both at once, for the showdown: one product and one lookup per hand.
+_STRENGTH_AND_CLASS = {key: (strength, _CLASS[key]) for key, strength in _STRENGTH.items()}
 DISTINCT_HANDS = len(set(_STRENGTH.values()))
 
 
@@ -96,8 +100,15 @@ def strength(cards: Sequence[Card]) -> int:
 
 
 def hand_class(cards: Sequence[Card]) -> str:
+    return strength_and_class(cards)[1]
+
+
+def strength_and_class(cards: Sequence[Card]) -> tuple[int, str]:
+    """``(strength(cards), hand_class(cards))`` in one lookup."""
     a, b, c = cards
-    name = _CLASS[a.prime * b.prime * c.prime * 2 + (a.suit == b.suit == c.suit)]
+    strength, name = _STRENGTH_AND_CLASS[a.prime * b.prime * c.prime * 2
+                                         + (a.suit == b.suit == c.suit)]
     if name == "4-2-A":
-        return "4-2-A one color" if a.is_red == b.is_red == c.is_red else "4-2-A two color"
-    return name
+        return strength, ("4-2-A one color" if a.is_red == b.is_red == c.is_red
+                          else "4-2-A two color")
+    return strength, name
