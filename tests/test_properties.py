@@ -4,6 +4,8 @@
 - Each settlement's net agrees with its result; money is conserved: the players' total net
   over wagers and awards is exactly minus the house result.
 - The meter moves by contributions, the jackpot paid and the reseed, and nothing else.
+- Every event has each of its fields (the engines build events with ``tuple.__new__``,
+  which does not count them).
 - An independent reference implementation (tests/reference_settlement.py) settles the same
   hand identically.
 """
@@ -60,6 +62,8 @@ def drive(hand, data, shoe):
 
 
 def check_accounting(hand):
+    for event in hand.history:
+        assert len(event) == len(type(event)._fields), event
     locked = next(e for e in hand.history if type(e) is WagersLocked)
     raised = [(e.seat, "raise", e.raised) for e in hand.history
               if type(e) is DecisionMade and e.raised]

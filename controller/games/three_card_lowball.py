@@ -59,7 +59,8 @@ class ThreeCardLowballHand(Hand):
         self.contributions = entries * progressive.contribution
         self.meter = self.meter_before + self.contributions
         if self.contributions:
-            self.history.append(MeterContributed(self.meter_before, self.contributions, self.meter))
+            self.history.append(new_event(MeterContributed, (self.meter_before, self.contributions,
+                                                             self.meter)))
         self.dealt: dict = {}
         self.discarded: dict = {seat: () for seat in self.seats}
         self.dealer_discard: tuple = ()
@@ -94,7 +95,7 @@ class ThreeCardLowballHand(Hand):
         dealer_hand = self.dealt[DEALER]
         draw = house_way(dealer_hand)
         self.dealer_discard = draw.discard
-        self.history.append(HouseWay(dealer_hand, draw.discard, draw.rule))
+        self.history.append(new_event(HouseWay, (dealer_hand, draw.discard, draw.rule)))
         if draw.discard:
             self._expect_cards([DEALER] * len(draw.discard))
         else:
@@ -190,9 +191,10 @@ class ThreeCardLowballHand(Hand):
         total = 0
         for seat, award in awards.items():
             amount = share if award == JACKPOT else fixed[award]
-            self.history.append(ProgressiveAwarded(seat, award, amount))
+            self.history.append(new_event(ProgressiveAwarded, (seat, award, amount)))
             total += amount
         reseed = progressive.seed if winners else 0
-        self.history.append(MeterSettled(self.meter_before, self.contributions, from_meter,
-                                         reseed, self.meter - from_meter + reseed))
+        self.history.append(new_event(MeterSettled, (self.meter_before, self.contributions,
+                                                     from_meter, reseed,
+                                                     self.meter - from_meter + reseed)))
         return total
