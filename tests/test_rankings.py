@@ -174,3 +174,13 @@ def test_five_card_agrees_with_pokerkit_on_a_random_sample():
         if ours != reference:
             disagreements.append((mine, theirs))
     assert disagreements == []
+
+
+@pytest.mark.parametrize("ranking, size", [(ace_to_five, 5), (three_card, 3)])
+def test_strength_and_class_is_both_lookups_at_once(ranking, size):
+    """The showdown's one lookup gives what strength() and hand_class() give separately."""
+    rng = random.Random(11)
+    for _ in range(20_000):
+        cards = rng.sample(DECK, size)
+        assert ranking.strength_and_class(cards) == (ranking.strength(cards),
+                                                     ranking.hand_class(cards))
