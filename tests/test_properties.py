@@ -7,7 +7,10 @@
 - Every event has each of its fields (the engines build events with ``tuple.__new__``,
   which does not count them).
 - An independent reference implementation (tests/reference_settlement.py) settles the same
-  hand identically.
+  hand identically. Where the house way lets the Three Card dealer discard either of two
+  equal choices (two of three of a kind, either pair card), the engine's choice must be one
+  the rules allow, and the reference settles with that one: the choice can decide the hand
+  (the kept queen of three may make a flush with the two drawn).
 """
 
 import random
@@ -22,6 +25,7 @@ from controller.events import (
     CardDealt,
     DecisionMade,
     HandSettled,
+    HouseWay,
     MeterSettled,
     ProgressiveAwarded,
     WagerSettled,
@@ -93,10 +97,21 @@ def scenario_of(hand, wagers, decisions, rules):
             "rules": rules}
 
 
+def engine_dealer_option(hand) -> int:
+    """Which of the house way's allowed discards (the reference's list) the engine chose."""
+    way = next((e for e in hand.history if type(e) is HouseWay), None)
+    if way is None:
+        return 0
+    options = reference_settlement.house_way_options(way.hand)
+    assert frozenset(way.discard) in options, (way, options)
+    return options.index(frozenset(way.discard))
+
+
 def same_as_reference(hand, scenario, meter=None):
     if meter is not None:
         scenario["meter"] = meter
-    expected = reference_settlement.settle(scenario, PAYTABLES, REFERENCE_PROGRESSIVE)
+    expected = reference_settlement.settle(scenario, PAYTABLES, REFERENCE_PROGRESSIVE,
+                                           dealer_option=engine_dealer_option(hand))
     settled = [e._asdict() for e in hand.history if type(e) is WagerSettled]
     assert settled == expected["settlements"]
     awards = [dict(seat=e.seat, award=e.award, amount=e.amount)
@@ -168,3 +183,30 @@ def test_jackpot_hands_are_reached_and_split():
     awards = [(e.seat, e.award, e.amount) for e in hand.history if type(e) is ProgressiveAwarded]
     pool = 1_000_000 + 60
     assert awards == [(1, "jackpot", pool // 2), (2, "jackpot", pool // 2)]
+
+
+def test_the_dealers_choice_between_equal_discards_can_decide_the_hand(three_card_config):
+    """Found by hypothesis: the dealer is dealt Qs Qh Qc and keeps one queen. The engine keeps
+    Qc, and the draw (Ac 3c) makes a flush, which seat 3's K-high beats; keeping Qs would
+    have made Q-high, which beats K-high. The reference must settle with the engine's choice."""
+    from controller.cards import parse_cards
+
+    seats = range(1, 6)
+    wagers = {seat: {"ante": 500, "bonus": 500} for seat in seats}
+    hand = ThreeCardLowballHand(three_card_config.setup(paytable="paytable-1"), wagers, meter=0)
+    shoe = iter(parse_cards("2c 9s 9h Tc 6s Qs 7c 6h Kd 2s Ts Qh 9d 2d 5c 5s 3d Qc 8h Kh Ac 3c"))
+    decisions = {1: "stand", 2: "stand", 3: "stand", 4: "discard:Tc", 5: "discard:6s"}
+    while not hand.settled:
+        step = hand.next_step()
+        if step.kind == "card":
+            hand.deal(next(shoe))
+        else:
+            for seat in step.seats:
+                hand.decide(seat, Decision.parse(decisions[seat]))
+    way = next(e for e in hand.history if type(e) is HouseWay)
+    assert len(reference_settlement.house_way_options(way.hand)) == 3   # any two of three
+    ante_3 = next(e for e in hand.history if type(e) is WagerSettled
+                  and e.seat == 3 and e.wager == "ante")
+    assert ante_3.result == "win"                                       # K-high beats a flush
+    scenario = scenario_of(hand, wagers, {str(s): [d] for s, d in decisions.items()}, {})
+    same_as_reference(hand, scenario, 0)
