@@ -16,8 +16,8 @@ nothing but the wake-ups the devices cause themselves (the shoe's heartbeat).
 The driver's own waits use ``poll()``, which takes descriptors of any number. The port's
 bytes are read and written by pyserial only, whose ``read`` and ``write`` wait in ``select()``
 themselves: a port must therefore sit below descriptor 1024, as it does in this daemon (a
-handful of sockets and files). A port there fails its first read with a clear error and the
-driver reports the device lost; it never crashes.
+handful of sockets and files). A port opened at 1024 or above is closed at once and the
+device reported unavailable, naming the reason (:func:`open_serial_port`).
 """
 
 from __future__ import annotations
@@ -87,12 +87,22 @@ def open_serial_port(url: str, *, baudrate: int, bytesize: int = serial.EIGHTBIT
         if isinstance(port, rfc2217.Serial):
             _settle_rfc2217(port)
         port.open()
-        if port_descriptor(port) is None and port.timeout != FALLBACK_POLL_S:
+        fd = port_descriptor(port)
+        if fd is not None and fd >= SELECT_LIMIT:
+            port.close()
+            raise DeviceUnavailable(f"cannot use {url}: it opened as descriptor {fd}, and "
+                                    f"pyserial reads and writes with select(), which takes "
+                                    f"descriptors below {SELECT_LIMIT} only")
+        if fd is None and port.timeout != FALLBACK_POLL_S:
             # Nothing poll() can wait on: the read itself waits, briefly (see _wait_port).
             port.timeout = FALLBACK_POLL_S
         return port
     except (serial.SerialException, OSError, ValueError) as exc:
         raise DeviceUnavailable(f"cannot open {url}: {exc}") from exc
+
+
+#: select() takes descriptors below this only (FD_SETSIZE); pyserial's read and write use it.
+SELECT_LIMIT = 1024
 
 
 def _settle_rfc2217(port: rfc2217.Serial) -> None:
@@ -105,6 +115,8 @@ def _settle_rfc2217(port: rfc2217.Serial) -> None:
     reconnects) rather than hanging; tests/drivers/test_rfc2217.py checks that bound is there.
     The read timeout is set now, not once open as for other ports without a descriptor:
     every setting changed on an open RFC 2217 port is negotiated with the server again.
+    Stopping such a driver can outlast ``stop()``'s 5 s join (a stalled write, then pyserial's
+    close waiting for its reader thread): ``stop()`` then logs it and may be called again.
     """
     port.write_timeout = None
     port.timeout = FALLBACK_POLL_S
@@ -243,6 +255,11 @@ class DeviceDriver(ABC):
     def stop(self, timeout: float = 5.0) -> None:
         """Stop the thread and close the device. Safe to call twice, and from two threads at
         once: the second waits for the first, so neither returns while the thread runs."""
+        if self._thread is threading.current_thread():
+            # From the driver's own thread (a listener): it cannot join itself; it ends
+            # after this turn of its loop, and a stop() from elsewhere then joins it.
+            self._stopping.set()
+            return
         with self._lifecycle:
             self._stopping.set()
             self._wakeup.set()

@@ -100,7 +100,11 @@ def strength(cards: Sequence[Card]) -> int:
 
 
 def hand_class(cards: Sequence[Card]) -> str:
-    return strength_and_class(cards)[1]
+    a, b, c = cards
+    name = _CLASS[a.prime * b.prime * c.prime * 2 + (a.suit == b.suit == c.suit)]
+    if name == "4-2-A":
+        return "4-2-A one color" if a.is_red == b.is_red == c.is_red else "4-2-A two color"
+    return name
 
 
 def strength_and_class(cards: Sequence[Card]) -> tuple[int, str]:
