@@ -516,8 +516,9 @@ TARGETS: dict[str, Target] = {
 def run(examples: int = 20_000, targets: tuple[str, ...] | None = None) -> dict[str, int]:
     """Fuzz every target (or the named ones) with up to ``examples`` inputs each; returns the
     inputs tried per target. A failed property raises (hypothesis prints the minimal input)."""
-    import structlog
     import logging
+
+    import structlog
 
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.ERROR))
     counts = {}

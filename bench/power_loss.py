@@ -50,10 +50,10 @@ from typing import Any
 import zmq
 
 from controller import wire
-from drivers.lbs1 import Frame, FrameParser
 from controller.journal import Journal, journal_path
 from controller.scenario import Scenario, load_scenario, replay, settlement_report
 from controller.table_config import default_config_path, load_config, shipped_config_dir
+from drivers.lbs1 import Frame, FrameParser
 from simulators.meter import AlphaSignModel
 from simulators.pty_transport import PtyTransport
 from simulators.shoe import Lbs1ShoeModel

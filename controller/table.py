@@ -42,8 +42,8 @@ from controller.table_commands import (
     Lock,
     Open,
     Place,
-    Void,
     VerifyJackpot,
+    Void,
     command_from_record,
 )
 from controller.table_config import (

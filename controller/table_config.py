@@ -12,7 +12,13 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from controller.paytables import CaliPaytable, Paytables, ThreeCardPaytable, load_paytables, read_toml
+from controller.paytables import (
+    CaliPaytable,
+    Paytables,
+    ThreeCardPaytable,
+    load_paytables,
+    read_toml,
+)
 from controller.validation import Cents, InputError, PositiveCents, RateText, validate
 from drivers.config import MeterConfig, ShoeConfig, SpotsConfig
 

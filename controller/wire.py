@@ -30,12 +30,21 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints
 
-from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, PlainSerializer,
-                      PlainValidator, TypeAdapter, ValidationError, WithJsonSchema, create_model)
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    PlainValidator,
+    TypeAdapter,
+    ValidationError,
+    WithJsonSchema,
+    create_model,
+)
 
-from controller import event_encoder
+from controller import event_encoder, table_events
 from controller import events as hand_events
-from controller import table_events
 from controller.cards import Card, parse_card
 from controller.validation import problems_of
 

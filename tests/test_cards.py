@@ -1,6 +1,14 @@
 import pytest
 
-from controller.cards import DECK, Card, CardError, find_duplicate, format_cards, parse_card, parse_cards
+from controller.cards import (
+    DECK,
+    Card,
+    CardError,
+    find_duplicate,
+    format_cards,
+    parse_card,
+    parse_cards,
+)
 
 
 def test_deck_has_52_distinct_cards():

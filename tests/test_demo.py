@@ -1,6 +1,5 @@
 """`make run`'s demo, headless, and the dealer's command-line client."""
 
-import json
 import subprocess
 import sys
 

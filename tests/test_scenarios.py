@@ -8,7 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from controller.scenario import ScenarioError, load_scenario, parse_scenario, replay, settlement_report
+from controller.scenario import (
+    ScenarioError,
+    load_scenario,
+    parse_scenario,
+    replay,
+    settlement_report,
+)
 from controller.table_config import default_config_path, load_config
 
 SCENARIOS = Path(__file__).parent / "scenarios"

@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from controller.cards import parse_card, parse_cards
+from controller.cards import parse_card
 from controller.events import WagerSettled
 from controller.table import Table
 from controller.table_commands import parse_command
+from controller.table_config import default_config_path, load_config
 from controller.table_events import (
     CommandAccepted,
     CommandRefused,
@@ -21,7 +22,6 @@ from controller.table_events import (
     MeterChanged,
     StateChanged,
 )
-from controller.table_config import default_config_path, load_config
 
 SCENARIOS = Path(__file__).parent / "scenarios"
 

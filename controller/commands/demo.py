@@ -74,9 +74,9 @@ def demo_config(game: str, *, shoe: str, spots: str, meter: str, credential: str
 
 def run(args: argparse.Namespace) -> int:
     from controller.daemon import TableDaemon
+    from controller.events import KINDS as HAND_KINDS
     from controller.live_view import LiveView
     from controller.table_events import KINDS as TABLE_KINDS
-    from controller.events import KINDS as HAND_KINDS
     from simulators.dealer import SimulatedDealer
     from simulators.meter import AlphaSignModel
     from simulators.pty_transport import PtyTransport

@@ -294,7 +294,6 @@ def _discover_table(context: Any, args: argparse.Namespace, timeout: float) -> s
     import zmq
 
     from controller import wire
-
     from controller.stream_security import client as curve_client
 
     dealer = context.socket(zmq.DEALER)

@@ -20,10 +20,24 @@ lower, final hand 5-high and lower. The progressive wager itself is never return
 
 from __future__ import annotations
 
-from controller.events import DEALER, HandShown, HouseWay, MeterContributed, MeterSettled, \
-    ProgressiveAwarded
-from controller.games.base import LOSE, PUSH, WIN, Decision, Hand, IllegalAction, WagerError, \
-    new_event
+from controller.events import (
+    DEALER,
+    HandShown,
+    HouseWay,
+    MeterContributed,
+    MeterSettled,
+    ProgressiveAwarded,
+)
+from controller.games.base import (
+    LOSE,
+    PUSH,
+    WIN,
+    Decision,
+    Hand,
+    IllegalAction,
+    WagerError,
+    new_event,
+)
 from controller.games.house_way import house_way
 from controller.rankings import three_card
 

@@ -12,6 +12,7 @@ from collections.abc import Callable, Hashable, Iterable
 
 from controller.cards import RANK_PRIMES
 
+
 def prime_product(ranks: Iterable[int]) -> int:
     product = 1
     for rank in ranks:

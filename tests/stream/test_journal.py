@@ -12,8 +12,7 @@ import pytest
 
 from controller import wire
 from controller.events import PhaseStarted
-from controller.journal import (GENESIS_HASH, Journal, JournalError, chain_hash,
-                                journal_path)
+from controller.journal import GENESIS_HASH, Journal, JournalError, chain_hash, journal_path
 
 from .conftest import HAND, SAMPLES, TABLE, TS, sample_events
 
