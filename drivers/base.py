@@ -66,6 +66,8 @@ READ_CHUNK = 4096
 #: Ports with no descriptor to wait on (``rfc2217://``, ``loop://``) are looked at this often,
 #: as every port was before; device paths, ptys and ``socket://`` never are.
 FALLBACK_POLL_S = 0.05
+#: select() takes descriptors below this only (FD_SETSIZE); pyserial's read and write use it.
+SELECT_LIMIT = 1024
 
 
 def open_serial_port(url: str, *, baudrate: int, bytesize: int = serial.EIGHTBITS,
@@ -99,10 +101,6 @@ def open_serial_port(url: str, *, baudrate: int, bytesize: int = serial.EIGHTBIT
         return port
     except (serial.SerialException, OSError, ValueError) as exc:
         raise DeviceUnavailable(f"cannot open {url}: {exc}") from exc
-
-
-#: select() takes descriptors below this only (FD_SETSIZE); pyserial's read and write use it.
-SELECT_LIMIT = 1024
 
 
 def _settle_rfc2217(port: rfc2217.Serial) -> None:

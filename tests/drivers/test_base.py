@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from drivers.base import SELECT_LIMIT
 from drivers.config import ShoeConfig
 from drivers.shoe_events import ShoeConnected, ShoeLost
 from drivers.shoe_serial import SerialShoe
@@ -106,27 +107,23 @@ def test_stop_from_a_listener_on_the_drivers_own_thread_ends_the_thread() -> Non
 
 # -- descriptors numbered 1024 and up ---------------------------------------------------------
 
-#: select() takes descriptors below this only (glibc's FD_SETSIZE).
-FD_SETSIZE = 1024
-
-
 @contextlib.contextmanager
 def low_descriptors_taken() -> Iterator[None]:
-    """Every descriptor number below :data:`FD_SETSIZE` in use meanwhile, so the next ones
+    """Every descriptor number below :data:`SELECT_LIMIT` in use meanwhile, so the next ones
     opened are numbered above it, as in a daemon holding many sockets."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    needed = FD_SETSIZE + 64
+    needed = SELECT_LIMIT + 64
     if soft != resource.RLIM_INFINITY and soft < needed:
         if hard != resource.RLIM_INFINITY and hard < needed:
             pytest.skip(f"RLIMIT_NOFILE allows {hard} descriptors at most: no descriptor "
-                        f"numbered {FD_SETSIZE} or above can be opened")
+                        f"numbered {SELECT_LIMIT} or above can be opened")
         try:
             resource.setrlimit(resource.RLIMIT_NOFILE, (needed, hard))
         except (ValueError, OSError) as exc:
             pytest.skip(f"cannot raise RLIMIT_NOFILE to {needed}: {exc}")
     fillers = [os.open(os.devnull, os.O_RDONLY)]
     try:
-        while (fd := os.dup(fillers[0])) < FD_SETSIZE:
+        while (fd := os.dup(fillers[0])) < SELECT_LIMIT:
             fillers.append(fd)
         os.close(fd)
         yield
