@@ -21,6 +21,13 @@ SHORT = {"ante": "ante", "xtra_bonus": "xtra", "lowdown_bonus": "lowdown", "bonu
          "progressive": "prog", "raise": "raise"}
 
 
+def _text(value: Any) -> str:
+    """A field of an event's wire data as a dealer reads it: cards ``2s Ah Jd``, none ``-``."""
+    if isinstance(value, list):
+        return " ".join(_text(item) for item in value) or "-"
+    return "-" if value is None else str(value)
+
+
 class LiveView:
     def __init__(self, spots: int = 7, recent: int = 8):
         self.spots = spots
@@ -32,9 +39,9 @@ class LiveView:
         """Note an event from the stream for the 'recent events' lines."""
         if kind in ("lamp_set", "state_changed", "phase_started", "decisions_due"):
             return
-        summary = ", ".join(f"{key}={value}" for key, value in data.items()
+        summary = ", ".join(f"{key}={_text(value)}" for key, value in data.items()
                             if key not in ("wagers", "returned"))
-        self.recent.append(f"#{seq:<6} {kind:<20} {summary[:70]}")
+        self.recent.append(f"#{seq:<6} {kind:<20} {summary[:90]}")
         if kind == "fault":
             self.faults.append(f"#{seq} {data['code']}: {data['detail']}")
         if kind == "hand_settled":

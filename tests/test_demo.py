@@ -68,6 +68,19 @@ def test_the_live_view_shows_spots_cards_and_meter():
     assert screen.count("\n") > 12 and "spots \x1b[31mlost" in screen
 
 
+def test_recent_events_show_cards_as_text_and_every_field_of_a_shown_hand():
+    table = Table(load_config(default_config_path("three_card_lowball")))
+    view = LiveView()
+    view.event(532, "hand_shown", {"to": 6, "cards": ["2s", "Ah", "Jd"], "hand_class": "J-high",
+                                   "folded": False})
+    view.event(533, "house_way", {"hand": ["Qs", "Qh", "Qc"], "discard": ["Qs", "Qh"],
+                                  "rule": "three of a kind: keep one"})
+    screen = view.render(table.snapshot(), {"shoe": "connected"}, 534)
+    assert "to=6, cards=2s Ah Jd, hand_class=J-high, folded=False" in screen
+    assert "hand=Qs Qh Qc, discard=Qs Qh" in screen
+    assert "Card(" not in screen
+
+
 def test_a_new_credential_verifies_as_supervisor(tmp_path):
     import hashlib
     import stat

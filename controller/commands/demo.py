@@ -74,9 +74,7 @@ def demo_config(game: str, *, shoe: str, spots: str, meter: str, credential: str
 
 def run(args: argparse.Namespace) -> int:
     from controller.daemon import TableDaemon
-    from controller.events import KINDS as HAND_KINDS
     from controller.live_view import LiveView
-    from controller.table_events import KINDS as TABLE_KINDS
     from simulators.dealer import SimulatedDealer
     from simulators.meter import AlphaSignModel
     from simulators.pty_transport import PtyTransport
@@ -88,7 +86,6 @@ def run(args: argparse.Namespace) -> int:
     log_path = state_dir / "daemon.log"
     log_file = open(log_path, "a", encoding="utf-8")
     logs.configure(json_lines=True, stream=log_file)
-    kinds = {**HAND_KINDS, **TABLE_KINDS}
 
     simulators = [PtyTransport(Lbs1ShoeModel(seed=args.seed), name="shoe"),
                   PtyTransport(SpotControllerModel(), name="spots"),
@@ -105,13 +102,12 @@ def run(args: argparse.Namespace) -> int:
     view = LiveView(spots=loaded.config.table.spots)
     latest: dict = {}
 
-    def observe(records, events) -> None:  # runs in the daemon's thread
-        for record, event in zip(records, events):
-            data = {key: (str(value) if not isinstance(value, (int, str, bool)) else value)
-                    for key, value in event._asdict().items()}
-            view.event(record.seq, kinds[type(event)], data)
+    def observe(records, _events) -> None:  # runs in the daemon's thread
+        for record in records:
+            data = json.loads(record.message)["data"]  # what the stream says, cards as text
+            view.event(record.seq, record.type, data)
             if args.no_view:
-                print(f"#{record.seq} {kinds[type(event)]} {json.dumps(data)}", flush=True)
+                print(f"#{record.seq} {record.type} {json.dumps(data)}", flush=True)
         latest.update(snapshot=daemon.table.snapshot(), seq=records[-1].seq,
                       devices=daemon.devices.status())
 
