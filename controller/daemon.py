@@ -44,6 +44,7 @@ from controller.table_events import (
     MeterChanged,
 )
 from controller.validation import InputError
+from drivers.base import debug_enabled
 
 log = structlog.get_logger("lowball.daemon")
 
@@ -80,6 +81,8 @@ class TableDaemon:
         self.clock = clock
         self.notifier = notifier or Notifier.from_environment()
         self.log = log.bind(table=self.table_id)
+        #: whether the per-input debug line is written (structlog's filtering loggers know)
+        self._log_debug = debug_enabled(self.log)
         self.table = Table(loaded)
         self.journal = Journal(journal_path(self.state_dir), durability=durability)
         self.devices = DeviceHub(config.devices, usb_backend=usb_backend)
@@ -238,8 +241,13 @@ class TableDaemon:
 
     def _log(self, records: list[Any], events: list[Any], hand_id: str | None) -> None:
         """One log line per journaled input (debug), and the ones an operator wants to see."""
+        # Most inputs log nothing at the default level (info): then no bound logger is built.
+        debug = self._log_debug
+        if not debug and not any(record.type in NOTABLE for record in records):
+            return
         log = self.log.bind(hand=hand_id, seq=records[-1].seq)
-        log.debug("input journaled", input=records[0].type, events=len(events))
+        if debug:
+            log.debug("input journaled", input=records[0].type, events=len(events))
         for record, event in zip(records, events):
             if record.type in NOTABLE:
                 level = log.warning if record.type in ("fault", "command_refused",
@@ -292,10 +300,13 @@ class TableDaemon:
     # -- the command channel --------------------------------------------------------------
 
     def handle_commands(self) -> None:
-        assert self.commands is not None
-        while True:
+        commands = self.commands
+        assert commands is not None
+        # Ask the socket whether a request waits before each read: a read of an empty socket
+        # raises zmq.Again, which costs more than the question (ZMQError builds its message).
+        while commands.get(zmq.EVENTS) & zmq.POLLIN:
             try:
-                frames = self.commands.recv_multipart(zmq.NOBLOCK)
+                frames = commands.recv_multipart(zmq.NOBLOCK)
             except zmq.Again:
                 return
             if len(frames) < 2:
@@ -303,8 +314,8 @@ class TableDaemon:
             identity, envelope, payload = frames[0], frames[1:-1], frames[-1]
             reply = self.command(payload)
             try:
-                self.commands.send_multipart([identity, *envelope, json.dumps(reply).encode()],
-                                             zmq.NOBLOCK)
+                commands.send_multipart([identity, *envelope, json.dumps(reply).encode()],
+                                        zmq.NOBLOCK)
             except zmq.ZMQError as error:  # the client went away: its command still stands
                 self.log.warning("command reply not delivered", error=str(error))
 

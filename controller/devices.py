@@ -32,6 +32,9 @@ from drivers.spots import LineRejected, SpotControllerError, SpotsConnected, Spo
 
 log = structlog.get_logger("lowball.devices")
 
+#: Wake-up bytes one :meth:`DeviceHub.drain_wake` reads at most (one byte per report).
+WAKE_DRAIN_BYTES = 65536
+
 #: The table's lamp names -> the spot controller's lamp conventions.
 LAMPS: dict[str, Any] = {
     "attract": spot_lamps.ATTRACT, "wager_accepted": spot_lamps.WAGER_ACCEPTED,
@@ -160,9 +163,11 @@ class DeviceHub:
             pass  # a wake-up is pending already, or the hub is closed and nothing waits
 
     def drain_wake(self) -> None:
+        # One read, not a loop to EAGAIN: each report sends one byte, so this empties the pair
+        # at once, and a raised BlockingIOError costs more than the read. Bytes left behind
+        # (more than WAKE_DRAIN_BYTES pending) only wake the loop once more.
         try:
-            while self.wake.recv(4096):
-                pass
+            self.wake.recv(WAKE_DRAIN_BYTES)
         except BlockingIOError:
             pass
 

@@ -86,6 +86,8 @@ class EventPublisher:
         self._context = context
         self._secure = secure
         self._families: list[_Family] = []
+        #: event type -> its surveillance topic
+        self._topics: dict[str, bytes] = {}
         try:
             self._families.append(self._bind(wire.SURVEILLANCE, pub_endpoint, replay_endpoint))
             if (cms_pub_endpoint is None) != (cms_replay_endpoint is None):
@@ -160,8 +162,10 @@ class EventPublisher:
         """Send a journaled record to subscribers; False if ZeroMQ refused it (counted).
         On the CMS family the record may be held (and sent after its hand ends) or redacted."""
         self.last_seq = max(self.last_seq, record.seq)
-        sent = self._send(self._families[0].pub,
-                          [wire.topic(self.table_id, record.type), record.message])
+        topic = self._topics.get(record.type)
+        if topic is None:  # one per event type: built once (the types are a fixed set)
+            topic = self._topics[record.type] = wire.topic(self.table_id, record.type)
+        sent = self._send(self._families[0].pub, [topic, record.message])
         self.published += sent
         if record.type == "hand_started":
             self.open_hand, self._hand_first_seq = record.hand_id, record.seq

@@ -105,7 +105,12 @@ def _utc(value: datetime) -> datetime:
 
 def format_ts(value: datetime) -> str:
     """``2026-11-21T23:50:00.123456Z``: always microseconds, always Z (one text per instant)."""
-    return _utc(value).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
+    try:
+        # The same text, kept from the last call: a transaction's records and its journal
+        # row share one time, and isoformat costs microseconds each time.
+        return event_encoder.timestamp(value)
+    except event_encoder.Unfit:  # not an aware UTC datetime: _utc says what is wrong
+        return _utc(value).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
 
 
 UtcTime = Annotated[datetime, AfterValidator(_utc),

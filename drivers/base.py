@@ -23,17 +23,26 @@ device reported unavailable, naming the reason (:func:`open_serial_port`).
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import select
 import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import Self
+from typing import Any, Self
 
 import serial
 import structlog
 from serial import rfc2217
+
+
+def debug_enabled(log: Any) -> bool:
+    """Whether ``log.debug`` writes anything: structlog's filtering loggers (the ones
+    :func:`controller.logs.configure` sets up) know; any other logger is assumed to write.
+    For a debug line whose arguments cost something to build, on a path run for every frame."""
+    enabled = getattr(log, "is_enabled_for", None)
+    return enabled is None or bool(enabled(logging.DEBUG))
 
 
 class DeviceUnavailable(Exception):

@@ -7,6 +7,8 @@ the simulators on every frame they send.
 
 from __future__ import annotations
 
+import binascii
+
 
 def _make_table() -> tuple[int, ...]:
     table = []
@@ -22,7 +24,16 @@ _TABLE = _make_table()
 
 
 def crc16_ccitt_false(data: bytes, crc: int = 0xFFFF) -> int:
-    """The CRC-16/CCITT-FALSE of ``data`` (pass ``crc`` to continue a running check)."""
+    """The CRC-16/CCITT-FALSE of ``data`` (pass ``crc`` to continue a running check).
+
+    ``binascii.crc_hqx`` is this very CRC (poly 0x1021, not reflected, no xor-out, the
+    start value given) written in C: some 20 times faster than the table loop on every
+    frame. :func:`crc16_table` is the same check in Python; the tests hold them equal."""
+    return binascii.crc_hqx(data, crc)
+
+
+def crc16_table(data: bytes, crc: int = 0xFFFF) -> int:
+    """The table-driven CRC-16/CCITT-FALSE, the reference :func:`crc16_ccitt_false` meets."""
     for byte in data:
         crc = ((crc << 8) & 0xFFFF) ^ _TABLE[((crc >> 8) ^ byte) & 0xFF]
     return crc

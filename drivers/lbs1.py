@@ -38,13 +38,16 @@ MAX_FRAME = 1 + MAX_BODY + 1 + 4
 NAK_CRC = "CRC"
 NAK_FORMAT = "FORMAT"
 
-_HEX_UPPER = frozenset(b"0123456789ABCDEF")
+#: Only uppercase hex digits (or nothing); a regex, as the parser runs on every frame.
+_HEX_UPPER = re.compile(rb"[0-9A-F]*")
 _TAG_RE = re.compile(r"[0-9A-F]{2,20}")
+#: Only printable ASCII, 0x20-0x7E (or nothing).
+_PRINTABLE = re.compile(rb"[\x20-\x7e]*")
 
 
 def _printable(data: bytes | str) -> bool:
     raw = data.encode("latin-1") if isinstance(data, str) else data
-    return all(0x20 <= b <= 0x7E for b in raw)
+    return _PRINTABLE.fullmatch(raw) is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,8 +123,22 @@ class FrameParser:
 
     def feed(self, data: bytes) -> list[Frame | FrameError]:
         out: list[Frame | FrameError] = []
-        for byte in data:
-            self._step(byte, out)
+        position, size = 0, len(data)
+        while position < size:
+            # Fast path: a whole frame at a frame boundary (the shoe writes one frame at a
+            # time, so that is nearly every read) is taken in one slice instead of byte by
+            # byte, which costs some 30 us a frame in Python. It ends exactly where the
+            # state machine would: see _whole_frame_end.
+            if self._state is _State.HUNT and not self._noise and data[position] == STX:
+                end = _whole_frame_end(data, position)
+                if end is not None:
+                    self._frame = bytearray(data[position:end])
+                    out.append(self._finish())
+                    self._frame = bytearray()
+                    position = end
+                    continue
+            self._step(data[position], out)
+            position += 1
         return out
 
     @property
@@ -181,7 +198,7 @@ class FrameParser:
 
     def _seq(self) -> int | None:
         digits = bytes(self._frame[1:3])
-        if len(digits) == 2 and all(b in _HEX_UPPER for b in digits):
+        if len(digits) == 2 and _HEX_UPPER.fullmatch(digits):
             return int(digits, 16)
         return None
 
@@ -193,7 +210,7 @@ class FrameParser:
         frame = bytes(self._frame)
         etx = frame.index(ETX)
         body, check = frame[1:etx], frame[etx + 1:]
-        if not all(b in _HEX_UPPER for b in check):
+        if not _HEX_UPPER.fullmatch(check):
             return self._error(f"CRC field {check!r} is not four uppercase hex digits",
                                NAK_FORMAT)
         computed = crc16_ccitt_false(frame[1:etx + 1])
@@ -214,6 +231,21 @@ class FrameParser:
             return self._error(f"payload {payload!r} has bytes outside printable ASCII",
                                NAK_FORMAT)
         return Frame(seq, type_, payload.decode("ascii"))
+
+
+def _whole_frame_end(data: bytes, start: int) -> int | None:
+    """Where the frame whose STX is ``data[start]`` ends, if all of it is in ``data`` and the
+    state machine would read it straight through to :meth:`FrameParser._finish`: an ETX within
+    the first ``MAX_BODY + 1`` bytes after the STX (a later one makes the frame over-long),
+    four more bytes, and no STX after the first (one would cut the frame short). None
+    otherwise: the bytes then go through the state machine one at a time."""
+    etx = data.find(ETX, start + 1, start + 2 + MAX_BODY)
+    if etx < 0:
+        return None
+    end = etx + 5
+    if end > len(data) or data.find(STX, start + 1, end) >= 0:
+        return None
+    return end
 
 
 class FrameContentError(ValueError):

@@ -28,7 +28,7 @@ from abc import abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from drivers.base import DeviceDriver, DeviceUnavailable
+from drivers.base import DeviceDriver, DeviceUnavailable, debug_enabled
 from drivers.config import ShoeConfig
 from drivers.shoe_events import (
     CardRead,
@@ -206,7 +206,7 @@ class ShoeDriver(DeviceDriver):
             if isinstance(event, FrameRejected):
                 self.log.warning("shoe input rejected", reason=event.reason,
                                  raw=event.raw.hex())
-            else:
+            elif debug_enabled(self.log):  # the repr is the cost, not the call: skip both
                 self.log.debug("shoe event", detail=repr(event))
             self._emit(event)
 

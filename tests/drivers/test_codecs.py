@@ -158,6 +158,37 @@ def test_chunking_does_not_change_the_result(cuts: list[int]) -> None:
     assert out == expected
 
 
+_PIECES = st.one_of(
+    st.builds(lambda seq, card: encode_frame(seq, "C", str(card).upper()),
+              st.integers(0, 255), st.sampled_from(DECK)),
+    st.builds(lambda frame, cut: frame[:cut], st.just(GOOD), st.integers(0, len(GOOD))),
+    st.sampled_from([encode_overlong(7), encode_overlong(8, MAX_PAYLOAD + 1)]),
+    st.just(encode_frame(1, "E", "J" * MAX_PAYLOAD)),
+    st.sampled_from([bytes([STX]), bytes([ETX]), b"\x02\x03", b"12C", b"FFFF"]),
+    st.binary(max_size=12),
+)
+
+
+@given(st.lists(_PIECES, max_size=12))
+def test_whole_frames_at_once_read_as_byte_by_byte(pieces: list[bytes]) -> None:
+    """The parser's whole-frame fast path gives what the byte-at-a-time state machine gives,
+    state left behind included."""
+    stream = b"".join(pieces)
+    whole, single = FrameParser(), FrameParser()
+    expected = [item for byte in stream for item in single.feed(bytes([byte]))]
+    assert whole.feed(stream) == expected
+    assert whole.flush() == single.flush()
+    assert whole.feed(GOOD) == single.feed(GOOD)
+
+
+def test_crc_is_the_table_driven_one() -> None:
+    from drivers.crc import crc16_table
+
+    for data in (b"", b"123456789", bytes(range(256)), GOOD):
+        for start in (0, 0xFFFF, 0x1D0F):
+            assert crc16_ccitt_false(data, start) == crc16_table(data, start)
+
+
 # -- message meaning ---------------------------------------------------------------------
 
 def test_card_frames() -> None:
