@@ -145,7 +145,8 @@ class ShoeDriver(DeviceDriver):
     # -- for the table ------------------------------------------------------------------
 
     def get_event(self, timeout: float | None = None) -> ShoeEvent | None:
-        """The next event, waiting up to ``timeout`` seconds; None if none came."""
+        """The next event, waiting up to ``timeout`` seconds; None if none came. For a
+        driver built without a listener: with one, every event goes to the listener."""
         try:
             return self._events.get(timeout=timeout)
         except queue.Empty:
@@ -154,12 +155,16 @@ class ShoeDriver(DeviceDriver):
     # -- the shared rules ---------------------------------------------------------------
 
     def _emit(self, event: ShoeEvent) -> None:
-        self._events.put(event)
-        if self._listener is not None:
-            try:
-                self._listener(event)
-            except Exception:
-                self.log.exception("shoe event listener failed", detail=repr(event))
+        # An event goes to the listener if there is one, else to the queue get_event() reads:
+        # never both, for no one reads the queue of a driver with a listener (the daemon's),
+        # and it would keep every card and heartbeat for the life of the process.
+        if self._listener is None:
+            self._events.put(event)
+            return
+        try:
+            self._listener(event)
+        except Exception:
+            self.log.exception("shoe event listener failed", detail=repr(event))
 
     def _on_connected(self) -> None:
         self._last_heard = self.clock()

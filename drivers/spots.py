@@ -175,6 +175,8 @@ class SpotControllerDriver(DeviceDriver):
         return answer
 
     def get_event(self, timeout: float | None = None) -> SpotsEvent | None:
+        """The next event, waiting up to ``timeout`` seconds; None if none came. For a
+        driver built without a listener: with one, every event goes to the listener."""
         try:
             return self._events.get(timeout=timeout)
         except queue.Empty:
@@ -237,12 +239,16 @@ class SpotControllerDriver(DeviceDriver):
             self._emit(SpotsConnected(self.port_label) if responsive else SpotsLost(reason))
 
     def _emit(self, event: SpotsEvent) -> None:
-        self._events.put(event)
-        if self._listener is not None:
-            try:
-                self._listener(event)
-            except Exception:
-                self.log.exception("spots event listener failed", detail=repr(event))
+        # An event goes to the listener if there is one, else to the queue get_event() reads:
+        # never both, for no one reads the queue of a driver with a listener (the daemon's),
+        # and it would keep every card and heartbeat for the life of the process.
+        if self._listener is None:
+            self._events.put(event)
+            return
+        try:
+            self._listener(event)
+        except Exception:
+            self.log.exception("spots event listener failed", detail=repr(event))
 
     # -- the reader thread ------------------------------------------------------------
 

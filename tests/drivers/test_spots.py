@@ -151,3 +151,18 @@ def test_disconnected_controller_raises_lost(spots_rig: Any) -> None:
     sim.reconnect()
     waiter.next(SpotsConnected)
     driver.ping()
+
+
+def test_a_driver_with_a_listener_keeps_no_backlog_of_its_events(transport_kind: str) -> None:
+    """The daemon's drivers have listeners and never call get_event(): an event kept for it
+    as well would stay for the life of the process."""
+    from .conftest import poll_until
+
+    heard: list[Any] = []
+    with make_transport(transport_kind, SpotControllerModel(), name="spots") as sim:
+        with AsciiSpotController(SpotsConfig(port=sim.url, reply_timeout_s=0.5),
+                                 listener=heard.append) as driver:
+            poll_until(lambda: any(isinstance(event, SpotsConnected) for event in heard))
+            sim.device.cover(4)
+            poll_until(lambda: WagerSensor(4, True) in heard)
+            assert driver.get_event(timeout=0) is None
