@@ -4,12 +4,13 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test bench clean deps
+.PHONY: run test bench clean deps pure compiled
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP): pyproject.toml | $(BIN)/python
+# The install compiles the game core with mypyc (setup.py): about a minute on a fresh machine.
+$(STAMP): pyproject.toml setup.py | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
@@ -31,5 +32,15 @@ test: $(STAMP) deps
 bench: $(STAMP)
 	$(BIN)/python -m bench
 
+# `make pure`: the same sources run as plain Python (compiled modules removed, none built);
+# `make compiled` builds them again.
+pure: $(STAMP)
+	find controller -name '*.so' -delete; rm -f *__mypyc*.so
+	LOWBALL_PURE_PYTHON=1 $(BIN)/python -m pip install --quiet --no-deps -e .
+
+compiled: $(STAMP)
+	$(BIN)/python -m pip install --quiet --no-deps -e .
+
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build dist *.egg-info
+	find controller -name '*.so' -delete; rm -f *__mypyc*.so

@@ -13,12 +13,14 @@ A card's recipient (``to``) is a seat number (1-7, from the dealer's left), or o
 from __future__ import annotations
 
 import re
-from typing import NamedTuple, Union
+from typing import Final, NamedTuple, Union
 
 from controller.cards import Card
 
 Recipient = Union[int, str]
-DEALER, COMMUNITY, BURN = "dealer", "community", "burn"
+DEALER: Final = "dealer"
+COMMUNITY: Final = "community"
+BURN: Final = "burn"
 
 
 class Wager(NamedTuple):

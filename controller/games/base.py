@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Mapping
-from typing import ClassVar, NamedTuple
+from typing import Any, ClassVar, Final, NamedTuple, cast
 
 from controller.cards import Card, CardError, parse_cards
 from controller.events import (
@@ -35,7 +35,12 @@ from controller.events import (
 from controller.money import Odds
 from controller.table_config import MAX_SPOTS, GameSetup
 
-WIN, LOSE, PUSH, FORFEIT = "win", "lose", "push", "forfeit"
+#: Settlement results. ``Final`` (here and for the other names the engines compare and emit)
+#: lets the compiled build (setup.py) use them as constants rather than look them up.
+WIN: Final = "win"
+LOSE: Final = "lose"
+PUSH: Final = "push"
+FORFEIT: Final = "forfeit"
 
 #: Events are NamedTuples; the engines build every event they make with the C-level
 #: constructor (all fields given, in order), which is half the cost of calling the class and
@@ -59,7 +64,7 @@ class Decision(NamedTuple):
     cards: tuple[Card, ...] = ()
 
     @classmethod
-    def parse(cls, text: str) -> Decision:
+    def parse(cls, text: object) -> Decision:
         """``"raise"``, ``"stand"``, ``"discard:Kh,Qs"``; raises ValueError naming the problem."""
         if not isinstance(text, str):
             raise ValueError(f"a decision is text such as 'raise' or 'discard:Kh', "
@@ -111,6 +116,7 @@ class Hand:
     REQUIRED_WAGERS: ClassVar[tuple[str, ...]]
     #: Names of the wagers for messages.
     WAGER_NAMES: ClassVar[dict[str, str]]
+    _KNOWN_KEYS: ClassVar[frozenset[str]]
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -140,7 +146,8 @@ class Hand:
 
     # -- wagers ---------------------------------------------------------------------------
 
-    def _validated(self, wagers: Mapping[int, Mapping[str, int]]) -> dict[int, dict[str, int]]:
+    def _validated(self, wagers: Mapping[Any, Mapping[Any, Any]]) -> dict[int, dict[str, int]]:
+        # Typed Any: whatever the caller passed arrives here, and each refusal names it.
         if not wagers:
             raise WagerError("no wagers: at least one spot must play")
         keys, known, required = self.WAGER_KEYS, self._KNOWN_KEYS, self.REQUIRED_WAGERS
@@ -207,7 +214,10 @@ class Hand:
 
     # -- cards ----------------------------------------------------------------------------
 
-    def verify_deal(self, card: Card) -> None:
+    # The inputs are typed ``object``: anything may be keyed in, and a wrong type is refused
+    # with IllegalAction naming it, compiled or not (mypyc checks annotated types on entry).
+
+    def verify_deal(self, card: object) -> None:
         if not isinstance(card, Card):
             raise IllegalAction(f"not a card: {card!r}")
         if not self._expected:
@@ -216,17 +226,18 @@ class Hand:
         if holder is not None:
             raise IllegalAction(f"duplicate card {card}: already dealt to {seat_name(holder)}")
 
-    def can_deal(self, card: Card) -> bool:
+    def can_deal(self, card: object) -> bool:
         try:
             self.verify_deal(card)
         except IllegalAction:
             return False
         return True
 
-    def deal(self, card: Card) -> tuple[Event, ...]:
+    def deal(self, card: object) -> tuple[Event, ...]:
         # A cheap guard for the common case; anything unusual gets the full check and reason.
         if type(card) is not Card or not self._expected or self._holder[card.index] is not None:
             self.verify_deal(card)
+        card = cast(Card, card)  # verified
         to = self._expected.popleft()
         self._holder[card.index] = to
         self.cards_used += 1
@@ -248,7 +259,7 @@ class Hand:
 
     # -- decisions ------------------------------------------------------------------------
 
-    def verify_decide(self, seat: int, decision: Decision) -> None:
+    def verify_decide(self, seat: object, decision: object) -> None:
         if not isinstance(decision, Decision):
             raise IllegalAction(f"not a decision: {decision!r}")
         if self.settled:
@@ -265,20 +276,20 @@ class Hand:
                                 f"choose {' or '.join(self._options)}")
         self._verify_game_decision(seat, decision)
 
-    def can_decide(self, seat: int, decision: Decision) -> bool:
+    def can_decide(self, seat: object, decision: object) -> bool:
         try:
             self.verify_decide(seat, decision)
         except IllegalAction:
             return False
         return True
 
-    def decide(self, seat: int, decision: Decision) -> tuple[Event, ...]:
+    def decide(self, seat: object, decision: object) -> tuple[Event, ...]:
         # A cheap guard for the common case; anything unusual gets the full check and reason.
         if type(decision) is not Decision or decision.cards or decision.action == "discard" \
                 or self._expected or seat not in self._due or decision.action not in self._options:
             self.verify_decide(seat, decision)
         start = len(self.history)
-        self._apply_decision(seat, decision)
+        self._apply_decision(cast(int, seat), cast(Decision, decision))  # verified
         return tuple(self.history[start:])
 
     def _verify_game_decision(self, seat: int, decision: Decision) -> None:
