@@ -7,14 +7,14 @@ BUILT  := $(VENV)/.core-built
 #: The sources setup.py compiles (and their packages' __init__.py, which cost nothing to add).
 CORE   := controller/cards.py $(wildcard controller/rankings/*.py controller/games/*.py)
 
-.PHONY: run test bench clean deps pure compiled
+.PHONY: run test bench clean deps build-deps pure compiled
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 # The install compiles the game core with mypyc (setup.py; it needs gcc and the Python
 # headers): about 40 seconds more on a fresh machine.
-$(STAMP): pyproject.toml setup.py | $(BIN)/python
+$(STAMP): pyproject.toml setup.py | $(BIN)/python build-deps
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP) $(BUILT)
@@ -30,6 +30,15 @@ $(BUILT): $(CORE) | $(STAMP)
 
 run: $(BUILT)
 	$(BIN)/lowball-table demo
+
+# gcc and the Python headers compile the game core: installed from Debian's packages when
+# missing and we are root (as in CI); otherwise the install would fail, so say how.
+build-deps:
+	@if ! command -v gcc >/dev/null || ! $(PYTHON) -c "import os, sysconfig, sys; \
+	    sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()['include'], 'Python.h')))"; then \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq --no-install-recommends gcc python3-dev; \
+	  else echo "the build needs gcc and the Python headers: sudo apt-get install gcc python3-dev (or sudo make build-deps), or LOWBALL_PURE_PYTHON=1 make ..." >&2; fi; \
+	fi
 
 # systemd-analyze and systemd-sysusers check the unit files (tests/systemd): installed from
 # Debian's packages when missing and we are root (as in CI); otherwise those tests say how.
