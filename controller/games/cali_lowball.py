@@ -142,5 +142,7 @@ class CaliLowballHand(Hand):
         self._finish(players_net)
 
     def _settle_lowdown(self, seat: int, amount: int, hand_class: str) -> int:
-        odds = cast(CaliPaytable, self.setup.paytable).lowdown_bonus.get(hand_class)
+        paytable = self.setup.paytable
+        assert isinstance(paytable, CaliPaytable)  # a typing.cast would be a call in pure Python
+        odds = paytable.lowdown_bonus.get(hand_class)
         return self._settle(seat, "lowdown_bonus", amount, WIN if odds else LOSE, odds)
