@@ -12,11 +12,12 @@ from pathlib import Path
 from setuptools import setup
 from setuptools.command.build_py import build_py
 
-#: The hot, pydantic-free core. Other modules import these as usual and stay Python. Not
-#: events.py: mypyc rewrites a compiled NamedTuple's annotations to runtime types, and the wire
-#: schema (controller/wire.py) is generated from the events' annotations.
+#: The hot, pydantic-free core. Other modules import these as usual and stay Python. The
+#: events are native record classes (controller/events.py says how they keep the type hints and
+#: docstrings the wire schema is generated from, which compiled classes lose).
 COMPILED = [
     "controller/cards.py",
+    "controller/events.py",
     "controller/rankings/_tables.py",
     "controller/rankings/ace_to_five.py",
     "controller/rankings/three_card.py",

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Mapping
-from typing import Any, ClassVar, Final, NamedTuple
+from typing import Any, ClassVar, Final, final
 
 from controller.cards import Card, CardError, parse_cards
 from controller.events import (
@@ -28,6 +28,7 @@ from controller.events import (
     HandSettled,
     PhaseStarted,
     Recipient,
+    Record,
     Wager,
     WagerSettled,
     WagersLocked,
@@ -42,13 +43,6 @@ LOSE: Final = "lose"
 PUSH: Final = "push"
 FORFEIT: Final = "forfeit"
 
-#: Events are NamedTuples; the engines build every event they make with the C-level
-#: constructor (all fields given, in order), which is half the cost of calling the class and
-#: keeps a seven-seat hand well inside its time budget.
-#: (``Final``: compiled, it is read from a C static instead of the module's dict.)
-new_event: Final = tuple.__new__
-
-
 class IllegalAction(ValueError):
     """A card or decision the hand cannot take now; the message says why. Nothing changed."""
 
@@ -57,12 +51,23 @@ class WagerError(ValueError):
     """Wagers that cannot be locked; the message names the seat and the wager."""
 
 
-class Decision(NamedTuple):
+@final
+class Decision(Record):
     """A player's decision: ``raise``, ``check``, ``bet``, ``fold`` (Cali LowBall), ``stand``
-    or ``discard`` with the discarded cards (Three Card Lowball)."""
+    or ``discard`` with the discarded cards (Three Card Lowball).
 
-    action: str
-    cards: tuple[Card, ...] = ()
+    A record (:class:`controller.events.Record`), like the events: the engines read its
+    fields on every decision."""
+
+    __slots__ = ("action", "cards")
+    _fields = ("action", "cards")
+    _hints = {"action": "str", "cards": "tuple[Card, ...]"}
+    action: Any
+    cards: Any
+
+    def __init__(self, action: Any, cards: Any = ()) -> None:
+        object.__setattr__(self, "action", action)
+        object.__setattr__(self, "cards", cards)
 
     @classmethod
     def parse(cls, text: object) -> Decision:
@@ -91,14 +96,26 @@ class Decision(NamedTuple):
         return self.action
 
 
-class NextStep(NamedTuple):
+@final
+class NextStep(Record):
     """What the hand expects next: a ``card`` for ``to``, a ``decision`` from ``seats``
-    (one of ``options``), or nothing more because it is ``settled``."""
+    (one of ``options``), or nothing more because it is ``settled``. A record, like the
+    events."""
 
-    kind: str
-    to: Recipient | None = None
-    seats: tuple[int, ...] = ()
-    options: tuple[str, ...] = ()
+    __slots__ = ("kind", "to", "seats", "options")
+    _fields = ("kind", "to", "seats", "options")
+    _hints = {"kind": "str", "to": "Recipient | None", "seats": "tuple[int, ...]",
+              "options": "tuple[str, ...]"}
+    kind: Any
+    to: Any
+    seats: Any
+    options: Any
+
+    def __init__(self, kind: Any, to: Any = None, seats: Any = (), options: Any = ()) -> None:
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "to", to)
+        object.__setattr__(self, "seats", seats)
+        object.__setattr__(self, "options", options)
 
 
 _SETTLED = NextStep("settled")
@@ -141,9 +158,9 @@ class Hand:
         self._expected: deque[Recipient] = deque()
         self._due: list[int] = []
         self._options: tuple[str, ...] = ()
-        self.history.append(new_event(WagersLocked, (self.game, setup.paytable_name, tuple([
-            new_event(Wager, (seat, key, amount))
-            for seat, amounts in self.wagers.items() for key, amount in amounts.items()]))))
+        self.history.append(WagersLocked(self.game, setup.paytable_name, tuple([
+            Wager(seat, key, amount)
+            for seat, amounts in self.wagers.items() for key, amount in amounts.items()])))
 
     # -- wagers ---------------------------------------------------------------------------
 
@@ -204,10 +221,10 @@ class Hand:
 
     def next_step(self) -> NextStep:
         if self._expected:
-            return new_event(NextStep, ("card", self._expected[0], (), ()))
+            return NextStep("card", self._expected[0])
         if self.settled:
             return _SETTLED
-        return new_event(NextStep, ("decision", None, tuple(self._due), self._options))
+        return NextStep("decision", None, tuple(self._due), self._options)
 
     def cards_expected(self) -> int:
         """How many more cards the current dealing step needs."""
@@ -245,7 +262,7 @@ class Hand:
         self._holder[card.index] = to
         self.cards_used += 1
         self.cards[to].append(card)
-        event = new_event(CardDealt, (card, to, self.phase))
+        event = CardDealt(card, to, self.phase)
         self.history.append(event)
         if self._expected:
             return (event,)
@@ -311,19 +328,18 @@ class Hand:
 
     def _start_phase(self, phase: str) -> None:
         self.phase = phase
-        self.history.append(new_event(PhaseStarted, (phase,)))
+        self.history.append(PhaseStarted(phase))
 
     def _expect_cards(self, recipients) -> None:
         self._expected.extend(recipients)
 
     def _ask(self, seats: tuple[int, ...], options: tuple[str, ...]) -> None:
         self._due, self._options = list(seats), options
-        self.history.append(new_event(DecisionsDue, (self.phase, seats, options)))
+        self.history.append(DecisionsDue(self.phase, seats, options))
 
     def _record_decision(self, seat: int, decision: Decision, raised: int = 0) -> None:
         self._due.remove(seat)
-        self.history.append(new_event(DecisionMade, (seat, decision.action, raised,
-                                                     decision.cards)))
+        self.history.append(DecisionMade(seat, decision.action, raised, decision.cards))
 
     def _settle(self, seat: int, wager: str, amount: int, result: str,
                 odds: Odds | None = None) -> int:
@@ -334,13 +350,13 @@ class Hand:
             net = 0
         else:
             net = -amount
-        self.history.append(new_event(WagerSettled, (seat, wager, amount, result, net)))
+        self.history.append(WagerSettled(seat, wager, amount, result, net))
         return net
 
     def _finish(self, players_net: int) -> None:
         self.settled = True
         self._due, self._options = [], ()
-        self.history.append(new_event(HandSettled, (players_net, -players_net)))
+        self.history.append(HandSettled(players_net, -players_net))
 
     # -- results --------------------------------------------------------------------------
 

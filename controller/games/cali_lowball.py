@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from typing import Final, cast
 
 from controller.events import BURN, COMMUNITY, DEALER, HandShown
-from controller.games.base import FORFEIT, LOSE, PUSH, WIN, Decision, Hand, new_event
+from controller.games.base import FORFEIT, LOSE, PUSH, WIN, Decision, Hand
 from controller.paytables import XTRA_BONUS_CLASSES, CaliPaytable
 from controller.rankings import ace_to_five
 from controller.table_config import GameSetup
@@ -103,7 +103,7 @@ class CaliLowballHand(Hand):
         history = self.history
         dealer_hand = self.final_hand(DEALER)
         dealer_strength, dealer_class = ace_to_five.strength_and_class(dealer_hand)
-        history.append(new_event(HandShown, (DEALER, dealer_hand, dealer_class, False)))
+        history.append(HandShown(DEALER, dealer_hand, dealer_class, False))
         ante_pushes = ace_to_five.is_pair_of_jacks_or_higher(dealer_hand)
         paytable = cast(CaliPaytable, self.setup.paytable)
         rules = self.rules
@@ -112,7 +112,7 @@ class CaliLowballHand(Hand):
             hand = self.final_hand(seat)
             strength, hand_class = ace_to_five.strength_and_class(hand)
             folded = seat in self.folded
-            history.append(new_event(HandShown, (seat, hand, hand_class, folded)))
+            history.append(HandShown(seat, hand, hand_class, folded))
             wagers = self.wagers[seat]
             ante, xtra = wagers["ante"], wagers["xtra_bonus"]
             lowdown = wagers.get("lowdown_bonus")

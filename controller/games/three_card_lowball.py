@@ -39,7 +39,6 @@ from controller.games.base import (
     Hand,
     IllegalAction,
     WagerError,
-    new_event,
 )
 from controller.games.house_way import house_way
 from controller.paytables import ThreeCardPaytable
@@ -85,8 +84,8 @@ class ThreeCardLowballHand(Hand):
         self.contributions = entries * progressive.contribution
         self.meter = self.meter_before + self.contributions
         if self.contributions:
-            self.history.append(new_event(MeterContributed, (self.meter_before, self.contributions,
-                                                             self.meter)))
+            self.history.append(MeterContributed(self.meter_before, self.contributions,
+                                                 self.meter))
         self.dealt: dict = {}
         self.discarded: dict = {seat: () for seat in self.seats}
         self.dealer_discard: tuple = ()
@@ -121,7 +120,7 @@ class ThreeCardLowballHand(Hand):
         dealer_hand = self.dealt[DEALER]
         draw = house_way(dealer_hand)
         self.dealer_discard = draw.discard
-        self.history.append(new_event(HouseWay, (dealer_hand, draw.discard, draw.rule)))
+        self.history.append(HouseWay(dealer_hand, draw.discard, draw.rule))
         if draw.discard:
             self._expect_cards([DEALER] * len(draw.discard))
         else:
@@ -159,7 +158,7 @@ class ThreeCardLowballHand(Hand):
         history = self.history
         dealer_hand = self.final_hand(DEALER)
         dealer_strength, dealer_class = three_card.strength_and_class(dealer_hand)
-        history.append(new_event(HandShown, (DEALER, dealer_hand, dealer_class, False)))
+        history.append(HandShown(DEALER, dealer_hand, dealer_class, False))
         dealer_pat = three_card.hand_class(self.dealt[DEALER]) in three_card.PAT_4_2_A_CLASSES
         bonus_odds = cast(ThreeCardPaytable, self.setup.paytable).bonus
         awards: dict[int, str] = {}
@@ -167,7 +166,7 @@ class ThreeCardLowballHand(Hand):
         for seat in self.seats:
             hand = self.final_hand(seat)
             strength, hand_class = three_card.strength_and_class(hand)
-            history.append(new_event(HandShown, (seat, hand, hand_class, False)))
+            history.append(HandShown(seat, hand, hand_class, False))
             wagers = self.wagers[seat]
             ante, bonus = wagers["ante"], wagers["bonus"]
             if strength < dealer_strength:
@@ -217,10 +216,9 @@ class ThreeCardLowballHand(Hand):
         total = 0
         for seat, award in awards.items():
             amount = share if award == JACKPOT else fixed[award]
-            self.history.append(new_event(ProgressiveAwarded, (seat, award, amount)))
+            self.history.append(ProgressiveAwarded(seat, award, amount))
             total += amount
         reseed = progressive.seed if winners else 0
-        self.history.append(new_event(MeterSettled, (self.meter_before, self.contributions,
-                                                     from_meter, reseed,
-                                                     self.meter - from_meter + reseed)))
+        self.history.append(MeterSettled(self.meter_before, self.contributions, from_meter,
+                                         reseed, self.meter - from_meter + reseed))
         return total
