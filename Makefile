@@ -3,19 +3,43 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+BUILT  := $(VENV)/.core-built
+#: The sources setup.py compiles (and their packages' __init__.py, which cost nothing to add).
+CORE   := controller/cards.py controller/events.py \
+          $(wildcard controller/rankings/*.py controller/games/*.py)
 
-.PHONY: run test bench clean deps
+.PHONY: run test bench clean deps build-deps pure compiled
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP): pyproject.toml | $(BIN)/python
+# The install compiles the game core with mypyc (setup.py; it needs gcc and the Python
+# headers): about 40 seconds more on a fresh machine.
+$(STAMP): pyproject.toml setup.py | $(BIN)/python build-deps
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
-	touch $(STAMP)
+	touch $(STAMP) $(BUILT)
 
-run: $(STAMP)
+# Compiled modules sit beside their sources (editable install) and are imported in their
+# place, so a core source edited since the last build is compiled again before anything runs.
+# After `make pure` there is nothing compiled, and nothing to rebuild.
+$(BUILT): $(CORE) | $(STAMP)
+	@if [ -n "$$(find controller -name '*.so')" ]; then \
+	  echo "rebuilding the compiled game core (sources changed)"; \
+	  $(BIN)/python -m pip install --quiet --no-deps -e .; fi
+	touch $(BUILT)
+
+run: $(BUILT)
 	$(BIN)/lowball-table demo
+
+# gcc and the Python headers compile the game core: installed from Debian's packages when
+# missing and we are root (as in CI); otherwise the install would fail, so say how.
+build-deps:
+	@if ! command -v gcc >/dev/null || ! $(PYTHON) -c "import os, sysconfig, sys; \
+	    sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()['include'], 'Python.h')))"; then \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq --no-install-recommends gcc python3-dev; \
+	  else echo "the build needs gcc and the Python headers: sudo apt-get install gcc python3-dev (or sudo make build-deps), or LOWBALL_PURE_PYTHON=1 make ..." >&2; fi; \
+	fi
 
 # systemd-analyze and systemd-sysusers check the unit files (tests/systemd): installed from
 # Debian's packages when missing and we are root (as in CI); otherwise those tests say how.
@@ -25,11 +49,23 @@ deps:
 	  else echo "tests/systemd need systemd: sudo apt-get install --no-install-recommends systemd (or sudo make deps)" >&2; fi; \
 	fi
 
-test: $(STAMP) deps
+test: $(BUILT) deps
 	$(BIN)/python -m pytest -q
 
-bench: $(STAMP)
+bench: $(BUILT)
 	$(BIN)/python -m bench
+
+# `make pure`: the same sources run as plain Python (compiled modules removed, none built);
+# `make compiled` builds them again.
+pure: $(STAMP)
+	find controller -name '*.so' -delete; rm -f *__mypyc*.so
+	LOWBALL_PURE_PYTHON=1 $(BIN)/python -m pip install --quiet --no-deps -e .
+	touch $(BUILT)
+
+compiled: $(STAMP)
+	$(BIN)/python -m pip install --quiet --no-deps -e .
+	touch $(BUILT)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build dist *.egg-info
+	find controller -name '*.so' -delete; rm -f *__mypyc*.so

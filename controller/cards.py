@@ -47,6 +47,10 @@ class Card:
     def __hash__(self) -> int:
         return self.index
 
+    def __reduce__(self) -> tuple[type[Card], tuple[int, str]]:
+        # Pickled by value, which also works when this class is compiled (setup.py).
+        return Card, (self.rank, self.suit)
+
     @property
     def is_red(self) -> bool:
         return self.suit in RED_SUITS
@@ -68,7 +72,7 @@ DECK: tuple[Card, ...] = tuple(Card(rank, suit) for suit in SUIT_CHARS for rank 
 _BY_TEXT: dict[str, Card] = {str(card): card for card in DECK}
 
 
-def parse_card(text: str) -> Card:
+def parse_card(text: object) -> Card:
     """Read one card such as ``As``, ``Td`` or ``10d``; raise :class:`CardError` otherwise."""
     if not isinstance(text, str):
         raise CardError(f"a card must be written as text like 'As', not {type(text).__name__}")

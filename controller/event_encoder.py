@@ -1,4 +1,4 @@
-"""The canonical bytes of an event envelope, written straight from the event NamedTuple.
+"""The canonical bytes of an event envelope, written straight from the event.
 
 :func:`controller.wire.encode` is the definition: validate the envelope with its pydantic
 model (strict), dump it, and write canonical JSON (sorted keys, no spaces, UTF-8). That costs
@@ -6,7 +6,7 @@ tens of microseconds per record, and a card's transaction carries several record
 one of them on the path from the shoe to the subscriber.
 
 This module writes the same bytes directly. For each event class it builds, once, a writer
-from the class's type hints (the same hints the wire models are generated from); a writer
+from its fields' type hints (the same hints the wire models are generated from); a writer
 checks every value's exact type as it writes it. Whatever it is not certain of (a value of
 another type, a float, a time that is not UTC, a table id outside the wire's pattern) makes
 it give up with :class:`Unfit`, and :func:`controller.wire.encode` takes the pydantic path,
@@ -22,9 +22,11 @@ import types
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from json.encoder import encode_basestring
-from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
+from operator import attrgetter
+from typing import Any, Literal, Union, get_args, get_origin
 
 from controller.cards import DECK, Card
+from controller.events import field_hints, is_record_type
 
 #: The text of a value, or :class:`Unfit`.
 Writer = Callable[[Any], str]
@@ -117,7 +119,7 @@ _SCALARS: dict[Any, Writer] = {
 def _writer(hint: Any, where: str) -> Writer:
     if hint in _SCALARS:
         return _SCALARS[hint]
-    if isinstance(hint, type) and issubclass(hint, tuple) and hasattr(hint, "_fields"):
+    if is_record_type(hint):
         return object_writer(hint)
     origin, args = get_origin(hint), get_args(hint)
     if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
@@ -133,20 +135,27 @@ _OBJECT_WRITERS: dict[type, Writer] = {}
 
 
 def object_writer(cls: type) -> Writer:
-    """The writer of one NamedTuple class: a JSON object with every field, keys sorted."""
+    """The writer of one record class (an event record or a NamedTuple): a JSON object with
+    every field, keys sorted."""
     if cls in _OBJECT_WRITERS:
         return _OBJECT_WRITERS[cls]
-    hints = get_type_hints(cls)
+    hints = field_hints(cls)
     order = list(cls._fields)  # type: ignore[attr-defined]
     fields = sorted((name, order.index(name), _writer(hints[name], f"{cls.__name__}.{name}"))
                     for name in order)
     keys = [encode_basestring(name) + ":" for name, _, _ in fields]
     plan = tuple(zip(keys, (index for _, index, _ in fields), (write for _, _, write in fields)))
+    # A NamedTuple is the tuple of its values; a record's values are read in one call.
+    values_of: Callable[[Any], Any] | None = None
+    if not issubclass(cls, tuple):
+        values_of = attrgetter(*order) if len(order) > 1 else \
+            lambda value, get=attrgetter(order[0]): (get(value),)
 
     def writer(value: Any) -> str:
         if type(value) is not cls:
             raise Unfit
-        return "{" + ",".join([key + write(value[index]) for key, index, write in plan]) + "}"
+        values = value if values_of is None else values_of(value)
+        return "{" + ",".join([key + write(values[index]) for key, index, write in plan]) + "}"
 
     _OBJECT_WRITERS[cls] = writer
     return writer

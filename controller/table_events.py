@@ -1,7 +1,8 @@
 """What the table yields around a hand: state changes, wagers, faults, supervisor actions,
 lamps and the meter. The hand's own events are in :mod:`controller.events`.
 
-Like the hand events these are immutable NamedTuples; :data:`KINDS` names them on the wire.
+These are immutable NamedTuples (the hand's events are records with the same API, see
+:mod:`controller.events`); :data:`KINDS` names them on the wire.
 """
 
 from __future__ import annotations
@@ -187,7 +188,7 @@ FAULT_CODES = (
 
 TableEvent = Union[TableOpened, TableClosed, StateChanged, WagerPlaced, WagerCancelled,
                    LockRefused, HandStarted, ShoeCard, Fault, HandContinued, HandVoided,
-                   JackpotPending, JackpotVerified, MeterChanged, LampSet, SensorReport, DeviceStatus,
-                   CommandAccepted, CommandRefused, ConfigApplied]
+                   JackpotPending, JackpotVerified, MeterChanged, LampSet, SensorReport,
+                   DeviceStatus, CommandAccepted, CommandRefused, ConfigApplied]
 
 KINDS: dict[type, str] = kinds_of(TableEvent)

@@ -5,10 +5,11 @@ Every journaled event travels as one JSON *envelope*::
     {"data": {...}, "hand_id": "CALI-01-000017", "schema_version": 1, "seq": 42,
      "table_id": "CALI-01", "ts": "2026-11-21T23:50:00.123456Z", "type": "card_dealt"}
 
-The ``data`` models are generated from the event NamedTuples of :mod:`controller.events` and
-:mod:`controller.table_events` (their type hints), so a new event class gets its wire form
-without anyone writing a model by hand, and the schema cannot drift from the engine. Cards
-travel as canonical text (``"As"``), nested NamedTuples (``Wager``) as nested objects.
+The ``data`` models are generated from the event classes of :mod:`controller.events` (records)
+and :mod:`controller.table_events` (NamedTuples), from their fields' type hints
+(:func:`controller.events.field_hints`), so a new event class gets its wire form without
+anyone writing a model by hand, and the schema cannot drift from the engine. Cards travel as
+canonical text (``"As"``), nested records (``Wager``) as nested objects.
 
 The bytes are *canonical* JSON (sorted keys, no spaces, UTF-8): the journal hashes exactly
 the bytes the publisher sends, so the same event always gives the same bytes and a subscriber
@@ -28,7 +29,7 @@ import sys
 import types
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime, timedelta
-from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import (
     AfterValidator,
@@ -126,19 +127,20 @@ _CONFIG = ConfigDict(extra="forbid", frozen=True, strict=True)
 Converter = Callable[[Any], Any] | None
 
 
-def _is_namedtuple(hint: Any) -> bool:
-    return isinstance(hint, type) and issubclass(hint, tuple) and hasattr(hint, "_fields")
+#: A record class (an event record or a NamedTuple): its values travel as objects.
+_is_record = hand_events.is_record_type
+_field_hints = hand_events.field_hints
 
 
 def _wire_type(hint: Any, where: str) -> tuple[Any, Converter]:
-    """The pydantic annotation for one NamedTuple type hint, and how to turn it back."""
+    """The pydantic annotation for one field's type hint, and how to turn it back."""
     if hint is Card:
         return CardText, None
     if hint in _SCALARS or hint is type(None):
         return hint, None
-    if _is_namedtuple(hint):
+    if _is_record(hint):
         model = data_model(hint)
-        return model, _namedtuple_converter(hint)
+        return model, _record_converter(hint)
     origin, args = get_origin(hint), get_args(hint)
     if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
         inner, convert = _wire_type(args[0], where)
@@ -150,7 +152,7 @@ def _wire_type(hint: Any, where: str) -> tuple[Any, Converter]:
     if origin in (Union, types.UnionType):
         members = [_wire_type(arg, where) for arg in args]
         if any(convert is not None for _, convert in members):
-            raise TypeError(f"{where}: a union of NamedTuples has no wire form")
+            raise TypeError(f"{where}: a union of records has no wire form")
         return Union[tuple(annotation for annotation, _ in members)], None  # noqa: UP007
     raise TypeError(f"{where}: type {hint!r} has no wire form; add it to controller.wire")
 
@@ -160,15 +162,15 @@ _CONVERTERS: dict[type, dict[str, Converter]] = {}
 
 
 def data_model(cls: type) -> type[BaseModel]:
-    """The pydantic model of one event NamedTuple's fields, generated from its type hints.
+    """The pydantic model of one event class's fields, generated from their type hints.
 
     Every field is required on the wire (the encoder always writes them all), even where the
-    NamedTuple has a default: integrators get one shape per type, with no optional fields."""
+    class has a default: integrators get one shape per type, with no optional fields."""
     if cls in _DATA_MODELS:
         return _DATA_MODELS[cls]
     fields: dict[str, Any] = {}
     converters: dict[str, Converter] = {}
-    for name, hint in get_type_hints(cls).items():
+    for name, hint in _field_hints(cls).items():
         fields[name], converters[name] = _wire_type(hint, f"{cls.__name__}.{name}")
     doc = cls.__doc__ if cls.__doc__ and not cls.__doc__.startswith(f"{cls.__name__}(") else None
     model = create_model(f"{cls.__name__}Data", __config__=_CONFIG, __doc__=doc,
@@ -178,7 +180,7 @@ def data_model(cls: type) -> type[BaseModel]:
     return model
 
 
-def _namedtuple_converter(cls: type) -> Callable[[BaseModel], Any]:
+def _record_converter(cls: type) -> Callable[[BaseModel], Any]:
     def convert(model: BaseModel) -> Any:
         return cls(**{name: value if (convert_field := _CONVERTERS[cls][name]) is None
                       else convert_field(value)
@@ -187,9 +189,9 @@ def _namedtuple_converter(cls: type) -> Callable[[BaseModel], Any]:
 
 
 def _python_data(event: Any) -> Any:
-    """An event as plain Python for strict validation: NamedTuples become dicts, tuples and
+    """An event as plain Python for strict validation: records become dicts, tuples and
     cards stay as they are."""
-    if _is_namedtuple(type(event)):
+    if _is_record(type(event)):
         return {name: _python_data(value) for name, value in zip(event._fields, event)}
     if isinstance(event, tuple):
         return tuple(_python_data(item) for item in event)
@@ -339,11 +341,11 @@ def decode_event(message: bytes | str) -> EnvelopeBase:
 
 
 def to_event(envelope: EnvelopeBase) -> Any:
-    """The event NamedTuple an envelope carries, equal to the one that was encoded."""
+    """The event an envelope carries, equal to the one that was encoded."""
     if not isinstance(envelope, EnvelopeBase):
         raise TypeError(f"{type(envelope).__name__} carries no event")
     cls = EVENT_CLASSES[envelope.type]  # type: ignore[attr-defined]
-    return _namedtuple_converter(cls)(envelope.data)  # type: ignore[attr-defined]
+    return _record_converter(cls)(envelope.data)  # type: ignore[attr-defined]
 
 
 def json_schema() -> dict[str, Any]:
@@ -471,9 +473,9 @@ def decode_reply(message: bytes) -> SnapshotReply | ReplayEnd | ErrorReply | Env
 def _describe(hint: Any) -> str:
     if hint is Card:
         return 'card ("As")'
-    if _is_namedtuple(hint):
+    if _is_record(hint):
         inner = ", ".join(f"{name}: {_describe(field)}"
-                          for name, field in get_type_hints(hint).items())
+                          for name, field in _field_hints(hint).items())
         return f"{{{inner}}}"
     origin, args = get_origin(hint), get_args(hint)
     if origin is tuple:
@@ -491,7 +493,7 @@ def render_event_table() -> str:
     lines = ["| `type` | event class | `data` fields |", "|---|---|---|"]
     for name, cls in sorted(EVENT_CLASSES.items()):
         fields = "<br>".join(f"`{field}`: {_describe(hint)}"
-                             for field, hint in get_type_hints(cls).items())
+                             for field, hint in _field_hints(cls).items())
         lines.append(f"| `{name}` | `{cls.__module__}.{cls.__name__}` | {fields} |")
     return "\n".join(lines)
 

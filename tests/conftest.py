@@ -1,8 +1,22 @@
 import pytest
 
+from controller import build_info
 from controller.cards import parse_cards
 from controller.games import Decision
 from controller.table_config import Rules, default_config_path, load_config
+
+
+def pytest_configure(config):
+    # A compiled module older than its source would be tested instead of the source.
+    stale = build_info.stale_compiled_modules()
+    if stale:
+        raise pytest.UsageError(
+            f"compiled game core older than its source: {', '.join(stale)}. "
+            f"Run `make test` (it rebuilds), or `make compiled` / `make pure` first.")
+
+
+def pytest_report_header(config):
+    return build_info.describe()
 
 
 @pytest.fixture(scope="session")

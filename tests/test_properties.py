@@ -4,8 +4,7 @@
 - Each settlement's net agrees with its result; money is conserved: the players' total net
   over wagers and awards is exactly minus the house result.
 - The meter moves by contributions, the jackpot paid and the reseed, and nothing else.
-- Every event has each of its fields (the engines build events with ``tuple.__new__``,
-  which does not count them).
+- Every event has each of its fields.
 - An independent reference implementation (tests/reference_settlement.py) settles the same
   hand identically. Where the house way lets the Three Card dealer discard either of two
   equal choices (two of three of a kind, either pair card), the engine's choice must be one

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Mapping
-from typing import ClassVar, NamedTuple
+from typing import Any, ClassVar, Final, final
 
 from controller.cards import Card, CardError, parse_cards
 from controller.events import (
@@ -28,6 +28,7 @@ from controller.events import (
     HandSettled,
     PhaseStarted,
     Recipient,
+    Record,
     Wager,
     WagerSettled,
     WagersLocked,
@@ -35,13 +36,12 @@ from controller.events import (
 from controller.money import Odds
 from controller.table_config import MAX_SPOTS, GameSetup
 
-WIN, LOSE, PUSH, FORFEIT = "win", "lose", "push", "forfeit"
-
-#: Events are NamedTuples; the engines build every event they make with the C-level
-#: constructor (all fields given, in order), which is half the cost of calling the class and
-#: keeps a seven-seat hand well inside its time budget.
-new_event = tuple.__new__
-
+#: Settlement results. ``Final`` (here and for the other names the engines compare and emit)
+#: lets the compiled build (setup.py) use them as constants rather than look them up.
+WIN: Final = "win"
+LOSE: Final = "lose"
+PUSH: Final = "push"
+FORFEIT: Final = "forfeit"
 
 class IllegalAction(ValueError):
     """A card or decision the hand cannot take now; the message says why. Nothing changed."""
@@ -51,15 +51,26 @@ class WagerError(ValueError):
     """Wagers that cannot be locked; the message names the seat and the wager."""
 
 
-class Decision(NamedTuple):
+@final
+class Decision(Record):
     """A player's decision: ``raise``, ``check``, ``bet``, ``fold`` (Cali LowBall), ``stand``
-    or ``discard`` with the discarded cards (Three Card Lowball)."""
+    or ``discard`` with the discarded cards (Three Card Lowball).
 
-    action: str
-    cards: tuple[Card, ...] = ()
+    A record (:class:`controller.events.Record`), like the events: the engines read its
+    fields on every decision."""
+
+    __slots__ = ("action", "cards")
+    _fields = ("action", "cards")
+    _hints = {"action": "str", "cards": "tuple[Card, ...]"}
+    action: Any
+    cards: Any
+
+    def __init__(self, action: Any, cards: Any = ()) -> None:
+        object.__setattr__(self, "action", action)
+        object.__setattr__(self, "cards", cards)
 
     @classmethod
-    def parse(cls, text: str) -> Decision:
+    def parse(cls, text: object) -> Decision:
         """``"raise"``, ``"stand"``, ``"discard:Kh,Qs"``; raises ValueError naming the problem."""
         if not isinstance(text, str):
             raise ValueError(f"a decision is text such as 'raise' or 'discard:Kh', "
@@ -85,14 +96,26 @@ class Decision(NamedTuple):
         return self.action
 
 
-class NextStep(NamedTuple):
+@final
+class NextStep(Record):
     """What the hand expects next: a ``card`` for ``to``, a ``decision`` from ``seats``
-    (one of ``options``), or nothing more because it is ``settled``."""
+    (one of ``options``), or nothing more because it is ``settled``. A record, like the
+    events."""
 
-    kind: str
-    to: Recipient | None = None
-    seats: tuple[int, ...] = ()
-    options: tuple[str, ...] = ()
+    __slots__ = ("kind", "to", "seats", "options")
+    _fields = ("kind", "to", "seats", "options")
+    _hints = {"kind": "str", "to": "Recipient | None", "seats": "tuple[int, ...]",
+              "options": "tuple[str, ...]"}
+    kind: Any
+    to: Any
+    seats: Any
+    options: Any
+
+    def __init__(self, kind: Any, to: Any = None, seats: Any = (), options: Any = ()) -> None:
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "to", to)
+        object.__setattr__(self, "seats", seats)
+        object.__setattr__(self, "options", options)
 
 
 _SETTLED = NextStep("settled")
@@ -111,6 +134,7 @@ class Hand:
     REQUIRED_WAGERS: ClassVar[tuple[str, ...]]
     #: Names of the wagers for messages.
     WAGER_NAMES: ClassVar[dict[str, str]]
+    _KNOWN_KEYS: ClassVar[frozenset[str]]
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -134,13 +158,14 @@ class Hand:
         self._expected: deque[Recipient] = deque()
         self._due: list[int] = []
         self._options: tuple[str, ...] = ()
-        self.history.append(new_event(WagersLocked, (self.game, setup.paytable_name, tuple([
-            new_event(Wager, (seat, key, amount))
-            for seat, amounts in self.wagers.items() for key, amount in amounts.items()]))))
+        self.history.append(WagersLocked(self.game, setup.paytable_name, tuple([
+            Wager(seat, key, amount)
+            for seat, amounts in self.wagers.items() for key, amount in amounts.items()])))
 
     # -- wagers ---------------------------------------------------------------------------
 
-    def _validated(self, wagers: Mapping[int, Mapping[str, int]]) -> dict[int, dict[str, int]]:
+    def _validated(self, wagers: Mapping[Any, Mapping[Any, Any]]) -> dict[int, dict[str, int]]:
+        # Typed Any: whatever the caller passed arrives here, and each refusal names it.
         if not wagers:
             raise WagerError("no wagers: at least one spot must play")
         keys, known, required = self.WAGER_KEYS, self._KNOWN_KEYS, self.REQUIRED_WAGERS
@@ -196,10 +221,10 @@ class Hand:
 
     def next_step(self) -> NextStep:
         if self._expected:
-            return new_event(NextStep, ("card", self._expected[0], (), ()))
+            return NextStep("card", self._expected[0])
         if self.settled:
             return _SETTLED
-        return new_event(NextStep, ("decision", None, tuple(self._due), self._options))
+        return NextStep("decision", None, tuple(self._due), self._options)
 
     def cards_expected(self) -> int:
         """How many more cards the current dealing step needs."""
@@ -207,7 +232,10 @@ class Hand:
 
     # -- cards ----------------------------------------------------------------------------
 
-    def verify_deal(self, card: Card) -> None:
+    # The inputs are typed ``object``: anything may be keyed in, and a wrong type is refused
+    # with IllegalAction naming it, compiled or not (mypyc checks annotated types on entry).
+
+    def verify_deal(self, card: object) -> None:
         if not isinstance(card, Card):
             raise IllegalAction(f"not a card: {card!r}")
         if not self._expected:
@@ -216,22 +244,25 @@ class Hand:
         if holder is not None:
             raise IllegalAction(f"duplicate card {card}: already dealt to {seat_name(holder)}")
 
-    def can_deal(self, card: Card) -> bool:
+    def can_deal(self, card: object) -> bool:
         try:
             self.verify_deal(card)
         except IllegalAction:
             return False
         return True
 
-    def deal(self, card: Card) -> tuple[Event, ...]:
+    def deal(self, card: object) -> tuple[Event, ...]:
         # A cheap guard for the common case; anything unusual gets the full check and reason.
         if type(card) is not Card or not self._expected or self._holder[card.index] is not None:
             self.verify_deal(card)
+        # Verified above. An assert, not typing.cast, which would be a function call on every
+        # card in pure Python; compiled, it tells mypyc the type.
+        assert isinstance(card, Card)
         to = self._expected.popleft()
         self._holder[card.index] = to
         self.cards_used += 1
         self.cards[to].append(card)
-        event = new_event(CardDealt, (card, to, self.phase))
+        event = CardDealt(card, to, self.phase)
         self.history.append(event)
         if self._expected:
             return (event,)
@@ -248,7 +279,7 @@ class Hand:
 
     # -- decisions ------------------------------------------------------------------------
 
-    def verify_decide(self, seat: int, decision: Decision) -> None:
+    def verify_decide(self, seat: object, decision: object) -> None:
         if not isinstance(decision, Decision):
             raise IllegalAction(f"not a decision: {decision!r}")
         if self.settled:
@@ -265,19 +296,20 @@ class Hand:
                                 f"choose {' or '.join(self._options)}")
         self._verify_game_decision(seat, decision)
 
-    def can_decide(self, seat: int, decision: Decision) -> bool:
+    def can_decide(self, seat: object, decision: object) -> bool:
         try:
             self.verify_decide(seat, decision)
         except IllegalAction:
             return False
         return True
 
-    def decide(self, seat: int, decision: Decision) -> tuple[Event, ...]:
+    def decide(self, seat: object, decision: object) -> tuple[Event, ...]:
         # A cheap guard for the common case; anything unusual gets the full check and reason.
         if type(decision) is not Decision or decision.cards or decision.action == "discard" \
                 or self._expected or seat not in self._due or decision.action not in self._options:
             self.verify_decide(seat, decision)
         start = len(self.history)
+        assert isinstance(seat, int) and isinstance(decision, Decision)  # verified, as in deal
         self._apply_decision(seat, decision)
         return tuple(self.history[start:])
 
@@ -296,19 +328,18 @@ class Hand:
 
     def _start_phase(self, phase: str) -> None:
         self.phase = phase
-        self.history.append(new_event(PhaseStarted, (phase,)))
+        self.history.append(PhaseStarted(phase))
 
     def _expect_cards(self, recipients) -> None:
         self._expected.extend(recipients)
 
     def _ask(self, seats: tuple[int, ...], options: tuple[str, ...]) -> None:
         self._due, self._options = list(seats), options
-        self.history.append(new_event(DecisionsDue, (self.phase, seats, options)))
+        self.history.append(DecisionsDue(self.phase, seats, options))
 
     def _record_decision(self, seat: int, decision: Decision, raised: int = 0) -> None:
         self._due.remove(seat)
-        self.history.append(new_event(DecisionMade, (seat, decision.action, raised,
-                                                     decision.cards)))
+        self.history.append(DecisionMade(seat, decision.action, raised, decision.cards))
 
     def _settle(self, seat: int, wager: str, amount: int, result: str,
                 odds: Odds | None = None) -> int:
@@ -319,13 +350,13 @@ class Hand:
             net = 0
         else:
             net = -amount
-        self.history.append(new_event(WagerSettled, (seat, wager, amount, result, net)))
+        self.history.append(WagerSettled(seat, wager, amount, result, net))
         return net
 
     def _finish(self, players_net: int) -> None:
         self.settled = True
         self._due, self._options = [], ()
-        self.history.append(new_event(HandSettled, (players_net, -players_net)))
+        self.history.append(HandSettled(players_net, -players_net))
 
     # -- results --------------------------------------------------------------------------
 

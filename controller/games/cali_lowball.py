@@ -23,14 +23,24 @@ A fold forfeits the Ante and X-Tra Bonus, and the Lowdown Bonus unless
 
 from __future__ import annotations
 
-from controller.events import BURN, COMMUNITY, DEALER, HandShown
-from controller.games.base import FORFEIT, LOSE, PUSH, WIN, Decision, Hand, new_event
-from controller.paytables import XTRA_BONUS_CLASSES
-from controller.rankings import ace_to_five
+from collections.abc import Mapping
+from typing import Final, cast
 
-RAISE, CHECK, BET, FOLD = "raise", "check", "bet", "fold"
-HOLE_CARDS, PRE_FLOP, FLOP, POST_FLOP, SHOWDOWN = (
-    "hole cards", "pre-flop", "flop", "post-flop", "showdown")
+from controller.events import BURN, COMMUNITY, DEALER, HandShown
+from controller.games.base import FORFEIT, LOSE, PUSH, WIN, Decision, Hand
+from controller.paytables import XTRA_BONUS_CLASSES, CaliPaytable
+from controller.rankings import ace_to_five
+from controller.table_config import GameSetup
+
+RAISE: Final = "raise"
+CHECK: Final = "check"
+BET: Final = "bet"
+FOLD: Final = "fold"
+HOLE_CARDS: Final = "hole cards"
+PRE_FLOP: Final = "pre-flop"
+FLOP: Final = "flop"
+POST_FLOP: Final = "post-flop"
+SHOWDOWN: Final = "showdown"
 PHASES = (HOLE_CARDS, PRE_FLOP, FLOP, POST_FLOP, SHOWDOWN)
 #: The Raise wager is this multiple of the ante.
 RAISE_MULTIPLE = {RAISE: 3, BET: 1}
@@ -44,7 +54,7 @@ class CaliLowballHand(Hand):
     WAGER_NAMES = {"ante": "Ante", "xtra_bonus": "X-Tra Bonus", "lowdown_bonus": "Lowdown Bonus",
                    "raise": "Raise"}
 
-    def __init__(self, setup, wagers):
+    def __init__(self, setup: GameSetup, wagers: Mapping[int, Mapping[str, int]]) -> None:
         super().__init__(setup, wagers)
         self.cards[COMMUNITY] = []
         self.cards[BURN] = []
@@ -93,43 +103,46 @@ class CaliLowballHand(Hand):
         history = self.history
         dealer_hand = self.final_hand(DEALER)
         dealer_strength, dealer_class = ace_to_five.strength_and_class(dealer_hand)
-        history.append(new_event(HandShown, (DEALER, dealer_hand, dealer_class, False)))
+        history.append(HandShown(DEALER, dealer_hand, dealer_class, False))
         ante_pushes = ace_to_five.is_pair_of_jacks_or_higher(dealer_hand)
-        paytable = self.setup.paytable
+        paytable = cast(CaliPaytable, self.setup.paytable)
         rules = self.rules
         players_net = 0
         for seat in self.seats:
             hand = self.final_hand(seat)
             strength, hand_class = ace_to_five.strength_and_class(hand)
             folded = seat in self.folded
-            history.append(new_event(HandShown, (seat, hand, hand_class, folded)))
+            history.append(HandShown(seat, hand, hand_class, folded))
             wagers = self.wagers[seat]
             ante, xtra = wagers["ante"], wagers["xtra_bonus"]
             lowdown = wagers.get("lowdown_bonus")
-            settle = self._settle
             if folded:
-                net = settle(seat, "ante", ante, FORFEIT) + settle(seat, "xtra_bonus", xtra, FORFEIT)
+                net = (self._settle(seat, "ante", ante, FORFEIT)
+                       + self._settle(seat, "xtra_bonus", xtra, FORFEIT))
                 if lowdown:
                     if rules.lowdown_bonus_survives_fold:
                         net += self._settle_lowdown(seat, lowdown, hand_class)
                     else:
-                        net += settle(seat, "lowdown_bonus", lowdown, FORFEIT)
+                        net += self._settle(seat, "lowdown_bonus", lowdown, FORFEIT)
             else:
                 player_wins = strength <= dealer_strength
                 main = WIN if player_wins else LOSE
-                net = settle(seat, "ante", ante, PUSH if ante_pushes else main)
+                net = self._settle(seat, "ante", ante, PUSH if ante_pushes else main)
                 if hand_class in _XTRA_PAYS:
-                    net += settle(seat, "xtra_bonus", xtra, WIN, paytable.xtra_bonus[hand_class])
+                    net += self._settle(seat, "xtra_bonus", xtra, WIN,
+                                        paytable.xtra_bonus[hand_class])
                 elif rules.xtra_bonus_loses_on_loss and not player_wins:
-                    net += settle(seat, "xtra_bonus", xtra, LOSE)
+                    net += self._settle(seat, "xtra_bonus", xtra, LOSE)
                 else:
-                    net += settle(seat, "xtra_bonus", xtra, PUSH)
+                    net += self._settle(seat, "xtra_bonus", xtra, PUSH)
                 if lowdown:
                     net += self._settle_lowdown(seat, lowdown, hand_class)
-                net += settle(seat, "raise", self.raised[seat], main)
+                net += self._settle(seat, "raise", self.raised[seat], main)
             players_net += net
         self._finish(players_net)
 
     def _settle_lowdown(self, seat: int, amount: int, hand_class: str) -> int:
-        odds = self.setup.paytable.lowdown_bonus.get(hand_class)
+        paytable = self.setup.paytable
+        assert isinstance(paytable, CaliPaytable)  # a typing.cast would be a call in pure Python
+        odds = paytable.lowdown_bonus.get(hand_class)
         return self._settle(seat, "lowdown_bonus", amount, WIN if odds else LOSE, odds)

@@ -20,6 +20,9 @@ lower, final hand 5-high and lower. The progressive wager itself is never return
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Final, cast
+
 from controller.events import (
     DEALER,
     HandShown,
@@ -36,13 +39,18 @@ from controller.games.base import (
     Hand,
     IllegalAction,
     WagerError,
-    new_event,
 )
 from controller.games.house_way import house_way
+from controller.paytables import ThreeCardPaytable
 from controller.rankings import three_card
+from controller.table_config import GameSetup
 
-STAND, DISCARD = "stand", "discard"
-DEAL, PLAYER_DRAWS, DEALER_DRAW, SHOWDOWN = "deal", "player draws", "dealer draw", "showdown"
+STAND: Final = "stand"
+DISCARD: Final = "discard"
+DEAL: Final = "deal"
+PLAYER_DRAWS: Final = "player draws"
+DEALER_DRAW: Final = "dealer draw"
+SHOWDOWN: Final = "showdown"
 PHASES = (DEAL, PLAYER_DRAWS, DEALER_DRAW, SHOWDOWN)
 MAX_DISCARD = 2
 
@@ -60,21 +68,24 @@ class ThreeCardLowballHand(Hand):
     REQUIRED_WAGERS = ("ante", "bonus")
     WAGER_NAMES = {"ante": "Ante", "bonus": "Bonus", "progressive": "Progressive"}
 
-    def __init__(self, setup, wagers, meter: int | None = None):
-        """``meter``: the jackpot meter before this hand (the progressive's seed if None)."""
+    def __init__(self, setup: GameSetup, wagers: Mapping[int, Mapping[str, int]],
+                 meter: object = None) -> None:
+        """``meter``: the jackpot meter before this hand (the progressive's seed if None); typed
+        ``object`` as anything passed is refused with a WagerError naming it."""
         super().__init__(setup, wagers)
         progressive = setup.progressive
-        self.meter_before = progressive.seed if meter is None else meter
-        if isinstance(self.meter_before, bool) or not isinstance(self.meter_before, int) \
-                or self.meter_before < 0:
+        meter_before = progressive.seed if meter is None else meter
+        if isinstance(meter_before, bool) or not isinstance(meter_before, int) \
+                or meter_before < 0:
             raise WagerError(f"meter must be a whole number of cents of 0 or more, "
-                             f"not {self.meter_before!r}")
+                             f"not {meter_before!r}")
+        self.meter_before: int = meter_before
         entries = sum(1 for seat in self.seats if "progressive" in self.wagers[seat])
         self.contributions = entries * progressive.contribution
         self.meter = self.meter_before + self.contributions
         if self.contributions:
-            self.history.append(new_event(MeterContributed, (self.meter_before, self.contributions,
-                                                             self.meter)))
+            self.history.append(MeterContributed(self.meter_before, self.contributions,
+                                                 self.meter))
         self.dealt: dict = {}
         self.discarded: dict = {seat: () for seat in self.seats}
         self.dealer_discard: tuple = ()
@@ -109,7 +120,7 @@ class ThreeCardLowballHand(Hand):
         dealer_hand = self.dealt[DEALER]
         draw = house_way(dealer_hand)
         self.dealer_discard = draw.discard
-        self.history.append(new_event(HouseWay, (dealer_hand, draw.discard, draw.rule)))
+        self.history.append(HouseWay(dealer_hand, draw.discard, draw.rule))
         if draw.discard:
             self._expect_cards([DEALER] * len(draw.discard))
         else:
@@ -147,28 +158,28 @@ class ThreeCardLowballHand(Hand):
         history = self.history
         dealer_hand = self.final_hand(DEALER)
         dealer_strength, dealer_class = three_card.strength_and_class(dealer_hand)
-        history.append(new_event(HandShown, (DEALER, dealer_hand, dealer_class, False)))
+        history.append(HandShown(DEALER, dealer_hand, dealer_class, False))
         dealer_pat = three_card.hand_class(self.dealt[DEALER]) in three_card.PAT_4_2_A_CLASSES
-        bonus_odds = self.setup.paytable.bonus
+        bonus_odds = cast(ThreeCardPaytable, self.setup.paytable).bonus
         awards: dict[int, str] = {}
         players_net = 0
         for seat in self.seats:
             hand = self.final_hand(seat)
             strength, hand_class = three_card.strength_and_class(hand)
-            history.append(new_event(HandShown, (seat, hand, hand_class, False)))
+            history.append(HandShown(seat, hand, hand_class, False))
             wagers = self.wagers[seat]
             ante, bonus = wagers["ante"], wagers["bonus"]
-            settle = self._settle
             if strength < dealer_strength:
                 odds = bonus_odds.get(hand_class)
-                net = settle(seat, "ante", ante, WIN) + \
-                    settle(seat, "bonus", bonus, WIN if odds else PUSH, odds)
+                net = self._settle(seat, "ante", ante, WIN) + \
+                    self._settle(seat, "bonus", bonus, WIN if odds else PUSH, odds)
             else:
                 result = PUSH if strength == dealer_strength else LOSE
-                net = settle(seat, "ante", ante, result) + settle(seat, "bonus", bonus, result)
+                net = self._settle(seat, "ante", ante, result) + \
+                    self._settle(seat, "bonus", bonus, result)
             progressive = wagers.get("progressive")
             if progressive:
-                net += settle(seat, "progressive", progressive, LOSE)
+                net += self._settle(seat, "progressive", progressive, LOSE)
                 award = self._award(seat, hand_class, strength < dealer_strength, dealer_pat)
                 if award:
                     awards[seat] = award
@@ -205,10 +216,9 @@ class ThreeCardLowballHand(Hand):
         total = 0
         for seat, award in awards.items():
             amount = share if award == JACKPOT else fixed[award]
-            self.history.append(new_event(ProgressiveAwarded, (seat, award, amount)))
+            self.history.append(ProgressiveAwarded(seat, award, amount))
             total += amount
         reseed = progressive.seed if winners else 0
-        self.history.append(new_event(MeterSettled, (self.meter_before, self.contributions,
-                                                     from_meter, reseed,
-                                                     self.meter - from_meter + reseed)))
+        self.history.append(MeterSettled(self.meter_before, self.contributions, from_meter,
+                                         reseed, self.meter - from_meter + reseed))
         return total

@@ -9,6 +9,7 @@ The product identifies the multiset exactly (unique factorisation) and costs fou
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable
+from typing import TypeVar
 
 from controller.cards import RANK_PRIMES
 
@@ -20,8 +21,11 @@ def prime_product(ranks: Iterable[int]) -> int:
     return product
 
 
+Description = TypeVar("Description", bound=Hashable)
+
+
 def dense_strengths(
-    hands: Iterable[tuple[int, Hashable]], order_key: Callable[[Hashable], tuple]
+    hands: Iterable[tuple[int, Description]], order_key: Callable[[Description], tuple]
 ) -> dict[int, int]:
     """Map each hand's lookup key to its dense strength (1 = best) under ``order_key``.
 

@@ -13,14 +13,22 @@ import types
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
+from typing import Any, Literal, Union, get_args, get_origin
 
 import pytest
 import zmq
 from hypothesis import strategies as st
 
 from controller.cards import DECK, parse_card, parse_cards
-from controller.events import CardDealt, DecisionMade, PhaseStarted, Wager, WagersLocked
+from controller.events import (
+    CardDealt,
+    DecisionMade,
+    PhaseStarted,
+    Wager,
+    WagersLocked,
+    field_hints,
+    is_record_type,
+)
 from controller.journal import Journal
 from controller.publisher import EventPublisher
 from controller.table_events import Fault, HandVoided
@@ -47,7 +55,7 @@ def sample_events(count: int) -> list[Any]:
 
 
 def strategy_for(hint: Any) -> st.SearchStrategy[Any]:
-    """Values of a NamedTuple field type, derived from its type hint like the wire models are,
+    """Values of an event field's type, derived from its type hint like the wire models are,
     so a new event class is covered by the round-trip test without editing it."""
     if hint is bool:
         return st.booleans()
@@ -61,9 +69,9 @@ def strategy_for(hint: Any) -> st.SearchStrategy[Any]:
         return st.none()
     if hint.__module__ == "controller.cards" and hint.__name__ == "Card":
         return st.sampled_from(DECK)
-    if isinstance(hint, type) and issubclass(hint, tuple) and hasattr(hint, "_fields"):
+    if is_record_type(hint):
         return st.builds(hint, **{name: strategy_for(field)
-                                  for name, field in get_type_hints(hint).items()})
+                                  for name, field in field_hints(hint).items()})
     origin, args = get_origin(hint), get_args(hint)
     if origin is tuple:
         return st.lists(strategy_for(args[0]), max_size=5).map(tuple)
