@@ -23,8 +23,10 @@ $(STAMP): pyproject.toml setup.py | $(BIN)/python build-deps
 # Compiled modules sit beside their sources (editable install) and are imported in their
 # place, so a core source edited since the last build is compiled again before anything runs.
 # After `make pure` there is nothing compiled, and nothing to rebuild.
+# (A first install has just built the core and touched $(BUILT): nothing is newer then.)
 $(BUILT): $(CORE) | $(STAMP)
-	@if [ -n "$$(find controller -name '*.so')" ]; then \
+	@if [ -n "$$(find controller -name '*.so')" ] && \
+	    { [ ! -e $(BUILT) ] || [ -n "$$(find $(CORE) -newer $(BUILT))" ]; }; then \
 	  echo "rebuilding the compiled game core (sources changed)"; \
 	  $(BIN)/python -m pip install --quiet --no-deps -e .; fi
 	touch $(BUILT)
