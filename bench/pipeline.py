@@ -6,6 +6,7 @@ Run by ``make bench`` (``python -m bench``), or one at a time::
     python -m bench.pipeline hands     [--hands 300] [--spots 1] [--game G]
     python -m bench.pipeline memory    [--hands 300]
     python -m bench.pipeline idle      [--seconds 60]
+    python -m bench.pipeline stalled   [--seconds 60] [--game G]
     python -m bench.pipeline soak      [--hands 20000] [--game G] [--segment-hands 10000]
                                        [--verify-every 10] [--sample-every 1000]
 
@@ -33,6 +34,9 @@ software without the disk, and a bare synced SQLite commit is timed beside the l
   rate.
 * **memory / idle**: resident set size (VmRSS from /proc) after N hands, and CPU time
   (utime+stime from /proc/<pid>/stat) over an idle minute.
+* **stalled**: a subscriber that reads nothing for a minute while the table deals as fast as
+  it can: the table's pace beside its pace without it, then the subscriber catches up, every
+  missed event recovered through the replay socket and checked against the journal.
 * **soak**: engine + table + journal (``durability="batched"``: commits not synced, for
   benchmarks only) for N hands per game, with money conservation (sum of wager nets and
   awards = players' net = -house result, for each hand and in total; the progressive meter
@@ -562,6 +566,102 @@ def idle_cpu(seconds: float = 60.0, hands: int = 20, verbose: bool = True) -> di
     return result
 
 
+# --- a subscriber that stops reading --------------------------------------------------------------
+
+def stalled_subscriber(seconds: float = 60.0, baseline_seconds: float = 10.0,
+                       game: str = "cali_lowball", verbose: bool = True) -> dict[str, Any]:
+    """A surveillance subscriber (:class:`controller.stream_client.StreamClient`, default
+    queues) that reads nothing for ``seconds`` while the table deals as fast as it can, through
+    the daemon process with its journal synced. First ``baseline_seconds`` of hands without
+    it, for the table's own pace. Then it reads again: every event it missed must come back
+    through the replay socket, so that it ends with exactly the journal's seqs after its
+    snapshot, each once, in order, each message byte for byte as journaled (checked as they
+    arrive against the journal, read beside the running daemon)."""
+    from controller import wire
+    from controller.journal import Journal, journal_path
+    from controller.stream_client import StreamClient
+
+    daemon = DaemonProcess(game)
+    tmp = Path(daemon.tmp.name)
+    dealer = StreamedDealer(daemon, seed=17)
+    context = zmq.Context()
+    client: StreamClient | None = None
+    journal: Journal | None = None
+
+    def play(duration: float) -> list[float]:
+        times: list[float] = []
+        start = time.perf_counter()
+        while time.perf_counter() - start < duration:
+            begin = time.perf_counter()
+            dealer.hand()
+            times.append(time.perf_counter() - begin)
+        return times
+
+    try:
+        assert daemon.ask({"command": "open"})["ok"]
+        baseline = play(baseline_seconds)
+        client = StreamClient(context, table_id=daemon.table_id,
+                              pub_endpoint=f"ipc://{tmp}/events",
+                              replay_endpoint=f"ipc://{tmp}/replay")
+        if client.await_heartbeat(DEADLINE_S) is None:
+            raise RuntimeError("the stalled subscriber never heard the table")
+        snapshot = client.sync(timeout=DEADLINE_S)
+        stall_start = time.perf_counter()
+        during = play(seconds)                     # the client reads nothing meanwhile
+        stalled_s = time.perf_counter() - stall_start
+        last = daemon.ask({"command": "status"})["seq"]
+        journal = Journal.open_readonly(journal_path(tmp / "state"))
+        journaled = journal.records(after_seq=snapshot.seq)
+        catch_up_start = time.perf_counter()
+        expected = snapshot.seq
+        while expected < last:
+            event = client.receive(timeout=DEADLINE_S)
+            if event is None:
+                raise RuntimeError(f"the subscriber is stuck after seq {expected} of {last}")
+            expected += 1
+            record = next(journaled)
+            if event.seq != expected or record.seq != expected:
+                raise RuntimeError(f"seq {event.seq} arrived where {expected} was due")
+            if wire.dumps(event) != record.message:
+                raise RuntimeError(f"seq {expected} differs from the journal's message")
+        catch_up_s = time.perf_counter() - catch_up_start
+        replayed = sum(end - first + 1 for first, end in client.filled)
+        gaps = client.gaps_filled
+    finally:
+        if journal is not None:
+            journal.close()
+        if client is not None:
+            client.close()
+        context.term()
+        daemon.close()
+    result = {"game": game, "stalled_s": stalled_s,
+              "baseline": {"hands": len(baseline), "hands_per_s": len(baseline) / sum(baseline),
+                           "hand_ms": summary([t * 1000 for t in baseline])},
+              "stalled": {"hands": len(during), "hands_per_s": len(during) / stalled_s,
+                          "hand_ms": summary([t * 1000 for t in during])},
+              "missed_records": last - snapshot.seq, "replayed_records": replayed,
+              "gaps_filled": gaps, "catch_up_s": catch_up_s}
+    if verbose:
+        print_stalled(result)
+    return result
+
+
+def print_stalled(r: dict[str, Any]) -> None:
+    base, stall = r["baseline"], r["stalled"]
+    print(f"  {r['game']}, 1 spot, journal synced; a subscriber that reads nothing for "
+          f"{r['stalled_s']:.0f} s")
+    print(f"    table without it: {base['hands_per_s']:.0f} hands/s, per hand median "
+          f"{base['hand_ms']['median']:.2f} ms, p99 {base['hand_ms']['p99']:.2f} ms, max "
+          f"{base['hand_ms']['max']:.2f} ms ({base['hands']} hands)")
+    print(f"    table while it stalls: {stall['hands_per_s']:.0f} hands/s, per hand median "
+          f"{stall['hand_ms']['median']:.2f} ms, p99 {stall['hand_ms']['p99']:.2f} ms, max "
+          f"{stall['hand_ms']['max']:.2f} ms ({stall['hands']:,} hands)")
+    print(f"    then it read again: {r['missed_records']:,} records published meanwhile, "
+          f"{r['replayed_records']:,} of them dropped by ZeroMQ and recovered from the replay "
+          f"socket ({r['gaps_filled']:,} gap(s)) in {r['catch_up_s']:.1f} s; every seq once, "
+          f"in order, byte for byte as journaled")
+
+
 # --- soak: engine + table + journal with money conservation ------------------------------------
 
 class SoakFailure(AssertionError):
@@ -798,6 +898,8 @@ def run_all(soak_hands: int = MAKE_BENCH_SOAK_HANDS, idle_seconds: float = 60.0)
     memory()
     print("\nidle CPU of the daemon process")
     idle_cpu(seconds=idle_seconds)
+    print("\na subscriber that stops reading for a minute, then recovers by replay")
+    stalled_subscriber(seconds=idle_seconds)
     print(f"\nsoak: engine + table + journal, {soak_hands:,} hands per game "
           f"(python -m bench.pipeline soak --hands 1000000 for the full million)")
     for game in ("cali_lowball", "three_card_lowball"):
@@ -808,7 +910,8 @@ def main(argv: list[str] | None = None) -> None:
     from bench.machine import describe
 
     parser = argparse.ArgumentParser(prog="python -m bench.pipeline", description=__doc__)
-    parser.add_argument("what", choices=("all", "latency", "hands", "memory", "idle", "soak"),
+    parser.add_argument("what", choices=("all", "latency", "hands", "memory", "idle", "stalled",
+                                           "soak"),
                         nargs="?", default="all")
     parser.add_argument("--cards", type=int, default=600)
     parser.add_argument("--hands", type=int)
@@ -840,6 +943,8 @@ def main(argv: list[str] | None = None) -> None:
         memory(args.hands or 300)
     elif args.what == "idle":
         idle_cpu(args.seconds)
+    elif args.what == "stalled":
+        stalled_subscriber(args.seconds, game=args.game or "cali_lowball")
     else:
         for game in games:
             soak(args.hands or 20_000, game, args.sample_every,

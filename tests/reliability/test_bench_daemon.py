@@ -1,5 +1,6 @@
 """The pipeline benchmarks' daemon process: a daemon that cannot start must not leave itself,
-its simulators or its files behind (a left-over daemon would skew every later figure)."""
+its simulators or its files behind (a left-over daemon would skew every later figure); and the
+stalled-subscriber benchmark, short."""
 
 from __future__ import annotations
 
@@ -38,3 +39,17 @@ def test_a_daemon_that_cannot_start_leaves_nothing_behind(monkeypatch, tmp_path)
     assert {t for t in threading.enumerate() if t.name.startswith("sim-")
             and t.is_alive()} <= simulators_before
     assert not list(Path(process.args[process.args.index("--state-dir") + 1]).parent.glob("*"))
+
+
+def test_the_stalled_subscriber_bench_recovers_every_event_through_the_daemon_process():
+    """The short version of ``python -m bench.pipeline stalled`` (a minute there): the table
+    keeps dealing while a subscriber reads nothing, and the subscriber then ends with every
+    journaled seq after its snapshot, once, in order, byte for byte (the bench raises on
+    anything else). Stops on time, but passes on behaviour: at least one hand is always
+    played in each phase."""
+    result = pipeline.stalled_subscriber(seconds=0.5, baseline_seconds=0.1, verbose=False)
+
+    assert result["baseline"]["hands"] >= 1 and result["stalled"]["hands"] >= 1
+    # every record of the stalled hands was delivered: a Cali LowBall hand journals dozens
+    assert result["missed_records"] >= 20 * result["stalled"]["hands"]
+    assert 0 <= result["replayed_records"] <= result["missed_records"]
