@@ -355,9 +355,10 @@ def _bare_pty(frame: bytes, samples: int) -> list[float]:
     return times[20:]                    # the first few warm up
 
 
-def _bare_commit(samples: int) -> list[float]:
+def _bare_commit(samples: int, pause_s: float = 0.002) -> list[float]:
     """The disk's part: one small row committed to a SQLite WAL database with
-    ``synchronous=FULL`` (as the journal commits), paced like cards; seconds per commit."""
+    ``synchronous=FULL`` (as the journal commits), ``pause_s`` apart (paced like cards by
+    default); seconds per commit."""
     import sqlite3
 
     with tempfile.TemporaryDirectory(prefix="lowball-bench-sync-") as tmp:
@@ -367,7 +368,7 @@ def _bare_commit(samples: int) -> list[float]:
         connection.execute("CREATE TABLE t (seq INTEGER PRIMARY KEY, message BLOB)")
         times = []
         for _ in range(samples + 20):
-            time.sleep(0.002)
+            time.sleep(pause_s)
             start = time.perf_counter()
             connection.execute("BEGIN IMMEDIATE")
             connection.execute("INSERT INTO t (message) VALUES (?)", (b"x" * 200,))
@@ -481,6 +482,18 @@ def hands_per_second(hands: int = 300, game: str = "three_card_lowball",
               "hands_per_s": hands / elapsed, "hand_ms": summary([t * 1000 for t in per_hand]),
               "cards_per_hand": dealer.cards / hands, "inputs_per_hand": dealer.inputs / hands,
               "daemon_cpu_ms_per_hand": cpu * 1000 / hands}
+    if durability == "full":
+        # The floor the wire contract and the disk put under a hand, whatever the software:
+        # every input is answered only once its journal commit is synced (a card's ACK, else
+        # a power cut could lose an acknowledged card; a command's reply), and the next input
+        # waits for that answer (LBS1 is stop-and-wait: the shoe sends a card only once the
+        # previous one is acknowledged; the dealer's console waits for each reply). So a hand
+        # costs at least one synced commit per input, one after another. Commits back to back,
+        # the disk's best case; the transports' round trips come on top.
+        commit_ms = statistics.median(_bare_commit(200, pause_s=0)) * 1000
+        floor_ms = result["inputs_per_hand"] * commit_ms
+        result["commit_floor"] = {"commit_ms": commit_ms, "hand_ms": floor_ms,
+                                  "hands_per_s": 1000 / floor_ms}
     if verbose:
         print_hands(result)
     return result
@@ -494,6 +507,12 @@ def print_hands(r: dict[str, Any]) -> None:
     print(f"    per hand: {r['inputs_per_hand']:.1f} inputs ({r['cards_per_hand']:.1f} cards, "
           f"each a shoe frame and its acknowledgement); daemon process CPU "
           f"{r['daemon_cpu_ms_per_hand']:.2f} ms")
+    floor = r.get("commit_floor")
+    if floor is not None:
+        print(f"    the disk's floor: {r['inputs_per_hand']:.1f} inputs, each answered only "
+              f"after its own synced commit (bare, back to back: median "
+              f"{floor['commit_ms']:.3f} ms), one after another = {floor['hand_ms']:.2f} ms a "
+              f"hand: at most {floor['hands_per_s']:,.0f} hands/s for any software")
 
 
 # --- resident memory and idle CPU --------------------------------------------------------------
