@@ -10,7 +10,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+
+#: The exit status of a command whose reader closed the pipe (``... | head``): 128 + SIGPIPE,
+#: as the shell reports a program that the closed pipe ended.
+CLOSED_PIPE = 141
 
 #: subcommand name -> (module under controller.commands, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -45,9 +50,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser(requested if requested in COMMANDS else None)
     args = parser.parse_args(argv)
     try:
-        return int(args.func(args) or 0)
+        status = int(args.func(args) or 0)
+        sys.stdout.flush()          # inside the try: a buffered write may fail only here
+        return status
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader has gone (``lowball-table replay FILE | head``): nothing left to say.
+        # Point stdout at /dev/null so that Python's own flush at exit fails no more.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return CLOSED_PIPE
 
 
 if __name__ == "__main__":

@@ -65,6 +65,25 @@ def test_cli_replay_prints_a_readable_settlement():
     assert done.returncode == 0 and "house result" in done.stdout
 
 
+@pytest.mark.parametrize("unbuffered", ["1", ""])
+def test_cli_output_into_a_closed_pipe_ends_quietly(unbuffered):
+    """``lowball-table replay FILE | head -3``: the reader has gone before the settlement is
+    written. The command stops with 141 (128 + SIGPIPE, as the shell reports a command
+    ended by the closed pipe) and no traceback, whether stdout is buffered or not."""
+    import os
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)                       # the reader went away before anything was written
+    try:
+        done = subprocess.run([sys.executable, "-m", "controller.cli", "replay", str(CASES[0])],
+                              stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=60,
+                              env={**os.environ, "PYTHONUNBUFFERED": unbuffered})
+    finally:
+        os.close(write_end)
+    assert done.returncode == 141
+    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
+
+
 BASE = {"game": "cali_lowball", "paytable": "example",
         "seats": {"1": {"ante": 1000, "xtra_bonus": 1000, "lowdown_bonus": 500},
                   "4": {"ante": 2500, "xtra_bonus": 2500}},
