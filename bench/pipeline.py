@@ -46,6 +46,7 @@ software without the disk, and a bare synced SQLite commit is timed beside the l
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -111,28 +112,40 @@ class DaemonProcess:
         from simulators.spots import SpotControllerModel
 
         self.game, self.durability = game, durability
-        self.tmp = tempfile.TemporaryDirectory(prefix="lowball-bench-proc-")
-        tmp = Path(self.tmp.name)
-        self.shoe = PtyTransport(Lbs1ShoeModel(), name="shoe").start()
-        self.spots = PtyTransport(SpotControllerModel(), name="spots").start()
-        self.meter = PtyTransport(AlphaSignModel(), name="meter").start()
-        self.config = write_config(tmp / "table.toml", game, shoe=self.shoe.url,
-                                   spots=self.spots.url, meter=self.meter.url, stream_dir=tmp)
-        self.endpoint = f"ipc://{tmp}/commands"
-        self.log = open(tmp / "daemon.log", "wb")
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "controller.cli", "run", "--config", str(self.config),
-             "--state-dir", str(tmp / "state"), "--log-format", "json",
-             "--durability", durability],
-            cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT)
-        self.context = zmq.Context()
         self.req: zmq.Socket | None = None
         self.sub: zmq.Socket | None = None
+        #: What close() undoes, last acquired first: whatever fails part-way through the
+        #: start, nothing started before it (the simulators, the daemon) is left running.
+        self._resources = contextlib.ExitStack()
         try:
+            self.tmp = tempfile.TemporaryDirectory(prefix="lowball-bench-proc-")
+            self._resources.callback(self.tmp.cleanup)
+            tmp = Path(self.tmp.name)
+            self.shoe = self._simulator(PtyTransport(Lbs1ShoeModel(), name="shoe"))
+            self.spots = self._simulator(PtyTransport(SpotControllerModel(), name="spots"))
+            self.meter = self._simulator(PtyTransport(AlphaSignModel(), name="meter"))
+            self.config = write_config(tmp / "table.toml", game, shoe=self.shoe.url,
+                                       spots=self.spots.url, meter=self.meter.url,
+                                       stream_dir=tmp)
+            self.endpoint = f"ipc://{tmp}/commands"
+            self.log = self._resources.enter_context(open(tmp / "daemon.log", "wb"))
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "controller.cli", "run", "--config", str(self.config),
+                 "--state-dir", str(tmp / "state"), "--log-format", "json",
+                 "--durability", durability],
+                cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT)
+            self._resources.callback(self._stop_daemon)
+            self.context = zmq.Context()
+            self._resources.callback(self._close_sockets)
             self._await_ready(tmp)
         except BaseException:   # never leave the daemon and the simulators running behind
             self.close()
             raise
+
+    def _simulator(self, transport: Any) -> Any:
+        transport.start()
+        self._resources.callback(transport.stop)
+        return transport
 
     def _await_ready(self, tmp: Path) -> None:
         """Wait for the daemon's answer to ``status``, then subscribe."""
@@ -195,11 +208,13 @@ class DaemonProcess:
             if heartbeats or topic != self.heartbeat_topic:
                 return topic, message, now
 
-    def close(self) -> None:
+    def _close_sockets(self) -> None:
         for socket in (self.req, self.sub):
             if socket is not None:
                 socket.close(0)
         self.context.term()
+
+    def _stop_daemon(self) -> None:
         if self.process.poll() is None:
             self.process.terminate()
             try:
@@ -207,10 +222,9 @@ class DaemonProcess:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
-        for simulator in (self.shoe, self.spots, self.meter):
-            simulator.stop()
-        self.log.close()
-        self.tmp.cleanup()
+
+    def close(self) -> None:
+        self._resources.close()
 
 
 # --- a fast scripted dealer ----------------------------------------------------------------------

@@ -53,3 +53,29 @@ def test_the_stalled_subscriber_bench_recovers_every_event_through_the_daemon_pr
     # every record of the stalled hands was delivered: a Cali LowBall hand journals dozens
     assert result["missed_records"] >= 20 * result["stalled"]["hands"]
     assert 0 <= result["replayed_records"] <= result["missed_records"]
+
+
+def test_a_daemon_that_cannot_even_be_spawned_leaves_nothing_behind(monkeypatch):
+    """The simulators start before the daemon is spawned: if spawning fails, they stop and the
+    files go all the same."""
+    configs: list[Path] = []
+    write_config = bench.power_loss.write_config
+
+    def recording_config(path: Path, *args, **kwargs) -> Path:
+        configs.append(write_config(path, *args, **kwargs))
+        return configs[-1]
+
+    def failing_popen(*args, **kwargs):
+        raise FileNotFoundError("no such interpreter")
+
+    monkeypatch.setattr(bench.power_loss, "write_config", recording_config)
+    monkeypatch.setattr(pipeline.subprocess, "Popen", failing_popen)
+    simulators_before = {t for t in threading.enumerate() if t.name.startswith("sim-")}
+
+    with pytest.raises(FileNotFoundError, match="no such interpreter"):
+        pipeline.DaemonProcess("cali_lowball", "batched")
+
+    [config] = configs                                   # the simulators were running by then
+    assert {t for t in threading.enumerate() if t.name.startswith("sim-")
+            and t.is_alive()} <= simulators_before
+    assert not config.parent.exists()
