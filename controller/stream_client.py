@@ -27,7 +27,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Iterator
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 import zmq
 
@@ -40,6 +40,18 @@ BETWEEN_HANDS = frozenset({"OPEN", "SETTLED", "CLOSED"})
 
 class StreamError(RuntimeError):
     """The table refused a request or did not answer in time; the message says which."""
+
+
+class _Gap(NamedTuple):
+    """Missed events still to be fetched by replay, in their place in the ready queue: those
+    after ``after`` through ``through`` (the gap began after ``start``). :meth:`receive`
+    fetches them a batch at a time as it reaches them, so a client that fell far behind never
+    holds the whole gap, and each batch has its own deadline. ``counted``: the gap is in
+    :attr:`StreamClient.filled` already."""
+    start: int
+    after: int
+    through: int
+    counted: bool = False
 
 
 class StreamClient:
@@ -70,8 +82,9 @@ class StreamClient:
         self.last_heartbeat: wire.Heartbeat | None = None
         #: Messages read from the SUB socket, not yet checked against :attr:`last_seq`.
         self._live: deque[wire.EnvelopeBase | wire.Heartbeat] = deque()
-        #: Events ready for :meth:`receive`, in seq order.
-        self._ready: deque[wire.EnvelopeBase] = deque()
+        #: Events ready for :meth:`receive`, in seq order; a gap not yet replayed stands in
+        #: its place.
+        self._ready: deque[wire.EnvelopeBase | _Gap] = deque()
         #: Messages that did not parse, gaps filled by replay, heartbeats heard (monitoring).
         self.malformed = 0
         self.gaps_filled = 0
@@ -209,7 +222,11 @@ class StreamClient:
         while True:
             self._process(timeout)
             if self._ready:
-                return self._ready.popleft()
+                first = self._ready.popleft()
+                if type(first) is not _Gap:
+                    return first
+                self._fetch(first, timeout)
+                continue
             remaining_ms = int((deadline - time.monotonic()) * 1000)
             if remaining_ms <= 0 and not self._sub.poll(0, zmq.POLLIN):
                 return None
@@ -282,14 +299,26 @@ class StreamClient:
             self.gaps_filled += 1
 
     def _fill(self, through: int, timeout: float) -> None:
-        """Replay the events after :attr:`last_seq` through ``through`` into the queue."""
+        """Queue the events after :attr:`last_seq` through ``through`` for replay, in their
+        place: :meth:`_fetch` asks for them when :meth:`receive` reaches them."""
         assert self.last_seq is not None
-        events = self.replay(self.last_seq, until=through, timeout=timeout)
-        self._ready.extend(events)
-        if events:  # on the CMS family a gap may be only withheld records: nothing was lost
-            self.filled.append((self.last_seq + 1, through))
-            self.gaps_filled += 1
+        self._ready.append(_Gap(self.last_seq, self.last_seq, through))
         self.last_seq = through
+
+    def _fetch(self, gap: _Gap, timeout: float) -> None:
+        """Replay one batch of ``gap`` to the front of the queue, the rest of the gap after
+        it."""
+        until = min(gap.through, gap.after + wire.MAX_REPLAY_BATCH)
+        events = self.replay(gap.after, until=until, timeout=timeout)
+        # Counted once it gives an event: on the CMS family a gap may be only withheld
+        # records, and then nothing was lost.
+        counted = gap.counted or bool(events)
+        if counted and not gap.counted:
+            self.filled.append((gap.start + 1, gap.through))
+            self.gaps_filled += 1
+        if until < gap.through:
+            self._ready.appendleft(gap._replace(after=until, counted=counted))
+        self._ready.extendleft(reversed(events))
 
     def close(self) -> None:
         self._sub.close(linger=0)

@@ -76,6 +76,33 @@ def test_a_missed_event_is_filled_by_replay(client, table_loop):
     assert client.gaps_filled == 1
 
 
+def test_a_long_gap_is_filled_a_batch_at_a_time_as_it_is_read(client, table_loop):
+    """A subscriber that fell far behind (it stopped reading for a while and ZeroMQ dropped
+    what it could not queue) catches up one replay batch at a time, as it reads: it never
+    holds more of the gap than one batch, and each batch has a deadline of its own, so a gap
+    of any length can be caught up. Live events heard meanwhile come after the gap."""
+    client.sync()
+    lost = 2 * wire.MAX_REPLAY_BATCH + 500
+    table_loop.call("append", sample_events(lost), False)    # all lost on the way
+    table_loop.call("append", sample_events(3), True)         # then the stream is heard again
+    asked = []
+    replay = client.replay
+
+    def recording_replay(after, **kwargs):
+        asked.append((after, kwargs.get("until")))
+        return replay(after, **kwargs)
+
+    client.replay = recording_replay
+    first = client.receive()
+    assert first.seq == 1 and asked == [(0, wire.MAX_REPLAY_BATCH)]   # one batch so far
+    seqs = [first.seq] + [e.seq for e in received(client, lost + 2)]
+    assert seqs == list(range(1, lost + 4))
+    assert asked == [(0, wire.MAX_REPLAY_BATCH), (wire.MAX_REPLAY_BATCH, 2 * wire.MAX_REPLAY_BATCH),
+                     (2 * wire.MAX_REPLAY_BATCH, lost)]
+    assert client.gaps_filled == 1 and list(client.filled) == [(1, lost)]
+    assert client.receive(timeout=0) is None
+
+
 def test_a_heartbeat_reveals_missed_events_at_the_end(client, table_loop):
     client.sync()
     table_loop.call("append", sample_events(2), False)  # lost, and the table goes quiet
