@@ -645,9 +645,12 @@ def stalled_subscriber(seconds: float = 60.0, baseline_seconds: float = 10.0,
         last = daemon.ask({"command": "status"})["seq"]
         journal = Journal.open_readonly(journal_path(tmp / "state"))
         journaled = journal.records(after_seq=snapshot.seq)
+        rss_before = rss_peak = rss_kib()          # this process is the subscriber
         catch_up_start = time.perf_counter()
         expected = snapshot.seq
         while expected < last:
+            if expected % 10_000 == 0:
+                rss_peak = max(rss_peak, rss_kib())
             event = client.receive(timeout=DEADLINE_S)
             if event is None:
                 raise RuntimeError(f"the subscriber is stuck after seq {expected} of {last}")
@@ -673,7 +676,8 @@ def stalled_subscriber(seconds: float = 60.0, baseline_seconds: float = 10.0,
               "stalled": {"hands": len(during), "hands_per_s": len(during) / stalled_s,
                           "hand_ms": summary([t * 1000 for t in during])},
               "missed_records": last - snapshot.seq, "replayed_records": replayed,
-              "gaps_filled": gaps, "catch_up_s": catch_up_s}
+              "gaps_filled": gaps, "catch_up_s": catch_up_s,
+              "subscriber_rss_mib": {"before": rss_before / 1024, "peak": rss_peak / 1024}}
     if verbose:
         print_stalled(result)
     return result
@@ -693,6 +697,9 @@ def print_stalled(r: dict[str, Any]) -> None:
           f"{r['replayed_records']:,} of them dropped by ZeroMQ and recovered from the replay "
           f"socket ({r['gaps_filled']:,} gap(s)) in {r['catch_up_s']:.1f} s; every seq once, "
           f"in order, byte for byte as journaled")
+    rss = r["subscriber_rss_mib"]
+    print(f"    the subscriber's process while catching up: RSS {rss['before']:.1f} MiB before, "
+          f"{rss['peak']:.1f} MiB at most (the gap is replayed a batch at a time)")
 
 
 # --- soak: engine + table + journal with money conservation ------------------------------------
@@ -931,12 +938,13 @@ def run_all(soak_hands: int = MAKE_BENCH_SOAK_HANDS, idle_seconds: float = 60.0)
     memory()
     print("\nidle CPU of the daemon process")
     idle_cpu(seconds=idle_seconds)
-    print("\na subscriber that stops reading for a minute, then recovers by replay")
-    stalled_subscriber(seconds=idle_seconds)
     print(f"\nsoak: engine + table + journal, {soak_hands:,} hands per game "
           f"(python -m bench.pipeline soak --hands 1000000 for the full million)")
     for game in ("cali_lowball", "three_card_lowball"):
         soak(soak_hands, game)
+    # After the soak, whose resident memory is this process's own.
+    print("\na subscriber that stops reading for a minute, then recovers by replay")
+    stalled_subscriber(seconds=idle_seconds)
 
 
 def main(argv: list[str] | None = None) -> None:
