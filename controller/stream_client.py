@@ -222,10 +222,9 @@ class StreamClient:
         while True:
             self._process(timeout)
             if self._ready:
-                first = self._ready.popleft()
-                if type(first) is not _Gap:
-                    return first
-                self._fetch(first, timeout)
+                if type(self._ready[0]) is not _Gap:
+                    return self._ready.popleft()
+                self._fetch(timeout)
                 continue
             remaining_ms = int((deadline - time.monotonic()) * 1000)
             if remaining_ms <= 0 and not self._sub.poll(0, zmq.POLLIN):
@@ -305,11 +304,15 @@ class StreamClient:
         self._ready.append(_Gap(self.last_seq, self.last_seq, through))
         self.last_seq = through
 
-    def _fetch(self, gap: _Gap, timeout: float) -> None:
-        """Replay one batch of ``gap`` to the front of the queue, the rest of the gap after
-        it."""
+    def _fetch(self, timeout: float) -> None:
+        """Replay one batch of the gap at the front of the queue in its place, the rest of
+        the gap after it. Should the table not answer, the gap stays where it is, to be asked
+        for again by the next :meth:`receive`."""
+        gap = self._ready[0]
+        assert type(gap) is _Gap
         until = min(gap.through, gap.after + wire.MAX_REPLAY_BATCH)
         events = self.replay(gap.after, until=until, timeout=timeout)
+        self._ready.popleft()
         # Counted once it gives an event: on the CMS family a gap may be only withheld
         # records, and then nothing was lost.
         counted = gap.counted or bool(events)

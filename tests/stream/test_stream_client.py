@@ -103,6 +103,27 @@ def test_a_long_gap_is_filled_a_batch_at_a_time_as_it_is_read(client, table_loop
     assert client.receive(timeout=0) is None
 
 
+def test_a_replay_that_fails_loses_nothing_and_is_asked_again(client, table_loop):
+    """The table did not answer a replay in time: receive() says so, and the next receive()
+    asks for the same events again; none of them is skipped."""
+    client.sync()
+    table_loop.call("append", sample_events(5), False)     # lost on the way
+    table_loop.call("append", sample_events(1), True)      # seq 6 reveals the gap
+    replay = client.replay
+    failures = [StreamError("no answer in time (a test's)")]
+
+    def failing_once(after, **kwargs):
+        if failures:
+            raise failures.pop()
+        return replay(after, **kwargs)
+
+    client.replay = failing_once
+    with pytest.raises(StreamError, match="a test's"):
+        client.receive()
+    assert [e.seq for e in received(client, 6)] == [1, 2, 3, 4, 5, 6]
+    assert client.gaps_filled == 1
+
+
 def test_a_heartbeat_reveals_missed_events_at_the_end(client, table_loop):
     client.sync()
     table_loop.call("append", sample_events(2), False)  # lost, and the table goes quiet
