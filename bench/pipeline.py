@@ -128,10 +128,13 @@ class DaemonProcess:
                                        spots=self.spots.url, meter=self.meter.url,
                                        stream_dir=tmp)
             self.endpoint = f"ipc://{tmp}/commands"
+            self.events_endpoint = f"ipc://{tmp}/events"
+            self.replay_endpoint = f"ipc://{tmp}/replay"
+            self.state_dir = tmp / "state"
             self.log = self._resources.enter_context(open(tmp / "daemon.log", "wb"))
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "controller.cli", "run", "--config", str(self.config),
-                 "--state-dir", str(tmp / "state"), "--log-format", "json",
+                 "--state-dir", str(self.state_dir), "--log-format", "json",
                  "--durability", durability],
                 cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT)
             self._resources.callback(self._stop_daemon)
@@ -168,7 +171,7 @@ class DaemonProcess:
         self.heartbeat_topic = wire.topic(self.table_id, wire.HEARTBEAT)
         for kind in ("card_dealt", "hand_settled", "fault", wire.HEARTBEAT):
             self.sub.setsockopt(zmq.SUBSCRIBE, wire.topic(self.table_id, kind))
-        self.sub.connect(f"ipc://{tmp}/events")
+        self.sub.connect(self.events_endpoint)
         while True:                        # the slow joiner: a heartbeat proves the subscription
             topic, _, _ = self.receive(heartbeats=True)
             if topic == self.heartbeat_topic:
@@ -209,10 +212,7 @@ class DaemonProcess:
                 return topic, message, now
 
     def _close_sockets(self) -> None:
-        for socket in (self.req, self.sub):
-            if socket is not None:
-                socket.close(0)
-        self.context.term()
+        self.context.destroy(linger=0)    # every socket made in it too, so term cannot hang
 
     def _stop_daemon(self) -> None:
         if self.process.poll() is None:
@@ -320,6 +320,21 @@ class StreamedDealer:
             hand.decide(seat, Decision.parse(decision))
         while self._next()[0] != self.settled_topic:
             pass
+
+
+def timed_hands(dealer: StreamedDealer, *, hands: int | None = None,
+                seconds: float | None = None) -> tuple[list[float], float]:
+    """Hands one after another, at least one, until ``hands`` were played or ``seconds`` have
+    passed: each hand's time and the wall time of them all."""
+    times: list[float] = []
+    start = time.perf_counter()
+    while True:
+        begin = time.perf_counter()
+        dealer.hand()
+        now = time.perf_counter()
+        times.append(now - begin)
+        if len(times) == hands or (seconds is not None and now - start >= seconds):
+            return times, now - start
 
 
 # --- card frame to event latency -------------------------------------------------------------
@@ -481,14 +496,8 @@ def hands_per_second(hands: int = 300, game: str = "three_card_lowball",
         for _ in range(20):                       # warm up
             dealer.hand()
         dealer.cards = dealer.inputs = 0
-        per_hand = []
         cpu_start = cpu_seconds(daemon.process.pid)
-        start = time.perf_counter()
-        for _ in range(hands):
-            begin = time.perf_counter()
-            dealer.hand()
-            per_hand.append(time.perf_counter() - begin)
-        elapsed = time.perf_counter() - start
+        per_hand, elapsed = timed_hands(dealer, hands=hands)
         cpu = cpu_seconds(daemon.process.pid) - cpu_start
     finally:
         daemon.close()
@@ -497,14 +506,15 @@ def hands_per_second(hands: int = 300, game: str = "three_card_lowball",
               "cards_per_hand": dealer.cards / hands, "inputs_per_hand": dealer.inputs / hands,
               "daemon_cpu_ms_per_hand": cpu * 1000 / hands}
     if durability == "full":
-        # The floor the wire contract and the disk put under a hand, whatever the software:
-        # every input is answered only once its journal commit is synced (a card's ACK, else
-        # a power cut could lose an acknowledged card; a command's reply), and the next input
-        # waits for that answer (LBS1 is stop-and-wait: the shoe sends a card only once the
-        # previous one is acknowledged; the dealer's console waits for each reply). So a hand
-        # costs at least one synced commit per input, one after another. Commits back to back,
-        # the disk's best case; the transports' round trips come on top.
-        commit_ms = statistics.median(_bare_commit(200, pause_s=0)) * 1000
+        # The floor this journal on this disk puts under a hand: every input is answered only
+        # once its journal commit is synced (a card's ACK, else a power cut could lose a card
+        # the shoe believes delivered; a command's reply), and the next input waits for that
+        # answer (LBS1 is stop-and-wait: the shoe sends a card only once the previous one is
+        # acknowledged; the dealer's console waits for each reply). So hands cost at least one
+        # synced commit per input, one after another, and over many hands the mean commit
+        # bounds the rate. Bare commits back to back (the disk's best case); the transports'
+        # round trips and the daemon's CPU come on top.
+        commit_ms = statistics.fmean(_bare_commit(200, pause_s=0)) * 1000
         floor_ms = result["inputs_per_hand"] * commit_ms
         result["commit_floor"] = {"commit_ms": commit_ms, "hand_ms": floor_ms,
                                   "hands_per_s": 1000 / floor_ms}
@@ -523,10 +533,11 @@ def print_hands(r: dict[str, Any]) -> None:
           f"{r['daemon_cpu_ms_per_hand']:.2f} ms")
     floor = r.get("commit_floor")
     if floor is not None:
-        print(f"    the disk's floor: {r['inputs_per_hand']:.1f} inputs, each answered only "
-              f"after its own synced commit (bare, back to back: median "
-              f"{floor['commit_ms']:.3f} ms), one after another = {floor['hand_ms']:.2f} ms a "
-              f"hand: at most {floor['hands_per_s']:,.0f} hands/s for any software")
+        print(f"    the journal's floor on this disk: {r['inputs_per_hand']:.1f} inputs, each "
+              f"answered only after its own synced commit (a bare SQLite commit, back to back: "
+              f"mean {floor['commit_ms']:.3f} ms), one after another = "
+              f"{floor['hand_ms']:.2f} ms a hand: at most {floor['hands_per_s']:,.0f} hands/s "
+              f"before transport and CPU")
 
 
 # --- resident memory and idle CPU --------------------------------------------------------------
@@ -602,82 +613,71 @@ def idle_cpu(seconds: float = 60.0, hands: int = 20, verbose: bool = True) -> di
 # --- a subscriber that stops reading --------------------------------------------------------------
 
 def stalled_subscriber(seconds: float = 60.0, baseline_seconds: float = 10.0,
-                       game: str = "cali_lowball", verbose: bool = True) -> dict[str, Any]:
+                       game: str = "cali_lowball", hands: int | None = None,
+                       verbose: bool = True) -> dict[str, Any]:
     """A surveillance subscriber (:class:`controller.stream_client.StreamClient`, default
-    queues) that reads nothing for ``seconds`` while the table deals as fast as it can, through
-    the daemon process with its journal synced. First ``baseline_seconds`` of hands without
-    it, for the table's own pace. Then it reads again: every event it missed must come back
-    through the replay socket, so that it ends with exactly the journal's seqs after its
-    snapshot, each once, in order, each message byte for byte as journaled (checked as they
-    arrive against the journal, read beside the running daemon)."""
+    queues) that reads nothing for ``seconds`` (or ``hands`` hands) while the table deals as
+    fast as it can, through the daemon process with its journal synced. First
+    ``baseline_seconds`` of hands without it, for the table's own pace. Then it reads again:
+    every event it missed must come back through the replay socket, so that it ends with
+    exactly the journal's seqs after its snapshot, each once, in order, each message byte for
+    byte as journaled (checked as they arrive against the journal, read beside the running
+    daemon), and nothing after them."""
     from controller import wire
     from controller.journal import Journal, journal_path
     from controller.stream_client import StreamClient
 
-    daemon = DaemonProcess(game)
-    tmp = Path(daemon.tmp.name)
-    dealer = StreamedDealer(daemon, seed=17)
-    context = zmq.Context()
-    client: StreamClient | None = None
-    journal: Journal | None = None
-
-    def play(duration: float) -> list[float]:
-        times: list[float] = []
-        start = time.perf_counter()
-        while time.perf_counter() - start < duration:
-            begin = time.perf_counter()
-            dealer.hand()
-            times.append(time.perf_counter() - begin)
-        return times
-
-    try:
+    with contextlib.ExitStack() as resources:          # undone last first, whatever fails
+        daemon = DaemonProcess(game)
+        resources.callback(daemon.close)
+        dealer = StreamedDealer(daemon, seed=17)
         assert daemon.ask({"command": "open"})["ok"]
-        baseline = play(baseline_seconds)
-        client = StreamClient(context, table_id=daemon.table_id,
-                              pub_endpoint=f"ipc://{tmp}/events",
-                              replay_endpoint=f"ipc://{tmp}/replay")
+        baseline, baseline_s = timed_hands(dealer, seconds=baseline_seconds)
+        client = StreamClient(daemon.context, table_id=daemon.table_id,
+                              pub_endpoint=daemon.events_endpoint,
+                              replay_endpoint=daemon.replay_endpoint)
+        resources.callback(client.close)
         if client.await_heartbeat(DEADLINE_S) is None:
             raise RuntimeError("the stalled subscriber never heard the table")
         snapshot = client.sync(timeout=DEADLINE_S)
-        stall_start = time.perf_counter()
-        during = play(seconds)                     # the client reads nothing meanwhile
-        stalled_s = time.perf_counter() - stall_start
+        # the client reads nothing meanwhile
+        during, stalled_s = timed_hands(dealer, hands=hands,
+                                        seconds=None if hands else seconds)
         last = daemon.ask({"command": "status"})["seq"]
-        journal = Journal.open_readonly(journal_path(tmp / "state"))
+        journal = resources.enter_context(Journal.open_readonly(journal_path(daemon.state_dir)))
         journaled = journal.records(after_seq=snapshot.seq)
-        rss_before = rss_peak = rss_kib()          # this process is the subscriber
+        rss_before = rss_sampled = rss_kib()        # this process is the subscriber
         catch_up_start = time.perf_counter()
         expected = snapshot.seq
         while expected < last:
             if expected % 10_000 == 0:
-                rss_peak = max(rss_peak, rss_kib())
+                rss_sampled = max(rss_sampled, rss_kib())
             event = client.receive(timeout=DEADLINE_S)
             if event is None:
                 raise RuntimeError(f"the subscriber is stuck after seq {expected} of {last}")
             expected += 1
-            record = next(journaled)
+            record = next(journaled, None)
+            if record is None:
+                raise RuntimeError(f"the journal ends before seq {expected}")
             if event.seq != expected or record.seq != expected:
                 raise RuntimeError(f"seq {event.seq} arrived where {expected} was due")
             if wire.dumps(event) != record.message:
                 raise RuntimeError(f"seq {expected} differs from the journal's message")
         catch_up_s = time.perf_counter() - catch_up_start
+        extra = client.receive(timeout=0)
+        if extra is not None:
+            raise RuntimeError(f"seq {extra.seq} arrived after the last, {last}")
         replayed = sum(end - first + 1 for first, end in client.filled)
         gaps = client.gaps_filled
-    finally:
-        if journal is not None:
-            journal.close()
-        if client is not None:
-            client.close()
-        context.term()
-        daemon.close()
     result = {"game": game, "stalled_s": stalled_s,
-              "baseline": {"hands": len(baseline), "hands_per_s": len(baseline) / sum(baseline),
+              "baseline": {"hands": len(baseline), "hands_per_s": len(baseline) / baseline_s,
                            "hand_ms": summary([t * 1000 for t in baseline])},
               "stalled": {"hands": len(during), "hands_per_s": len(during) / stalled_s,
                           "hand_ms": summary([t * 1000 for t in during])},
               "missed_records": last - snapshot.seq, "replayed_records": replayed,
               "gaps_filled": gaps, "catch_up_s": catch_up_s,
-              "subscriber_rss_mib": {"before": rss_before / 1024, "peak": rss_peak / 1024}}
+              "subscriber_rss_mib": {"before": rss_before / 1024,
+                                     "sampled_max": rss_sampled / 1024}}
     if verbose:
         print_stalled(result)
     return result
@@ -699,7 +699,8 @@ def print_stalled(r: dict[str, Any]) -> None:
           f"in order, byte for byte as journaled")
     rss = r["subscriber_rss_mib"]
     print(f"    the subscriber's process while catching up: RSS {rss['before']:.1f} MiB before, "
-          f"{rss['peak']:.1f} MiB at most (the gap is replayed a batch at a time)")
+          f"{rss['sampled_max']:.1f} MiB at most, sampled every 10,000 events (the gap is "
+          f"replayed a batch at a time)")
 
 
 # --- soak: engine + table + journal with money conservation ------------------------------------
