@@ -43,11 +43,12 @@ class StreamError(RuntimeError):
 
 
 class _Gap(NamedTuple):
-    """Missed events still to be fetched by replay, in their place in the ready queue: those
-    after ``after`` through ``through`` (the gap began after ``start``). :meth:`receive`
-    fetches them a batch at a time as it reaches them, so a client that fell far behind never
-    holds the whole gap, and each batch has its own deadline. ``counted``: the gap is in
-    :attr:`StreamClient.filled` already."""
+    """Events still to be fetched by replay, in their place in the ready queue: those after
+    ``after`` through ``through`` (the gap began after ``start``), missed on the way or asked
+    for as history by :meth:`StreamClient.sync`. :meth:`receive` fetches them a batch at a
+    time as it reaches them, so a client that fell far behind never holds the whole gap, and
+    each batch has its own deadline. ``counted``: the gap is in :attr:`StreamClient.filled`
+    already, or is history, which nobody missed."""
     start: int
     after: int
     through: int
@@ -206,7 +207,7 @@ class StreamClient:
         ``replay_from``, the journaled events after that seq up to the snapshot come first."""
         snapshot = self.snapshot(timeout)
         if replay_from is not None and replay_from < snapshot.seq:
-            self._ready.extend(self.replay(replay_from, until=snapshot.seq, timeout=timeout))
+            self._ready.append(_Gap(replay_from, replay_from, snapshot.seq, counted=True))
         self.last_seq = snapshot.seq
         self._process(timeout)
         return snapshot

@@ -103,6 +103,28 @@ def test_a_long_gap_is_filled_a_batch_at_a_time_as_it_is_read(client, table_loop
     assert client.receive(timeout=0) is None
 
 
+def test_history_asked_for_by_sync_comes_a_batch_at_a_time_and_is_no_gap(connect,
+                                                                         table_loop):
+    """A consumer resuming after a long time away (``sync(replay_from=...)``) takes the
+    history the same way: a batch at a time as it reads, each with its own deadline; nothing
+    was missed, so no gap is counted."""
+    history = wire.MAX_REPLAY_BATCH + 200
+    table_loop.call("append", sample_events(history), True)     # before the client existed
+    client = connect()
+    asked = []
+    replay = client.replay
+
+    def recording_replay(after, **kwargs):
+        asked.append((after, kwargs.get("until")))
+        return replay(after, **kwargs)
+
+    client.replay = recording_replay
+    assert client.sync(replay_from=0).seq == history and asked == []
+    assert [e.seq for e in received(client, history)] == list(range(1, history + 1))
+    assert asked == [(0, wire.MAX_REPLAY_BATCH), (wire.MAX_REPLAY_BATCH, history)]
+    assert client.gaps_filled == 0 and not client.filled
+
+
 def test_a_replay_that_fails_loses_nothing_and_is_asked_again(client, table_loop):
     """The table did not answer a replay in time: receive() says so, and the next receive()
     asks for the same events again; none of them is skipped."""
