@@ -413,7 +413,7 @@ class CommandChecker:
 
     def __init__(self, daemon: Any):
         self.daemon = daemon
-        self.tried = self.accepted = self.refused = 0
+        self.tried = self.accepted = self.refused = self.counted = 0
 
     def __call__(self, payload: bytes) -> dict:
         daemon = self.daemon
@@ -429,7 +429,13 @@ class CommandChecker:
         assert isinstance(reply.get("error"), str) and reply["error"].strip(), reply
         assert daemon.table.snapshot() == before, f"refused {payload!r} but the table changed"
         new = [record.type for record in daemon.journal.records(after_seq=seq)]
-        assert new and set(new) <= {"command_refused", "command_accepted", "lock_refused"}, new
+        assert set(new) <= {"command_refused", "command_accepted", "lock_refused",
+                            "refusals_counted", "alarm"}, new
+        if reply.get("counted"):  # the client's refusals in this window are being counted
+            assert "command_refused" not in new and "seq" not in reply, (new, reply)
+            self.counted += 1
+            return reply
+        assert new and new[-1] != "refusals_counted", new
         assert reply["seq"] == daemon.journal.last_seq
         return reply
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -32,7 +33,15 @@ from controller.publisher import EventPublisher
 from controller.stream_security import COMMANDS_DOMAIN, StreamSecurity
 from controller.systemd_notify import Notifier, Watchdog
 from controller.table import Table
-from controller.table_commands import DEALER_ROLE, SUPERVISOR_ROLE, parse_command
+from controller.transport_identity import LOCAL_CLIENT, client_of
+from controller.refusal_ledger import CredentialWatch, RefusalLedger
+from controller.table_commands import (
+    DEALER_ROLE,
+    SUPERVISOR_ROLE,
+    name_of,
+    parse_command,
+    refused_arguments,
+)
 from controller.table_config import LoadedConfig, game_settings, load_config, settings_changed
 from controller.table_events import (
     CommandRefused,
@@ -41,7 +50,9 @@ from controller.table_events import (
     JackpotPending,
     JackpotVerified,
     LampSet,
+    LockRefused,
     MeterChanged,
+    RequestRefused,
 )
 from controller.validation import InputError
 from drivers.base import debug_enabled
@@ -53,15 +64,37 @@ HAND_EVENTS = frozenset(CORE_KINDS) | {HandStarted, HandVoided, JackpotPending}
 #: Events worth a log line of their own (the rest are in the journal and on the stream).
 NOTABLE = frozenset({"hand_started", "hand_settled", "fault", "hand_continued", "hand_voided",
                      "jackpot_pending", "jackpot_verified", "command_refused", "lock_refused",
-                     "table_opened", "table_closed", "device_status"})
+                     "table_opened", "table_closed", "device_status", "refusals_counted",
+                     "alarm", "request_refused"})
+#: Notable events logged as warnings.
+WARNED = frozenset({"fault", "command_refused", "lock_refused", "refusals_counted", "alarm",
+                    "request_refused"})
 #: Requests on the command socket that only read (answered, not journaled).
 QUERIES = ("status",)
+#: The longest command the table reads: a longer one is refused, saying so.
 MAX_COMMAND_BYTES = 4096
+#: The longest message the command socket's transport takes at all: ZeroMQ closes the
+#: connection of a client that sends more, without delivering it (so it cannot be answered).
+MAX_COMMAND_FRAME_BYTES = 64 * 1024
+#: One loop turn serves at most this many commands, for at most this long, before it goes
+#: back to the devices, the heartbeat and the watchdog: no client can hold a card back for
+#: longer than one turn.
+MAX_COMMANDS_PER_TURN = 32
+TURN_BUDGET_S = 0.02
+BAD_CREDENTIAL = "the supervisor credential is not valid"
+#: Who gives a command (journaled with it): printable text, as the client names itself.
+_BY = re.compile(r"[\x20-\x7e]{1,64}")
 
 
 def _not_json(constant: str) -> Any:
     """``NaN`` and ``Infinity`` are not JSON (RFC 8259), whatever Python's parser accepts."""
     raise ValueError(f"{constant} is not a JSON value")
+
+
+def _json_type(value: Any) -> str:
+    names = {list: "an array", str: "a string", int: "a number", float: "a number",
+             bool: "true or false", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
 
 
 class ConfigMismatch(RuntimeError):
@@ -93,6 +126,8 @@ class TableDaemon:
         self._stopping = False
         self._stopped_threads: list[str] = []
         self._next_heartbeat = 0.0
+        self.refusals = RefusalLedger()
+        self.credentials = CredentialWatch()
         #: called with (records, events) after each input is journaled and published, from
         #: the daemon's thread (the demo's live view uses it)
         self.observers: list[Callable[[list[Any], list[Any]], None]] = []
@@ -125,7 +160,7 @@ class TableDaemon:
             secure=self.security.server)
         self.commands = self.context.socket(zmq.ROUTER)
         self.commands.setsockopt(zmq.LINGER, 0)
-        self.commands.setsockopt(zmq.MAXMSGSIZE, MAX_COMMAND_BYTES)
+        self.commands.setsockopt(zmq.MAXMSGSIZE, MAX_COMMAND_FRAME_BYTES)
         self.security.server(self.commands, COMMANDS_DOMAIN)
         self.commands.bind(stream.commands)
         if changed:  # between hands: the file's settings apply from now on, journaled
@@ -175,15 +210,17 @@ class TableDaemon:
             if self.commands in ready:
                 self.handle_commands()
             if any(socket in ready for socket in replay_sockets):
-                self.publisher.handle_replay()  # (asking an idle ROUTER raises zmq.Again)
+                # (asking an idle ROUTER raises zmq.Again)
+                self.publisher.handle_replay(deadline=self.clock() + TURN_BUDGET_S)
+                self._journal_request_refusals()
             self._tick()
 
     def _poll_timeout(self) -> int:
         now = self.clock()
         waits = [max(0.0, self._next_heartbeat - now)]
-        due = self.watchdog.next_due()
-        if due is not None:
-            waits.append(due)
+        for due in (self.watchdog.next_due(), self.refusals.next_due(now)):
+            if due is not None:
+                waits.append(due)
         return int(min(waits) * 1000) + 1
 
     def _tick(self) -> None:
@@ -192,6 +229,8 @@ class TableDaemon:
             assert self.publisher is not None
             self.publisher.heartbeat(self.table.state)
             self._next_heartbeat = now + self.loaded.config.stream.heartbeat_s
+        for count in self.refusals.due(now):
+            self.apply([count])
         self.watchdog.tick()
 
     def healthy(self) -> bool:
@@ -250,8 +289,7 @@ class TableDaemon:
             log.debug("input journaled", input=records[0].type, events=len(events))
         for record, event in zip(records, events):
             if record.type in NOTABLE:
-                level = log.warning if record.type in ("fault", "command_refused",
-                                                       "lock_refused") else log.info
+                level = log.warning if record.type in WARNED else log.info
                 level(record.type.replace("_", " "), seq=record.seq, **event._asdict())
 
     def _act(self, event: Any) -> None:
@@ -300,72 +338,127 @@ class TableDaemon:
     # -- the command channel --------------------------------------------------------------
 
     def handle_commands(self) -> None:
+        """Serve the commands already waiting, within one turn's budget (at most
+        :data:`MAX_COMMANDS_PER_TURN`, at most :data:`TURN_BUDGET_S`): then the loop goes back
+        to the devices, the heartbeat and the watchdog, and serves the rest next turn. The
+        ROUTER queues each client's requests apart and takes them in turn, so one client's
+        flood delays another's command by one turn at most."""
         commands = self.commands
         assert commands is not None
-        # Ask the socket whether a request waits before each read: a read of an empty socket
-        # raises zmq.Again, which costs more than the question (ZMQError builds its message).
-        while commands.get(zmq.EVENTS) & zmq.POLLIN:
+        deadline = self.clock() + TURN_BUDGET_S
+        for _ in range(MAX_COMMANDS_PER_TURN):
+            # Ask the socket whether a request waits before each read: a read of an empty
+            # socket raises zmq.Again, which costs more than the question.
+            if not commands.get(zmq.EVENTS) & zmq.POLLIN:
+                return
             try:
-                frames = commands.recv_multipart(zmq.NOBLOCK)
+                frames = commands.recv_multipart(zmq.NOBLOCK, copy=False)
             except zmq.Again:
                 return
-            if len(frames) < 2:
-                continue
-            identity, envelope, payload = frames[0], frames[1:-1], frames[-1]
-            reply = self.command(payload)
+            route, payload = [frame.bytes for frame in frames[:-1]], frames[-1]
+            reply = self.command(payload.bytes, client=client_of(payload))
             try:
-                commands.send_multipart([identity, *envelope, json.dumps(reply).encode()],
-                                        zmq.NOBLOCK)
+                commands.send_multipart([*route, json.dumps(reply).encode()], zmq.NOBLOCK)
             except zmq.ZMQError as error:  # the client went away: its command still stands
                 self.log.warning("command reply not delivered", error=str(error))
+            if self.clock() >= deadline:
+                return
 
-    def command(self, payload: bytes) -> dict[str, Any]:
-        """One request from the command channel; always answers, never raises."""
+    def command(self, payload: bytes, client: str = LOCAL_CLIENT) -> dict[str, Any]:
+        """One request from the command channel; always answers, never raises (but for the
+        journal failing: then the table cannot go on, see :meth:`apply`)."""
+        try:
+            outcome = self._command_outcome(payload, client)
+        except Exception as error:  # a fault serving one request must not end the table
+            self.log.exception("command failed", client=client)
+            outcome = [CommandRefused("?", "", "?", DEALER_ROLE,
+                                      f"the controller could not serve this command "
+                                      f"({type(error).__name__}); nothing was carried out")]
+        if isinstance(outcome, dict):
+            return outcome
+        return self._answer(outcome, client)
+
+    def _command_outcome(self, payload: bytes, client: str) -> dict[str, Any] | list[Any]:
+        """A query's answer, or the events a command causes (the first is its record)."""
+        if len(payload) > MAX_COMMAND_BYTES:
+            return [CommandRefused("?", "", "?", DEALER_ROLE,
+                                   f"a command is at most {MAX_COMMAND_BYTES} bytes; this one "
+                                   f"is {len(payload)}")]
         try:
             request = json.loads(payload.decode("utf-8"), parse_constant=_not_json)
             # A lone surrogate escape ("\ud800") decodes to text that no UTF-8 message can
             # carry: refuse it here, before the table acts on a command it could not journal.
             json.dumps(request, ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError:
-            return self._refuse("?", payload[:200].decode("utf-8", "replace"), "?", DEALER_ROLE,
-                                "not valid JSON: a \\u escape names a lone surrogate, "
-                                "not a character")
+            return [CommandRefused("?", "", "?", DEALER_ROLE,
+                                   "not valid JSON: a \\u escape names a lone surrogate, "
+                                   "not a character")]
         except (ValueError, RecursionError) as error:  # bad UTF-8 or JSON, or nested too deep
-            return self._refuse("?", payload[:200].decode("utf-8", "replace"), "?", DEALER_ROLE,
-                                f"not valid JSON: {error}")
+            return [CommandRefused("?", "", "?", DEALER_ROLE, f"not valid JSON: {error}")]
         if not isinstance(request, dict):
-            return self._refuse("?", str(request)[:200], "?", DEALER_ROLE,
-                                "a command is a JSON object such as {\"command\": \"lock\"}")
-        by = str(request.pop("by", "") or "dealer")[:64]
+            return [CommandRefused("?", "", "?", DEALER_ROLE,
+                                   f"a command is a JSON object such as {{\"command\": "
+                                   f"\"lock\"}}, not {_json_type(request)}")]
+        name = name_of(request)
+        by = request.pop("by", "dealer")
+        if not isinstance(by, str) or not _BY.fullmatch(by):
+            return [CommandRefused(name, refused_arguments(request), "?", DEALER_ROLE,
+                                   "by: who gives the command is printable text of 1 to 64 "
+                                   "characters")]
         credential = request.pop("credential", None)
-        name = str(request.get("command", "?"))[:32]
-        if name in QUERIES:
+        if request.get("command") in QUERIES:
+            if len(request) > 1:
+                return [CommandRefused("?", refused_arguments(request), by, DEALER_ROLE,
+                                       f"'{request['command']}' takes no arguments")]
             return {"ok": True, "state": self.table.snapshot(), "seq": self.journal.last_seq,
                     "devices": self.devices.status()}
         role = DEALER_ROLE
         if credential is not None:
             if not self._supervisor(credential):
-                return self._refuse(name, "", by, SUPERVISOR_ROLE,
-                                    "the supervisor credential is not valid")
+                return [CommandRefused(name, "", by, SUPERVISOR_ROLE, BAD_CREDENTIAL)]
             role = SUPERVISOR_ROLE
         try:
             command = parse_command(request)
         except InputError as error:
-            arguments = json.dumps(request, sort_keys=True, default=str)[:200]
-            return self._refuse(name, arguments, by, role, "; ".join(error.problems))
+            return [CommandRefused(name, refused_arguments(request), by, role,
+                                   "; ".join(error.problems))]
         if command.command == "reload":
-            events = self._reload(by, role)
-        else:
-            events = self.table.command(command, by, role)
+            return self._reload(by, role)
+        return self.table.command(command, by, role)
+
+    def _answer(self, events: list[Any], client: str) -> dict[str, Any]:
+        """Journal what a command caused and say so. A refusal is journaled in full, or
+        counted when its client was already refused in this window (see
+        :mod:`controller.refusal_ledger`)."""
+        first, now = events[0], self.clock()
+        if type(first) is CommandRefused:
+            alarms = self.credentials.failed(client, now) \
+                if first.reason == BAD_CREDENTIAL else []
+            journaled, counts = self.refusals.admit(client, first.command, first.reason, now)
+            for event in [*counts, *alarms]:
+                self.apply([event])
+            if not journaled:
+                return {"ok": False, "error": first.reason, "counted": True}
         records = self.apply(events)
-        first = events[0]
         if type(first) is CommandRefused:
             return {"ok": False, "error": first.reason, "seq": records[0].seq}
-        problems = [p for e in events if type(e).__name__ == "LockRefused" for p in e.problems]
+        problems = [p for e in events if type(e) is LockRefused for p in e.problems]
         if problems:
             return {"ok": False, "error": "; ".join(problems), "seq": records[-1].seq}
         return {"ok": True, "seq": records[-1].seq, "state": self.table.state,
                 "expecting": self.table.expecting()}
+
+    def _journal_request_refusals(self) -> None:
+        """The replay sockets' refused requests, journaled like refused commands: in full,
+        or counted when their client was refused often in this window."""
+        assert self.publisher is not None
+        for family, client, reason in self.publisher.take_refusals():
+            journaled, counts = self.refusals.admit(client, f"{family} request", reason,
+                                                    self.clock())
+            for event in counts:
+                self.apply([event])
+            if journaled:
+                self.apply([RequestRefused(family, client, reason)])
 
     def _reload(self, by: str, role: str) -> list[Any]:
         """Re-read the config file; the table decides whether its game settings may change
@@ -380,13 +473,7 @@ class TableDaemon:
 
     def _supervisor(self, credential: Any) -> bool:
         expected = self.loaded.config.security.supervisor_credential_sha256
-        if expected is None or not isinstance(credential, str):
+        if expected is None or not isinstance(credential, str) or len(credential) > 256:
             return False
         digest = hashlib.sha256(credential.encode("utf-8")).hexdigest()
         return hmac.compare_digest(digest, expected)
-
-    def _refuse(self, name: str, arguments: str, by: str, role: str, reason: str) -> dict:
-        """A command refused before the table saw it: journaled and published all the same."""
-        self.log.warning("command refused", command=name, reason=reason, by=by)
-        records = self.apply([CommandRefused(name, arguments, by, role, reason)])
-        return {"ok": False, "error": reason, "seq": records[0].seq}

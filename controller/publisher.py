@@ -31,6 +31,7 @@ thread-safe); register :attr:`EventPublisher.sockets` with that loop's ``zmq.Pol
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 
@@ -39,11 +40,14 @@ import zmq
 
 from controller import cms_view, wire
 from controller.journal import Journal, JournalRecord
+from controller.transport_identity import client_of
 
 #: The largest request the ROUTER accepts; a bigger one disconnects its sender.
 MAX_REQUEST_BYTES = 64 * 1024
 #: Most requests one :meth:`EventPublisher.handle_replay` call serves before returning.
 MAX_REQUESTS_PER_CALL = 64
+#: Refused requests kept for the daemon between two calls (the rest are only answered).
+MAX_REFUSALS_KEPT = 256
 #: Send flags as plain ints (never blocking; more frames follow, or the last one).
 _SEND_MORE, _SEND_LAST = int(zmq.NOBLOCK | zmq.SNDMORE), int(zmq.NOBLOCK)
 
@@ -80,6 +84,7 @@ class EventPublisher:
         #: Messages ZeroMQ refused with ``zmq.Again`` (PUB and ROUTER together).
         self.dropped = 0
         self.requests_served = 0
+        self._refusals: list[tuple[str, str, str]] = []
         #: The hand in play (its records are confidential on the CMS family) and its first seq.
         self.open_hand, self._hand_first_seq = _hand_in_play(journal)
         self._sndhwm = sndhwm
@@ -219,41 +224,61 @@ class EventPublisher:
 
     # --- ROUTER --------------------------------------------------------------------------------
 
-    def handle_replay(self, max_requests: int = MAX_REQUESTS_PER_CALL) -> int:
-        """Answer the requests already waiting (at most ``max_requests`` per family); never
-        waits. Returns how many were answered."""
+    def handle_replay(self, max_requests: int = MAX_REQUESTS_PER_CALL,
+                      deadline: float | None = None) -> int:
+        """Answer the requests already waiting (at most ``max_requests`` per family, and none
+        begun after ``deadline`` on :func:`time.monotonic`); never waits. Returns how many
+        were answered."""
         served = 0
         for family in self._families:
-            served += self._handle(family, max_requests)
+            served += self._handle(family, max_requests, deadline)
         self.requests_served += served
         return served
 
-    def _handle(self, family: _Family, max_requests: int) -> int:
+    def take_refusals(self) -> list[tuple[str, str, str]]:
+        """The requests refused since the last call, as ``(family, client, reason)``: the
+        daemon journals them (in bounded form, see :mod:`controller.refusal_ledger`)."""
+        refusals, self._refusals = self._refusals, []
+        return refusals
+
+    def _handle(self, family: _Family, max_requests: int, deadline: float | None) -> int:
         served = 0
-        while served < max_requests:
+        while served < max_requests and (deadline is None or time.monotonic() < deadline):
             try:
-                frames = family.router.recv_multipart(zmq.NOBLOCK)
+                frames = family.router.recv_multipart(zmq.NOBLOCK, copy=False)
             except zmq.Again:
                 break
             served += 1
             # DEALER sends [payload]; REQ sends ["", payload]: reply on the same route.
-            route, body = frames[:1], frames[1:]
-            if len(body) == 2 and body[0] == b"":
-                route, body = frames[:2], frames[2:]
+            route, body = [frames[0].bytes], frames[1:]
+            if len(body) == 2 and body[0].bytes == b"":
+                route, body = [*route, b""], body[1:]
             if len(body) != 1:
-                replies: Iterator[bytes] = iter([wire.error_reply(
-                    f"a request is one frame of JSON, not {len(body)} frames")])
+                replies: Iterator[bytes] = iter([self._refuse(
+                    family.name, frames[-1], f"a request is one frame of JSON, not "
+                                             f"{len(body)} frames")])
             else:
                 replies = self._answer(body[0], family.name)
-            for reply in replies:
-                self._send(family.router, [*route, reply])
+            try:
+                for reply in replies:
+                    self._send(family.router, [*route, reply])
+            except Exception as error:  # a fault serving one request must not end the table
+                self._log.exception("replay request failed", family=family.name)
+                self._send(family.router, [*route, self._refuse(
+                    family.name, body[-1], f"the request could not be served "
+                                           f"({type(error).__name__})")])
         return served
 
-    def _answer(self, payload: bytes, family: str = wire.SURVEILLANCE) -> Iterator[bytes]:
+    def _refuse(self, family: str, frame: zmq.Frame, reason: str) -> bytes:
+        if len(self._refusals) < MAX_REFUSALS_KEPT:
+            self._refusals.append((family, client_of(frame), reason))
+        return wire.error_reply(reason)
+
+    def _answer(self, frame: zmq.Frame, family: str = wire.SURVEILLANCE) -> Iterator[bytes]:
         try:
-            request = wire.parse_request(payload)
+            request = wire.parse_request(frame.bytes)
         except wire.WireError as error:
-            yield wire.error_reply(f"bad request: {error}")
+            yield self._refuse(family, frame, f"bad request: {error}")
             return
         if isinstance(request, wire.SnapshotRequest):
             yield self._snapshot_reply(family)

@@ -155,9 +155,15 @@ class Table:
         Returns ``[CommandAccepted, effects...]``, or ``[CommandRefused]`` naming why.
         """
         name, arguments = command.command, command.arguments()
-        if command.supervisor_only and role != SUPERVISOR_ROLE:
+        if type(command).supervisor_only and role != SUPERVISOR_ROLE:
             return [CommandRefused(name, arguments, by, role,
                                    f"'{name}' needs the supervisor credential")]
+        return self._carry_out(command, by, role)
+
+    def _carry_out(self, command: Any, by: str, role: str) -> list[AnyEvent]:
+        """A command whose giver may give it: accepted with its effects, or refused by the
+        state of the table."""
+        name, arguments = command.command, command.arguments()
         handler = getattr(self, f"_{name}")
         try:
             effects = handler(command, by)
@@ -322,8 +328,11 @@ class Table:
             elif kind is CommandAccepted and event.command == "reload":
                 continue  # its effect is the ConfigApplied that follows it
             elif kind is CommandAccepted:
+                # Who could give the command was decided when it was accepted (the journal
+                # keeps the role the daemon gave it): a replay repeats the decision's effect,
+                # it does not take the decision again.
                 command = command_from_record(event.command, event.arguments)
-                result = self.command(command, event.by, event.role)
+                result = self._carry_out(command, event.by, event.role)
                 if type(result[0]) is not CommandAccepted:
                     raise RuntimeError(f"journal replay: {event.command} was accepted before "
                                        f"but is refused now: {result[0].reason}")
@@ -380,6 +389,9 @@ class Table:
         if command.wager not in engine.WAGER_KEYS:
             raise CommandError(f"spot {command.spot}: {command.wager!r} is not a {self.game} "
                                f"wager (wagers: {', '.join(engine.WAGER_KEYS)})")
+        problem = self.wager_limit_problem(command.spot, command.wager, command.amount)
+        if problem is not None:
+            raise CommandError(problem)
         events = self._opened_for_betting()
         self.wagers[command.spot][command.wager] = command.amount
         if command.player:
@@ -443,17 +455,9 @@ class Table:
             if amounts.get(second) != ante:
                 problems.append(f"spot {spot}: {second} {amounts.get(second, 0)} must equal "
                                 f"the ante {ante}")
-            if not limits.min_ante <= ante <= limits.max_ante:
-                problems.append(f"spot {spot}: ante {ante} is outside the table limits "
-                                f"{limits.min_ante} to {limits.max_ante}")
-            lowdown = amounts.get("lowdown_bonus", 0)
-            if lowdown > limits.max_lowdown_bonus:
-                problems.append(f"spot {spot}: lowdown_bonus {lowdown} is over the limit "
-                                f"{limits.max_lowdown_bonus}")
-            progressive = amounts.get("progressive")
-            if progressive is not None and progressive != self.config.config.progressive.wager:
-                problems.append(f"spot {spot}: the progressive wager is "
-                                f"{self.config.config.progressive.wager}, not {progressive}")
+            problems += [problem for wager, amount in amounts.items()
+                         if wager != second
+                         and (problem := self.wager_limit_problem(spot, wager, amount))]
         by_player: dict[str, list[int]] = defaultdict(list)
         for spot in wagers:
             by_player[self.players.get(spot, f"spot {spot}")].append(spot)
@@ -463,6 +467,24 @@ class Table:
                                 f"{len(spots)} spots ({', '.join(map(str, sorted(spots)))}); "
                                 f"at most {limits.max_spots_per_player}")
         return problems
+
+    def wager_limit_problem(self, spot: int, wager: str, amount: int) -> str | None:
+        """Why one wager's amount is outside the table's limits, or None. The ante and the
+        wager that must equal it share the ante's limits; the progressive is one amount."""
+        limits = self.limits
+        if wager in ENGINES[self.game].REQUIRED_WAGERS:
+            if not limits.min_ante <= amount <= limits.max_ante:
+                return (f"spot {spot}: {wager} {amount} is outside the table limits "
+                        f"{limits.min_ante} to {limits.max_ante}")
+        elif wager == "lowdown_bonus":
+            if amount > limits.max_lowdown_bonus:
+                return (f"spot {spot}: lowdown_bonus {amount} is over the limit "
+                        f"{limits.max_lowdown_bonus}")
+        elif wager == "progressive":
+            if amount != self.config.config.progressive.wager:
+                return (f"spot {spot}: the progressive wager is "
+                        f"{self.config.config.progressive.wager}, not {amount}")
+        return None
 
     def _decide(self, command: Decide, by: str) -> list[AnyEvent]:
         if self.hand is None or self.state not in (DECIDING, DEALING, LOCKED):

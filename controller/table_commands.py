@@ -9,7 +9,8 @@ journaled with its arguments and can be replayed exactly.
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Literal, Union
+import re
+from typing import Annotated, Any, ClassVar, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
@@ -22,12 +23,13 @@ DEALER_ROLE, SUPERVISOR_ROLE = "dealer", "supervisor"
 class _Command(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    #: Commands only a supervisor may give.
-    supervisor_only: bool = Field(default=False, exclude=True, repr=False)
+    #: Whether only a supervisor may give the command: a property of the command's class,
+    #: decided by the daemon, never a field (a client's JSON cannot reach a ClassVar).
+    supervisor_only: ClassVar[bool] = False
 
     def arguments(self) -> str:
         """The arguments as canonical JSON (what the journal keeps)."""
-        data = self.model_dump(exclude={"command", "supervisor_only"})
+        data = self.model_dump(exclude={"command"})
         return json.dumps(data, sort_keys=True, separators=(",", ":"))
 
 
@@ -87,14 +89,14 @@ class Void(_Command):
 
     command: Literal["void"]
     reason: Annotated[str, Field(min_length=1, max_length=200)]
-    supervisor_only: bool = Field(default=True, exclude=True, repr=False)
+    supervisor_only: ClassVar[bool] = True
 
 
 class VerifyJackpot(_Command):
     """A supervisor verified the jackpot hand-pay: the meter resets to its seed."""
 
     command: Literal["verify_jackpot"]
-    supervisor_only: bool = Field(default=True, exclude=True, repr=False)
+    supervisor_only: ClassVar[bool] = True
 
 
 class Reload(_Command):
@@ -102,20 +104,69 @@ class Reload(_Command):
     between hands (regulations); the daemon reads the file, the table decides."""
 
     command: Literal["reload"]
-    supervisor_only: bool = Field(default=True, exclude=True, repr=False)
+    supervisor_only: ClassVar[bool] = True
 
 
-Command = Annotated[Union[Open, Close, Place, Cancel, Lock, Decide, Continue, Void,
-                          VerifyJackpot, Reload], Field(discriminator="command")]
-COMMAND_NAMES = ("open", "close", "place", "cancel", "lock", "decide", "continue", "void",
-                 "verify_jackpot", "reload")
+COMMAND_CLASSES = (Open, Close, Place, Cancel, Lock, Decide, Continue, Void, VerifyJackpot,
+                   Reload)
+Command = Annotated[Union[COMMAND_CLASSES], Field(discriminator="command")]  # noqa: UP007
+#: Command name -> its class.
+COMMANDS: dict[str, type[_Command]] = {
+    cls.model_fields["command"].annotation.__args__[0]: cls  # type: ignore[union-attr]
+    for cls in COMMAND_CLASSES}
+COMMAND_NAMES = tuple(COMMANDS)
 _ADAPTER: TypeAdapter[Any] = TypeAdapter(Command)
+#: A command name worth repeating in an error or a journal record (anything else a client
+#: sends as a name is described by its length only: it could be anything, a secret included).
+_NAME_LIKE = re.compile(r"[a-z_]{1,32}")
+
+
+def name_of(data: Any) -> str:
+    """The command's name as a refusal may record it: a known name, or ``?``."""
+    name = data.get("command") if isinstance(data, dict) else None
+    return name if isinstance(name, str) and name in COMMANDS else "?"
+
+
+def refused_arguments(data: dict[str, Any]) -> str:
+    """What the journal keeps of a command refused before it could be parsed: the values of
+    the command's own fields (cut short), and the *names* only of any other key. A value
+    under an unknown key (``"Credential"``, ``"secret"``) is never repeated, since the
+    journal is published, to the CMS too."""
+    cls = COMMANDS.get(name_of(data))
+    fields = set(cls.model_fields) - {"command"} if cls is not None else set()
+    shown: dict[str, Any] = {key: _short(value) for key, value in data.items()
+                             if key in fields}
+    unknown = sorted(_short(str(key), 32) for key in data if key not in fields
+                     and key != "command")
+    if unknown:
+        shown["unknown_keys"] = unknown[:10] + ([f"... {len(unknown) - 10} more"]
+                                                if len(unknown) > 10 else [])
+    return json.dumps(shown, sort_keys=True, separators=(",", ":"))
+
+
+def _short(value: Any, length: int = 64) -> Any:
+    """A value small enough for a refusal record: short text, a bounded integer, or a
+    description of anything else."""
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return value if abs(value) <= 2**63 - 1 else f"(an integer of {len(str(value))} digits)"
+    if isinstance(value, str):
+        return value if len(value) <= length else value[:length] + "..."
+    return f"(a JSON {'array' if isinstance(value, list) else type(value).__name__})"
+
+
+def _said(name: Any) -> str:
+    """An unknown command name as an error may repeat it."""
+    if isinstance(name, str):
+        return repr(name) if _NAME_LIKE.fullmatch(name) else f"(text of {len(name)} characters)"
+    return f"(not text: {type(name).__name__})"
 
 
 def parse_command(data: Any, source: str = "command") -> Any:
     """A command model from decoded JSON; :class:`InputError` names each bad key."""
     if isinstance(data, dict) and "command" in data and data["command"] not in COMMAND_NAMES:
-        raise InputError(source, [f"command: unknown command {data['command']!r} "
+        raise InputError(source, [f"command: unknown command {_said(data['command'])} "
                                   f"(commands: {', '.join(COMMAND_NAMES)})"])
     try:
         return _ADAPTER.validate_python(data)

@@ -162,6 +162,35 @@ class CommandRefused(NamedTuple):
     reason: str
 
 
+class RequestRefused(NamedTuple):
+    """A snapshot or replay request refused on a replay socket (``family``: ``surveillance``
+    or ``cms``); ``client`` is the client's CURVE key or network address."""
+
+    family: str
+    client: str
+    reason: str
+
+
+class RefusalsCounted(NamedTuple):
+    """Refused commands from one client that were answered but not journaled one by one:
+    after a client's first refusal in a window (journaled in full), the rest of the window's
+    refusals are counted here. ``client`` is the client's CURVE key or network address."""
+
+    client: str
+    count: int
+    window_ms: int
+    last_command: str
+    last_reason: str
+
+
+class Alarm(NamedTuple):
+    """Something surveillance must look at that does not stop the hand (``code``:
+    ``credential_failures``)."""
+
+    code: str
+    detail: str
+
+
 class ConfigApplied(NamedTuple):
     """The game configuration the table runs with from here on: when the table opens, when a
     supervisor reloads the config between hands, when the daemon starts with a changed file.
@@ -189,6 +218,8 @@ FAULT_CODES = (
 TableEvent = Union[TableOpened, TableClosed, StateChanged, WagerPlaced, WagerCancelled,
                    LockRefused, HandStarted, ShoeCard, Fault, HandContinued, HandVoided,
                    JackpotPending, JackpotVerified, MeterChanged, LampSet, SensorReport,
-                   DeviceStatus, CommandAccepted, CommandRefused, ConfigApplied]
+                   DeviceStatus, CommandAccepted, CommandRefused, RequestRefused,
+                   RefusalsCounted, Alarm,
+                   ConfigApplied]
 
 KINDS: dict[type, str] = kinds_of(TableEvent)

@@ -82,9 +82,13 @@ def _rate(value: Any):
         raise ValueError(str(error)) from None
 
 
+#: The largest amount of money any input may name: ten billion dollars, in cents. Far above
+#: any table's limits, and small enough that a payout (a wager times the longest odds a
+#: paytable may name, 999999:1) still fits a signed 64-bit integer, as integrators store it.
+MAX_CENTS = 10**12
 #: An amount of money in cents: a whole number, never a float or a string.
-Cents = Annotated[int, Field(strict=True, ge=0)]
-PositiveCents = Annotated[int, Field(strict=True, gt=0)]
+Cents = Annotated[int, Field(strict=True, ge=0, le=MAX_CENTS)]
+PositiveCents = Annotated[int, Field(strict=True, gt=0, le=MAX_CENTS)]
 #: Odds written "N:M" in config files.
 OddsText = Annotated[Odds, BeforeValidator(_odds), PlainSerializer(str, return_type=str)]
 

@@ -119,7 +119,9 @@ UtcTime = Annotated[datetime, AfterValidator(_utc),
 #: Same rule as the table config's ``table.id``; a topic is ``<family>.<table_id>.<type>``.
 TableId = Annotated[str, Field(min_length=1, max_length=32, pattern=r"^[A-Za-z0-9_-]+$")]
 HandId = Annotated[str, Field(min_length=1, max_length=64)]
-Seq = Annotated[int, Field(gt=0)]
+#: The largest seq a message may name: the journal keeps seqs as SQLite's 64-bit integers.
+MAX_SEQ = 2**63 - 1
+Seq = Annotated[int, Field(gt=0, le=MAX_SEQ)]
 
 _SCALARS = (int, str, bool, float)
 _CONFIG = ConfigDict(extra="forbid", frozen=True, strict=True)
@@ -393,8 +395,8 @@ class ReplayRequest(BaseModel):
 
     model_config = _CONFIG
     request: Literal["replay"]
-    after: Annotated[int, Field(ge=0)]
-    limit: Annotated[int, Field(gt=0)] | None = None
+    after: Annotated[int, Field(ge=0, le=MAX_SEQ)]
+    limit: Annotated[int, Field(gt=0, le=MAX_SEQ)] | None = None
 
 
 Request = Annotated[Union[SnapshotRequest, ReplayRequest],  # noqa: UP007

@@ -10,6 +10,7 @@ from controller.cards import parse_card
 from controller.events import WagerSettled
 from controller.table import Table
 from controller.table_commands import parse_command
+from controller.validation import InputError
 from controller.table_config import default_config_path, load_config
 from controller.table_events import (
     CommandAccepted,
@@ -85,12 +86,33 @@ def test_a_cali_hand_from_open_to_settled():
     assert d.table.state == "OPEN"
 
 
+@pytest.mark.parametrize("game, wager, amount, says", [
+    ("cali_lowball", "ante", 100, "spot 1: ante 100 is outside the table limits 500 to 100000"),
+    ("cali_lowball", "xtra_bonus", 100_001, "spot 1: xtra_bonus 100001 is outside the table"),
+    ("cali_lowball", "lowdown_bonus", 20000, "spot 1: lowdown_bonus 20000 is over the limit "
+                                             "10000"),
+    ("cali_lowball", "ante", 10**12, "spot 1: ante 1000000000000 is outside the table"),
+    ("three_card_lowball", "bonus", 10**9, "spot 1: bonus 1000000000 is outside the table"),
+    ("three_card_lowball", "progressive", 500, "spot 1: the progressive wager is 100, not 500"),
+])
+def test_place_refuses_an_amount_outside_the_limits_at_once(game, wager, amount, says):
+    """Found by the red team: ``place`` took 10**30 cents (journaled and published), and only
+    ``lock`` refused it."""
+    d = Driver(game)
+    d.do(command="open")
+    (refused,) = d.do(command="place", spot=1, wager=wager, amount=amount)
+    assert type(refused) is CommandRefused and refused.reason.startswith(says), refused
+    assert d.table.snapshot()["layout"] == {}
+
+
+def test_place_refuses_an_amount_past_any_table_at_parse():
+    with pytest.raises(InputError, match="amount: Input should be less than or equal to"):
+        parse_command({"command": "place", "spot": 1, "wager": "ante", "amount": 10**30})
+
+
 @pytest.mark.parametrize("wagers, says", [
     ({1: {"ante": 1000, "xtra_bonus": 500}}, "spot 1: xtra_bonus 500 must equal the ante 1000"),
-    ({1: {"ante": 100, "xtra_bonus": 100}}, "spot 1: ante 100 is outside the table limits"),
-    ({1: {"xtra_bonus": 100}}, "spot 1: no ante"),
-    ({1: {"ante": 1000, "xtra_bonus": 1000, "lowdown_bonus": 20000}},
-     "spot 1: lowdown_bonus 20000 is over the limit 10000"),
+    ({1: {"xtra_bonus": 1000}}, "spot 1: no ante"),
     ({}, "no wagers on the layout"),
 ])
 def test_lock_refusals_name_the_spot(wagers, says):
@@ -281,11 +303,12 @@ def test_scenarios_through_the_table_settle_as_replay_does(path):
                                      rules=Rules(**scenario.get("rules", {})))
     if "meter" in scenario:
         table.meter = scenario["meter"]
+    table.limits = table.limits.model_copy(update={"min_ante": 1, "max_ante": 10**9,
+                                                   "max_lowdown_bonus": 10**9})
     d.do(command="open")
     for spot, wagers in scenario["seats"].items():
         for wager, amount in wagers.items():
             d.do(command="place", spot=int(spot), wager=wager, amount=amount, player=f"p{spot}")
-    table.limits = table.limits.model_copy(update={"min_ante": 1, "max_ante": 10**9})
     assert type(d.do(command="lock")[-1]).__name__ != "LockRefused"
     shoe = iter(scenario["shoe"])
     decisions = {int(k): list(v) for k, v in scenario["decisions"].items()}
