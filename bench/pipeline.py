@@ -104,7 +104,8 @@ class DaemonProcess:
     ptys in this process, with a command client and a subscriber. ``durability="batched"``
     (``--durability batched``: commits not synced) shows the software without the disk."""
 
-    def __init__(self, game: str = "three_card_lowball", durability: str = "full"):
+    def __init__(self, game: str = "three_card_lowball", durability: str = "full",
+                 env: dict[str, str] | None = None):
         from bench.power_loss import write_config
         from simulators.meter import AlphaSignModel
         from simulators.pty_transport import PtyTransport
@@ -136,7 +137,8 @@ class DaemonProcess:
                 [sys.executable, "-m", "controller.cli", "run", "--config", str(self.config),
                  "--state-dir", str(self.state_dir), "--log-format", "json",
                  "--durability", durability],
-                cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT)
+                cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT,
+                env={**os.environ, **(env or {})})
             self._resources.callback(self._stop_daemon)
             self.context = zmq.Context()
             self._resources.callback(self._close_sockets)
@@ -946,6 +948,9 @@ def run_all(soak_hands: int = MAKE_BENCH_SOAK_HANDS, idle_seconds: float = 60.0)
     # After the soak, whose resident memory is this process's own.
     print("\na subscriber that stops reading for a minute, then recovers by replay")
     stalled_subscriber(seconds=idle_seconds)
+    from bench.flood import flood
+    print("\na flood of 80,000 junk commands from one client while the dealer deals")
+    flood()
 
 
 def main(argv: list[str] | None = None) -> None:

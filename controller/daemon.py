@@ -339,14 +339,17 @@ class TableDaemon:
 
     def handle_commands(self) -> None:
         """Serve the commands already waiting, within one turn's budget (at most
-        :data:`MAX_COMMANDS_PER_TURN`, at most :data:`TURN_BUDGET_S`): then the loop goes back
-        to the devices, the heartbeat and the watchdog, and serves the rest next turn. The
+        :data:`MAX_COMMANDS_PER_TURN`, at most :data:`TURN_BUDGET_S`, and none once a device
+        report waits): then the loop goes back to the devices, the heartbeat and the watchdog,
+        and serves the rest next turn. A card therefore waits for one command at most. The
         ROUTER queues each client's requests apart and takes them in turn, so one client's
         flood delays another's command by one turn at most."""
-        commands = self.commands
+        commands, reports = self.commands, self.devices.reports
         assert commands is not None
         deadline = self.clock() + TURN_BUDGET_S
         for _ in range(MAX_COMMANDS_PER_TURN):
+            if not reports.empty():
+                return  # a card or a device report waits: it goes first
             # Ask the socket whether a request waits before each read: a read of an empty
             # socket raises zmq.Again, which costs more than the question.
             if not commands.get(zmq.EVENTS) & zmq.POLLIN:

@@ -1,0 +1,364 @@
+"""The red team's attacks on the command channel and the replay sockets (issue 14).
+
+Each test is an attack that worked on the table before its fix:
+
+* a field a client sends (``supervisor_only``) waived the supervisor's role, and the journaled
+  void then stopped the table from rebuilding;
+* an integer past int64 in a replay request ended the daemon;
+* a flood of junk commands starved the shoe, the heartbeat and the watchdog, and wrote a
+  journal record for each;
+* a refusal repeated an unknown key's value (a credential under ``"Credential"``) into the
+  journal and onto both stream families;
+* a command over 4,096 bytes got no answer at all; ``place`` took 10**30 cents.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+import zmq
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bench import fuzz
+from controller import wire
+from controller.publisher import MAX_REQUEST_BYTES
+from controller.table import Table
+from controller.table_commands import COMMAND_NAMES, COMMANDS
+from controller.table_events import CommandAccepted
+from tests.test_daemon import DEADLINE_S, rig_factory, wait_for  # noqa: F401 (a fixture)
+
+SECRET = "s3cr3t-never-journaled"
+#: Keys named like the table's internals, and spellings of the credential's key.
+INTERNAL_KEYS = ("supervisor_only", "role", "Role", "_role", "authorized", "supervisor",
+                 "Credential", "CREDENTIAL", "credential ", "credentials", "by_role",
+                 "__class__", "model_config", "__dict__", "arguments", "unknown_keys")
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-2**80, 2**80) | st.text(max_size=20)
+    | st.floats(allow_nan=False),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner,
+                                                                max_size=3),
+    max_leaves=6)
+
+
+def _journal_bytes(daemon) -> bytes:
+    return b"\n".join(record.message for record in daemon.journal.records())
+
+
+@pytest.fixture(scope="module")
+def hand_in_play():
+    """A daemon (no devices, its loop not running) with a Three Card Lowball hand locked,
+    so that every supervisor command has something to act on."""
+    with fuzz.command_daemon("three_card_lowball") as daemon:
+        for command in ({"command": "open"},
+                        {"command": "place", "spot": 1, "wager": "ante", "amount": 500},
+                        {"command": "place", "spot": 1, "wager": "bonus", "amount": 500},
+                        {"command": "lock"}):
+            assert daemon.command(json.dumps(command).encode())["ok"], command
+        yield daemon
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(name=st.sampled_from((*COMMAND_NAMES, "status")),
+       extra=st.dictionaries(st.sampled_from(INTERNAL_KEYS) | st.text(min_size=1, max_size=12),
+                             JSON_VALUES, min_size=1, max_size=4),
+       fields=st.fixed_dictionaries({}, optional={
+           "spot": st.integers(1, 7), "wager": st.sampled_from(("ante", "bonus")),
+           "amount": st.integers(1, 10**6), "reason": st.text(min_size=1, max_size=20),
+           "decision": st.sampled_from(("stand", "discard:As"))}))
+def test_no_field_a_client_sends_grants_a_role(hand_in_play, name, extra, fields):
+    """Every command, with any extra keys named like internals and any JSON values, and no
+    credential: refused, journaled with the dealer's role, the table unchanged, and not one
+    of the extra values in the journal."""
+    daemon = hand_in_play
+    extra = {key: value for key, value in extra.items() if key not in ("by", "credential")}
+    if not extra:
+        return
+    marked = {key: SECRET for key in extra}
+    before, seq = daemon.table.snapshot(), daemon.journal.last_seq
+    for values in (extra, marked):
+        request = {"command": name, **fields, **values}
+        reply = daemon.command(json.dumps(request).encode())
+        assert reply["ok"] is False, (request, reply)
+        assert daemon.table.snapshot() == before
+    records = [wire.decode_event(record.message)
+               for record in daemon.journal.records(after_seq=seq)]
+    assert all(record.data.role == "dealer" for record in records
+               if record.type == "command_refused"), records
+    assert not any(record.type == "command_accepted" for record in records)
+    assert SECRET.encode() not in _journal_bytes(daemon)
+
+
+def test_the_supervisor_only_field_is_refused_by_name(hand_in_play):
+    reply = hand_in_play.command(json.dumps(
+        {"command": "void", "reason": "x", "supervisor_only": False}).encode())
+    assert reply["ok"] is False and "supervisor_only: unknown key" in reply["error"]
+    assert hand_in_play.table.hand is not None
+    assert all(cls.supervisor_only is (name in ("void", "verify_jackpot", "reload"))
+               for name, cls in COMMANDS.items())
+
+
+def test_a_journal_that_accepted_a_command_always_rebuilds(hand_in_play):
+    """A void journaled with the dealer's role (as the escalation left it in journals written
+    before the fix) rebuilds the voided table instead of stopping the daemon's start."""
+    daemon = hand_in_play
+    events = [wire.to_event(wire.decode_event(record.message))
+              for record in daemon.journal.records()]
+    events.append(CommandAccepted("void", json.dumps({"reason": "x"}), "mallory", "dealer"))
+    table = Table(daemon.loaded)
+    table.replay(events)
+    assert table.hand is None and table.state == "OPEN"
+
+
+@pytest.mark.parametrize("payload", [
+    {"command": "reload", "Credential": SECRET},
+    {"command": "void", "reason": "x", "credential ": SECRET},
+    {"command": "place", "spot": 1, "wager": "ante", "amount": 500, "note": [SECRET]},
+    {"command": SECRET},
+    {"command": "lock", "by": "dealer", "x": {"credential": SECRET}},
+    SECRET,
+    [SECRET],
+])
+def test_a_refusal_never_repeats_a_secret(payload):
+    with fuzz.command_daemon() as daemon:
+        reply = daemon.command(json.dumps(payload).encode())
+        assert reply["ok"] is False and SECRET not in reply["error"]
+        assert SECRET.encode() not in _journal_bytes(daemon)
+
+
+@pytest.mark.parametrize("payload", [
+    b'{"command": "void", "credential": "' + SECRET.encode() + b'"',         # cut short
+    b'{"command": "void", "credential": "' + SECRET.encode() + b'", }',      # trailing comma
+    b'\xff{"credential": "' + SECRET.encode() + b'"}',                      # not UTF-8
+    b'{"command": "void", "credential": "' + SECRET.encode() + b'"}' + b" " * 5000,  # long
+])
+def test_a_broken_request_is_never_echoed(payload):
+    with fuzz.command_daemon() as daemon:
+        reply = daemon.command(payload)
+        assert reply["ok"] is False and SECRET not in reply["error"]
+        assert SECRET.encode() not in _journal_bytes(daemon)
+
+
+def test_five_failed_credentials_in_a_minute_raise_one_alarm():
+    with fuzz.command_daemon() as daemon:
+        for attempt in range(7):
+            reply = daemon.command(json.dumps({"command": "reload",
+                                               "credential": f"{SECRET}{attempt}"}).encode())
+            assert reply["error"] == "the supervisor credential is not valid"
+        records = [wire.decode_event(record.message) for record in daemon.journal.records()]
+        alarms = [record.data for record in records if record.type == "alarm"]
+        assert [alarm.code for alarm in alarms] == ["credential_failures"]
+        refused = [record.data for record in records if record.type == "command_refused"]
+        assert refused and all(record.arguments == "" for record in refused)
+        assert SECRET.encode() not in _journal_bytes(daemon)
+
+
+def test_repeated_refusals_are_journaled_in_bounded_form():
+    """Every refusal is answered; past the first few in a window a client's refusals are
+    counted, and the count is journaled once the window closes."""
+    clock = [1000.0]
+    with fuzz.command_daemon() as daemon:
+        daemon.clock = lambda: clock[0]
+        seq = daemon.journal.last_seq
+        replies = [daemon.command(b'{"command": "fly"}', client="203.0.113.9")
+                   for _ in range(500)]
+        assert all(reply["ok"] is False and "unknown command 'fly'" in reply["error"]
+                   for reply in replies)
+        journaled = [reply for reply in replies if "seq" in reply]
+        assert len(journaled) == 3 and all(r.get("counted") for r in replies[3:])
+        clock[0] += 1.5
+        daemon._tick()
+        records = [wire.decode_event(r.message) for r in daemon.journal.records(after_seq=seq)]
+        assert [r.type for r in records] == ["command_refused"] * 3 + ["refusals_counted"]
+        count = records[-1].data
+        assert (count.client, count.count, count.last_command) == ("203.0.113.9", 497, "?")
+        # another client is not held back by the first one's window
+        assert "seq" in daemon.command(b'{"command": "fly"}', client="198.51.100.7")
+
+
+def test_an_unexpected_error_answers_its_request_and_the_table_goes_on(monkeypatch):
+    with fuzz.command_daemon() as daemon:
+        def broken(*args: Any) -> Any:
+            raise ZeroDivisionError("a bug")
+
+        monkeypatch.setattr(daemon.table, "command", broken)
+        reply = daemon.command(b'{"command": "open"}')
+        assert reply["ok"] is False and "could not serve" in reply["error"]
+        monkeypatch.undo()
+        assert daemon.command(b'{"command": "open"}')["ok"]
+
+
+def test_a_turn_serves_a_bounded_number_of_commands():
+    """A queue of commands is served a turn's budget at a time, so the loop gets back to the
+    shoe, the heartbeat and the watchdog between turns."""
+    from controller.daemon import MAX_COMMANDS_PER_TURN
+
+    with fuzz.command_daemon() as daemon:
+        client = daemon.context.socket(zmq.DEALER)
+        client.setsockopt(zmq.LINGER, 0)
+        client.connect(daemon.loaded.config.stream.commands)
+        try:
+            for _ in range(100):
+                client.send_multipart([b"", b'{"command": "fly"}'])
+            wait_for(lambda: daemon.commands.get(zmq.EVENTS) & zmq.POLLIN, "the commands")
+            daemon.handle_commands()
+            served = 0
+            while client.poll(100):
+                client.recv_multipart()
+                served += 1
+            assert served == MAX_COMMANDS_PER_TURN
+            assert daemon.commands.get(zmq.EVENTS) & zmq.POLLIN
+        finally:
+            client.close(0)
+
+
+# --- over the real sockets, the daemon's loop running -------------------------------------
+
+def _dealer(rig, endpoint: str) -> zmq.Socket:
+    socket = rig.context.socket(zmq.DEALER)
+    socket.setsockopt(zmq.LINGER, 0)
+    socket.connect(endpoint)
+    return socket
+
+
+def _ask(socket: zmq.Socket, payload: bytes) -> list[bytes]:
+    """Send one request; the replies up to the one that ends it."""
+    socket.send(payload)
+    replies = []
+    while True:
+        assert socket.poll(int(DEADLINE_S * 1000)), f"no answer to {payload[:80]!r}"
+        reply = socket.recv()
+        replies.append(reply)
+        if json.loads(reply).get("type") in ("error", "replay_end", "snapshot"):
+            return replies
+
+
+BAD_REPLAY_REQUESTS = [
+    ({"request": "replay", "after": 2**63}, "after: Input should be less than or equal to"),
+    ({"request": "replay", "after": 2**64 + 1}, "after: Input should be less than or equal"),
+    ({"request": "replay", "after": 0, "limit": 2**63}, "limit: Input should be less than"),
+    ({"request": "replay", "after": 0, "limit": 10**400}, "limit:"),
+    ({"request": "replay", "after": -1}, "after: Input should be greater than or equal to 0"),
+    ({"request": "replay", "after": 1.5}, "after: Input should be a valid integer"),
+    ({"request": "replay", "after": "1"}, "after: Input should be a valid integer"),
+    ({"request": "replay", "after": None}, "after:"),
+    ({"request": "replay", "after": [1]}, "after:"),
+    ({"request": "replay", "after": {"$gt": 0}}, "after:"),
+    ({"request": "replay", "after": True}, "after:"),
+    ({"request": "snapshot", "after": 0}, "after: unknown key"),
+    ({"request": ["replay"]}, "request:"),
+    ([], "bad request"),
+    ("replay", "bad request"),
+    (None, "bad request"),
+]
+
+
+@pytest.mark.parametrize("family", ["surveillance", "cms"])
+def test_replay_sockets_refuse_every_bad_request_and_the_table_goes_on(rig_factory, family):
+    rig = rig_factory("three_card_lowball")
+    endpoint = rig.stream.replay if family == "surveillance" else rig.stream.cms_replay
+    socket = _dealer(rig, endpoint)
+    try:
+        for request, says in BAD_REPLAY_REQUESTS:
+            (reply,) = _ask(socket, json.dumps(request).encode())
+            assert json.loads(reply)["type"] == "error" and says in json.loads(reply)["reason"]
+        for payload in (b"[" * 60_000, b"{" + b'"a":{' * 12_000, b"\xff\xfe", b"",
+                        json.dumps({"request": "replay", "after": 10**4000}).encode(),
+                        b'{"request": "replay", "after": 0, "pad": "' + b"x" * 60_000 + b'"}'):
+            (reply,) = _ask(socket, payload)
+            assert json.loads(reply)["type"] == "error"
+        replies = _ask(socket, json.dumps({"request": "replay", "after": 0}).encode())
+        assert json.loads(replies[-1])["type"] == "replay_end"
+    finally:
+        socket.close(0)
+    # Past the transport's cap the connection is closed unanswered (nothing is read into
+    # the table's memory); the table goes on, and serves that client's next connection.
+    socket = _dealer(rig, endpoint)
+    try:
+        socket.send(b"[" * (MAX_REQUEST_BYTES + 1))
+        replies = _ask(socket, json.dumps({"request": "snapshot"}).encode())
+        assert json.loads(replies[-1])["type"] == "snapshot"
+    finally:
+        socket.close(0)
+    assert rig.ask({"command": "status"})["ok"]
+    refused = wait_for(lambda: rig.events("request_refused"), "the refusals on the stream")
+    assert {event.data.family for event in refused} == {family}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(request=JSON_VALUES | st.fixed_dictionaries({
+    "request": st.sampled_from(("replay", "snapshot")) | JSON_VALUES,
+    "after": JSON_VALUES, "limit": JSON_VALUES}))
+def test_replay_sockets_answer_any_json(replay_rig, request):
+    (reply,) = _ask(replay_rig.socket, json.dumps(request).encode())[-1:]
+    assert json.loads(reply)["type"] in ("error", "replay_end", "snapshot")
+
+
+@pytest.fixture(scope="module")
+def replay_rig(tmp_path_factory):
+    from tests.test_daemon import Rig
+
+    rig = Rig(tmp_path_factory.mktemp("replay"), "cali_lowball", durability="batched")
+    rig.socket = _dealer(rig, rig.stream.cms_replay)
+    yield rig
+    rig.socket.close(0)
+    rig.close()
+
+
+def test_an_oversize_command_is_answered_and_journaled(rig_factory):
+    rig = rig_factory("cali_lowball")
+    payload = json.dumps({"command": "void", "reason": "x" * 5000}).encode()
+    reply = rig.ask(payload)
+    assert reply["ok"] is False
+    assert reply["error"] == f"a command is at most 4096 bytes; this one is {len(payload)}"
+    refused = wait_for(lambda: rig.events("command_refused"), "the refusal on the stream")
+    assert refused[-1].data.reason == reply["error"] and refused[-1].data.arguments == ""
+    assert rig.ask({"command": "status"})["ok"]
+
+
+def test_a_flood_of_junk_is_answered_in_full_and_journaled_in_bounded_form(rig_factory):
+    """One client pipelines thousands of junk commands while the dealer deals: every junk
+    command is answered, every one is accounted for in the journal (in full or counted),
+    the journal grows by a few records a second, and the card dealt during the flood reaches
+    the table."""
+    rig = rig_factory("cali_lowball", durability="batched")
+    for command in ({"command": "open"},
+                    {"command": "place", "spot": 1, "wager": "ante", "amount": 500},
+                    {"command": "place", "spot": 1, "wager": "xtra_bonus", "amount": 500},
+                    {"command": "lock"}):
+        assert rig.ask(command)["ok"]
+    rig.shoe.device.load(["As", "2d", "3c", "4h"])
+    seq = rig.daemon.journal.last_seq
+    flood = _dealer(rig, rig.stream.commands)
+    flood.setsockopt(zmq.SNDHWM, 0)
+    total = 3000
+    try:
+        for number in range(total):
+            flood.send_multipart([b"", json.dumps({"junk": number}).encode()])
+        rig.deal_one()
+        answered = 0
+        while answered < total:
+            assert flood.poll(int(DEADLINE_S * 1000)), f"{answered} of {total} answered"
+            empty, reply = flood.recv_multipart()
+            assert json.loads(reply)["ok"] is False
+            answered += 1
+    finally:
+        flood.close(0)
+    rig.daemon.refusals.window_s = 0.0  # close every window now, as the next tick does
+
+    def counted() -> list:
+        return [record for record in rig.daemon.journal.records(after_seq=seq)
+                if record.type in ("command_refused", "refusals_counted")]
+
+    def accounted() -> int:
+        total_seen = 0
+        for record in counted():
+            data = wire.decode_event(record.message).data
+            total_seen += data.count if record.type == "refusals_counted" else 1
+        return total_seen
+
+    wait_for(lambda: accounted() == total, "every junk command accounted for")
+    assert len(counted()) < total / 20
+    assert len(rig.events("card_dealt")) == 1
