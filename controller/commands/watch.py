@@ -222,6 +222,13 @@ def describe(kind: str, data: dict[str, Any]) -> str:
         return f"command {d['command']}{arguments} by {d['by']} ({d['role']})"
     if kind == "command_refused":
         return f"command {d['command']} by {d['by']} REFUSED: {d['reason']}"
+    if kind == "request_refused":
+        return f"{d['family']} request from {d['client']} REFUSED: {d['reason']}"
+    if kind == "refusals_counted":
+        return (f"{d['count']} more refusals from {d['client']} in {d['window_ms']} ms "
+                f"(last: {d['last_command']}: {d['last_reason']})")
+    if kind == "alarm":
+        return f"ALARM {d['code']}: {d['detail']}"
     if kind == "lock_refused":
         return f"lock REFUSED: {'; '.join(d['problems'])}"
     if kind == "hand_continued":
@@ -268,7 +275,8 @@ class Output:
                 return
             text = line(envelope)
             if envelope.type in ("fault", "hand_voided", "command_refused", "lock_refused",
-                                 "jackpot_pending"):
+                                 "jackpot_pending", "alarm", "request_refused",
+                                 "refusals_counted"):
                 text = self._paint(text, BOLD + RED)
             elif envelope.type in ("hand_started", "hand_settled"):
                 text = self._paint(text, BOLD)

@@ -362,3 +362,49 @@ def test_a_flood_of_junk_is_answered_in_full_and_journaled_in_bounded_form(rig_f
     wait_for(lambda: accounted() == total, "every junk command accounted for")
     assert len(counted()) < total / 20
     assert len(rig.events("card_dealt")) == 1
+
+
+HOSTILE_COMMANDS = [
+    json.dumps({"command": "place", "spot": 2**63, "wager": "ante", "amount": 500}).encode(),
+    json.dumps({"command": "place", "spot": 1, "wager": "ante", "amount": 2**64}).encode(),
+    json.dumps({"command": "place", "spot": 1, "wager": "ante", "amount": -2**63}).encode(),
+    b'{"command": "place", "spot": 1, "wager": "ante", "amount": ' + b"9" * 4000 + b"}",
+    b'{"command": "place", "spot": 1, "wager": "ante", "amount": 1e400}',
+    b"[" * 4000, b'{"a":' * 800 + b"1" + b"}" * 800,
+    b"null", b"true", b"1", b'"lock"', b"[]", b"{}", b"", b"\x00\xff",
+    json.dumps({"command": "lock", "by": {"role": "supervisor"}}).encode(),
+    json.dumps({"command": "lock", "by": "x" * 65}).encode(),
+    json.dumps({"command": "status", "state": 1}).encode(),
+    json.dumps({"command": "void", "reason": "x", "credential": ["a"]}).encode(),
+    json.dumps({"command": "void", "reason": "x", "credential": "c" * 100_000})[:4096].encode(),
+]
+
+
+@pytest.mark.parametrize("payload", HOSTILE_COMMANDS, ids=range(len(HOSTILE_COMMANDS)))
+def test_the_command_socket_answers_every_hostile_command(replay_rig, payload):
+    reply = replay_rig.ask(payload)
+    assert reply["ok"] is False and reply["error"], reply
+    assert replay_rig.ask({"command": "status"})["ok"]
+
+
+def test_past_the_transport_cap_a_command_closes_its_connection_and_the_table_goes_on(
+        replay_rig):
+    from controller.daemon import MAX_COMMAND_FRAME_BYTES
+
+    socket = _dealer(replay_rig, replay_rig.stream.commands)
+    try:
+        socket.send_multipart([b"", b"[" * (MAX_COMMAND_FRAME_BYTES + 1)])
+        assert not socket.poll(500), "a message past the cap is never read, so not answered"
+    finally:
+        socket.close(0)
+    assert replay_rig.ask({"command": "status"})["ok"]
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+@given(value=JSON_VALUES | st.dictionaries(
+    st.sampled_from(("command", "spot", "wager", "amount", "by", "credential", "reason",
+                     "decision", "player", *INTERNAL_KEYS)), JSON_VALUES, max_size=5))
+def test_the_command_socket_answers_any_json(replay_rig, value):
+    reply = replay_rig.ask(json.dumps(value).encode())
+    assert isinstance(reply["ok"], bool)
+    assert reply["ok"] or reply["error"]
