@@ -211,7 +211,7 @@ class TableDaemon:
                 self.handle_commands()
             if any(socket in ready for socket in replay_sockets):
                 # (asking an idle ROUTER raises zmq.Again)
-                self.publisher.handle_replay(deadline=self.clock() + TURN_BUDGET_S)
+                self.publisher.handle_replay(deadline=time.monotonic() + TURN_BUDGET_S)
                 self._journal_request_refusals()
             self._tick()
 

@@ -47,8 +47,7 @@ def _journal_bytes(daemon) -> bytes:
     return b"\n".join(record.message for record in daemon.journal.records())
 
 
-@pytest.fixture(scope="module")
-def hand_in_play():
+def _hand_in_play():
     """A daemon (no devices, its loop not running) with a Three Card Lowball hand locked,
     so that every supervisor command has something to act on."""
     with fuzz.command_daemon("three_card_lowball") as daemon:
@@ -58,6 +57,12 @@ def hand_in_play():
                         {"command": "lock"}):
             assert daemon.command(json.dumps(command).encode())["ok"], command
         yield daemon
+
+
+#: Refused commands only: the hand stays locked for the module.
+hand_in_play = pytest.fixture(scope="module")(_hand_in_play)
+#: Commands that may be accepted (a supervisor's void): a table of its own.
+any_table = pytest.fixture(scope="module")(_hand_in_play)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
@@ -408,3 +413,33 @@ def test_the_command_socket_answers_any_json(replay_rig, value):
     reply = replay_rig.ask(json.dumps(value).encode())
     assert isinstance(reply["ok"], bool)
     assert reply["ok"] or reply["error"]
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+@given(name=st.sampled_from(COMMAND_NAMES), credential=st.sampled_from((None, "wrong", "good")),
+       by=st.sampled_from(("dealer", "supervisor", "root", "system")),
+       fields=st.fixed_dictionaries({}, optional={
+           "spot": st.integers(1, 7), "wager": st.sampled_from(("ante", "bonus")),
+           "amount": st.integers(1, 10**6), "reason": st.text(min_size=1, max_size=20),
+           "decision": st.sampled_from(("stand", "discard:As"))}))
+def test_the_role_is_the_credentials_alone(any_table, name, credential, by, fields):
+    """Whatever a command names itself (``by``), its role is the dealer's unless the request
+    holds the valid credential; a supervisor command without it is refused."""
+    daemon = any_table
+    request: dict[str, Any] = {"command": name, "by": by, **fields}
+    if credential is not None:
+        request["credential"] = fuzz.CREDENTIAL if credential == "good" else credential
+    seq = daemon.journal.last_seq
+    reply = daemon.command(json.dumps(request).encode())
+    records = [wire.decode_event(record.message)
+               for record in daemon.journal.records(after_seq=seq)]
+    decided = [record.data for record in records
+               if record.type in ("command_accepted", "command_refused")]
+    if reply.get("counted"):
+        return
+    (record,) = decided
+    assert record.role == ("supervisor" if credential is not None else "dealer")
+    if COMMANDS[name].supervisor_only and credential != "good":
+        assert reply["ok"] is False and record.by == by
+    if record.role == "dealer" and COMMANDS[name].supervisor_only:
+        assert "needs the supervisor credential" in reply["error"]
