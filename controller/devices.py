@@ -102,7 +102,8 @@ class LampWorker:
         with self._ready:
             self._stopping = True
             self._ready.notify()
-        self._thread.join(timeout=5)
+        if self._thread.ident is not None:  # started
+            self._thread.join(timeout=5)
 
     def _run(self) -> None:
         while True:

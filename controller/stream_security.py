@@ -17,12 +17,14 @@ loopback endpoints (:meth:`controller.table_config.TableConfig._loopback_without
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import zmq
 import zmq.auth
 from zmq.auth.thread import ThreadAuthenticator
 
+from controller.startup import StartupError
 from controller.table_config import LoadedConfig
 from controller.validation import InputError
 
@@ -79,6 +81,18 @@ class StreamSecurity:
         if self._authenticator is not None:
             self._authenticator.stop()
             self._authenticator = None
+
+
+def bind(socket: zmq.Socket, endpoint: str) -> None:
+    """Bind a server socket; :class:`StartupError` names the endpoint and what to do."""
+    try:
+        socket.bind(endpoint)
+    except zmq.ZMQError as error:
+        hint = ("another program (or another table) uses it: stop that one or change the "
+                "endpoint in [stream]" if error.errno == zmq.EADDRINUSE else
+                "check the endpoint in [stream] (an address of this machine, a free port)")
+        cause = os.strerror(error.errno) if error.errno else str(error)
+        raise StartupError(f"cannot bind {endpoint}: {cause}; {hint}") from None
 
 
 def client(socket: zmq.Socket, *, server_public_key: bytes, public_key: bytes,

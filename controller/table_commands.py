@@ -17,6 +17,8 @@ from controller.validation import InputError, PositiveCents, problems_of
 
 Spot = Annotated[int, Field(strict=True, ge=1, le=7)]
 DEALER_ROLE, SUPERVISOR_ROLE = "dealer", "supervisor"
+#: The largest meter adjustment one command makes, in cents (100 million dollars).
+MAX_METER_ADJUSTMENT = 10**10
 
 
 class _Command(BaseModel):
@@ -105,10 +107,21 @@ class Reload(_Command):
     supervisor_only: bool = Field(default=True, exclude=True, repr=False)
 
 
+class AdjustMeter(_Command):
+    """A supervisor's correction of the jackpot meter between hands: ``amount`` cents added
+    (negative: taken off), with the reason journaled beside it. The meter never goes below 0."""
+
+    command: Literal["adjust_meter"]
+    amount: Annotated[int, Field(strict=True, ge=-MAX_METER_ADJUSTMENT,
+                                 le=MAX_METER_ADJUSTMENT)]
+    reason: Annotated[str, Field(min_length=1, max_length=200)]
+    supervisor_only: bool = Field(default=True, exclude=True, repr=False)
+
+
 Command = Annotated[Union[Open, Close, Place, Cancel, Lock, Decide, Continue, Void,
-                          VerifyJackpot, Reload], Field(discriminator="command")]
+                          VerifyJackpot, Reload, AdjustMeter], Field(discriminator="command")]
 COMMAND_NAMES = ("open", "close", "place", "cancel", "lock", "decide", "continue", "void",
-                 "verify_jackpot", "reload")
+                 "verify_jackpot", "reload", "adjust_meter")
 _ADAPTER: TypeAdapter[Any] = TypeAdapter(Command)
 
 
