@@ -21,6 +21,7 @@ import structlog
 from controller.table_config import Devices
 from drivers import open_meter, open_shoe, open_spots
 from drivers import spots as spot_lamps
+from drivers.meter import MeterConnected, MeterLost
 from drivers.shoe_events import (
     CardRead,
     FrameRejected,
@@ -75,6 +76,14 @@ def spots_report(event: Any) -> Report | None:
         return Report("device", ("spots", "connected", event.port))
     if isinstance(event, LineRejected):
         return Report("device", ("spots", "line_rejected", event.reason))
+    return None
+
+
+def meter_report(event: Any) -> Report | None:
+    if isinstance(event, MeterLost):
+        return Report("device", ("meter", "lost", event.reason))
+    if isinstance(event, MeterConnected):
+        return Report("device", ("meter", "connected", event.port))
     return None
 
 
@@ -146,7 +155,7 @@ class DeviceHub:
             self.spots = open_spots(devices.spots, listener=self._listener(spots_report))
             self._lamps = LampWorker(self.spots)
         if devices.meter is not None:
-            self.meter = open_meter(devices.meter)
+            self.meter = open_meter(devices.meter, listener=self._listener(meter_report))
 
     def _listener(self, translate: Callable[[Any], Report | None]) -> Callable[[Any], None]:
         def listener(event: Any) -> None:
