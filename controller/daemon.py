@@ -185,6 +185,7 @@ class TableDaemon:
         self.commands.setsockopt(zmq.MAXMSGSIZE, MAX_COMMAND_BYTES)
         self.security.server(self.commands, COMMANDS_DOMAIN)
         bind(self.commands, stream.commands)
+        self.security.start_watch()
 
     def _rebuild(self) -> None:
         """Check the hash chain record by record as the journal is read, then rebuild the
