@@ -28,9 +28,11 @@ import zmq
 from controller import wire
 from controller.devices import DeviceHub, Report
 from controller.events import KINDS as CORE_KINDS
-from controller.journal import Journal, journal_path
+from controller.journal import ChainCheck, Journal, JournalBroken, JournalError, journal_path
 from controller.publisher import EventPublisher
-from controller.stream_security import COMMANDS_DOMAIN, StreamSecurity
+from controller.startup import StartupError
+from controller.state_lock import StateDirLocked, StateLock
+from controller.stream_security import COMMANDS_DOMAIN, StreamSecurity, bind
 from controller.systemd_notify import Notifier, Watchdog
 from controller.table import Table
 from controller.transport_identity import LOCAL_CLIENT, client_of
@@ -97,7 +99,7 @@ def _json_type(value: Any) -> str:
     return names.get(type(value), type(value).__name__)
 
 
-class ConfigMismatch(RuntimeError):
+class ConfigMismatch(StartupError):
     """The journal holds a hand in play under other game settings than the config file."""
 
 
@@ -117,7 +119,28 @@ class TableDaemon:
         #: whether the per-input debug line is written (structlog's filtering loggers know)
         self._log_debug = debug_enabled(self.log)
         self.table = Table(loaded)
-        self.journal = Journal(journal_path(self.state_dir), durability=durability)
+        # One daemon per state directory: the lock before anything else is touched.
+        self.lock = StateLock(self.state_dir)
+        try:
+            self.lock.acquire()
+        except StateDirLocked as error:
+            raise StartupError(str(error)) from None
+        except OSError as error:
+            raise StartupError(f"cannot use the state directory {self.state_dir}: "
+                               f"{error.strerror or error}; the daemon's user needs to create "
+                               f"and write files there") from None
+        self.durability = durability
+        #: the first bad record of a journal that failed its check at start: the daemon then
+        #: runs held (:meth:`start`)
+        self.journal_broken: JournalBroken | None = None
+        try:
+            # An existing journal is opened read-only until its chain has been checked.
+            path = journal_path(self.state_dir)
+            self.journal = Journal.open_readonly(path) if path.is_file() \
+                else Journal(path, durability=durability)
+        except JournalError as error:
+            self.lock.release()
+            raise StartupError(str(error)) from None
         self.devices = DeviceHub(config.devices, usb_backend=usb_backend)
         self.publisher: EventPublisher | None = None
         self.security: StreamSecurity | None = None
@@ -135,8 +158,20 @@ class TableDaemon:
     # -- life cycle -----------------------------------------------------------------------
 
     def start(self) -> None:
-        """Rebuild the table from the journal, start devices and sockets, then READY."""
+        """Check the journal's chain and rebuild the table from it, start devices and sockets,
+        then READY. A failure raises :class:`StartupError` naming the cause and what to do
+        (a configuration or environment problem: the daemon exits 2).
+
+        A broken chain (an altered, missing or reordered record) holds the table: the journal
+        is evidence, kept read-only and untouched; nothing is rebuilt, no device is started,
+        every command but ``status`` is refused naming the first bad seq, and the heartbeat and
+        the status say where it broke until a supervisor quarantines it
+        (``lowball-table journal quarantine``) and restarts the daemon."""
         self._rebuild()
+        if self.journal_broken is not None:
+            self._start_sockets()
+            self._start_held()
+            return
         file_settings = game_settings(self.loaded)
         changed = settings_changed(self.table.settings, file_settings)
         if changed and not self.table.between_hands():
@@ -147,22 +182,8 @@ class TableDaemon:
                 f"{self.table.fingerprint[:12]}), but {self.loaded.path} changed "
                 f"{', '.join(changed)}: refusing to rebuild it under a different config; "
                 f"restore the file to finish the hand, then change it between hands")
+        self._start_sockets()
         stream = self.loaded.config.stream
-        self.security = StreamSecurity(self.context, self.loaded)
-        if not self.security.enabled:
-            self.log.warning("the event stream and command channel are unauthenticated "
-                             "(no CURVE keys): bound to loopback only",
-                             endpoints=sorted(stream.endpoints().values()))
-        self.publisher = EventPublisher(
-            self.context, table_id=self.table_id, pub_endpoint=stream.events,
-            replay_endpoint=stream.replay, journal=self.journal, snapshot=self.table.snapshot,
-            cms_pub_endpoint=stream.cms_events, cms_replay_endpoint=stream.cms_replay,
-            secure=self.security.server)
-        self.commands = self.context.socket(zmq.ROUTER)
-        self.commands.setsockopt(zmq.LINGER, 0)
-        self.commands.setsockopt(zmq.MAXMSGSIZE, MAX_COMMAND_FRAME_BYTES)
-        self.security.server(self.commands, COMMANDS_DOMAIN)
-        self.commands.bind(stream.commands)
         if changed:  # between hands: the file's settings apply from now on, journaled
             self.apply([self.table.apply_settings(
                 file_settings, "the daemon started with a changed config file")])
@@ -179,13 +200,82 @@ class TableDaemon:
         self.log.info("table daemon ready", state=self.table.state, seq=self.journal.last_seq,
                       events=stream.events, commands=stream.commands, replay=stream.replay)
 
+    def _start_sockets(self) -> None:
+        stream = self.loaded.config.stream
+        try:
+            self.security = StreamSecurity(self.context, self.loaded)
+        except InputError as error:
+            raise StartupError(str(error)) from None
+        if not self.security.enabled:
+            self.log.warning("the event stream and command channel are unauthenticated "
+                             "(no CURVE keys): bound to loopback only",
+                             endpoints=sorted(stream.endpoints().values()))
+        self.publisher = EventPublisher(
+            self.context, table_id=self.table_id, pub_endpoint=stream.events,
+            replay_endpoint=stream.replay, journal=self.journal, snapshot=self.table.snapshot,
+            cms_pub_endpoint=stream.cms_events, cms_replay_endpoint=stream.cms_replay,
+            secure=self.security.server)
+        self.commands = self.context.socket(zmq.ROUTER)
+        self.commands.setsockopt(zmq.LINGER, 0)
+        self.commands.setsockopt(zmq.MAXMSGSIZE, MAX_COMMAND_FRAME_BYTES)
+        self.security.server(self.commands, COMMANDS_DOMAIN)
+        bind(self.commands, stream.commands)
+        self.security.start_watch()
+
     def _rebuild(self) -> None:
-        events = [wire.to_event(wire.decode_event(record.message))
-                  for record in self.journal.records()]
+        """Check the hash chain record by record as the journal is read, then rebuild the
+        table from it; a broken chain leaves the table unbuilt (:attr:`journal_broken`)."""
+        check, events = ChainCheck(), []
+        started = time.monotonic()
+        try:
+            for record in self.journal.records():
+                events.append(wire.to_event(check(record)))
+            if missing := self.journal.missing_triggers():
+                raise JournalBroken(check.last_seq + 1, f"append-only trigger(s) missing: "
+                                                        f"{', '.join(missing)}")
+        except JournalBroken as broken:
+            self.journal_broken = broken
+            return
+        self.log.info("journal verified", records=check.checked, seq=check.last_seq,
+                      hash=check.last_hash, seconds=round(time.monotonic() - started, 3))
+        if self.journal.readonly:  # sound: from now on it is written
+            self.journal.close()
+            try:
+                self.journal = Journal(journal_path(self.state_dir), durability=self.durability)
+            except JournalError as error:
+                raise StartupError(str(error)) from None
         self.table.replay(events)
         if events:
             self.log.info("table rebuilt from the journal", records=len(events),
                           state=self.table.state, hand=self.table.hand_id)
+
+    def _start_held(self) -> None:
+        broken = self.journal_broken
+        assert broken is not None
+        self.log.critical(
+            "journal broken: the table is held (no hand can start, every command but status "
+            "is refused); the journal is kept as evidence, read-only and untouched. "
+            "A supervisor: stop the daemon, run `lowball-table journal quarantine "
+            f"--state-dir {self.state_dir} --reason TEXT`, then start it again",
+            first_bad_seq=broken.seq, reason=broken.reason, journal=str(self.journal.path))
+        self.notifier.ready(f"table {self.table_id} held: journal broken at seq {broken.seq}")
+
+    def held_reason(self) -> str | None:
+        """Why every command but ``status`` is refused, while the journal is broken."""
+        broken = self.journal_broken
+        if broken is None:
+            return None
+        return (f"the table is held: the journal is broken at seq {broken.seq} "
+                f"({broken.reason}); a supervisor must quarantine it "
+                f"(lowball-table journal quarantine) and restart the daemon")
+
+    def journal_status(self) -> dict[str, Any]:
+        """The journal's head (seq and hash of its last record) and, if its chain is
+        broken, the first bad seq and why."""
+        broken = self.journal_broken
+        return {"seq": self.journal.last_seq, "hash": self.journal.last_hash,
+                "broken_at": None if broken is None else broken.seq,
+                "broken": None if broken is None else broken.reason}
 
     def request_stop(self) -> None:
         """Ask the main loop to stop (safe from a signal handler): it wakes at once."""
@@ -227,10 +317,13 @@ class TableDaemon:
         now = self.clock()
         if now >= self._next_heartbeat:
             assert self.publisher is not None
-            self.publisher.heartbeat(self.table.state)
+            broken = self.journal_broken
+            self.publisher.heartbeat(self.table.state,
+                                     broken_at=None if broken is None else broken.seq)
             self._next_heartbeat = now + self.loaded.config.stream.heartbeat_s
         for count in self.refusals.due(now):
-            self.apply([count])
+            if self.journal_broken is None:
+                self.apply([count])
         self.watchdog.tick()
 
     def healthy(self) -> bool:
@@ -257,6 +350,7 @@ class TableDaemon:
         if self.security is not None:
             self.security.stop()
         self.journal.close()
+        self.lock.release()
         self.log.info("table daemon stopped", seq=self.journal.last_seq)
 
     # -- inputs ---------------------------------------------------------------------------
@@ -414,7 +508,10 @@ class TableDaemon:
                 return [CommandRefused("?", refused_arguments(request), by, DEALER_ROLE,
                                        f"'{request['command']}' takes no arguments")]
             return {"ok": True, "state": self.table.snapshot(), "seq": self.journal.last_seq,
-                    "devices": self.devices.status()}
+                    "devices": self.devices.status(), "journal": self.journal_status()}
+        if (held := self.held_reason()) is not None:  # nothing is journaled: it is evidence
+            self.log.warning("command refused", command=name, reason=held, by=by)
+            return {"ok": False, "error": held}
         role = DEALER_ROLE
         if credential is not None:
             if not self._supervisor(credential):
@@ -434,6 +531,9 @@ class TableDaemon:
         counted when its client was already refused in this window (see
         :mod:`controller.refusal_ledger`)."""
         first, now = events[0], self.clock()
+        if (held := self.held_reason()) is not None:  # nothing is journaled: it is evidence
+            return {"ok": False, "error": first.reason if type(first) is CommandRefused
+                    else held}
         if type(first) is CommandRefused:
             alarms = self.credentials.failed(client, now) \
                 if first.reason == BAD_CREDENTIAL else []
@@ -455,7 +555,10 @@ class TableDaemon:
         """The replay sockets' refused requests, journaled like refused commands: in full,
         or counted when their client was refused often in this window."""
         assert self.publisher is not None
-        for family, client, reason in self.publisher.take_refusals():
+        refusals = self.publisher.take_refusals()
+        if self.journal_broken is not None:
+            return  # nothing is journaled on a broken journal: it is evidence
+        for family, client, reason in refusals:
             journaled, counts = self.refusals.admit(client, f"{family} request", reason,
                                                     self.clock())
             for event in counts:

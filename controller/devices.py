@@ -21,6 +21,7 @@ import structlog
 from controller.table_config import Devices
 from drivers import open_meter, open_shoe, open_spots
 from drivers import spots as spot_lamps
+from drivers.meter import MeterConnected, MeterLost
 from drivers.shoe_events import (
     CardRead,
     FrameRejected,
@@ -78,6 +79,14 @@ def spots_report(event: Any) -> Report | None:
     return None
 
 
+def meter_report(event: Any) -> Report | None:
+    if isinstance(event, MeterLost):
+        return Report("device", ("meter", "lost", event.reason))
+    if isinstance(event, MeterConnected):
+        return Report("device", ("meter", "connected", event.port))
+    return None
+
+
 class LampWorker:
     """Sends lamp commands from its own thread; the newest lamp per spot wins."""
 
@@ -102,7 +111,8 @@ class LampWorker:
         with self._ready:
             self._stopping = True
             self._ready.notify()
-        self._thread.join(timeout=5)
+        if self._thread.ident is not None:  # started
+            self._thread.join(timeout=5)
 
     def _run(self) -> None:
         while True:
@@ -145,7 +155,7 @@ class DeviceHub:
             self.spots = open_spots(devices.spots, listener=self._listener(spots_report))
             self._lamps = LampWorker(self.spots)
         if devices.meter is not None:
-            self.meter = open_meter(devices.meter)
+            self.meter = open_meter(devices.meter, listener=self._listener(meter_report))
 
     def _listener(self, translate: Callable[[Any], Report | None]) -> Callable[[Any], None]:
         def listener(event: Any) -> None:

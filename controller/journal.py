@@ -38,6 +38,7 @@ daemon writes: WAL lets readers and the writer proceed together.
 from __future__ import annotations
 
 import hashlib
+import os
 import sqlite3
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
@@ -153,8 +154,9 @@ class Journal:
             except BaseException:
                 connection.close()
                 raise
-        except sqlite3.Error as error:
-            raise JournalError(f"{self.path}: cannot open the journal: {error}") from None
+        except (sqlite3.Error, OSError) as error:
+            raise JournalError(f"{self.path}: cannot open the journal: "
+                               f"{_cause(error, self.path)}") from None
         return connection
 
     def _prepare(self, connection: sqlite3.Connection, durability: str) -> None:
@@ -217,11 +219,15 @@ class Journal:
                     "VALUES (?, ?, ?, ?, ?, ?, ?)", records)
                 self._connection.execute("COMMIT")
             except BaseException:
-                self._connection.execute("ROLLBACK")
+                # SQLite ends the transaction itself on some errors (a full disk): a ROLLBACK
+                # then would fail and hide the cause.
+                if self._connection.in_transaction:
+                    self._connection.execute("ROLLBACK")
                 raise
         except sqlite3.Error as error:
             raise JournalError(f"{self.path}: cannot append seq {records[0].seq}"
-                               f"{'' if len(records) == 1 else f'-{seq}'}: {error}") from None
+                               f"{'' if len(records) == 1 else f'-{seq}'}: "
+                               f"{_cause(error, self.path)}") from None
         self._last_seq, self._last_hash, self._table_id = seq, prev_hash, table_id
         return records
 
@@ -277,27 +283,29 @@ class Journal:
     def verify(self) -> VerifyReport:
         """Recompute the chain from seq 1 and check every record against its message.
 
-        Checks, record by record: seq is the previous + 1 (a deleted record leaves a gap),
-        ``prev_hash`` is the previous record's hash, ``hash`` is the hash of ``prev_hash`` and
-        the message, the message parses as an event envelope whose seq, type, hand id, time
-        and table id match the record. Then that the append-only triggers are in place."""
-        expected_seq, prev_hash, checked, table_id = 1, GENESIS_HASH, 0, None
-        for record in self.records():
-            problem = _check(record, expected_seq, prev_hash, table_id)
-            if problem is not None:
-                bad_seq, reason = problem
-                return VerifyReport(False, checked, bad_seq, reason, expected_seq - 1,
-                                    prev_hash)
-            if table_id is None:
-                table_id = wire.decode_event(record.message).table_id
-            expected_seq, prev_hash, checked = record.seq + 1, record.hash, checked + 1
+        Checks, record by record (:class:`ChainCheck`): seq is the previous + 1 (a deleted
+        record leaves a gap), ``prev_hash`` is the previous record's hash, ``hash`` is the hash
+        of ``prev_hash`` and the message, the message parses as an event envelope whose seq,
+        type, hand id, time and table id match the record. Then that the append-only triggers
+        are in place."""
+        check = ChainCheck()
+        try:
+            for record in self.records():
+                check(record)
+        except JournalBroken as broken:
+            return VerifyReport(False, check.checked, broken.seq, broken.reason,
+                                check.last_seq, check.last_hash)
+        if missing := self.missing_triggers():
+            return VerifyReport(False, check.checked, None,
+                                f"append-only trigger(s) missing: {', '.join(missing)}",
+                                check.last_seq, check.last_hash)
+        return VerifyReport(True, check.checked, None, "", check.last_seq, check.last_hash)
+
+    def missing_triggers(self) -> list[str]:
+        """The append-only triggers that are not in place (none in a sound journal)."""
         present = {row[0] for row in self._connection.execute(
             "SELECT name FROM sqlite_master WHERE type = 'trigger'")}
-        if missing := [name for name in _TRIGGERS if name not in present]:
-            return VerifyReport(False, checked, None,
-                                f"append-only trigger(s) missing: {', '.join(missing)}",
-                                expected_seq - 1, prev_hash)
-        return VerifyReport(True, checked, None, "", expected_seq - 1, prev_hash)
+        return [name for name in _TRIGGERS if name not in present]
 
     def close(self) -> None:
         self._connection.close()
@@ -309,27 +317,90 @@ class Journal:
         self.close()
 
 
+def _cause(error: sqlite3.Error | OSError, path: Path) -> str:
+    """What stopped a journal write, in words that say what to do."""
+    if isinstance(error, OSError):
+        return f"{error.strerror or error} ({path.parent}); the daemon's user needs to " \
+               f"create and write files there"
+    code = getattr(error, "sqlite_errorcode", None)
+    free = _free_bytes(path.parent)
+    if code == sqlite3.SQLITE_FULL or (code is not None and code & 0xFF == sqlite3.SQLITE_IOERR
+                                       and free is not None and free < _DISK_FULL_BYTES):
+        return f"disk full: the file system of {path.parent} has no room left " \
+               f"({error}); free space there, then start the daemon again"
+    if code is not None and code & 0xFF == sqlite3.SQLITE_IOERR:
+        return f"{error} ({getattr(error, 'sqlite_errorname', code)}, with free space " \
+               f"{free} bytes): check the disk and the file size limit (ulimit -f, " \
+               f"LimitFSIZE=)"
+    if code is not None and code & 0xFF in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN,
+                                            sqlite3.SQLITE_PERM):
+        return f"{error}: the daemon's user needs to read and write {path.parent} and the " \
+               f"journal files in it"
+    return str(error)
+
+
+#: Less free space than this on a failed write counts as a full disk.
+_DISK_FULL_BYTES = 1 << 20
+
+
+def _free_bytes(directory: Path) -> int | None:
+    try:
+        stats = os.statvfs(directory)
+    except OSError:
+        return None
+    return stats.f_bavail * stats.f_frsize
+
+
 def _record(row: tuple[Any, ...]) -> JournalRecord:
     seq, ts, kind, hand_id, message, prev_hash, hash_ = row
     return JournalRecord(seq, ts, kind, hand_id, bytes(message), prev_hash, hash_)
 
 
-def _check(record: JournalRecord, expected_seq: int, prev_hash: str,
-           table_id: str | None) -> tuple[int, str] | None:
-    """(first bad seq, reason) for one record, or None when it is sound."""
-    if record.seq != expected_seq:
-        missing = (f"seq {expected_seq}" if record.seq == expected_seq + 1
-                   else f"seq {expected_seq} to {record.seq - 1}")
-        return expected_seq, f"record {missing} missing (next record is seq {record.seq})"
+class JournalBroken(JournalError):
+    """A record breaks the hash chain: ``seq`` is the first bad one, ``reason`` says how."""
+
+    def __init__(self, seq: int, reason: str):
+        super().__init__(f"journal broken at seq {seq}: {reason}")
+        self.seq, self.reason = seq, reason
+
+
+class ChainCheck:
+    """Checks records one at a time, in seq order from seq 1, as they are read: call it with
+    each record; it returns the record's envelope, or raises :class:`JournalBroken` at the
+    first bad one. ``last_seq`` and ``last_hash`` are those of the last sound record."""
+
+    def __init__(self) -> None:
+        self.checked = 0
+        self.last_seq = 0
+        self.last_hash = GENESIS_HASH
+        self.table_id: str | None = None
+
+    def __call__(self, record: JournalRecord) -> wire.EnvelopeBase:
+        expected_seq = self.last_seq + 1
+        if record.seq != expected_seq:
+            missing = (f"seq {expected_seq}" if record.seq == expected_seq + 1
+                       else f"seq {expected_seq} to {record.seq - 1}")
+            raise JournalBroken(expected_seq,
+                                f"record {missing} missing (next record is seq {record.seq})")
+        envelope = _checked(record, self.last_hash, self.table_id)
+        self.table_id = envelope.table_id
+        self.last_seq, self.last_hash, self.checked = record.seq, record.hash, self.checked + 1
+        return envelope
+
+
+def _checked(record: JournalRecord, prev_hash: str,
+             table_id: str | None) -> wire.EnvelopeBase:
+    """The envelope of a record in its place; :class:`JournalBroken` if it is not sound."""
     seq = record.seq
     if record.prev_hash != prev_hash:
-        return seq, "prev_hash does not match the previous record's hash"
+        raise JournalBroken(seq, "prev_hash does not match the previous record's hash")
     if record.hash != chain_hash(record.prev_hash, record.message):
-        return seq, "hash does not match prev_hash + message (the message was altered)"
+        raise JournalBroken(seq, "hash does not match prev_hash + message "
+                                 "(the message was altered)")
     try:
         envelope = wire.decode_event(record.message)
     except wire.WireError as error:
-        return seq, f"message does not parse: {error}"
+        raise JournalBroken(seq, f"message does not parse: {error}") from None
     mismatches = [f"{name} {column!r} but the message says {value!r}"
                   for name, column, value in (
                       ("seq", record.seq, envelope.seq),
@@ -340,5 +411,5 @@ def _check(record: JournalRecord, expected_seq: int, prev_hash: str,
     if table_id is not None and envelope.table_id != table_id:
         mismatches.append(f"table_id {envelope.table_id!r} in a journal of table {table_id!r}")
     if mismatches:
-        return seq, "record column " + "; ".join(mismatches)
-    return None
+        raise JournalBroken(seq, "record column " + "; ".join(mismatches))
+    return envelope

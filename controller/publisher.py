@@ -41,6 +41,7 @@ import zmq
 from controller import cms_view, wire
 from controller.journal import Journal, JournalRecord
 from controller.transport_identity import client_of
+from controller.stream_security import bind
 
 #: The largest request the ROUTER accepts; a bigger one disconnects its sender.
 MAX_REQUEST_BYTES = 64 * 1024
@@ -119,8 +120,8 @@ class EventPublisher:
         if self._secure is not None:
             self._secure(pub, name)
             self._secure(router, name)
-        pub.bind(pub_endpoint)
-        router.bind(replay_endpoint)
+        bind(pub, pub_endpoint)
+        bind(router, replay_endpoint)
         self._families.remove(family)
         return family
 
@@ -197,9 +198,13 @@ class EventPublisher:
                     self._send(family.pub, [wire.topic(self.table_id, record.type, wire.CMS),
                                             record.message])
 
-    def heartbeat(self, state: str, *, ts: datetime | None = None) -> bool:
-        """Send a heartbeat with the last published seq and the table ``state``."""
-        message = wire.encode_heartbeat(table_id=self.table_id, seq=self.last_seq,
+    def heartbeat(self, state: str, *, broken_at: int | None = None,
+                  ts: datetime | None = None) -> bool:
+        """Send a heartbeat with the table ``state`` and the journal's head: the seq and hash
+        of its last record (a subscriber that kept them detects a rewritten history), and
+        ``broken_at``, the first bad seq of a journal whose chain failed its check."""
+        message = wire.encode_heartbeat(table_id=self.table_id, seq=self._journal.last_seq,
+                                        hash=self._journal.last_hash, broken_at=broken_at,
                                         ts=ts or datetime.now(UTC), state=state)
         sent = True
         for family in self._families:

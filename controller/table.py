@@ -35,6 +35,7 @@ from controller.events import (
 from controller.games import ENGINES, Decision, Hand, IllegalAction, WagerError
 from controller.table_commands import (
     SUPERVISOR_ROLE,
+    AdjustMeter,
     Cancel,
     Close,
     Continue,
@@ -73,6 +74,7 @@ from controller.table_events import (
     HandVoided,
     JackpotPending,
     JackpotVerified,
+    JournalContinued,
     LampSet,
     LockRefused,
     MeterChanged,
@@ -128,7 +130,10 @@ class Table:
         self.hand: Hand | None = None
         self.hand_id: str | None = None
         self.hand_number = 0
-        self.meter = config.config.progressive.seed if self.game == "three_card_lowball" else 0
+        #: the jackpot meter (the players' money): the progressive's seed on a new journal;
+        #: then it moves only by contributions, awards, voids and a supervisor's adjustment,
+        #: whatever game the table runs (Cali LowBall carries it untouched)
+        self.meter = config.config.progressive.seed
         #: wagers on the layout for the next hand: spot -> wager -> amount
         self.wagers: dict[int, dict[str, int]] = defaultdict(dict)
         self.players: dict[int, str] = {}
@@ -298,12 +303,8 @@ class Table:
         """Run under ``settings`` from now on; the event to journal (a replay applies it)."""
         changed = settings_changed(self.settings, settings)
         config = with_settings(self.config, settings)
-        game_changed = settings["game"] != self.game
         self.config, self.setup, self.limits = config, config.setup(), config.config.limits
         self.settings, self.fingerprint = settings, settings_fingerprint(settings)
-        if game_changed:
-            self.meter = config.config.progressive.seed \
-                if self.game == "three_card_lowball" else 0
         return ConfigApplied(self.fingerprint, reason, changed,
                              json.dumps(settings, sort_keys=True, separators=(",", ":")))
 
@@ -316,7 +317,8 @@ class Table:
         sensors, and the configuration: a journaled ``config_applied`` is applied as it was
         journaled, so the table is rebuilt under the settings it ran with, whatever the config
         file says now); the table regenerates its own effects, exactly as before. The meter
-        is then set to its last journaled value rather than re-derived.
+        is then set to its last journaled value rather than re-derived (a ``meter_changed``,
+        or the meter a quarantined journal's successor carried over), whatever the game.
         """
         meter: int | None = None
         for event in events:
@@ -325,6 +327,8 @@ class Table:
                 self.apply_settings(json.loads(event.config), event.reason)
             elif kind is MeterChanged:
                 meter = event.amount
+            elif kind is JournalContinued:
+                meter = event.meter
             elif kind is CommandAccepted and event.command == "reload":
                 continue  # its effect is the ConfigApplied that follows it
             elif kind is CommandAccepted:
@@ -345,7 +349,7 @@ class Table:
                     self.device_status(event.device, event.status, event.detail)
             elif kind is SensorReport:
                 self.sensor(event.spot, event.covered)
-        if meter is not None and self.game == "three_card_lowball":
+        if meter is not None:
             self.meter = meter
 
     # -- commands -------------------------------------------------------------------------
@@ -536,6 +540,21 @@ class Table:
         self.hand, self.fault = None, None
         return events + self._set_state(OPEN, f"hand {hand_id} voided by {by}") + \
             self._lamp(0, ATTRACT)
+
+    def _adjust_meter(self, command: AdjustMeter, by: str) -> list[AnyEvent]:
+        if not self.between_hands():
+            waits = "" if self.jackpot is None else ", a jackpot awaits verification"
+            raise CommandError(f"the meter is adjusted only between hands (the table is "
+                               f"{self.state}{waits})")
+        if command.amount == 0:
+            raise CommandError("amount: an adjustment of 0 changes nothing")
+        meter = self.meter + command.amount
+        if meter < 0:
+            raise CommandError(f"amount: {command.amount} would take the meter "
+                               f"({self.meter}) below 0")
+        self.meter = meter
+        return [MeterChanged(meter, f"adjusted by {by} ({command.amount:+d}): "
+                                    f"{command.reason}")]
 
     def _verify_jackpot(self, command: VerifyJackpot, by: str) -> list[AnyEvent]:
         if self.jackpot is None:

@@ -18,6 +18,8 @@ from controller.validation import InputError, PositiveCents, problems_of
 
 Spot = Annotated[int, Field(strict=True, ge=1, le=7)]
 DEALER_ROLE, SUPERVISOR_ROLE = "dealer", "supervisor"
+#: The largest meter adjustment one command makes, in cents (100 million dollars).
+MAX_METER_ADJUSTMENT = 10**10
 
 
 class _Command(BaseModel):
@@ -107,8 +109,19 @@ class Reload(_Command):
     supervisor_only: ClassVar[bool] = True
 
 
+class AdjustMeter(_Command):
+    """A supervisor's correction of the jackpot meter between hands: ``amount`` cents added
+    (negative: taken off), with the reason journaled beside it. The meter never goes below 0."""
+
+    command: Literal["adjust_meter"]
+    amount: Annotated[int, Field(strict=True, ge=-MAX_METER_ADJUSTMENT,
+                                 le=MAX_METER_ADJUSTMENT)]
+    reason: Annotated[str, Field(min_length=1, max_length=200)]
+    supervisor_only: ClassVar[bool] = True
+
+
 COMMAND_CLASSES = (Open, Close, Place, Cancel, Lock, Decide, Continue, Void, VerifyJackpot,
-                   Reload)
+                   Reload, AdjustMeter)
 Command = Annotated[Union[COMMAND_CLASSES], Field(discriminator="command")]  # noqa: UP007
 #: Command name -> its class.
 COMMANDS: dict[str, type[_Command]] = {

@@ -205,6 +205,26 @@ class ConfigApplied(NamedTuple):
     config: str
 
 
+class JournalContinued(NamedTuple):
+    """The first record of a journal that continues one a supervisor quarantined because its
+    hash chain was broken (``lowball-table journal quarantine``). ``archived`` is the file the
+    broken journal was moved to, kept whole; ``archived_seq`` and ``archived_hash`` its last
+    record as found; ``first_bad_seq`` and ``broken`` where and how its chain broke. ``meter``
+    is the jackpot meter carried over (the players' money), ``meter_from`` the record of the
+    archived journal it comes from (the last verified ``meter_changed``, or null and "none"
+    when no meter was journaled before the break: the table then starts at its seed)."""
+
+    archived: str
+    archived_seq: int
+    archived_hash: str
+    first_bad_seq: int
+    broken: str
+    meter: int | None
+    meter_from: str
+    by: str
+    reason: str
+
+
 FAULT_CODES = (
     "duplicate_card",     # a card already in this hand (misdeal)
     "unknown_tag",        # an RFID tag not in the registered deck
@@ -219,7 +239,6 @@ TableEvent = Union[TableOpened, TableClosed, StateChanged, WagerPlaced, WagerCan
                    LockRefused, HandStarted, ShoeCard, Fault, HandContinued, HandVoided,
                    JackpotPending, JackpotVerified, MeterChanged, LampSet, SensorReport,
                    DeviceStatus, CommandAccepted, CommandRefused, RequestRefused,
-                   RefusalsCounted, Alarm,
-                   ConfigApplied]
+                   RefusalsCounted, Alarm, ConfigApplied, JournalContinued]
 
 KINDS: dict[type, str] = kinds_of(TableEvent)

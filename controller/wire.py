@@ -216,9 +216,12 @@ class EnvelopeBase(BaseModel):
 
 
 class Heartbeat(BaseModel):
-    """Sent on the PUB socket every second; never journaled. ``seq`` is the last event seq
-    the table has published (0 before the first), so a subscriber that has seen less knows
-    it missed events even when the table is quiet."""
+    """Sent on the PUB socket every second; never journaled. ``seq`` is the last journaled
+    seq (0 before the first), so a subscriber that has seen less knows it missed events even
+    when the table is quiet; ``hash`` is that record's chain hash (64 zeros before the first),
+    so a subscriber that kept the hash of a seq it has seen detects a rewritten history.
+    ``journal_broken_at`` is null, or the first bad seq of a journal whose hash chain failed
+    the daemon's check at start: the table is then held, no hand can start."""
 
     model_config = _CONFIG
 
@@ -227,6 +230,8 @@ class Heartbeat(BaseModel):
     type: Literal["heartbeat"]
     ts: UtcTime
     seq: Annotated[int, Field(ge=0)]
+    hash: Annotated[str, Field(pattern="^[0-9a-f]{64}$")]
+    journal_broken_at: Annotated[int, Field(gt=0)] | None
     state: Literal[table_events.STATES]  # type: ignore[valid-type]
 
 
@@ -315,10 +320,12 @@ def reference_encode(event: Any, *, table_id: str, seq: int, ts: datetime,
 _ENVELOPE_WRITER = event_encoder.EnvelopeWriter(EVENT_KINDS, SCHEMA_VERSION)
 
 
-def encode_heartbeat(*, table_id: str, seq: int, ts: datetime, state: str) -> bytes:
+def encode_heartbeat(*, table_id: str, seq: int, hash: str, broken_at: int | None,
+                     ts: datetime, state: str) -> bytes:
     try:
         beat = Heartbeat.model_validate({"schema_version": SCHEMA_VERSION, "table_id": table_id,
                                          "type": HEARTBEAT, "ts": ts, "seq": seq,
+                                         "hash": hash, "journal_broken_at": broken_at,
                                          "state": state})
     except ValidationError as error:
         raise WireError(_problems(error)) from None

@@ -26,6 +26,7 @@ import errno
 import logging
 import os
 import select
+import termios
 import threading
 import time
 from abc import ABC, abstractmethod
@@ -108,8 +109,18 @@ def open_serial_port(url: str, *, baudrate: int, bytesize: int = serial.EIGHTBIT
             # Nothing poll() can wait on: the read itself waits, briefly (see _wait_port).
             port.timeout = FALLBACK_POLL_S
         return port
-    except (serial.SerialException, OSError, ValueError) as exc:
-        raise DeviceUnavailable(f"cannot open {url}: {exc}") from exc
+    except (serial.SerialException, OSError, ValueError, termios.error) as exc:
+        # termios.error: the path opened but is no serial line pyserial can configure (a pty
+        # whose other end was reused or closed: EINVAL; not a tty at all: ENOTTY).
+        raise DeviceUnavailable(f"cannot open {url}: {_reason(exc)}") from exc
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, termios.error) and len(exc.args) == 2:
+        number, text = exc.args
+        return f"cannot configure the serial line: {text} " \
+               f"({errno.errorcode.get(number, number)})"
+    return str(exc)
 
 
 def _settle_rfc2217(port: rfc2217.Serial) -> None:
@@ -244,6 +255,9 @@ class DeviceDriver(ABC):
         #: one start() or stop() at a time (stop() holds it until the thread has ended)
         self._lifecycle = threading.Lock()
         self._lost_reported = False
+        #: the reason last logged for this outage: a reconnect loop logs a line only when the
+        #: reason changes, never one per attempt
+        self._lost_reason: str | None = None
         #: wakes the driver thread out of :meth:`_wait_port` (stop, work from other threads)
         self._wakeup = Wakeup()
 
@@ -310,12 +324,15 @@ class DeviceDriver(ABC):
                 self._stopping.wait(self._backoff.next_delay())
                 continue
             except Exception as exc:  # a driver bug must not kill the thread silently
-                self.log.exception("connect failed unexpectedly")
-                self._report_lost(f"driver error while connecting: {exc!r}")
+                reason = f"driver error while connecting: {exc!r}"
+                if reason != self._lost_reason:  # the traceback once, not once per attempt
+                    self.log.exception("connect failed unexpectedly")
+                self._report_lost(reason)
                 self._stopping.wait(self._backoff.next_delay())
                 continue
             self._backoff.reset()
             self._lost_reported = False
+            self._lost_reason = None
             self._connected.set()
             self.log.info("connected")
             reason = None
@@ -326,8 +343,9 @@ class DeviceDriver(ABC):
             except DeviceUnavailable as exc:
                 reason = str(exc)
             except Exception as exc:
-                self.log.exception("driver error")
                 reason = f"driver error: {exc!r}"
+                if reason != self._lost_reason:
+                    self.log.exception("driver error")
             finally:
                 self._connected.clear()
                 self._safe_disconnect()
@@ -337,10 +355,17 @@ class DeviceDriver(ABC):
         self.log.info("stopped")
 
     def _report_lost(self, reason: str) -> None:
+        """Once per outage: a warning and :meth:`_on_lost`. Then one line each time the
+        reason changes (the retries themselves log at debug level only)."""
         if not self._lost_reported:
             self._lost_reported = True
-            self.log.warning("device lost", reason=reason)
+            self._lost_reason = reason
+            self.log.warning("device lost", reason=reason,
+                             retry="reconnecting with backoff, one line per change")
             self._on_lost(reason)
+        elif reason != self._lost_reason:
+            self._lost_reason = reason
+            self.log.warning("device still lost, for another reason", reason=reason)
         else:
             self.log.debug("still unavailable", reason=reason)
 

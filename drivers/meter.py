@@ -3,7 +3,9 @@
 :class:`MeterDriver` owns the display rules (amount from integer cents; on a jackpot the sign
 holds ``JACKPOT``, the table and the pending amount until a supervisor resets it) and the
 rate limit; a protocol subclass only encodes the text (:class:`AlphaMeter`). Writes happen in
-the driver thread, so a slow or unplugged sign never stalls the game. The thread sleeps until
+the driver thread, so a slow or unplugged sign never stalls the game. A ``listener`` hears
+:class:`MeterConnected` and :class:`MeterLost` (once per outage), so the table can tell
+surveillance and the CMS that the sign is dark. The thread sleeps until
 a new text is offered, the rate limit lets a pending one go, or the sign's line has input or
 fails; an idle meter costs nothing.
 """
@@ -15,6 +17,7 @@ import threading
 import time
 from abc import abstractmethod
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 import serial
@@ -24,6 +27,19 @@ from drivers.base import DeviceDriver, DeviceUnavailable, open_serial_port
 from drivers.config import MeterConfig
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class MeterConnected:
+    port: str
+
+
+@dataclass(frozen=True, slots=True)
+class MeterLost:
+    reason: str
+
+
+MeterEvent = MeterConnected | MeterLost
 
 
 class Coalescer(Generic[T]):
@@ -64,6 +80,7 @@ class MeterDriver(DeviceDriver):
     kind = "meter"
 
     def __init__(self, config: MeterConfig, *,
+                 listener: Callable[[MeterEvent], None] | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         assert config.port is not None
         super().__init__(name=config.label, port_label=config.port,
@@ -78,6 +95,7 @@ class MeterDriver(DeviceDriver):
         self._amount_cents: int | None = None
         self._jackpot: tuple[str, int] | None = None
         self._shown: str | None = None
+        self._listener = listener
         self.writes = 0
 
     # -- what the table calls -----------------------------------------------------------
@@ -135,6 +153,18 @@ class MeterDriver(DeviceDriver):
         with self._lock:
             if self._shown is not None and not self._coalescer.has_pending:
                 self._coalescer.offer(self._shown)
+        self._emit(MeterConnected(self.port_label))
+
+    def _on_lost(self, reason: str) -> None:
+        self._emit(MeterLost(reason))
+
+    def _emit(self, event: MeterEvent) -> None:
+        if self._listener is None:
+            return
+        try:
+            self._listener(event)
+        except Exception:
+            self.log.exception("meter event listener failed", detail=repr(event))
 
     def _serve_once(self) -> None:
         port = self._port

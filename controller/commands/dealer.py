@@ -4,6 +4,7 @@
     lowball-table dealer decide 3 raise             lowball-table dealer decide 2 discard:Kh,Qs
     lowball-table dealer continue                   lowball-table dealer status
     lowball-table dealer --credential-file F void "card on the floor"
+    lowball-table dealer --credential-file F adjust_meter -2500 "meter reading corrected"
 
 Each command is answered ``ok`` (with what the table expects next) or with the reason it was
 refused; the exit status is 0 or 1. ``--json`` prints the daemon's answer as it is.
@@ -37,7 +38,7 @@ def register(subparsers, name: str, help_text: str) -> None:
     parser.add_argument("words", nargs="+", metavar="COMMAND",
                         help="open | close | place SPOT WAGER AMOUNT [PLAYER] | cancel SPOT "
                              "WAGER | lock | decide SPOT DECISION | continue | void REASON | "
-                             "verify_jackpot | reload | status")
+                             "verify_jackpot | reload | adjust_meter AMOUNT REASON | status")
     parser.set_defaults(func=run)
 
 
@@ -45,7 +46,8 @@ def request_of(words: list[str]) -> dict[str, Any]:
     """The JSON request for the command line's words; ValueError says what is missing."""
     name, rest = words[0].replace("-", "_"), words[1:]
     shapes = {"place": ["spot", "wager", "amount", "player?"], "cancel": ["spot", "wager"],
-              "decide": ["spot", "decision"], "void": ["reason"]}
+              "decide": ["spot", "decision"], "void": ["reason"],
+              "adjust_meter": ["amount", "reason"]}
     fields = shapes.get(name, [])
     required = [field for field in fields if not field.endswith("?")]
     if len(rest) < len(required) or len(rest) > len(fields):
@@ -55,7 +57,8 @@ def request_of(words: list[str]) -> dict[str, Any]:
     request: dict[str, Any] = {"command": name}
     for field, value in zip(fields, rest):
         field = field.rstrip("?")
-        request[field] = int(value) if field in ("spot", "amount") and value.isdigit() else value
+        whole = value.removeprefix("-").isdigit() if field == "amount" else value.isdigit()
+        request[field] = int(value) if field in ("spot", "amount") and whole else value
     return request
 
 

@@ -1,4 +1,4 @@
-"""``lowball-table journal verify|show (--journal PATH | --state-dir DIR)``: audit the journal.
+"""``lowball-table journal verify|show|quarantine``: audit the journal; set a broken one aside.
 
 ``verify`` recomputes the hash chain and prints ``journal OK: N records, last seq N, last hash
 H`` (exit 0) or ``journal BROKEN at seq N: reason`` (exit 1); keep the printed last seq and
@@ -6,6 +6,13 @@ hash elsewhere, since they are what shows a journal cut short at its end. ``show
 records (``--json``: the messages exactly as journaled and published, one per line). A missing
 or unreadable journal exits 2. The journal is opened read-only, so both are safe to run
 beside a live daemon.
+
+``quarantine --state-dir DIR --reason TEXT`` is a supervisor's way out of a broken journal
+(the daemon runs held on one): with the daemon stopped, it moves the journal aside, whole,
+into ``DIR/quarantine/`` and starts a new one whose first record names the archived file, its
+last record, the first bad seq and the jackpot meter carried over from the last verified
+record (:mod:`controller.journal_quarantine`); then start the daemon again. It refuses a
+sound journal, and a state directory a daemon holds (exit 2).
 """
 
 from __future__ import annotations
@@ -35,6 +42,13 @@ def register(subparsers, name: str, help_text: str) -> None:
         where.add_argument("--state-dir", metavar="DIR",
                            help="the daemon's state directory (holds journal.sqlite3)")
         sub.set_defaults(func=run)
+    aside = actions.add_parser("quarantine", help="move a broken journal aside and start a new "
+                                                  "one (daemon stopped)")
+    aside.add_argument("--state-dir", metavar="DIR", required=True,
+                       help="the daemon's state directory (holds journal.sqlite3)")
+    aside.add_argument("--reason", required=True, help="why (journaled in the new journal)")
+    aside.add_argument("--by", help="who (journaled; default: the login name)")
+    aside.set_defaults(func=run_quarantine)
 
 
 def _count(text: str) -> int:
@@ -66,6 +80,28 @@ def run(args: argparse.Namespace) -> int:
     except BrokenPipeError:  # `journal show | head`: the reader has seen enough
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - no flush error at exit
         return 0
+
+
+def run_quarantine(args: argparse.Namespace) -> int:
+    from controller.journal_quarantine import QuarantineRefused, quarantine
+
+    try:
+        done = quarantine(args.state_dir, args.reason, args.by)
+    except (QuarantineRefused, JournalError) as error:
+        print(f"lowball-table journal quarantine: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:
+        print(f"lowball-table journal quarantine: {error.strerror or error}"
+              f"{f': {error.filename}' if error.filename else ''}", file=sys.stderr)
+        return 2
+    record = done.record
+    meter = "none journaled before the break (the table starts at its seed)" \
+        if record.meter is None else f"{record.meter} (from {record.meter_from})"
+    print(f"journal quarantined: {done.archived} (broken at seq {record.first_bad_seq}: "
+          f"{record.broken}; last record seq {record.archived_seq} hash "
+          f"{record.archived_hash}); a new journal starts with journal_continued, meter "
+          f"{meter}. Start the daemon again.")
+    return 0
 
 
 def _verify(journal: Journal) -> int:

@@ -39,28 +39,43 @@ def run(args: argparse.Namespace) -> int:
     try:
         loaded = load_config(args.config)
     except InputError as error:
-        print(f"lowball-table run: {error}", file=sys.stderr)
-        return 2
+        return _cannot_start(error)
     from controller.daemon import TableDaemon  # imports zmq and the drivers
+    from controller.journal import JournalError
+    from controller.startup import StartupError
 
     state_dir = args.state_dir or os.environ.get("STATE_DIRECTORY")
-    daemon = TableDaemon(loaded, state_dir=Path(state_dir) if state_dir else None,
-                         durability=args.durability)
+    try:
+        daemon = TableDaemon(loaded, state_dir=Path(state_dir) if state_dir else None,
+                             durability=args.durability)
+    except StartupError as error:
+        return _cannot_start(error)
     signal.signal(signal.SIGTERM, lambda *_: daemon.request_stop())
     signal.signal(signal.SIGINT, lambda *_: daemon.request_stop())
-    from controller.daemon import ConfigMismatch
-
     try:
-        daemon.start()
+        try:
+            daemon.start()
+        except (StartupError, InputError, JournalError) as error:
+            return _cannot_start(error)
+        except OSError as error:  # the environment: a device path, a descriptor limit, ...
+            return _cannot_start(f"{error.strerror or error}"
+                                 f"{f': {error.filename}' if error.filename else ''}")
         # What is left after start (config, wire models, ranking tables, the rebuilt table)
         # lives as long as the process: out of the collector's sight, a collection never
         # walks it in the middle of a card. Start-up's garbage goes first.
         gc.collect()
         gc.freeze()
-        daemon.run()
-    except ConfigMismatch as error:
-        print(f"lowball-table run: {error}", file=sys.stderr)
-        return 2
+        try:
+            daemon.run()
+        except JournalError as error:  # nothing may happen that the journal does not hold
+            print(f"lowball-table run: the table stopped: {error}", file=sys.stderr)
+            return 2
     finally:
         daemon.close()
     return 0
+
+
+def _cannot_start(error: object) -> int:
+    """One line naming the cause (multi-problem config errors keep one line each), exit 2."""
+    print(f"lowball-table run: cannot start: {error}", file=sys.stderr)
+    return 2

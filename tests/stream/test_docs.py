@@ -31,7 +31,7 @@ def test_doc_examples_parse():
     text = DOC.read_text()
     envelope = re.search(r'```json\n(\{"data".*?)\n```', text, re.S).group(1)
     assert wire.decode(envelope.replace("\n ", "")).type == "card_dealt"
-    beat = re.search(r'```json\n(\{"schema_version".*?)\n```', text, re.S).group(1)
+    beat = re.search(r'```json\n(\{"hash".*?)\n```', text, re.S).group(1)
     assert isinstance(wire.decode(beat), wire.Heartbeat)
 
 

@@ -11,6 +11,7 @@ import zmq
 from controller import wire
 from controller.journal import Journal
 from controller.publisher import EventPublisher
+from controller.startup import StartupError
 
 from .conftest import HAND, TABLE, await_subscription, sample_events, wait_for
 
@@ -214,7 +215,8 @@ def test_handle_replay_serves_at_most_max_requests(context, journal, publisher):
 
 
 def test_binding_a_busy_endpoint_fails_cleanly(context, journal, publisher):
-    with pytest.raises(zmq.ZMQError):
+    with pytest.raises(StartupError, match=f"cannot bind {publisher.pub_endpoint}: "
+                                           "Address already in use.*another program"):
         EventPublisher(context, table_id=TABLE, pub_endpoint=publisher.pub_endpoint,
                        replay_endpoint="tcp://127.0.0.1:*", journal=journal, snapshot=dict)
 

@@ -129,11 +129,15 @@ def test_ts_is_utc_with_a_trailing_z():
     assert b'"ts":"2026-11-21T23:50:00.000000Z"' in message
 
 
+HEAD = "5d41a3c8f0e0d6b2c7a9e4f1b3d5c7e9a1b3c5d7e9f1a3b5c7d9e1f3a5b7c9d1"
+
+
 def test_heartbeat_is_a_message_but_not_an_event():
-    beat = wire.encode_heartbeat(table_id=TABLE, seq=41, ts=TS, state="OPEN")
+    beat = wire.encode_heartbeat(table_id=TABLE, seq=41, hash=HEAD, broken_at=None, ts=TS,
+                                 state="OPEN")
     assert json.loads(beat) == {"schema_version": 1, "table_id": TABLE, "type": "heartbeat",
-                                "ts": "2026-11-21T23:50:00.123456Z", "seq": 41,
-                                "state": "OPEN"}
+                                "ts": "2026-11-21T23:50:00.123456Z", "seq": 41, "hash": HEAD,
+                                "journal_broken_at": None, "state": "OPEN"}
     parsed = wire.decode(beat)
     assert isinstance(parsed, wire.Heartbeat) and parsed.seq == 41
     assert wire.topic_of(parsed) == b"surveillance.CALI-01.heartbeat"
@@ -142,7 +146,11 @@ def test_heartbeat_is_a_message_but_not_an_event():
     with pytest.raises(TypeError):
         wire.to_event(parsed)
     with pytest.raises(wire.WireError, match="state"):
-        wire.encode_heartbeat(table_id=TABLE, seq=41, ts=TS, state="ASLEEP")
+        wire.encode_heartbeat(table_id=TABLE, seq=41, hash=HEAD, broken_at=None, ts=TS,
+                              state="ASLEEP")
+    with pytest.raises(wire.WireError, match="hash"):
+        wire.encode_heartbeat(table_id=TABLE, seq=41, hash="not-a-hash", broken_at=None, ts=TS,
+                              state="OPEN")
 
 
 def test_topics_are_table_then_type():
@@ -213,4 +221,5 @@ def test_event_envelope_union_refuses_a_heartbeat():
     adapter = TypeAdapter(wire.EventEnvelope)
     assert adapter.validate_json(GOOD).seq == 7
     with pytest.raises(ValueError):
-        adapter.validate_json(wire.encode_heartbeat(table_id=TABLE, seq=1, ts=TS, state="OPEN"))
+        adapter.validate_json(wire.encode_heartbeat(table_id=TABLE, seq=1, hash=HEAD,
+                                                    broken_at=None, ts=TS, state="OPEN"))

@@ -1,0 +1,135 @@
+"""Red team, connection exhaustion (issue 14): 1,100 plain TCP connects to the CURVE command
+port, idle, must not lock the authorized dealer out. The real daemon runs as a process with
+CURVE keys, under the descriptor limit the systemd unit gives it (``LimitNOFILE``), and under
+systemd's default soft limit of 1,024 (where only the handshake timeout frees the descriptors
+the idle connections hold: ZeroMQ's default would lock the dealer out for 30 s). The refused
+handshakes are logged with a count, a line per interval, not a line per connection.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import zmq
+import zmq.auth
+
+from controller.stream_security import client
+from tests.test_daemon import wait_for
+from tests.test_reload import config_file
+
+ROOT = Path(__file__).resolve().parents[2]
+UNIT = ROOT / "systemd" / "lowball-table.service"
+IDLE_CONNECTIONS = 1100
+#: systemd's default soft limit on open files when a unit sets no LimitNOFILE
+SYSTEMD_DEFAULT_NOFILE = 1024
+
+
+def unit_nofile() -> int:
+    lines = [line for line in UNIT.read_text().splitlines() if line.startswith("LimitNOFILE=")]
+    return int(lines[-1].split("=", 1)[1].split(":")[0]) if lines else SYSTEMD_DEFAULT_NOFILE
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def enough_descriptors():
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = IDLE_CONNECTIONS + 512
+    if hard != resource.RLIM_INFINITY and hard < wanted:
+        pytest.skip(f"needs {wanted} descriptors, the hard limit is {hard}")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, wanted), hard))
+    yield
+    resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_the_unit_raises_the_descriptor_limit():
+    assert unit_nofile() >= 16384
+
+
+@pytest.mark.parametrize("limit", ["unit", "systemd default"])
+def test_idle_unauthenticated_connections_do_not_lock_the_dealer_out(tmp_path, limit,
+                                                                     enough_descriptors):
+    nofile = unit_nofile() if limit == "unit" else SYSTEMD_DEFAULT_NOFILE
+    keys, allowed = tmp_path / "keys", tmp_path / "allowed"
+    keys.mkdir()
+    allowed.mkdir()
+    table_public, table_secret = zmq.auth.create_certificates(keys, "table")
+    dealer_public, dealer_secret = zmq.auth.create_certificates(keys, "dealer")
+    shutil.copy(dealer_public, allowed)
+    ports = {name: free_port() for name in ("events", "replay", "commands")}
+    path = config_file(tmp_path)
+    path.write_text(path.read_text() + "\n[stream]\n" + "".join(
+        f'{name} = "tcp://127.0.0.1:{port}"\n' for name, port in ports.items()) +
+        f'\n[security]\nserver_secret_key_file = "{table_secret}"\n'
+        f'authorized_keys_dir = "{allowed}"\n')
+
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    if limit == "unit" and hard != resource.RLIM_INFINITY and hard < nofile:
+        nofile = hard  # as far as this machine lets a process go (it is past the attack)
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, hard))
+
+    log = (tmp_path / "daemon.log").open("w+")
+    daemon = subprocess.Popen(
+        [sys.executable, "-m", "controller.cli", "run", "--config", str(path), "--state-dir",
+         str(tmp_path / "state"), "--log-format", "json"],
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, preexec_fn=limited)
+    attackers: list[socket.socket] = []
+    context = zmq.Context()
+    try:
+        def lines() -> list[dict]:
+            return [json.loads(line) for line in Path(log.name).read_text().splitlines()
+                    if line.startswith("{")]
+        wait_for(lambda: any(line["event"] == "table daemon ready" for line in lines()),
+                 "the daemon to be ready")
+        for _ in range(IDLE_CONNECTIONS):
+            attacker = socket.socket()
+            attacker.setblocking(False)
+            attacker.connect_ex(("127.0.0.1", ports["commands"]))  # and never speaks
+            attackers.append(attacker)
+
+        dealer = context.socket(zmq.REQ)
+        dealer.setsockopt(zmq.LINGER, 0)
+        public, secret = zmq.auth.load_certificate(keys / "dealer.key_secret")
+        server_public, _ = zmq.auth.load_certificate(keys / "table.key")
+        client(dealer, server_public_key=server_public, public_key=public, secret_key=secret)
+        asked = time.monotonic()
+        dealer.connect(f"tcp://127.0.0.1:{ports['commands']}")
+        dealer.send_json({"command": "status"})
+        answered = dealer.poll(10_000)
+        waited = time.monotonic() - asked
+        assert answered, f"the dealer got no answer within 10 s ({limit}, {nofile} descriptors)"
+        assert dealer.recv_json()["ok"]
+        print(f"{limit} ({nofile} descriptors): the dealer answered after {waited:.2f} s")
+        dealer.close(0)
+
+        refused = wait_for(lambda: [line for line in lines()
+                                    if line["event"].startswith("connections refused")],
+                           "the refused handshakes to be logged")
+        assert refused[0]["refused"]["commands"]
+    finally:
+        for attacker in attackers:
+            attacker.close()
+        daemon.send_signal(signal.SIGTERM)
+        assert daemon.wait(15) == 0
+        context.term()
+    refused = [line for line in lines() if line["event"].startswith("connections refused")]
+    total = sum(line["total"] for line in refused)
+    # The idle connections are dropped at their handshake timeout (or refused when the
+    # descriptors ran out) and closed by the test: hundreds of refusals, a handful of lines
+    # (the first at once, then one per interval, and the rest as the daemon stops).
+    assert total >= 100 and len(refused) <= 3, refused
