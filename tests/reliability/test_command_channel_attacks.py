@@ -101,8 +101,8 @@ def test_the_supervisor_only_field_is_refused_by_name(hand_in_play):
         {"command": "void", "reason": "x", "supervisor_only": False}).encode())
     assert reply["ok"] is False and "supervisor_only: unknown key" in reply["error"]
     assert hand_in_play.table.hand is not None
-    assert all(cls.supervisor_only is (name in ("void", "verify_jackpot", "reload"))
-               for name, cls in COMMANDS.items())
+    supervisors = ("void", "verify_jackpot", "reload", "adjust_meter")
+    assert all(cls.supervisor_only is (name in supervisors) for name, cls in COMMANDS.items())
 
 
 def test_a_journal_that_accepted_a_command_always_rebuilds(hand_in_play):
