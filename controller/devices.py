@@ -24,6 +24,7 @@ from drivers import spots as spot_lamps
 from drivers.shoe_events import (
     CardRead,
     FrameRejected,
+    SequenceConflict,
     ShoeConnected,
     ShoeFault,
     ShoeLost,
@@ -54,9 +55,11 @@ class Report(NamedTuple):
 
 def shoe_report(event: Any) -> Report | None:
     if isinstance(event, CardRead):
-        return Report("card", (event.card, event.seq, event.tag or ""))
+        return Report("card", (event.card, event.seq, event.tag or "", event.count))
     if isinstance(event, ShoeFault):
         return Report("shoe_fault", (str(event.code), event.detail))
+    if isinstance(event, SequenceConflict):
+        return Report("shoe_fault", ("CONFLICT", event.detail))
     if isinstance(event, ShoeLost):
         return Report("device", ("shoe", "lost", event.reason))
     if isinstance(event, ShoeConnected):
