@@ -59,7 +59,9 @@ def shoe_report(event: Any) -> Report | None:
     if isinstance(event, ShoeFault):
         return Report("shoe_fault", (str(event.code), event.detail))
     if isinstance(event, SequenceConflict):
-        return Report("shoe_fault", ("CONFLICT", event.detail))
+        if event.about_cards:
+            return Report("shoe_fault", ("CONFLICT", event.detail))
+        return Report("device", ("shoe", "frame_rejected", event.detail))
     if isinstance(event, ShoeLost):
         return Report("device", ("shoe", "lost", event.reason))
     if isinstance(event, ShoeConnected):

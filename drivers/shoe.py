@@ -35,9 +35,10 @@ from drivers.config import ShoeConfig
 from drivers.shoe_events import (
     CardRead,
     FrameRejected,
-    ShoeConnected,
     SequenceConflict,
+    ShoeConnected,
     ShoeEvent,
+    ShoeFault,
     ShoeLost,
 )
 
@@ -113,6 +114,8 @@ class ShoeReceiver:
 
     def __init__(self) -> None:
         self.gate = SequenceGate()
+        #: what the last accepted message said
+        self._accepted: ShoeEvent | None = None
         #: (SEQ, content) of the last conflicting message, reported once however often sent
         self._refused: tuple[int, str] | None = None
 
@@ -124,6 +127,7 @@ class ShoeReceiver:
             return Verdict([item.rejected], nak=nak)
         verdict = self.gate.admit(item.seq, item.content)
         if verdict == SequenceGate.NEW:
+            self._accepted = item.event
             return Verdict([item.event], ack=item.seq)
         if verdict == SequenceGate.RETRANSMISSION:
             return Verdict([], ack=item.seq, retransmission=True)
@@ -131,9 +135,11 @@ class ShoeReceiver:
         if self._refused != (item.seq, item.content):
             self._refused = (item.seq, item.content)
             accepted = self.gate.last[1] if self.gate.last is not None else ""
-            events.append(SequenceConflict(item.seq, f"SEQ {item.seq:02X} was accepted as "
-                                                     f"{accepted!r}, now sent as "
-                                                     f"{item.content!r}: refused"))
+            events.append(SequenceConflict(
+                item.seq, f"SEQ {item.seq:02X} was accepted as {accepted!r}, now sent as "
+                          f"{item.content!r}: refused",
+                about_cards=any(isinstance(event, (CardRead, ShoeFault))
+                                for event in (self._accepted, item.event))))
         return Verdict(events, nak=(item.seq, CONFLICT))
 
 

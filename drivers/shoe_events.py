@@ -53,10 +53,13 @@ class CardRead:
 @dataclass(frozen=True, slots=True)
 class SequenceConflict:
     """A frame reused the SEQ of the last accepted one with other content: it was refused
-    (``N SEQ,CONFLICT``), never taken for a retransmission nor for a new card."""
+    (``N SEQ,CONFLICT``), never taken for a retransmission nor for a new card.
+    ``about_cards``: either frame was a card or a fault, so the hand cannot trust the shoe's
+    account of its cards (two heartbeats or statuses in conflict are only a bad frame)."""
 
     seq: int
     detail: str
+    about_cards: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +126,8 @@ def event_record(event: ShoeEvent) -> dict[str, Any]:
     if isinstance(event, FrameRejected):
         return {"type": "rejected", "reason": event.reason, "raw": event.raw.hex()}
     if isinstance(event, SequenceConflict):
-        return {"type": "conflict", "seq": event.seq, "detail": event.detail}
+        return {"type": "conflict", "seq": event.seq, "detail": event.detail,
+                "about_cards": event.about_cards}
     if isinstance(event, ShoeConnected):
         return {"type": "connected", "port": event.port}
     if isinstance(event, ShoeLost):

@@ -251,7 +251,7 @@ def test_event_records() -> None:
     assert event_record(CardRead(parse_card("As"), 12, "04A1B2C3D4", 17)) == \
         {"type": "card", "card": "As", "seq": 12, "tag": "04A1B2C3D4", "count": 17}
     assert event_record(SequenceConflict(3, "why")) == \
-        {"type": "conflict", "seq": 3, "detail": "why"}
+        {"type": "conflict", "seq": 3, "detail": "why", "about_cards": True}
     assert event_record(ShoeFault(FaultCode.JAM)) == {"type": "fault", "code": "JAM"}
     assert event_record(FrameRejected("bad", b"\x02")) == \
         {"type": "rejected", "reason": "bad", "raw": "02"}
@@ -341,6 +341,16 @@ def test_receiver_refuses_the_last_seq_with_other_content_and_reports_it_once() 
                                     "CAS,,1")).retransmission   # the accepted one still is
     moved = receiver.receive(Message(5, other, "CKD,,2"))        # under a new SEQ: a card
     assert (moved.events, moved.ack) == ([other], 5)
+
+
+def test_a_conflict_between_heartbeats_is_not_about_cards() -> None:
+    receiver = ShoeReceiver()
+    receiver.receive(Message(9, Heartbeat(4), "H4"))
+    [conflict] = receiver.receive(Message(9, Heartbeat(0), "H0")).events
+    assert not conflict.about_cards
+    receiver.receive(Message(10, CardRead(parse_card("As"), 10, None, 1), "CAS,,1"))
+    [conflict] = receiver.receive(Message(10, Heartbeat(5), "H5")).events
+    assert conflict.about_cards
 
 
 def test_receiver_naks_garbled_only_when_seq_known() -> None:
