@@ -229,9 +229,11 @@ class RunResult:
     inputs: list[tuple[int, str]] = field(default_factory=list)
     #: seconds from the daemon's first start to the settled hand
     hand_seconds: float = 0.0
-    #: random kills: seconds the daemon stayed down, and whether a card was dealt meanwhile
+    #: random kills: seconds the daemon stayed down, whether a card was dealt meanwhile, and
+    #: whether the shoe held a card the dead daemon had not journaled (in flight or dealt)
     downtime_s: float = 0.0
     dealt_while_down: int = 0
+    held_across_restart: int = 0
 
 
 class PowerLossRig:
@@ -524,9 +526,11 @@ def play_hand(rig: PowerLossRig, scenario: Scenario, hand_number: int,
                 if kill_after_s is not None:
                     rig.reap()
                     down = time.monotonic()
+                    in_flight = shoe_has_card_in_flight(rig)
                     dealt = deal_while_down(rig)
                     if result is not None:
                         result.dealt_while_down += dealt
+                        result.held_across_restart += bool(in_flight or dealt)
                     # The daemon stays down as long as a slow restart takes: the shoe offers
                     # its card to no one meanwhile.
                     time.sleep(max(0.0, downtime_s - (time.monotonic() - down)))
@@ -614,6 +618,7 @@ def run_once(game: str, scenario_name: str, kill_at: int | None = None, *,
             result.hand_seconds = hand_seconds
             result.downtime_s = progress.downtime_s
             result.dealt_while_down = progress.dealt_while_down
+            result.held_across_restart = progress.held_across_restart
         finally:
             rig.close()
     result.seconds = time.monotonic() - began
@@ -745,35 +750,41 @@ def random_kill(game: str, scenario_name: str, rng: random.Random, hand_seconds:
 def random_campaign(game: str, scenario_name: str, kills: int = RANDOM_KILLS, *,
                     seed: int | None = None, downtime: tuple[float, float] = DOWNTIME_S,
                     log=print) -> dict[str, Any]:
-    """``kills`` runs, each SIGKILLed at a random instant and restarted after a random
-    downtime (most past the old 0.8 s retry window), a card dealt while the daemon is down
-    whenever the table waits for one. Counts the kills that landed, the slow restarts, the
-    cards dealt while down, and the cards lost or misassigned (all must be 0)."""
+    """Runs until ``kills`` of them were SIGKILLed mid-hand (at a random instant; a run whose
+    hand settled first counts as a run, not a kill; at most three runs per kill), each
+    restarted after a random downtime (most past the old 0.8 s retry window), a card dealt
+    while the daemon is down whenever the table waits for one. Counts the kills, the slow
+    restarts, the cards the shoe held across a restart, and the cards lost or misassigned
+    (all must be 0)."""
     rng = random.Random(seed)
     baseline = run_once(game, scenario_name)
     if baseline.problems:
         raise AssertionError(f"the unkilled run failed: {baseline.problems}")
-    summary: dict[str, Any] = {"game": game, "scenario": scenario_name, "runs": kills,
+    summary: dict[str, Any] = {"game": game, "scenario": scenario_name, "runs": 0,
                                "killed": 0, "slow_restarts": 0, "dealt_while_down": 0,
-                               "survived": 0, "lost_cards": [], "misassigned": [],
-                               "failed": [], "seed": seed}
+                               "held_across_restart": 0, "survived": 0, "lost_cards": [],
+                               "misassigned": [], "failed": [], "seed": seed}
     log(f"{game} {scenario_name}: {kills} random kills; unkilled hand "
         f"{baseline.hand_seconds:.2f} s, meter {baseline.meter}")
-    for run_number in range(kills):
+    while summary["killed"] < kills and summary["runs"] < 3 * kills:
+        run_number = summary["runs"]
         result = random_kill(game, scenario_name, rng, baseline.hand_seconds, downtime)
         if result.meter != baseline.meter:
             result.problems.append(f"meter {result.meter} != unkilled {baseline.meter}")
         killed = result.killed_at_seq is not None
+        summary["runs"] += 1
         summary["killed"] += killed
         summary["slow_restarts"] += killed and result.downtime_s > OLD_RETRY_WINDOW_S
         summary["dealt_while_down"] += result.dealt_while_down
+        summary["held_across_restart"] += result.held_across_restart
         summary["survived"] += not result.problems
         summary["lost_cards"] += result.lost_cards
         summary["misassigned"] += result.misassigned
         if result.problems:
             summary["failed"].append((run_number, result.problems))
         what = f"killed at seq {result.killed_at_seq}, down {result.downtime_s:.2f} s" + \
-            (", a card dealt while down" if result.dealt_while_down else "") if killed \
+            (", a card dealt while down" if result.dealt_while_down else
+             ", a card in flight" if result.held_across_restart else "") if killed \
             else "settled before the kill"
         log(f"  run {run_number:>2}: {what}: "
             f"{'survived' if not result.problems else 'FAILED ' + '; '.join(result.problems)}"
@@ -827,10 +838,11 @@ def main(argv: list[str] | None = None) -> int:
                   f"survived; in-flight kills that lost a card: "
                   f"{lost}/{len(summary['in_flight'])}")
         else:
-            print(f"{name}: {summary['survived']}/{summary['runs']} survived; "
-                  f"{summary['killed']} kills landed mid-hand, {summary['slow_restarts']} "
-                  f"restarts slower than {OLD_RETRY_WINDOW_S} s, "
-                  f"{summary['dealt_while_down']} cards dealt while the daemon was down; "
+            print(f"{name}: {summary['survived']}/{summary['runs']} runs survived, "
+                  f"{summary['killed']} killed mid-hand at a random instant; "
+                  f"{summary['slow_restarts']} restarts slower than {OLD_RETRY_WINDOW_S} s; "
+                  f"the shoe held a card across {summary['held_across_restart']} restarts "
+                  f"({summary['dealt_while_down']} dealt while the daemon was down); "
                   f"cards lost {len(summary['lost_cards'])}, misassigned "
                   f"{len(summary['misassigned'])}")
     print(f"power loss: {time.monotonic() - began:.0f} s")
