@@ -18,8 +18,9 @@ not start another input meanwhile, so the kill lands exactly at that boundary, a
 just after the commit (before the events were published and the reply sent) to while the
 daemon idles. Then the daemon is restarted and the hand finished.
 
-*Random* kills (:func:`random_campaign`) SIGKILL the daemon at a random instant of the hand,
-whatever it is doing, keep it down for a random time, most often longer than the 0.8 s after
+*Random* kills (:func:`random_campaign`) SIGKILL the daemon at a random instant of the hand
+(up to 30 ms after the journal reaches a random record, so not at a boundary, whatever the
+daemon is doing then, and anywhere in the hand however fast the machine), keep it down for a random time, most often longer than the 0.8 s after
 which the earlier shoe protocol gave a card up, and, when the table (rebuilt from the journal,
 as the restarted daemon will rebuild it) waits for a card and the shoe has none in flight,
 deal one while the daemon is down: the card must reach its seat after the restart.
@@ -88,6 +89,8 @@ OLD_RETRY_WINDOW_S = 0.8
 #: How long a randomly killed daemon stays down: mostly past the old retry window.
 DOWNTIME_S = (0.2, 2.5)
 RANDOM_KILLS = 30
+#: A random kill lands up to this long after the journal reaches a random record.
+KILL_JITTER_S = 0.03
 
 
 class DaemonDied(Exception):
@@ -472,18 +475,19 @@ def deal_while_down(rig: PowerLossRig) -> int:
 
 def play_hand(rig: PowerLossRig, scenario: Scenario, hand_number: int,
               kill_at: int | None = None, in_flight_card: int | None = None, *,
-              kill_after_s: float | None = None, downtime_s: float = 0.0,
+              kill_near: tuple[int, float] | None = None, downtime_s: float = 0.0,
               result: RunResult | None = None) -> int | None:
     """Play the hand to settlement, SIGKILLing the daemon once (see the module docstring):
     when the journal reaches ``kill_at``, on the ACK of card ``in_flight_card``, or
-    ``kill_after_s`` seconds into the hand; a randomly killed daemon stays down
+    ``kill_near`` = (seq, seconds): that long after the journal reaches seq, at whatever the
+    daemon is doing then (a random instant, however fast the machine); such a daemon stays down
     ``downtime_s``, and a card is dealt meanwhile if the table waits for one (counted in
     ``result.dealt_while_down``). Returns the journal's last seq right after the kill (None if
     no kill)."""
     killed_at: list[int] = []
     stop = threading.Event()
     watcher = None
-    if kill_at is not None or kill_after_s is not None:
+    if kill_at is not None or kill_near is not None:
         process = rig.proc
         assert process is not None
 
@@ -493,8 +497,11 @@ def play_hand(rig: PowerLossRig, scenario: Scenario, hand_number: int,
             killed_at.append(rig.journal.last_seq())
 
         def watch() -> None:  # signals only: the sockets belong to the dealer's thread
-            if kill_after_s is not None:
-                if not stop.wait(kill_after_s):       # the random instant, unless settled
+            if kill_near is not None:
+                near, delay = kill_near
+                while not stop.is_set() and rig.journal.last_seq() < near:
+                    time.sleep(POLL_S)  # polling interval of the watcher
+                if not stop.wait(delay):              # the random instant, unless settled
                     kill()
                 return
             while not stop.is_set():
@@ -523,7 +530,7 @@ def play_hand(rig: PowerLossRig, scenario: Scenario, hand_number: int,
                 if not killed_at:
                     raise AssertionError(f"the daemon died on its own (exit "
                                          f"{rig.proc.returncode}); see {rig.workdir}/daemon.log")
-                if kill_after_s is not None:
+                if kill_near is not None:
                     rig.reap()
                     down = time.monotonic()
                     in_flight = shoe_has_card_in_flight(rig)
@@ -587,7 +594,7 @@ def _deal_and_kill_on_ack(rig, scenario, hand_number, card_index, killed_at) -> 
 # --- one run and its checks ------------------------------------------------------------------
 
 def run_once(game: str, scenario_name: str, kill_at: int | None = None, *,
-             in_flight_card: int | None = None, kill_after_s: float | None = None,
+             in_flight_card: int | None = None, kill_near: tuple[int, float] | None = None,
              downtime_s: float = 0.0, workdir: Path | None = None) -> RunResult:
     began = time.monotonic()
     scenario = load_scenario(SCENARIOS / f"{scenario_name}.json")
@@ -600,7 +607,7 @@ def run_once(game: str, scenario_name: str, kill_at: int | None = None, *,
             hand_began = time.monotonic()
             try:
                 killed = play_hand(rig, scenario, 1, kill_at, in_flight_card,
-                                   kill_after_s=kill_after_s, downtime_s=downtime_s,
+                                   kill_near=kill_near, downtime_s=downtime_s,
                                    result=progress)
             except (AssertionError, DaemonDied, TimeoutError) as error:
                 progress.problems.append(f"the hand did not finish: {error!r}")
@@ -738,12 +745,15 @@ def baseline_cards(scenario_name: str) -> list:
     return list(load_scenario(SCENARIOS / f"{scenario_name}.json").shoe)
 
 
-def random_kill(game: str, scenario_name: str, rng: random.Random, hand_seconds: float,
+def random_kill(game: str, scenario_name: str, rng: random.Random, records: int,
                 downtime: tuple[float, float] = DOWNTIME_S, *,
                 workdir: Path | None = None) -> RunResult:
-    """One run killed at a random instant of the hand (within ``hand_seconds``, the unkilled
-    hand's length) and kept down a random time drawn from ``downtime``."""
-    return run_once(game, scenario_name, kill_after_s=rng.uniform(0.0, hand_seconds),
+    """One run killed at a random instant of the hand: up to ``KILL_JITTER_S`` after the
+    journal reaches a random one of the unkilled hand's ``records`` (so the instant falls
+    anywhere in the hand, however fast the machine), kept down a random time drawn from
+    ``downtime``."""
+    return run_once(game, scenario_name,
+                    kill_near=(rng.randrange(1, records), rng.uniform(0.0, KILL_JITTER_S)),
                     downtime_s=rng.uniform(*downtime), workdir=workdir)
 
 
@@ -768,7 +778,7 @@ def random_campaign(game: str, scenario_name: str, kills: int = RANDOM_KILLS, *,
         f"{baseline.hand_seconds:.2f} s, meter {baseline.meter}")
     while summary["killed"] < kills and summary["runs"] < 3 * kills:
         run_number = summary["runs"]
-        result = random_kill(game, scenario_name, rng, baseline.hand_seconds, downtime)
+        result = random_kill(game, scenario_name, rng, baseline.last_seq, downtime)
         if result.meter != baseline.meter:
             result.problems.append(f"meter {result.meter} != unkilled {baseline.meter}")
         killed = result.killed_at_seq is not None
