@@ -57,12 +57,14 @@ from drivers.shoe_serial import frame_to_inbound
 from drivers.spots import Reply, WagerSensor
 from drivers.spots_ascii import decode_line
 from drivers.usb_report import (
+    CARD_REPORT_SIZE,
     REPORT_CARD,
     REPORT_SIZE,
     ReportError,
     decode_report,
     decode_to_event,
     encode_card,
+    expected_size,
     report_sequence,
 )
 
@@ -84,7 +86,8 @@ _TAGS = st.none() | st.text("0123456789ABCDEF", min_size=2, max_size=20)
 @st.composite
 def card_frames(draw) -> bytes:
     card = draw(st.sampled_from(DECK))
-    return encode_frame(draw(st.integers(0, 255)), "C", card_payload(str(card), draw(_TAGS)))
+    return encode_frame(draw(st.integers(0, 255)), "C",
+                        card_payload(str(card), draw(_TAGS), draw(st.integers(1, 0xFFFF))))
 
 
 @st.composite
@@ -242,13 +245,15 @@ def usb_reports(examples: int) -> int:
     @_settings(examples)
     @given(st.one_of(lengths.flatmap(lambda n: st.binary(min_size=n, max_size=n)),
                      st.binary(min_size=REPORT_SIZE, max_size=REPORT_SIZE),
-                     st.tuples(st.sampled_from(range(1, 5)), st.binary(min_size=7, max_size=7))
-                     .map(lambda t: bytes([t[0]]) + t[1])))
+                     st.tuples(st.sampled_from(range(2, 5)), st.binary(min_size=7, max_size=7))
+                     .map(lambda t: bytes([t[0]]) + t[1]),
+                     st.binary(min_size=CARD_REPORT_SIZE - 1, max_size=CARD_REPORT_SIZE - 1)
+                     .map(lambda rest: bytes([REPORT_CARD]) + rest)))
     def check(report):
         nonlocal tried
         tried += 1
         event = decode_to_event(report)             # never raises
-        if len(report) != REPORT_SIZE:
+        if len(report) != expected_size(report):
             assert isinstance(event, FrameRejected) and event.reason
             try:
                 report_sequence(report)
@@ -268,7 +273,7 @@ def usb_reports(examples: int) -> int:
             return
         if isinstance(decoded, CardRead):
             assert report[0] == REPORT_CARD
-            assert encode_card(decoded.seq, decoded.card, decoded.tag) == report
+            assert encode_card(decoded.seq, decoded.card, decoded.tag, decoded.count) == report
 
     check()
     return tried

@@ -834,13 +834,15 @@ def soak(hands: int = 20_000, game: str = "three_card_lowball", sample_every: in
         command({"command": "lock"})
         deck = iter(rng.sample(DECK, 52))
         settled_hand: list[Any] = []
-        shoe_seq = 0
+        shoe_seq = shoe_count = 0
         while table.hand is not None:
             hand = table.hand
             expected = hand.cards_expected()
             if expected:
                 for _ in range(expected):
-                    events = apply(table.shoe_card(next(deck), shoe_seq & 0xFF, ""))
+                    shoe_count += 1
+                    events = apply(table.shoe_card(next(deck), shoe_seq & 0xFF, "",
+                                                   shoe_count))
                     shoe_seq += 1
                     totals["cards"] += 1
                     settled_hand += events

@@ -1,12 +1,15 @@
-"""Power loss at every journal boundary: SIGKILL the real daemon process, restart, finish.
+"""Power loss at every journal boundary and at random instants: SIGKILL the real daemon
+process, restart it (at once, or slower than the old shoe's retry window), finish the hand.
 
 The daemon runs as its own process (``python -m controller.cli run --config <generated toml>
 --state-dir <dir>``) against the LBS1 shoe, spot controller and meter simulators, which run on
 ptys in this process. A hand of a scenario file is played through the command channel and the
 simulated shoe by a *state-driven* dealer: it reads the table's status (and the journal, as a
 surveillance screen would) and does whatever the table waits for next, so after a restart it
-simply carries on: ``continue`` the hand held with ``controller_restart``, re-load the shoe
-with the scenario's cards the table has not received, place the wagers the layout lacks.
+simply carries on: ``continue`` the hand held with ``controller_restart``, place the wagers
+the layout lacks. The shoe keeps its deck and any card it has not had acknowledged, as a real
+shoe does (it never drops a card), so the dealer never re-loads it mid-hand; it only waits
+for a card the shoe still offers before dealing the next.
 
 A *boundary* is the end of one journal transaction (one input and its effects: the records
 share one timestamp). For a kill at boundary K, a watcher thread polls the journal (read-only,
@@ -15,26 +18,37 @@ not start another input meanwhile, so the kill lands exactly at that boundary, a
 just after the commit (before the events were published and the reply sent) to while the
 daemon idles. Then the daemon is restarted and the hand finished.
 
+*Random* kills (:func:`random_campaign`) SIGKILL the daemon at a random instant of the hand
+(up to 30 ms after the journal reaches a random record, so not at a boundary, whatever the
+daemon is doing then, and anywhere in the hand however fast the machine), keep it down for a random time, most often longer than the 0.8 s after
+which the earlier shoe protocol gave a card up, and, when the table (rebuilt from the journal,
+as the restarted daemon will rebuild it) waits for a card and the shoe has none in flight,
+deal one while the daemon is down: the card must reach its seat after the restart.
+
 Checks after every run (:func:`check_run`): the journal verifies (hash chain, gapless seq); the
 kill left the journal exactly at a boundary; the hand's ``wager_settled`` records equal
 :func:`controller.scenario.replay`'s settlement, once each; every scenario card was dealt once
-(``card_dealt`` and ``shoe_card``); no seq was published twice or with other bytes than the
-journal's; the table's meter equals that of a run that was never killed. Cards that left the
-simulated shoe (:attr:`ShoeModel.dealt`) but never reached the journal are reported as lost.
+(``card_dealt`` and ``shoe_card``, a card the shoe sent again counted once) and to the seat the
+deal order gives it (else *misassigned*); no seq was published twice or with other bytes than
+the journal's; the table's meter equals that of a run that was never killed. Cards that left
+the simulated shoe (:attr:`ShoeModel.dealt`) but never reached the journal are reported as
+lost.
 
 ``in_flight`` runs kill the daemon the moment the shoe simulator receives the daemon's ACK for
 a card, before the journal commit has necessarily happened: that is the window in which the
 shoe believes a card delivered that the table may never have recorded.
 
-Entry points: :func:`run` (every boundary of a full hand of each game, and an in-flight kill
-per card) and ``python -m bench.power_loss``.
+Entry points: :func:`run` (every boundary of a full hand of each game, an in-flight kill per
+card, and random kills with slow restarts) and ``python -m bench.power_loss``.
 """
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import os
+import random
 import signal
 import sqlite3
 import subprocess
@@ -50,8 +64,10 @@ from typing import Any
 import zmq
 
 from controller import wire
+from controller.events import CardDealt
 from controller.journal import Journal, journal_path
 from controller.scenario import Scenario, load_scenario, replay, settlement_report
+from controller.table import Table
 from controller.table_config import default_config_path, load_config, shipped_config_dir
 from drivers.lbs1 import Frame, FrameParser
 from simulators.meter import AlphaSignModel
@@ -68,6 +84,13 @@ POLL_S = 0.0005
 #: One full hand per game for the bench (every boundary is killed).
 BENCH_SCENARIOS = {"cali_lowball": "cali_all_xtra_lines_multiseat",
                    "three_card_lowball": "tcl_prog_five_high"}
+#: The earlier shoe protocol gave a card up after three retransmissions 200 ms apart.
+OLD_RETRY_WINDOW_S = 0.8
+#: How long a randomly killed daemon stays down: mostly past the old retry window.
+DOWNTIME_S = (0.2, 2.5)
+RANDOM_KILLS = 30
+#: A random kill lands up to this long after the journal reaches a random record.
+KILL_JITTER_S = 0.03
 
 
 class DaemonDied(Exception):
@@ -199,12 +222,21 @@ class RunResult:
     last_seq: int = 0
     boundaries: list[int] = field(default_factory=list)
     lost_cards: list[str] = field(default_factory=list)
+    #: (card, where it went, where the deal order puts it) for each card dealt elsewhere
+    misassigned: list[tuple[str, Any, Any]] = field(default_factory=list)
     unpublished: int = 0
     published_twice: list[int] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     seconds: float = 0.0
     #: (boundary seq, what the transaction was: its input's type, ``decide`` for a decision)
     inputs: list[tuple[int, str]] = field(default_factory=list)
+    #: seconds from the daemon's first start to the settled hand
+    hand_seconds: float = 0.0
+    #: random kills: seconds the daemon stayed down, whether a card was dealt meanwhile, and
+    #: whether the shoe held a card the dead daemon had not journaled (in flight or dealt)
+    downtime_s: float = 0.0
+    dealt_while_down: int = 0
+    held_across_restart: int = 0
 
 
 class PowerLossRig:
@@ -331,7 +363,15 @@ def _hand_id(loaded, number: int) -> str:
 
 
 def received_cards(rig: PowerLossRig, hand_id: str) -> list[str]:
-    return [data["card"] for data in rig.journal.data(hand_id, "shoe_card")]
+    """The cards the hand received, in order; a card the shoe sent again (the same SEQ,
+    card and count, journaled as it arrived) counts once."""
+    cards, last = [], None
+    for data in rig.journal.data(hand_id, "shoe_card"):
+        key = (data["shoe_seq"], data["card"], data["count"])
+        if key != last:
+            cards.append(data["card"])
+        last = key
+    return cards
 
 
 def decisions_made(rig: PowerLossRig, hand_id: str, spot: int) -> int:
@@ -376,6 +416,12 @@ def step(rig: PowerLossRig, scenario: Scenario, hand_number: int) -> bool:
         return False
     next_step = state["hand"]["next"]
     if next_step["kind"] == "card":
+        if shoe_has_card_in_flight(rig):
+            # A card dealt before a kill that the table has not journaled yet: the shoe
+            # offers it until the daemon takes it. Deal the next one only after that.
+            wait_for(lambda: not shoe_has_card_in_flight(rig),
+                     "the shoe's card in flight to be acknowledged", alive=rig.alive)
+            return False
         before = len(received_cards(rig, hand_id))
         rig.shoe.device.deal(1)
         wait_for(lambda: len(received_cards(rig, hand_id)) > before,
@@ -398,30 +444,69 @@ def shoe_has_card_in_flight(rig: PowerLossRig) -> bool:
 
 
 def restart(rig: PowerLossRig) -> None:
-    """Restart after a kill, once the shoe has stopped retransmitting a card to the dead
-    daemon (a real shoe gives up after three retries, 0.6 s; the new driver flushes the line)."""
+    """Restart after a kill. The shoe keeps offering any card it has not had acknowledged
+    (it never gives one up), so the new daemon takes it whenever it comes back."""
     rig.reap()
-    wait_for(lambda: not shoe_has_card_in_flight(rig), "the shoe to give up its card")
     rig.start_daemon()
 
 
+def table_from_journal(rig: PowerLossRig) -> Table:
+    """The table as the restarted daemon will rebuild it from the journal."""
+    table = Table(rig.loaded)
+    table.replay([wire.to_event(wire.decode_event(message))
+                  for _, _, _, message in rig.journal.records()])
+    return table
+
+
+def deal_while_down(rig: PowerLossRig) -> int:
+    """With the daemon dead: deal one card if the table (as it will be rebuilt) waits for one
+    and the shoe has none in flight. How many cards were dealt (0 or 1)."""
+    table = table_from_journal(rig)
+    hand = table.hand
+    if hand is None or shoe_has_card_in_flight(rig) or rig.shoe.model.remaining == 0:
+        return 0
+    if table.fault is not None and not table.fault.recoverable:
+        return 0
+    if not hand.cards_expected():
+        return 0
+    rig.shoe.device.deal(1)
+    return 1
+
+
 def play_hand(rig: PowerLossRig, scenario: Scenario, hand_number: int,
-              kill_at: int | None = None, in_flight_card: int | None = None) -> int | None:
-    """Play the hand to settlement, SIGKILLing the daemon once (see the module docstring).
-    Returns the journal's last seq right after the kill (None if no kill)."""
+              kill_at: int | None = None, in_flight_card: int | None = None, *,
+              kill_near: tuple[int, float] | None = None, downtime_s: float = 0.0,
+              result: RunResult | None = None) -> int | None:
+    """Play the hand to settlement, SIGKILLing the daemon once (see the module docstring):
+    when the journal reaches ``kill_at``, on the ACK of card ``in_flight_card``, or
+    ``kill_near`` = (seq, seconds): that long after the journal reaches seq, at whatever the
+    daemon is doing then (a random instant, however fast the machine); such a daemon stays down
+    ``downtime_s``, and a card is dealt meanwhile if the table waits for one (counted in
+    ``result.dealt_while_down``). Returns the journal's last seq right after the kill (None if
+    no kill)."""
     killed_at: list[int] = []
     stop = threading.Event()
     watcher = None
-    if kill_at is not None:
+    if kill_at is not None or kill_near is not None:
         process = rig.proc
         assert process is not None
 
+        def kill() -> None:
+            os.kill(process.pid, signal.SIGKILL)
+            process.wait(DEADLINE_S)
+            killed_at.append(rig.journal.last_seq())
+
         def watch() -> None:  # signals only: the sockets belong to the dealer's thread
+            if kill_near is not None:
+                near, delay = kill_near
+                while not stop.is_set() and rig.journal.last_seq() < near:
+                    time.sleep(POLL_S)  # polling interval of the watcher
+                if not stop.wait(delay):              # the random instant, unless settled
+                    kill()
+                return
             while not stop.is_set():
                 if rig.journal.last_seq() >= kill_at:
-                    os.kill(process.pid, signal.SIGKILL)
-                    process.wait(DEADLINE_S)
-                    killed_at.append(rig.journal.last_seq())
+                    kill()
                     return
                 time.sleep(POLL_S)  # polling interval of the watcher
         watcher = threading.Thread(target=watch, name="killer", daemon=True)
@@ -438,15 +523,27 @@ def play_hand(rig: PowerLossRig, scenario: Scenario, hand_number: int,
                 if step(rig, scenario, hand_number):
                     return killed_at[0] if killed_at else None
             except (DaemonDied, TimeoutError):
-                if kill_at is not None and watcher is not None:
+                if watcher is not None:
                     watcher.join(DEADLINE_S)
                 if not killed_at and rig.alive():
                     raise
                 if not killed_at:
                     raise AssertionError(f"the daemon died on its own (exit "
                                          f"{rig.proc.returncode}); see {rig.workdir}/daemon.log")
+                if kill_near is not None:
+                    rig.reap()
+                    down = time.monotonic()
+                    in_flight = shoe_has_card_in_flight(rig)
+                    dealt = deal_while_down(rig)
+                    if result is not None:
+                        result.dealt_while_down += dealt
+                        result.held_across_restart += bool(in_flight or dealt)
+                    # The daemon stays down as long as a slow restart takes: the shoe offers
+                    # its card to no one meanwhile.
+                    time.sleep(max(0.0, downtime_s - (time.monotonic() - down)))
+                    if result is not None:
+                        result.downtime_s = time.monotonic() - down
                 restart(rig)
-                load_shoe(rig, scenario, _hand_id(rig.loaded, hand_number))
     finally:
         stop.set()
         if watcher is not None:
@@ -497,21 +594,26 @@ def _deal_and_kill_on_ack(rig, scenario, hand_number, card_index, killed_at) -> 
 # --- one run and its checks ------------------------------------------------------------------
 
 def run_once(game: str, scenario_name: str, kill_at: int | None = None, *,
-             in_flight_card: int | None = None, workdir: Path | None = None) -> RunResult:
+             in_flight_card: int | None = None, kill_near: tuple[int, float] | None = None,
+             downtime_s: float = 0.0, workdir: Path | None = None) -> RunResult:
     began = time.monotonic()
     scenario = load_scenario(SCENARIOS / f"{scenario_name}.json")
     assert scenario.game == game
+    progress = RunResult(game, scenario_name, kill_at)
     with tempfile.TemporaryDirectory(prefix="lowball-power-", dir=workdir) as tmp:
         rig = PowerLossRig(Path(tmp), game)
         try:
             rig.start_daemon()
+            hand_began = time.monotonic()
             try:
-                killed = play_hand(rig, scenario, 1, kill_at, in_flight_card)
+                killed = play_hand(rig, scenario, 1, kill_at, in_flight_card,
+                                   kill_near=kill_near, downtime_s=downtime_s,
+                                   result=progress)
             except (AssertionError, DaemonDied, TimeoutError) as error:
-                result = RunResult(game, scenario_name, kill_at,
-                                   problems=[f"the hand did not finish: {error!r}"])
-                result.seconds = time.monotonic() - began
-                return result
+                progress.problems.append(f"the hand did not finish: {error!r}")
+                progress.seconds = time.monotonic() - began
+                return progress
+            hand_seconds = time.monotonic() - hand_began
             rig.drain()
             status = rig.status()
             rig.drain()
@@ -520,6 +622,10 @@ def run_once(game: str, scenario_name: str, kill_at: int | None = None, *,
             result = check_run(rig, scenario, status, kill_at, killed)
             result.scenario = scenario_name
             result.restarts = rig.starts - 1
+            result.hand_seconds = hand_seconds
+            result.downtime_s = progress.downtime_s
+            result.dealt_while_down = progress.dealt_while_down
+            result.held_across_restart = progress.held_across_restart
         finally:
             rig.close()
     result.seconds = time.monotonic() - began
@@ -541,18 +647,28 @@ def check_run(rig: PowerLossRig, scenario: Scenario, status: dict, kill_at: int 
     result.inputs = rig.journal.inputs()
     if killed is not None and killed not in result.boundaries:
         problems.append(f"the kill left the journal at seq {killed}, inside a transaction")
-    expected = settlement_report(replay(scenario, load_config(default_config_path(rig.game))))
+    expected_hand = replay(scenario, load_config(default_config_path(rig.game)))
+    expected = settlement_report(expected_hand)
     result.settlements = rig.journal.data(hand_id, "wager_settled")
     if result.settlements != expected["settlements"]:
         problems.append(f"settlements {result.settlements} != replay {expected['settlements']}")
     hand_types = Counter(kind for _, _, kind, _ in rig.journal.records(hand_id))
     if hand_types["hand_settled"] != 1:
         problems.append(f"hand_settled {hand_types['hand_settled']} times")
-    dealt = [data["card"] for data in rig.journal.data(hand_id, "card_dealt")]
+    dealt_records = rig.journal.data(hand_id, "card_dealt")
+    dealt = [data["card"] for data in dealt_records]
     shoe_cards = received_cards(rig, hand_id)
     wanted = [str(card) for card in scenario.shoe]
     if sorted(dealt) != sorted(wanted) or len(set(dealt)) != len(dealt):
         problems.append(f"card_dealt {dealt} != the scenario's {wanted}")
+    # Every card to the seat the deal order gives it (the engine's own replay of the hand).
+    seats = {str(event.card): event.to for event in expected_hand.history
+             if type(event) is CardDealt}
+    result.misassigned = [(data["card"], data["to"], seats.get(data["card"]))
+                          for data in dealt_records if seats.get(data["card"]) != data["to"]]
+    if result.misassigned:
+        problems.append(f"cards dealt to the wrong seat (card, got, deal order): "
+                        f"{result.misassigned}")
     if shoe_cards != wanted:
         problems.append(f"shoe_card {shoe_cards} != the scenario's {wanted}")
     # Cards that left the simulated shoe but never reached the journal.
@@ -592,7 +708,7 @@ def campaign(game: str, scenario_name: str, kill_points: list[int] | None = None
                                "boundaries": len(boundaries), "records": baseline.last_seq,
                                "kill_points": len(points), "survived": 0, "failed": [],
                                "lost_cards": [], "unpublished_then_replayable": 0,
-                               "in_flight": []}
+                               "misassigned": [], "in_flight": []}
     log(f"{game} {scenario_name}: {baseline.last_seq} records in {len(boundaries)} "
         f"transactions; unkilled run {baseline.seconds:.1f} s, meter {baseline.meter}")
     for point in points:
@@ -610,6 +726,7 @@ def campaign(game: str, scenario_name: str, kill_points: list[int] | None = None
             f"{'survived' if ok else 'FAILED ' + '; '.join(result.problems)}"
             f"{'' if not result.lost_cards else f', lost {result.lost_cards}'}"
             f"  [{result.seconds:.1f} s]")
+        summary["misassigned"] += result.misassigned
     if in_flight:
         for index in range(len(baseline_cards(scenario_name))):
             result = run_once(game, scenario_name, in_flight_card=index)
@@ -628,22 +745,116 @@ def baseline_cards(scenario_name: str) -> list:
     return list(load_scenario(SCENARIOS / f"{scenario_name}.json").shoe)
 
 
+def random_kill(game: str, scenario_name: str, rng: random.Random, records: int,
+                downtime: tuple[float, float] = DOWNTIME_S, *,
+                workdir: Path | None = None) -> RunResult:
+    """One run killed at a random instant of the hand: up to ``KILL_JITTER_S`` after the
+    journal reaches a random one of the unkilled hand's ``records`` (so the instant falls
+    anywhere in the hand, however fast the machine), kept down a random time drawn from
+    ``downtime``."""
+    return run_once(game, scenario_name,
+                    kill_near=(rng.randrange(1, records), rng.uniform(0.0, KILL_JITTER_S)),
+                    downtime_s=rng.uniform(*downtime), workdir=workdir)
+
+
+def random_campaign(game: str, scenario_name: str, kills: int = RANDOM_KILLS, *,
+                    seed: int | None = None, downtime: tuple[float, float] = DOWNTIME_S,
+                    log=print) -> dict[str, Any]:
+    """Runs until ``kills`` of them were SIGKILLed mid-hand (at a random instant; a run whose
+    hand settled first counts as a run, not a kill; at most three runs per kill), each
+    restarted after a random downtime (most past the old 0.8 s retry window), a card dealt
+    while the daemon is down whenever the table waits for one. Counts the kills, the slow
+    restarts, the cards the shoe held across a restart, and the cards lost or misassigned
+    (all must be 0)."""
+    rng = random.Random(seed)
+    baseline = run_once(game, scenario_name)
+    if baseline.problems:
+        raise AssertionError(f"the unkilled run failed: {baseline.problems}")
+    summary: dict[str, Any] = {"game": game, "scenario": scenario_name, "runs": 0,
+                               "killed": 0, "slow_restarts": 0, "dealt_while_down": 0,
+                               "held_across_restart": 0, "survived": 0, "lost_cards": [],
+                               "misassigned": [], "failed": [], "seed": seed}
+    log(f"{game} {scenario_name}: {kills} random kills; unkilled hand "
+        f"{baseline.hand_seconds:.2f} s, meter {baseline.meter}")
+    while summary["killed"] < kills and summary["runs"] < 3 * kills:
+        run_number = summary["runs"]
+        result = random_kill(game, scenario_name, rng, baseline.last_seq, downtime)
+        if result.meter != baseline.meter:
+            result.problems.append(f"meter {result.meter} != unkilled {baseline.meter}")
+        killed = result.killed_at_seq is not None
+        summary["runs"] += 1
+        summary["killed"] += killed
+        summary["slow_restarts"] += killed and result.downtime_s > OLD_RETRY_WINDOW_S
+        summary["dealt_while_down"] += result.dealt_while_down
+        summary["held_across_restart"] += result.held_across_restart
+        summary["survived"] += not result.problems
+        summary["lost_cards"] += result.lost_cards
+        summary["misassigned"] += result.misassigned
+        if result.problems:
+            summary["failed"].append((run_number, result.problems))
+        what = f"killed at seq {result.killed_at_seq}, down {result.downtime_s:.2f} s" + \
+            (", a card dealt while down" if result.dealt_while_down else
+             ", a card in flight" if result.held_across_restart else "") if killed \
+            else "settled before the kill"
+        log(f"  run {run_number:>2}: {what}: "
+            f"{'survived' if not result.problems else 'FAILED ' + '; '.join(result.problems)}"
+            f"  [{result.seconds:.1f} s]")
+    return summary
+
+
 def run(scenarios: dict[str, str] | None = None, *, in_flight: bool = True,
-        log=print) -> dict[str, dict[str, Any]]:
-    """``make bench`` entry point: every journal boundary of a full hand of each game."""
-    return {game: campaign(game, name, in_flight=in_flight, log=log)
-            for game, name in (scenarios or BENCH_SCENARIOS).items()}
+        random_kills: int = RANDOM_KILLS, seed: int | None = None,
+        boundaries: bool = True, log=print) -> dict[str, dict[str, Any]]:
+    """Every journal boundary of a full hand of each game (with an in-flight kill per card),
+    then ``random_kills`` random kills with slow restarts per game."""
+    results: dict[str, dict[str, Any]] = {}
+    for game, name in (scenarios or BENCH_SCENARIOS).items():
+        if boundaries:
+            results[game] = campaign(game, name, in_flight=in_flight, log=log)
+        if random_kills:
+            results[f"{game} random"] = random_campaign(game, name, random_kills, seed=seed,
+                                                        log=log)
+    return results
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.power_loss", description=(
+        "SIGKILL the real daemon at every journal boundary of a full hand of each game and on "
+        "each card's acknowledgement (restarted at once), then at random instants with "
+        "restarts slower than the old shoe's 0.8 s retry window and a card dealt while the "
+        "daemon is down; check every card reached its seat and nothing was lost."))
+    parser.add_argument("--random", type=int, default=RANDOM_KILLS, metavar="N",
+                        help=f"random kills per game (default {RANDOM_KILLS}; 0: none)")
+    parser.add_argument("--seed", type=int, help="seed of the random kills (default: random)")
+    parser.add_argument("--random-only", action="store_true",
+                        help="skip the boundary and in-flight kills")
+    parser.add_argument("--game", choices=sorted(BENCH_SCENARIOS),
+                        help="one game only (default: both)")
+    args = parser.parse_args(argv)
+    if args.random < 0:
+        parser.error("--random must be 0 or more")
+    seed = args.seed if args.seed is not None else random.randrange(2**32)
+    scenarios = {args.game: BENCH_SCENARIOS[args.game]} if args.game else BENCH_SCENARIOS
     began = time.monotonic()
-    results = run()
+    print(f"random kills seed {seed}")
+    results = run(scenarios, random_kills=args.random, seed=seed,
+                  boundaries=not args.random_only)
     failed = 0
-    for game, summary in results.items():
+    for name, summary in results.items():
         failed += len(summary["failed"])
-        lost = sum(1 for item in summary["in_flight"] if item["lost"])
-        print(f"{game}: {summary['survived']}/{summary['kill_points']} kill points survived; "
-              f"in-flight kills that lost a card: {lost}/{len(summary['in_flight'])}")
+        if "kill_points" in summary:
+            lost = sum(1 for item in summary["in_flight"] if item["lost"])
+            print(f"{name}: {summary['survived']}/{summary['kill_points']} kill points "
+                  f"survived; in-flight kills that lost a card: "
+                  f"{lost}/{len(summary['in_flight'])}")
+        else:
+            print(f"{name}: {summary['survived']}/{summary['runs']} runs survived, "
+                  f"{summary['killed']} killed mid-hand at a random instant; "
+                  f"{summary['slow_restarts']} restarts slower than {OLD_RETRY_WINDOW_S} s; "
+                  f"the shoe held a card across {summary['held_across_restart']} restarts "
+                  f"({summary['dealt_while_down']} dealt while the daemon was down); "
+                  f"cards lost {len(summary['lost_cards'])}, misassigned "
+                  f"{len(summary['misassigned'])}")
     print(f"power loss: {time.monotonic() - began:.0f} s")
     return 1 if failed else 0
 

@@ -25,6 +25,7 @@ from drivers.meter import MeterConnected, MeterLost
 from drivers.shoe_events import (
     CardRead,
     FrameRejected,
+    SequenceConflict,
     ShoeConnected,
     ShoeFault,
     ShoeLost,
@@ -55,9 +56,13 @@ class Report(NamedTuple):
 
 def shoe_report(event: Any) -> Report | None:
     if isinstance(event, CardRead):
-        return Report("card", (event.card, event.seq, event.tag or ""))
+        return Report("card", (event.card, event.seq, event.tag or "", event.count))
     if isinstance(event, ShoeFault):
         return Report("shoe_fault", (str(event.code), event.detail))
+    if isinstance(event, SequenceConflict):
+        if event.about_cards:
+            return Report("shoe_fault", ("CONFLICT", event.detail))
+        return Report("device", ("shoe", "frame_rejected", event.detail))
     if isinstance(event, ShoeLost):
         return Report("device", ("shoe", "lost", event.reason))
     if isinstance(event, ShoeConnected):

@@ -96,13 +96,18 @@ ATTRACT, WAGER_ACCEPTED, CHANGED_AFTER_LOCK, TO_ACT = (
 WIN_LAMP, LOSE_LAMP, PUSH_LAMP, PROGRESSIVE_WINNER = (
     "win", "lose", "push", "progressive_winner")
 
-#: Shoe fault codes (as the shoe reports them) -> the table's fault and whether the dealer
-#: may continue once it is cleared. A duplicate or an unknown tag is a misdeal: void only.
+#: Shoe fault codes (as the shoe reports them, and CONFLICT: the driver refused a frame that
+#: reused the last SEQ with other content) -> the table's fault and whether the dealer may
+#: continue once it is cleared. A duplicate, an unknown tag or a conflict is a misdeal: void.
 SHOE_FAULTS: dict[str, tuple[str, bool]] = {
     "JAM": ("shoe_jam", True), "MISREAD": ("shoe_misread", True),
     "DOOR": ("shoe_door", True), "EMPTY": ("shoe_empty", True),
     "TAGUNKNOWN": ("unknown_tag", False), "DUPLICATE": ("duplicate_card", False),
+    "CONFLICT": ("shoe_conflict", False),
 }
+#: Shoe faults that stand for a card out of the shoe (it left unread, or with a tag not in
+#: the deck): each takes one card count.
+CARD_FAULTS = frozenset({"MISREAD", "TAGUNKNOWN"})
 
 
 class CommandError(ValueError):
@@ -140,8 +145,12 @@ class Table:
         self.fault: Fault | None = None
         self.jackpot: PendingJackpot | None = None
         self.lamps: dict[int, str] = {}
-        #: (shoe seq, card) of the last card the shoe reported, to recognise a resend
-        self.last_shoe_card: tuple[int, Card] | None = None
+        #: (shoe seq, card, tag, count) of the last card accepted from the shoe, to recognise
+        #: a resend (the same four) and a conflict (the same seq and count, another card)
+        self.last_shoe_card: tuple[int, Card, str, int] | None = None
+        #: the shoe's card count as far as the table knows (the last card's, plus the cards
+        #: a misread or an unknown tag took); None before the first card
+        self.shoe_count: int | None = None
         #: devices reported lost and not yet back (a device fault waits for them)
         self.devices_down: set[str] = set()
         #: the most recently settled hand (shown until the next one settles)
@@ -176,25 +185,49 @@ class Table:
             return [CommandRefused(name, arguments, by, role, str(error))]
         return [CommandAccepted(name, arguments, by, role), *effects]
 
-    def shoe_card(self, card: Card, shoe_seq: int, tag: str) -> list[AnyEvent]:
-        """A card left the shoe. Dealt to its recipient, or the hand pauses on a misdeal."""
-        record = ShoeCard(card, shoe_seq, tag)
-        if self.last_shoe_card == (shoe_seq, card):
+    def shoe_card(self, card: Card, shoe_seq: int, tag: str, count: int) -> list[AnyEvent]:
+        """A card left the shoe, the ``count``-th since its last shuffle or reset.
+
+        Dealt to its recipient by the deal order; or recognised as the last card sent again
+        (counted once); or refused, with the hand paused, when the shoe contradicts itself
+        (the last card's SEQ and count with another card), when the count skips (a card left
+        the shoe and never arrived), or on a misdeal. A card that arrives while the hand is
+        paused is marked ``during_pause`` (see :meth:`_deal_while_paused`)."""
+        record = ShoeCard(card, shoe_seq, tag, count, self.state == PAUSED)
+        last = self.last_shoe_card
+        if last == (shoe_seq, card, tag, count):
             # The shoe sent the last card again: its acknowledgement was lost (the controller
             # stopped between the journal commit and the acknowledgement). It is the same
             # card: record it, count it once.
             return [record]
-        self.last_shoe_card = (shoe_seq, card)
+        if last is not None and last[3] == count and (last[0] == shoe_seq or count != 1):
+            # The shoe names another card for the count it gave the last one (a count of 1
+            # under a new SEQ is a new shuffle): the table keeps the card it has and refuses
+            # this one. The count, not the SEQ alone, decides, for the SEQ wraps every 256
+            # frames and the table sees only the cards.
+            was = f"{last[1]}{f' tag {last[2]}' if last[2] else ''} (SEQ {last[0]:02X})"
+            return [record, *self._pause(
+                "shoe_conflict", f"the shoe sent {card}{f' tag {tag}' if tag else ''} (SEQ "
+                f"{shoe_seq:02X}) as card count {count}, which was {was}: refused",
+                "shoe", recoverable=False)]
+        missing = self._missing_counts(count)
+        self.last_shoe_card = (shoe_seq, card, tag, count)
+        self.shoe_count = count
+        if missing:
+            return [record, *self._pause(
+                "card_missing", f"{missing} left the shoe and never arrived (the shoe's card "
+                f"count went to {count}); {card} not dealt", "shoe", recoverable=False)]
         if self.state == PAUSED and self.hand is not None and self.fault is not None \
                 and self.fault.recoverable and self.hand.cards_expected():
             # A card the hand expects, out of the shoe while a device fault holds the hand
-            # (it left the shoe as the cable went, and the shoe sent it again on the replug):
-            # the deal order says whose it is. Deal it; the hand stays paused.
+            # (dealt while the controller restarted or the cable was out, and offered again
+            # by the shoe): the deal order says whose it is. Deal it; the hand stays paused.
             return [record, *self._deal_while_paused(card)]
         if self.hand is None or self.state not in (LOCKED, DEALING, DECIDING):
-            # No hand, or a card out of the shoe while the hand is paused: it belongs to no
-            # hand, so the hand can only be voided (a supervisor decides).
-            why = "no hand in play" if self.hand is None else f"the table {self.state}"
+            # No hand, or a card out of the shoe while a misdeal holds the hand: it belongs
+            # to no hand, so the hand can only be voided (a supervisor decides).
+            why = "no hand in play" if self.hand is None else \
+                f"the table {self.state} on {self.fault.code if self.fault else 'a fault'}"
             return [record, *self._pause("unexpected_card", f"card {card} with {why}",
                                          "shoe", recoverable=False)]
         if self.hand.cards_expected() == 0:
@@ -207,6 +240,18 @@ class Table:
             code = "duplicate_card" if "duplicate" in str(error) else "unexpected_card"
             return [record, *self._pause(code, str(error), "shoe", recoverable=False)]
         return events + self._after_hand_step()
+
+    def _missing_counts(self, count: int) -> str:
+        """The card counts that should have come before ``count`` and did not, in words
+        ("" if none): a count follows the last one, or is 1 (the shoe was shuffled or
+        reset); before the first card any count starts the table's reckoning."""
+        known = self.shoe_count
+        if known is None or count == 1 or count == known + 1:
+            return ""
+        first = known + 1 if count > known else 1
+        if count - first == 1:
+            return f"card count {first}"
+        return f"card counts {first}-{count - 1}"
 
     def _deal_while_paused(self, card: Card) -> list[AnyEvent]:
         assert self.hand is not None
@@ -222,9 +267,12 @@ class Table:
         return events
 
     def shoe_fault(self, code: str, detail: str = "") -> list[AnyEvent]:
-        """The shoe reported a fault (JAM, MISREAD, DOOR, EMPTY, TAGUNKNOWN, DUPLICATE)."""
+        """The shoe reported a fault (JAM, MISREAD, DOOR, EMPTY, TAGUNKNOWN, DUPLICATE), or
+        its driver refused a conflicting frame (CONFLICT)."""
         fault, recoverable = SHOE_FAULTS.get(code, ("shoe_error", True))
         record = DeviceStatus("shoe", f"fault:{code}", detail)
+        if code in CARD_FAULTS and self.shoe_count is not None:
+            self.shoe_count += 1
         if self.state not in IN_HAND:
             return [record]
         return [record, *self._pause(fault, f"shoe reported {code}" + (f": {detail}" if detail
@@ -341,7 +389,7 @@ class Table:
                     raise RuntimeError(f"journal replay: {event.command} was accepted before "
                                        f"but is refused now: {result[0].reason}")
             elif kind is ShoeCard:
-                self.shoe_card(event.card, event.shoe_seq, event.tag)
+                self.shoe_card(event.card, event.shoe_seq, event.tag, event.count)
             elif kind is DeviceStatus:
                 if event.status.startswith("fault:"):
                     self.shoe_fault(event.status.removeprefix("fault:"), event.detail)

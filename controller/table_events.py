@@ -70,11 +70,15 @@ class HandStarted(NamedTuple):
 
 class ShoeCard(NamedTuple):
     """A card as the shoe reported it, before the deal order assigns it (surveillance sees
-    every card, including one that the hand refuses)."""
+    every card, including one that the hand refuses). ``count`` is the shoe's card count
+    since its last shuffle or reset; ``during_pause`` marks a card that left the shoe while
+    the table was PAUSED."""
 
     card: Card
     shoe_seq: int
     tag: str
+    count: int
+    during_pause: bool
 
 
 class Fault(NamedTuple):
@@ -230,6 +234,8 @@ FAULT_CODES = (
     "unknown_tag",        # an RFID tag not in the registered deck
     "unexpected_card",    # a card when the hand expects none (too many cards for a step)
     "missing_cards",      # the step ended short of cards (too few cards for a step)
+    "card_missing",       # the shoe's card count skipped: a card left it and never arrived
+    "shoe_conflict",      # the shoe named another card for a SEQ and count already taken
     "shoe_jam", "shoe_misread", "shoe_door", "shoe_empty", "shoe_error",
     "device_lost",        # a device went silent or was unplugged mid-hand
     "controller_restart",  # the controller restarted (power cut, crash) with a hand in play

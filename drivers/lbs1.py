@@ -19,6 +19,7 @@ from controller.cards import CardError, parse_card
 from drivers.crc import crc16_ccitt_false
 from drivers.shoe_events import (
     CardRead,
+    MAX_CARD_COUNT,
     FaultCode,
     Heartbeat,
     ShoeEvent,
@@ -37,10 +38,13 @@ MAX_FRAME = 1 + MAX_BODY + 1 + 4
 
 NAK_CRC = "CRC"
 NAK_FORMAT = "FORMAT"
+#: The frame reuses the SEQ of the last accepted frame with another payload.
+NAK_CONFLICT = "CONFLICT"
 
 #: Only uppercase hex digits (or nothing); a regex, as the parser runs on every frame.
 _HEX_UPPER = re.compile(rb"[0-9A-F]*")
 _TAG_RE = re.compile(r"[0-9A-F]{2,20}")
+_COUNT_RE = re.compile(r"[0-9]{1,5}")
 #: Only printable ASCII, 0x20-0x7E (or nothing).
 _PRINTABLE = re.compile(rb"[\x20-\x7e]*")
 
@@ -258,15 +262,22 @@ def frame_to_event(frame: Frame) -> ShoeEvent:
     if kind == "C":
         # An intact card frame whose card cannot be read still means a card left the shoe:
         # it is reported as a misread (the hand pauses), never dropped as mere noise.
-        card_text, _, tag = payload.partition(",")
+        fields = payload.split(",")
+        if len(fields) != 3:
+            return ShoeFault(FaultCode.MISREAD, f"card frame {payload!r}: expected card,tag,"
+                                                f"count (tag may be empty: AS,,17)")
+        card_text, tag, count_text = fields
         try:
             card = parse_card(card_text)
         except CardError as exc:
             return ShoeFault(FaultCode.MISREAD, f"card frame {payload!r} unreadable: {exc}")
-        if "," in payload and not _TAG_RE.fullmatch(tag.upper()):
+        if tag and not _TAG_RE.fullmatch(tag.upper()):
             return ShoeFault(FaultCode.MISREAD, f"card frame {payload!r}: RFID tag {tag!r} "
                                                 f"is not 2-20 hex digits")
-        return CardRead(card, frame.seq, tag.upper() or None)
+        if not _COUNT_RE.fullmatch(count_text) or not 1 <= int(count_text) <= MAX_CARD_COUNT:
+            return ShoeFault(FaultCode.MISREAD, f"card frame {payload!r}: card count "
+                                                f"{count_text!r} is not 1-{MAX_CARD_COUNT}")
+        return CardRead(card, frame.seq, tag.upper() or None, int(count_text))
     if kind == "E":
         code, _, detail = payload.partition(",")
         try:
@@ -289,7 +300,6 @@ def frame_to_event(frame: Frame) -> ShoeEvent:
     raise FrameContentError(f"unexpected frame type {kind!r} from a shoe (expected C E S H)")
 
 
-def card_payload(card_text: str, tag: str | None) -> str:
-    """The ``C`` payload for a card as a shoe writes it: ``AS`` or ``AS,04A1B2C3``."""
-    text = card_text.upper()
-    return f"{text},{tag}" if tag else text
+def card_payload(card_text: str, tag: str | None, count: int) -> str:
+    """The ``C`` payload for a card as a shoe writes it: ``AS,04A1B2C3,17`` or ``AS,,17``."""
+    return f"{card_text.upper()},{tag or ''},{count}"

@@ -5,8 +5,10 @@ A protocol subclass (:mod:`drivers.shoe_serial`, :mod:`drivers.shoe_usb`) only t
 owns what must be the same for every shoe, because a mistake here miscounts cards:
 
 * every valid message is acknowledged, retransmissions included;
-* a message whose sequence number equals the last accepted one is a retransmission and never
-  produces a second event (:class:`SequenceGate`);
+* a message whose sequence number and content equal the last accepted one's is a
+  retransmission and never produces a second event (:class:`SequenceGate`); the same sequence
+  number with other content is refused (``CONFLICT``) and reported once
+  (:class:`~drivers.shoe_events.SequenceConflict`), never taken for a card;
 * a garbled message is reported as :class:`FrameRejected` and NAKed where the protocol can;
 * no valid message for ``lost_after_s`` (3 s) = :class:`ShoeLost`; the next one brings
   :class:`ShoeConnected`; port failures reconnect with backoff (:mod:`drivers.base`).
@@ -33,19 +35,27 @@ from drivers.config import ShoeConfig
 from drivers.shoe_events import (
     CardRead,
     FrameRejected,
+    SequenceConflict,
     ShoeConnected,
     ShoeEvent,
+    ShoeFault,
     ShoeLost,
 )
+
+#: The refusal of a message that reuses the last accepted sequence number with other content
+#: (LBS1 ``N SEQ,CONFLICT``; on USB the refuse control request).
+CONFLICT = "CONFLICT"
 
 
 @dataclass(frozen=True, slots=True)
 class Message:
     """A message that arrived intact: acknowledge ``seq``; ``event`` is what it said
-    (a :class:`FrameRejected` if its content made no sense)."""
+    (a :class:`FrameRejected` if its content made no sense). ``content`` is what a
+    retransmission must repeat exactly: the frame's TYPE and payload, the report's bytes."""
 
     seq: int
     event: ShoeEvent
+    content: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,24 +71,30 @@ Inbound = Message | Garbled
 
 
 class SequenceGate:
-    """The duplicate-sequence rule: SEQ equal to the last accepted SEQ = retransmission.
+    """The duplicate-sequence rule. The same SEQ as the last accepted message with the same
+    content is a retransmission; with other content it is a conflict, and the last accepted
+    message stays the one the gate holds.
 
     Kept across reconnects on purpose: a shoe that retransmits after a replug must not have
     its card counted twice.
     """
 
-    def __init__(self) -> None:
-        self._last: int | None = None
+    NEW, RETRANSMISSION, CONFLICT = "new", "retransmission", "conflict"
 
-    def accept(self, seq: int) -> bool:
-        """True if ``seq`` is a new message; False for a retransmission."""
-        if seq == self._last:
-            return False
-        self._last = seq
-        return True
+    def __init__(self) -> None:
+        self._last: tuple[int, str] | None = None
+
+    def admit(self, seq: int, content: str) -> str:
+        """:attr:`NEW`, :attr:`RETRANSMISSION` or :attr:`CONFLICT`; only a new message
+        becomes the last accepted one."""
+        if self._last is not None and self._last[0] == seq:
+            return self.RETRANSMISSION if self._last[1] == content else self.CONFLICT
+        self._last = (seq, content)
+        return self.NEW
 
     @property
-    def last(self) -> int | None:
+    def last(self) -> tuple[int, str] | None:
+        """(SEQ, content) of the last accepted message."""
         return self._last
 
 
@@ -98,6 +114,10 @@ class ShoeReceiver:
 
     def __init__(self) -> None:
         self.gate = SequenceGate()
+        #: what the last accepted message said
+        self._accepted: ShoeEvent | None = None
+        #: (SEQ, content) of the last conflicting message, reported once however often sent
+        self._refused: tuple[int, str] | None = None
 
     def receive(self, item: Inbound) -> Verdict:
         if isinstance(item, Garbled):
@@ -105,9 +125,22 @@ class ShoeReceiver:
             if item.nak_seq is not None and item.nak_code is not None:
                 nak = (item.nak_seq, item.nak_code)
             return Verdict([item.rejected], nak=nak)
-        if self.gate.accept(item.seq):
+        verdict = self.gate.admit(item.seq, item.content)
+        if verdict == SequenceGate.NEW:
+            self._accepted = item.event
             return Verdict([item.event], ack=item.seq)
-        return Verdict([], ack=item.seq, retransmission=True)
+        if verdict == SequenceGate.RETRANSMISSION:
+            return Verdict([], ack=item.seq, retransmission=True)
+        events: list[ShoeEvent] = []
+        if self._refused != (item.seq, item.content):
+            self._refused = (item.seq, item.content)
+            accepted = self.gate.last[1] if self.gate.last is not None else ""
+            events.append(SequenceConflict(
+                item.seq, f"SEQ {item.seq:02X} was accepted as {accepted!r}, now sent as "
+                          f"{item.content!r}: refused",
+                about_cards=any(isinstance(event, (CardRead, ShoeFault))
+                                for event in (self._accepted, item.event))))
+        return Verdict(events, nak=(item.seq, CONFLICT))
 
 
 class ShoeDriver(DeviceDriver):
@@ -211,6 +244,9 @@ class ShoeDriver(DeviceDriver):
             if isinstance(event, FrameRejected):
                 self.log.warning("shoe input rejected", reason=event.reason,
                                  raw=event.raw.hex())
+            elif isinstance(event, SequenceConflict):
+                self.log.warning("shoe reused a sequence number: refused", seq=event.seq,
+                                 detail=event.detail)
             elif debug_enabled(self.log):  # the repr is the cost, not the call: skip both
                 self.log.debug("shoe event", detail=repr(event))
             self._emit(event)
@@ -252,5 +288,6 @@ class ShoeDriver(DeviceDriver):
     def _send_ack(self, seq: int) -> None:
         """Acknowledge message ``seq``."""
 
+    @abstractmethod
     def _send_nak(self, seq: int, code: str) -> None:
-        """Ask for message ``seq`` again; protocols without a NAK leave this alone."""
+        """Refuse message ``seq`` (``code``: why); the shoe sends it again."""

@@ -34,13 +34,32 @@ class ShoeState(StrEnum):
     SHUFFLING = "SHUFFLING"
 
 
+#: The highest card count a shoe reports (the USB report carries it in two bytes).
+MAX_CARD_COUNT = 0xFFFF
+
+
 @dataclass(frozen=True, slots=True)
 class CardRead:
-    """A card left the shoe. ``tag`` is its RFID tag id in uppercase hex, if the shoe read it."""
+    """A card left the shoe. ``tag`` is its RFID tag id in uppercase hex, if the shoe read it;
+    ``count`` is the shoe's card count since its last shuffle or reset (1, 2, 3, ...), by which
+    the table detects a card that left the shoe and never arrived."""
 
     card: Card
     seq: int
-    tag: str | None = None
+    tag: str | None
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class SequenceConflict:
+    """A frame reused the SEQ of the last accepted one with other content: it was refused
+    (``N SEQ,CONFLICT``), never taken for a retransmission nor for a new card.
+    ``about_cards``: either frame was a card or a fault, so the hand cannot trust the shoe's
+    account of its cards (two heartbeats or statuses in conflict are only a bad frame)."""
+
+    seq: int
+    detail: str
+    about_cards: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,17 +102,18 @@ class ShoeLost:
     reason: str
 
 
-ShoeEvent = (CardRead | ShoeFault | ShoeStatus | Heartbeat | FrameRejected | ShoeConnected
-             | ShoeLost)
+ShoeEvent = (CardRead | ShoeFault | ShoeStatus | Heartbeat | FrameRejected | SequenceConflict
+             | ShoeConnected | ShoeLost)
 
 #: Events that come from the shoe's own messages, as opposed to the link's health.
-DEVICE_EVENTS = (CardRead, ShoeFault, ShoeStatus, Heartbeat, FrameRejected)
+DEVICE_EVENTS = (CardRead, ShoeFault, ShoeStatus, Heartbeat, FrameRejected, SequenceConflict)
 
 
 def event_record(event: ShoeEvent) -> dict[str, Any]:
     """The JSON-ready form of an event: ``{"type": "card", "card": "As", "seq": 12, ...}``."""
     if isinstance(event, CardRead):
-        return {"type": "card", "card": str(event.card), "seq": event.seq, "tag": event.tag}
+        return {"type": "card", "card": str(event.card), "seq": event.seq, "tag": event.tag,
+                "count": event.count}
     if isinstance(event, ShoeFault):
         record: dict[str, Any] = {"type": "fault", "code": event.code.value}
         if event.detail:
@@ -105,6 +125,9 @@ def event_record(event: ShoeEvent) -> dict[str, Any]:
         return {"type": "heartbeat", "uptime_s": event.uptime_s}
     if isinstance(event, FrameRejected):
         return {"type": "rejected", "reason": event.reason, "raw": event.raw.hex()}
+    if isinstance(event, SequenceConflict):
+        return {"type": "conflict", "seq": event.seq, "detail": event.detail,
+                "about_cards": event.about_cards}
     if isinstance(event, ShoeConnected):
         return {"type": "connected", "port": event.port}
     if isinstance(event, ShoeLost):
@@ -116,7 +139,7 @@ def describe(event: ShoeEvent) -> str:
     """One human line for an event, as ``shoe-monitor`` prints it without ``--json``."""
     if isinstance(event, CardRead):
         tag = f" tag {event.tag}" if event.tag else ""
-        return f"card   {event.card}  seq {event.seq:02X}{tag}"
+        return f"card   {event.card}  seq {event.seq:02X}  count {event.count}{tag}"
     if isinstance(event, ShoeFault):
         return f"FAULT  {event.code.value}" + (f" ({event.detail})" if event.detail else "")
     if isinstance(event, ShoeStatus):
@@ -125,6 +148,8 @@ def describe(event: ShoeEvent) -> str:
         return f"alive  uptime {event.uptime_s} s"
     if isinstance(event, FrameRejected):
         return f"BAD    {event.reason}: {event.raw.hex(' ')}"
+    if isinstance(event, SequenceConflict):
+        return f"CONFLICT seq {event.seq:02X} reused: {event.detail}"
     if isinstance(event, ShoeConnected):
         return f"online {event.port}"
     if isinstance(event, ShoeLost):

@@ -29,7 +29,7 @@ def frame_to_inbound(item: Frame | FrameError) -> Inbound:
         event = frame_to_event(item)
     except FrameContentError as exc:
         event = FrameRejected(str(exc), item.encode())
-    return Message(item.seq, event)
+    return Message(item.seq, event, item.type + item.payload)
 
 
 class HostFrames:

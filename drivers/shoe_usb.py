@@ -1,4 +1,4 @@
-"""The USB shoe driver: 8-byte interrupt reports read with pyusb, vendor control-transfer ACK.
+"""The USB shoe driver: interrupt reports read with pyusb, vendor control-transfer ACK.
 
 pyusb is imported here only, so a serial-only table never needs it. The backend is a
 constructor argument (default: whatever pyusb finds, libusb in practice); tests pass the
@@ -25,13 +25,15 @@ import usb.util
 
 from drivers.base import DeviceUnavailable
 from drivers.config import ShoeConfig
-from drivers.shoe import Garbled, Inbound, Message, ShoeDriver
+from drivers.shoe import CONFLICT, Garbled, Inbound, Message, ShoeDriver
 from drivers.shoe_events import FrameRejected
 from drivers.usb_report import (
     ACK_REQUEST,
     ACK_REQUEST_TYPE,
+    MAX_REPORT_SIZE,
+    REFUSE_CONFLICT,
+    REFUSE_REQUEST,
     REPORT_ENDPOINT,
-    REPORT_SIZE,
     ReportError,
     decode_to_event,
     report_sequence,
@@ -83,7 +85,7 @@ class UsbShoe(ShoeDriver):
             # at least 1 ms: to libusb a timeout of 0 means "wait for ever"
             wait_ms = max(1, min(wait_ms, math.ceil(timeout * 1000)))
         try:
-            report = bytes(device.read(REPORT_ENDPOINT, REPORT_SIZE, timeout=wait_ms))
+            report = bytes(device.read(REPORT_ENDPOINT, MAX_REPORT_SIZE, timeout=wait_ms))
         except usb.core.USBError as exc:
             if _is_timeout(exc):
                 return []
@@ -94,18 +96,26 @@ class UsbShoe(ShoeDriver):
             return [Garbled(FrameRejected(str(exc), report))]
         # An intact report of an unknown kind is still acknowledged: it arrived whole, and
         # asking again would only bring the same bytes back.
-        return [Message(seq, decode_to_event(report))]
+        return [Message(seq, decode_to_event(report), report.hex())]
 
     def _send_ack(self, seq: int) -> None:
+        self._control(ACK_REQUEST, seq, 0, "acknowledging")
+
+    def _send_nak(self, seq: int, code: str) -> None:
+        # A USB report arrives whole or not at all, so the only refusal is a conflict.
+        if code == CONFLICT:
+            self._control(REFUSE_REQUEST, seq, REFUSE_CONFLICT, "refusing")
+
+    def _control(self, request: int, seq: int, index: int, doing: str) -> None:
         device = self._device
         if device is None:
             raise DeviceUnavailable("USB shoe is not open")
         try:
-            device.ctrl_transfer(ACK_REQUEST_TYPE, ACK_REQUEST, seq, 0, None,
+            device.ctrl_transfer(ACK_REQUEST_TYPE, request, seq, index, None,
                                  timeout=self.config.ack_timeout_ms)
         except usb.core.USBError as exc:
             if _is_timeout(exc):
-                # The shoe will retransmit and we will acknowledge again.
-                self.log.warning("USB acknowledgement timed out", seq=seq)
+                # The shoe will retransmit and we will answer again.
+                self.log.warning(f"USB {doing} timed out", seq=seq)
                 return
-            raise DeviceUnavailable(f"USB shoe gone while acknowledging: {exc}") from exc
+            raise DeviceUnavailable(f"USB shoe gone while {doing}: {exc}") from exc

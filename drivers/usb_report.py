@@ -1,14 +1,17 @@
-"""The USB shoe's 8-byte interrupt reports, as a pure codec (docs/protocols.md section 2).
+"""The USB shoe's interrupt reports, as a pure codec (docs/protocols.md section 2).
 
 ``[0]`` report type, ``[1]`` sequence, ``[2]`` rank or code, ``[3]`` suit, ``[4..7]`` RFID tag
-id big-endian (0 = none). The device contract leaves the fault and status code numbers and the
-heartbeat layout to the project; they are fixed here and restated in docs/protocols.md.
+id big-endian (0 = none); a card report has two more bytes, ``[8..9]`` the shoe's card count
+since its last shuffle or reset, big-endian (10 bytes; every other report is 8). The device
+contract leaves the fault and status code numbers, the heartbeat layout and the refusal request
+to the project; they are fixed here and restated in docs/protocols.md.
 """
 
 from __future__ import annotations
 
 from controller.cards import DECK, SUIT_CHARS, Card
 from drivers.shoe_events import (
+    MAX_CARD_COUNT,
     CardRead,
     FaultCode,
     FrameRejected,
@@ -20,11 +23,19 @@ from drivers.shoe_events import (
 )
 
 REPORT_SIZE = 8
+#: A card report: the 8 bytes and the card count.
+CARD_REPORT_SIZE = 10
+#: The longest report, what one read asks for (the endpoint's wMaxPacketSize).
+MAX_REPORT_SIZE = CARD_REPORT_SIZE
 REPORT_CARD, REPORT_FAULT, REPORT_STATUS, REPORT_HEARTBEAT = 1, 2, 3, 4
 
 #: Vendor control request that acknowledges a report: bmRequestType, bRequest (wValue = seq).
 ACK_REQUEST_TYPE = 0x40
 ACK_REQUEST = 0x01
+#: Vendor control request that refuses a report (the USB form of LBS1's NAK): wValue = seq,
+#: wIndex = why (REFUSE_CONFLICT: the sequence of the last accepted report, other content).
+REFUSE_REQUEST = 0x02
+REFUSE_CONFLICT = 1
 #: Interrupt IN endpoint carrying the reports.
 REPORT_ENDPOINT = 0x81
 
@@ -50,8 +61,11 @@ def _tag_bytes(tag: str | None) -> bytes:
     return value.to_bytes(4, "big")
 
 
-def encode_card(seq: int, card: Card, tag: str | None = None) -> bytes:
-    return bytes([REPORT_CARD, seq, card.rank, SUIT_CHARS.index(card.suit)]) + _tag_bytes(tag)
+def encode_card(seq: int, card: Card, tag: str | None, count: int) -> bytes:
+    if not 0 <= count <= MAX_CARD_COUNT:
+        raise ValueError(f"a USB card count is 0-{MAX_CARD_COUNT}, not {count}")
+    return bytes([REPORT_CARD, seq, card.rank, SUIT_CHARS.index(card.suit)]) + \
+        _tag_bytes(tag) + count.to_bytes(2, "big")
 
 
 def encode_fault(seq: int, code: FaultCode, tag: str | None = None) -> bytes:
@@ -67,15 +81,21 @@ def encode_heartbeat(seq: int, uptime_s: int) -> bytes:
     return bytes([REPORT_HEARTBEAT, seq, 0, 0]) + (uptime_s & 0xFFFFFFFF).to_bytes(4, "big")
 
 
+def expected_size(report: bytes) -> int:
+    """How long a report of this type is: 10 bytes for a card, 8 for anything else."""
+    return CARD_REPORT_SIZE if report[:1] == bytes([REPORT_CARD]) else REPORT_SIZE
+
+
 def report_sequence(report: bytes) -> int:
-    """The sequence byte, or ReportError if the report is too short to have one."""
-    if len(report) != REPORT_SIZE:
-        raise ReportError(f"report is {len(report)} bytes, expected {REPORT_SIZE}")
+    """The sequence byte, or ReportError if the report is not as long as its type says."""
+    if len(report) != expected_size(report):
+        kind = "card report" if report[:1] == bytes([REPORT_CARD]) else "report"
+        raise ReportError(f"{kind} is {len(report)} bytes, expected {expected_size(report)}")
     return report[1]
 
 
 def decode_report(report: bytes) -> ShoeEvent:
-    """The event an 8-byte report carries; :class:`ReportError` says why if none."""
+    """The event a report carries; :class:`ReportError` says why if none."""
     seq = report_sequence(report)
     kind, code, suit = report[0], report[2], report[3]
     tag_value = int.from_bytes(report[4:8], "big")
@@ -85,7 +105,11 @@ def decode_report(report: bytes) -> ShoeEvent:
             raise ReportError(f"card report: rank byte {code} is not 1-13")
         if not 0 <= suit <= 3:
             raise ReportError(f"card report: suit byte {suit} is not 0-3 (c d h s)")
-        return CardRead(DECK[suit * 13 + code - 1], seq, tag)
+        count = int.from_bytes(report[8:10], "big")
+        if count == 0:
+            raise ReportError("card report: card count 0 (the first card after a shuffle "
+                              "is 1)")
+        return CardRead(DECK[suit * 13 + code - 1], seq, tag, count)
     if kind == REPORT_FAULT:
         if code not in FAULT_CODES:
             raise ReportError(f"fault report: unknown fault code {code}")
@@ -106,7 +130,7 @@ def decode_to_event(report: bytes) -> ShoeEvent:
     try:
         return decode_report(report)
     except ReportError as exc:
-        if len(report) == REPORT_SIZE and report[0] == REPORT_CARD:
+        if len(report) == CARD_REPORT_SIZE and report[0] == REPORT_CARD:
             # A whole card report with an unreadable card: a card left the shoe, so it is a
             # misread (the hand pauses), never dropped as mere noise.
             return ShoeFault(FaultCode.MISREAD, f"card report {bytes(report).hex()}: {exc}")

@@ -67,6 +67,15 @@ SESSIONS: dict[str, SessionScript] = {s.name: s for s in (
          ("wait", 0.1), ("misread",), ("wait", 0.1), ("unknown_tag", 1), ("deal", 1),
          ("wait", 0.1), ("deal", 3), ("wait", 0.3), ("deal", 1), ("wait", 1.2)),
         cards="Kh Qs 9d 8c Ts 3h 2s"),
+    SessionScript(
+        "halt-conflict", "a card whose acknowledgements are lost past the three quick "
+        "retransmissions (offered once a second until acknowledged, counted once), a frame "
+        "reusing the last SEQ with another card (refused N SEQ,CONFLICT, sent again under a "
+        "new SEQ), two cards lost inside the shoe (the next count skips 4 and 5)",
+        (("deal", 1), ("wait", 0.1), ("drop_acks", 5), ("deal", 1), ("wait", 3.0),
+         ("reuse_seq",), ("deal", 1), ("wait", 0.3), ("lose_cards", 2), ("deal", 1),
+         ("wait", 1.2)),
+        cards="Jc 4d 7h 2c 9s 5h"),
 )}
 
 
@@ -77,6 +86,7 @@ def record(script: SessionScript) -> tuple[SessionLog, list[ShoeEvent]]:
     log = SessionLog(header=[
         f"LBS1 card shoe session: {script.name}",
         "Serial: 115200 8N1",
+        "Protocol: LBS1 with card counts; unacknowledged frames offered until acknowledged",
         f"Source: {script.provenance}",
         f"Description: {script.description}",
         "Captured: simulated clock, 10 ms ticks; both directions as they crossed the wire",

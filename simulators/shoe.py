@@ -1,14 +1,16 @@
 """Simulated card shoes as pure byte machines: bytes in, bytes out, time passed in.
 
-:class:`ShoeModel` is the shoe itself (card order, RFID tags, door, faults, and the
-send / acknowledge / retransmit / heartbeat rules); :class:`Lbs1ShoeModel` and
-:class:`UsbShoeModel` put its messages on the wire as LBS1 frames or 8-byte USB reports.
+:class:`ShoeModel` is the shoe itself (card order, RFID tags, door, faults, its card count,
+and the send / acknowledge / retransmit / heartbeat rules: one message in flight, never given
+up); :class:`Lbs1ShoeModel` and :class:`UsbShoeModel` put its messages on the wire as LBS1
+frames or USB reports.
 Nothing here does I/O or reads a clock: a transport (pty, TCP, pyusb backend) or a test calls
 ``receive(data, now)`` and ``poll(now)``, so every fault path can be stepped exactly.
 
 Fault injection, all of it available to tests and to ``lowball-table sim shoe``: bad CRC,
 noise, over-long frame, dropped ACK (forces a retransmission), jam, misread, door open,
-unknown tag, going silent; disconnect is the transport's (pull the cable, not the shoe).
+unknown tag, going silent, cards lost inside the shoe (the count skips), a SEQ reused for
+other content; disconnect is the transport's (pull the cable, not the shoe).
 """
 
 from __future__ import annotations
@@ -19,12 +21,21 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from controller.cards import DECK, Card, parse_card, parse_cards
-from drivers.lbs1 import FrameError, FrameParser, card_payload, encode_frame, encode_overlong
+from drivers.lbs1 import (
+    NAK_CONFLICT,
+    FrameError,
+    FrameParser,
+    card_payload,
+    encode_frame,
+    encode_overlong,
+)
 from drivers.shoe_events import FaultCode, ShoeState
 from drivers.tags import deck_tag
 from drivers.usb_report import (
     ACK_REQUEST,
     ACK_REQUEST_TYPE,
+    REFUSE_CONFLICT,
+    REFUSE_REQUEST,
     encode_card,
     encode_fault,
     encode_heartbeat,
@@ -49,6 +60,7 @@ class ShoeMessage:
     detail: str = ""
     state: ShoeState | None = None
     uptime_s: int = 0
+    count: int = 0  # a card's count since the last shuffle or reset
 
 
 @dataclass(slots=True)
@@ -75,15 +87,22 @@ def card_order(cards: Sequence[Card | str] | str | None = None,
 
 
 class ShoeModel:
-    """The shoe's behaviour, protocol-free. Subclasses encode; see the module docstring."""
+    """The shoe's behaviour, protocol-free. Subclasses encode; see the module docstring.
+
+    An unacknowledged message is sent again ``retransmit_after_s`` (200 ms) after each
+    sending, ``quick_retransmits`` (3) times, then every ``slow_retransmit_s`` (1 s) until it
+    is acknowledged: the shoe never gives a message up, and while it waits that slowly it is
+    :attr:`halted` (a real shoe shows it on its display)."""
 
     def __init__(self, cards: Sequence[Card | str] | str | None = None, *,
                  seed: int | None = None, retransmit_after_s: float = 0.2,
-                 max_retransmits: int = 3, heartbeat_every_s: float = 1.0,
-                 first_seq: int = 0, tags: bool = True) -> None:
+                 quick_retransmits: int = 3, slow_retransmit_s: float = 1.0,
+                 heartbeat_every_s: float = 1.0, first_seq: int = 0,
+                 tags: bool = True) -> None:
         self._cards: deque[Card] = deque(card_order(cards, seed))
         self.retransmit_after_s = retransmit_after_s
-        self.max_retransmits = max_retransmits
+        self.quick_retransmits = quick_retransmits
+        self.slow_retransmit_s = slow_retransmit_s
         self.heartbeat_every_s = heartbeat_every_s
         self.with_tags = tags
         self._next_seq = first_seq & 0xFF
@@ -91,15 +110,18 @@ class ShoeModel:
         self._outstanding: _Outstanding | None = None
         self._started_at: float | None = None
         self._last_sent_at = 0.0
+        self._last_acked: int | None = None
+        self._reuse_seq = False
         self._drop_acks = 0
         self._door_open = False
         self._unknown_tags = 0
         self.silent = False
         self.state = ShoeState.READY
+        #: cards out of the shoe since the last shuffle (load) or reset
+        self.count = 0
         #: Everything that happened, for tests: ("sent", seq), ("retransmit", seq), ...
         self.history: list[tuple[str, int]] = []
         self.dealt: list[Card] = []
-        self.given_up: list[int] = []
         self.host_errors: list[str] = []
 
     # -- the dealer's side ------------------------------------------------------------
@@ -108,10 +130,20 @@ class ShoeModel:
     def remaining(self) -> int:
         return len(self._cards)
 
+    @property
+    def halted(self) -> bool:
+        """Whether the shoe waits on a message past its quick retransmissions (the host is
+        away): it offers the message once a second and deals nothing else until it is
+        acknowledged."""
+        out = self._outstanding
+        return out is not None and out.retransmits >= self.quick_retransmits
+
     def load(self, cards: Sequence[Card | str] | str | None = None, *,
              seed: int | None = None) -> None:
-        """Put a new deck in the shoe (the given order, or shuffled with ``seed``)."""
+        """Put a new deck in the shoe (the given order, or shuffled with ``seed``): the card
+        count starts again at 1."""
         self._cards = deque(card_order(cards, seed))
+        self.count = 0
 
     def deal(self, count: int = 1) -> None:
         """Deal ``count`` cards: each leaves the shoe and is reported (or a fault is)."""
@@ -124,13 +156,15 @@ class ShoeModel:
                 return
             card = self._cards.popleft()
             self.dealt.append(card)
+            self.count += 1
             if self._unknown_tags:
                 self._unknown_tags -= 1
                 self._say(ShoeMessage("fault", fault=FaultCode.TAGUNKNOWN, tag=UNKNOWN_TAG,
                                       detail=UNKNOWN_TAG))
                 continue
             self._say(ShoeMessage("card", card=card,
-                                  tag=deck_tag(card) if self.with_tags else None))
+                                  tag=deck_tag(card) if self.with_tags else None,
+                                  count=self.count))
 
     def jam(self) -> None:
         """A card sticks in the exit: JAM, nothing dealt."""
@@ -140,7 +174,20 @@ class ShoeModel:
         """The next card leaves the shoe but cannot be read: it is gone, MISREAD reported."""
         if self._cards:
             self.dealt.append(self._cards.popleft())
+            self.count += 1
         self._say(ShoeMessage("fault", fault=FaultCode.MISREAD))
+
+    def lose_cards(self, count: int = 1) -> None:
+        """The next ``count`` cards leave the shoe and are never reported (a faulty shoe):
+        the next card's count skips theirs."""
+        for _ in range(min(count, len(self._cards))):
+            self.dealt.append(self._cards.popleft())
+            self.count += 1
+
+    def reuse_seq(self) -> None:
+        """Send the next message under the SEQ of the last acknowledged one (a faulty shoe):
+        the host must refuse it (``CONFLICT``), and the shoe sends it again under a new SEQ."""
+        self._reuse_seq = True
 
     def report_duplicate(self, card: Card | str) -> None:
         card = card if isinstance(card, Card) else parse_card(card)
@@ -185,18 +232,29 @@ class ShoeModel:
             self.history.append(("ack-dropped", seq))
             return
         self.history.append(("acked", seq))
+        self._last_acked = seq
         self._outstanding = None
 
-    def negative_ack(self, seq: int) -> None:
+    def negative_ack(self, seq: int, code: str = "") -> None:
+        """The host refused message ``seq``: send it again at once. Refused as a conflict
+        (the host holds another message under that SEQ), it goes again under the next SEQ."""
         out = self._outstanding
-        if out is not None and out.seq == seq:
-            out.resend_now = True
-            self.history.append(("nak", seq))
-        else:
+        if out is None or out.seq != seq:
             self.history.append(("stray-nak", seq))
+            return
+        out.resend_now = True
+        if code == NAK_CONFLICT:
+            self.history.append(("conflict", seq))
+            out.seq = self._take_seq()
+            out.retransmits = 0
+        else:
+            self.history.append(("nak", seq))
 
     def host_reset(self) -> None:
+        """``R``: clear the fault state; the card count starts again at 1. Messages not yet
+        acknowledged are kept (the shoe never drops a card)."""
         self._door_open = False
+        self.count = 0
         self._set_state(ShoeState.READY, force=True)
 
     def status_query(self) -> None:
@@ -209,35 +267,39 @@ class ShoeModel:
             self._last_sent_at = now
         if self.silent:
             return []
-        out: list[tuple[int, ShoeMessage, bool]] = []
         pending = self._outstanding
         if pending is not None:
-            due = pending.resend_now or now - pending.sent_at >= self.retransmit_after_s - _EPS
-            if due and pending.retransmits < self.max_retransmits:
-                pending.retransmits += 1
-                pending.resend_now = False
-                pending.sent_at = now
-                self._last_sent_at = now
-                self.history.append(("retransmit", pending.seq))
-                out.append((pending.seq, pending.message, True))
-                return out
-            if due:
-                self.history.append(("gave-up", pending.seq))
-                self.given_up.append(pending.seq)
-                self._outstanding = None
-        if self._outstanding is None:
-            if not self._queue and now - self._last_sent_at >= self.heartbeat_every_s - _EPS:
-                self._queue.append(ShoeMessage("heartbeat",
-                                               uptime_s=int(now - self._started_at)))
-            if self._queue:
-                message = self._queue.popleft()
-                seq = self._next_seq
-                self._next_seq = (seq + 1) & 0xFF
-                self._outstanding = _Outstanding(seq, message, now)
-                self._last_sent_at = now
-                self.history.append(("sent", seq))
-                out.append((seq, message, False))
-        return out
+            wait = self.retransmit_after_s if pending.retransmits < self.quick_retransmits \
+                else self.slow_retransmit_s
+            if not pending.resend_now and now - pending.sent_at < wait - _EPS:
+                return []
+            pending.retransmits += 1
+            pending.resend_now = False
+            pending.sent_at = now
+            self._last_sent_at = now
+            self.history.append(("retransmit", pending.seq))
+            if pending.retransmits == self.quick_retransmits + 1:
+                self.history.append(("halted", pending.seq))
+            return [(pending.seq, pending.message, True)]
+        if not self._queue and now - self._last_sent_at >= self.heartbeat_every_s - _EPS:
+            self._queue.append(ShoeMessage("heartbeat", uptime_s=int(now - self._started_at)))
+        if not self._queue:
+            return []
+        message = self._queue.popleft()
+        seq = self._take_seq()
+        self._outstanding = _Outstanding(seq, message, now)
+        self._last_sent_at = now
+        self.history.append(("sent", seq))
+        return [(seq, message, False)]
+
+    def _take_seq(self) -> int:
+        """The SEQ of a new frame (the last acknowledged one if :meth:`reuse_seq` asked)."""
+        if self._reuse_seq and self._last_acked is not None:
+            self._reuse_seq = False
+            return self._last_acked
+        seq = self._next_seq
+        self._next_seq = (seq + 1) & 0xFF
+        return seq
 
     def _say(self, message: ShoeMessage) -> None:
         self._queue.append(message)
@@ -282,7 +344,8 @@ class Lbs1ShoeModel(ShoeModel):
             if item.type == "A":
                 self._on_seq_payload(item.payload, self.acknowledge)
             elif item.type == "N":
-                self._on_seq_payload(item.payload.partition(",")[0], self.negative_ack)
+                seq_text, _, code = item.payload.partition(",")
+                self._on_seq_payload(seq_text, lambda seq: self.negative_ack(seq, code))
             elif item.type == "Q":
                 self.status_query()
             elif item.type == "R":
@@ -308,9 +371,7 @@ class Lbs1ShoeModel(ShoeModel):
         self._pending_noise.clear()
         while self._overlong:
             self._overlong -= 1
-            seq = self._next_seq
-            self._next_seq = (seq + 1) & 0xFF
-            out.append(encode_overlong(seq))
+            out.append(encode_overlong(self._take_seq()))
         for seq, message, _ in self.poll_messages(now):
             out.append(self._encode(seq, message))
         return out
@@ -321,7 +382,7 @@ class Lbs1ShoeModel(ShoeModel):
     def _encode(self, seq: int, message: ShoeMessage) -> bytes:
         if message.kind == "card":
             assert message.card is not None
-            kind, payload = "C", card_payload(str(message.card), message.tag)
+            kind, payload = "C", card_payload(str(message.card), message.tag, message.count)
         elif message.kind == "fault":
             assert message.fault is not None
             kind = "E"
@@ -340,7 +401,7 @@ class Lbs1ShoeModel(ShoeModel):
 
 
 class UsbShoeModel(ShoeModel):
-    """A shoe speaking 8-byte USB reports (docs/protocols.md section 2)."""
+    """A shoe speaking USB reports (docs/protocols.md section 2)."""
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
@@ -350,10 +411,13 @@ class UsbShoeModel(ShoeModel):
         """Send ``report`` as is before the next one (malformed-report injection)."""
         self._raw_reports.append(bytes(report))
 
-    def control(self, request_type: int, request: int, value: int) -> bool:
+    def control(self, request_type: int, request: int, value: int, index: int = 0) -> bool:
         """A control transfer from the host; False = stall (not a request the shoe knows)."""
         if request_type == ACK_REQUEST_TYPE and request == ACK_REQUEST:
             self.acknowledge(value & 0xFF)
+            return True
+        if request_type == ACK_REQUEST_TYPE and request == REFUSE_REQUEST:
+            self.negative_ack(value & 0xFF, NAK_CONFLICT if index == REFUSE_CONFLICT else "")
             return True
         self.host_errors.append(f"unknown control request {request_type:#04x}/{request:#04x}")
         return False
@@ -373,7 +437,7 @@ class UsbShoeModel(ShoeModel):
     def _encode(seq: int, message: ShoeMessage) -> bytes:
         if message.kind == "card":
             assert message.card is not None
-            return encode_card(seq, message.card, message.tag)
+            return encode_card(seq, message.card, message.tag, message.count)
         if message.kind == "fault":
             assert message.fault is not None
             return encode_fault(seq, message.fault, message.tag)

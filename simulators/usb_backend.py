@@ -22,7 +22,7 @@ import usb.backend
 import usb.core
 
 from drivers.config import DEFAULT_USB_PRODUCT_ID, DEFAULT_USB_VENDOR_ID
-from drivers.usb_report import REPORT_ENDPOINT, REPORT_SIZE
+from drivers.usb_report import MAX_REPORT_SIZE, REPORT_ENDPOINT
 from simulators.shoe import UsbShoeModel
 from simulators.transport import LockedModel
 
@@ -113,7 +113,7 @@ class SimulatedUsbShoe(usb.backend.IBackend):
                                 config: int) -> Any:
         self._check_index("endpoint", ep, intf, alt, config)
         return SimpleNamespace(bLength=7, bDescriptorType=5, bEndpointAddress=REPORT_ENDPOINT,
-                               bmAttributes=0x03, wMaxPacketSize=REPORT_SIZE, bInterval=10,
+                               bmAttributes=0x03, wMaxPacketSize=MAX_REPORT_SIZE, bInterval=10,
                                bRefresh=0, bSynchAddress=0, extra_descriptors=[])
 
     @staticmethod
@@ -185,7 +185,7 @@ class SimulatedUsbShoe(usb.backend.IBackend):
                       wValue: int, wIndex: int, data: array.array, timeout: int) -> int:
         with self._changed:
             self._check(dev_handle)
-            if not self.model.control(bmRequestType, bRequest, wValue):
+            if not self.model.control(bmRequestType, bRequest, wValue, wIndex):
                 raise usb.core.USBError("Pipe error (request stalled)", _LIBUSB_ERROR_PIPE,
                                         errno.EPIPE)
             self._changed.notify_all()

@@ -33,6 +33,8 @@ class Driver:
     def __init__(self, game="cali_lowball"):
         self.table = Table(load_config(default_config_path(game)))
         self.events = []
+        #: the simulated shoe's card count (every card dealt counts one)
+        self.count = 0
         #: (number of events, the table's snapshot) after each input: the journal commits an
         #: input with its effects in one transaction, so a power cut leaves one of these.
         self.checkpoints = [(0, self.table.snapshot())]
@@ -45,8 +47,12 @@ class Driver:
     def do(self, role="dealer", **command):
         return self.record(self.table.command(parse_command(command), "alice", role))
 
-    def card(self, text, seq=None):
-        return self.record(self.table.shoe_card(parse_card(text), seq or len(self.events), ""))
+    def card(self, text, seq=None, count=None):
+        if count is None:
+            self.count += 1
+            count = self.count
+        return self.record(self.table.shoe_card(parse_card(text), seq or len(self.events) % 256,
+                                                "", count))
 
     def cards(self, texts):
         for text in texts.split():
@@ -207,6 +213,7 @@ def test_a_card_in_flight_when_the_shoe_is_lost_is_dealt_and_the_hand_stays_paus
     assert d.table.fault.code == "device_lost" and d.table.fault.recoverable
     events = d.card("As")                     # resent by the shoe after the replug
     assert [type(e).__name__ for e in events] == ["ShoeCard", "CardDealt"]
+    assert events[0].during_pause                 # marked for surveillance
     assert d.table.state == "PAUSED" and d.table.hand.cards[1] == [parse_card("As")]
     d.record(d.table.device_status("shoe", "connected", "/dev/ttyUSB0"))
     d.do(command="continue")
@@ -386,10 +393,10 @@ def test_a_card_resent_after_a_restart_counts_once():
     d.card("As", seq=7)
     rebuilt = Table(load_config(default_config_path("cali_lowball")))
     rebuilt.replay(d.events)
-    events = rebuilt.shoe_card(parse_card("As"), 7, "")        # the shoe resends it
+    events = rebuilt.shoe_card(parse_card("As"), 7, "", 1)     # the shoe resends it
     assert [type(e).__name__ for e in events] == ["ShoeCard"]
     assert rebuilt.snapshot() == d.table.snapshot()
-    assert rebuilt.shoe_card(parse_card("9c"), 8, "")[1].to == 2
+    assert rebuilt.shoe_card(parse_card("9c"), 8, "", 2)[1].to == 2
 
 
 def test_player_names_do_not_outlive_their_wagers():
@@ -415,3 +422,113 @@ def test_continue_waits_for_the_lost_device():
     d.record(d.table.device_status("shoe", "connected", "/dev/ttyUSB0"))
     assert type(d.do(command="continue")[0]) is CommandAccepted
     assert d.table.state == "LOCKED"
+
+
+# -- the shoe's card count, conflicts, cards during a pause ---------------------------------
+
+def test_a_card_dealt_in_play_is_not_marked_during_pause():
+    d = Driver()
+    cali_hand(d)
+    (record, dealt, *_) = d.card("As")
+    assert record.count == 1 and not record.during_pause and dealt.to == 1
+
+
+def test_a_skipped_card_count_pauses_the_hand_naming_the_missing_card():
+    d = Driver()
+    cali_hand(d)
+    d.cards("As 9c")
+    events = d.card("Kd", count=4)                    # count 3 never arrived
+    assert [type(e).__name__ for e in events] == ["ShoeCard", "Fault", "StateChanged"]
+    fault = events[1]
+    assert fault.code == "card_missing" and not fault.recoverable
+    assert fault.detail.startswith("card count 3 left the shoe and never arrived")
+    assert "Kd not dealt" in fault.detail
+    assert d.table.hand.cards_used == 2             # the card that showed the gap is not dealt
+    assert d.table.state == "PAUSED"
+    (refused,) = d.do(command="continue")
+    assert "card_missing is a misdeal" in refused.reason
+    voided = d.do(role="supervisor", command="void", reason="card missing")
+    assert any(type(e) is HandVoided for e in voided)
+
+
+def test_several_missing_counts_are_named_as_a_range():
+    d = Driver()
+    cali_hand(d)
+    d.card("As")
+    events = d.card("9c", count=5)
+    assert "card counts 2-4 left the shoe" in events[1].detail
+
+
+def test_a_count_that_goes_back_without_a_shuffle_names_the_cards_before_it():
+    d = Driver()
+    cali_hand(d)
+    d.cards("As 9c Kd 2s")
+    events = d.card("9d", count=3)          # the shoe counted again from 1: 1 and 2 never came
+    assert events[1].code == "card_missing"
+    assert events[1].detail.startswith("card counts 1-2 left the shoe")
+
+
+def test_a_missing_card_with_no_hand_in_play_is_journaled_as_a_fault_and_the_table_goes_on():
+    d = Driver()
+    d.do(command="open")
+    d.card("As")
+    events = d.card("9c", count=3)
+    assert [type(e).__name__ for e in events] == ["ShoeCard", "Fault"]
+    assert events[1].code == "card_missing" and "card count 2" in events[1].detail
+    assert d.table.state == "OPEN" and d.table.fault is None
+
+
+def test_a_count_of_one_after_a_shuffle_starts_again():
+    d = Driver()
+    cali_hand(d)
+    d.cards("As 9c Kd")
+    d.count = 0                                    # the shoe was shuffled (or reset)
+    d.cards("2s 9d Qh")
+    assert d.table.state == "DECIDING" and d.table.fault is None
+
+
+def test_a_misread_or_an_unknown_tag_takes_one_card_count():
+    d = Driver()
+    cali_hand(d)
+    d.cards("As 9c")
+    d.record(d.table.shoe_fault("MISREAD"))
+    d.do(command="continue")
+    d.count += 1                                   # the misread card had count 3
+    d.card("Kd")
+    assert d.table.fault is None and d.table.state == "DEALING"
+
+
+def test_the_same_seq_and_count_with_another_card_is_refused_after_a_restart():
+    """The driver's memory of the last frame is gone after a restart; the journal's is not."""
+    d = Driver()
+    cali_hand(d)
+    d.card("As", seq=7)
+    rebuilt = Table(load_config(default_config_path("cali_lowball")))
+    rebuilt.replay(d.events)
+    events = rebuilt.shoe_card(parse_card("Kd"), 7, "", 1)
+    assert [type(e).__name__ for e in events] == ["ShoeCard", "Fault", "StateChanged"]
+    fault = events[1]
+    assert fault.code == "shoe_conflict" and not fault.recoverable
+    assert "Kd (SEQ 07) as card count 1, which was As (SEQ 07)" in fault.detail
+    assert rebuilt.hand.cards[1] == [parse_card("As")]      # the table keeps the card it has
+    assert rebuilt.hand.cards_used == 1
+
+
+def test_a_conflict_refused_by_the_driver_pauses_the_hand_as_a_misdeal():
+    d = Driver()
+    cali_hand(d)
+    d.card("As")
+    events = d.record(d.table.shoe_fault("CONFLICT", "SEQ 01 was accepted as ..."))
+    assert events[1].code == "shoe_conflict" and not events[1].recoverable
+    assert d.table.state == "PAUSED"
+
+
+def test_a_card_during_a_misdeal_pause_is_marked_and_refused():
+    d = Driver()
+    cali_hand(d)
+    d.cards("As 9c")
+    d.card("As")                                    # duplicate: misdeal
+    events = d.card("Kd")
+    assert events[0].during_pause and events[1].code == "unexpected_card"
+    assert "PAUSED on duplicate_card" in events[1].detail
+    assert d.table.fault.code == "duplicate_card"   # the first fault stands

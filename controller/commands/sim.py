@@ -27,6 +27,8 @@ noise             send line noise
 badcrc [N]        send the next N frames with a bad CRC
 overlong          send an over-long frame
 dropack [N]       ignore the next N acknowledgements (forces retransmission)
+lose [N]          the next N cards leave the shoe unreported (the card count skips)
+reuse             send the next frame under the last acknowledged SEQ (the host refuses it)
 silent | resume   stop / restart sending anything (heartbeats too)
 disconnect | reconnect   pull / replace the cable
 status            print the shoe's state
@@ -157,9 +159,13 @@ def _execute(device: str, transport: Any, words: list[str], commands: str) -> st
             "badcrc": lambda: sim.corrupt_next_crc(_count(rest)),
             "overlong": sim.send_overlong,
             "dropack": lambda: sim.drop_acks(_count(rest)),
+            "lose": lambda: sim.lose_cards(_count(rest)),
+            "reuse": sim.reuse_seq,
             "silent": sim.go_silent,
             "resume": sim.resume,
-            "status": lambda: f"state {sim.state}, {sim.remaining} cards left",
+            "status": lambda: f"state {sim.state}, {sim.remaining} cards left, card count "
+                              f"{sim.count}" + (", HALTED: waiting for the host to acknowledge"
+                                                if sim.halted else ""),
         })
     elif device == "spots":
         table.update({

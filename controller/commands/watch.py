@@ -5,7 +5,8 @@ Three modes, all read-only (they only subscribe and ask the replay socket):
 * **live** (default): syncs with the table (snapshot, then live events; the Clone pattern of
   :mod:`controller.stream_client`) and prints one line per event: every card with its
   recipient, every decision, every settlement (amounts as ``$1,234.56``), faults, states.
-  ``--verbose`` adds lamps, meters, sensors, shoe reads and accepted commands. A gap in
+  ``--verbose`` adds lamps, meters, sensors, shoe reads and accepted commands (a card read
+  while the table is paused is always shown). A gap in
   ``seq`` is filled from the replay socket and said so on screen
   (``(filled seq 120-131 from replay)``), never skipped. No heartbeat for 3 s (``--silence``)
   is shown as a warning: the table or the network is down, not quiet.
@@ -213,7 +214,9 @@ def describe(kind: str, data: dict[str, Any]) -> str:
     if kind == "sensor_report":
         return f"sensor spot {d['spot']}: {'covered' if d['covered'] else 'clear'}"
     if kind == "shoe_card":
-        return f"shoe read {d['card']} (shoe #{d['shoe_seq']}, tag {d['tag']})"
+        paused = " DURING A PAUSE" if d["during_pause"] else ""
+        return (f"shoe read {d['card']}{paused} (card {d['count']} of the shoe, "
+                f"shoe #{d['shoe_seq']}, tag {d['tag']})")
     if kind == "device_status":
         detail = f" ({d['detail']})" if d["detail"] else ""
         return f"device {d['device']}: {d['status']}{detail}"
@@ -270,14 +273,17 @@ class Output:
         if self.as_json:
             self.out.write(wire.dumps(envelope).decode() + "\n")
         else:
-            if envelope.type in VERBOSE_ONLY and not (self.verbose if verbose is None
-                                                      else verbose):
+            during_pause = envelope.type == "shoe_card" and envelope.data.during_pause
+            if envelope.type in VERBOSE_ONLY and not during_pause and \
+                    not (self.verbose if verbose is None else verbose):
                 return
             text = line(envelope)
             if envelope.type in ("fault", "hand_voided", "command_refused", "lock_refused",
                                  "jackpot_pending", "alarm", "request_refused",
                                  "refusals_counted"):
                 text = self._paint(text, BOLD + RED)
+            elif during_pause:
+                text = self._paint(text, BOLD + YELLOW)
             elif envelope.type in ("hand_started", "hand_settled"):
                 text = self._paint(text, BOLD)
             self.out.write(text + "\n")

@@ -114,7 +114,7 @@ def test_shoe_monitor_json(capsys: pytest.CaptureFixture[str]) -> None:
     device = [r for r in records if r["type"] not in ("connected", "lost")]
     assert device[0]["type"] == "rejected" and "bad CRC" in device[0]["reason"]
     assert device[1] == {"type": "card", "card": "As", "seq": device[1]["seq"],
-                         "tag": "04A1B227"}
+                         "tag": "04A1B227", "count": 1}
     assert device[2]["card"] == "7d"
     assert device[3] == {"type": "fault", "code": "JAM"}
 

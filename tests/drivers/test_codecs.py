@@ -26,6 +26,7 @@ from drivers.shoe_events import (
     FaultCode,
     FrameRejected,
     Heartbeat,
+    SequenceConflict,
     ShoeFault,
     ShoeState,
     ShoeStatus,
@@ -42,7 +43,7 @@ from drivers.usb_report import (
     encode_status,
 )
 
-GOOD = encode_frame(0x12, "C", "AS,04A1B2C3D4")
+GOOD = encode_frame(0x12, "C", "AS,04A1B2C3D4,17")
 
 
 def test_crc_check_value() -> None:
@@ -51,7 +52,7 @@ def test_crc_check_value() -> None:
 
 
 def test_encode_frame_layout() -> None:
-    body = b"12CAS,04A1B2C3D4\x03"
+    body = b"12CAS,04A1B2C3D4,17\x03"
     assert GOOD == b"\x02" + body + f"{crc16_ccitt_false(body):04X}".encode()
 
 
@@ -70,14 +71,14 @@ def test_encode_frame_rejects(args: tuple, message: str) -> None:
 def test_parser_byte_by_byte() -> None:
     parser = FrameParser()
     out = [item for byte in GOOD for item in parser.feed(bytes([byte]))]
-    assert out == [Frame(0x12, "C", "AS,04A1B2C3D4")]
+    assert out == [Frame(0x12, "C", "AS,04A1B2C3D4,17")]
 
 
 def test_noise_reported_then_frame_kept() -> None:
     out = FrameParser().feed(b"\xff\x00junk" + GOOD)
     assert isinstance(out[0], FrameError) and out[0].raw == b"\xff\x00junk"
     assert out[0].nak_code is None and "noise" in out[0].reason
-    assert out[1] == Frame(0x12, "C", "AS,04A1B2C3D4")
+    assert out[1] == Frame(0x12, "C", "AS,04A1B2C3D4,17")
 
 
 def test_trailing_noise_reported_on_flush() -> None:
@@ -94,14 +95,14 @@ def test_bad_crc_is_naked_as_crc() -> None:
     assert isinstance(error, FrameError)
     assert (error.seq, error.nak_code) == (0x12, "CRC")
     assert "bad CRC" in error.reason and error.raw == bad
-    assert good == Frame(0x12, "C", "AS,04A1B2C3D4")
+    assert good == Frame(0x12, "C", "AS,04A1B2C3D4,17")
 
 
 def test_overlong_frame_rejected_and_next_frame_kept() -> None:
     out = FrameParser().feed(encode_overlong(5) + GOOD)
     assert isinstance(out[0], FrameError)
     assert "over-long" in out[0].reason and (out[0].seq, out[0].nak_code) == (5, "FORMAT")
-    assert out[1:] == [Frame(0x12, "C", "AS,04A1B2C3D4")]
+    assert out[1:] == [Frame(0x12, "C", "AS,04A1B2C3D4,17")]
 
 
 def test_longest_legal_payload_accepted() -> None:
@@ -112,12 +113,12 @@ def test_longest_legal_payload_accepted() -> None:
 def test_frame_cut_short_by_stx() -> None:
     out = FrameParser().feed(GOOD[:7] + GOOD)
     assert "cut short" in out[0].reason and out[0].nak_code == "FORMAT"
-    assert out[1] == Frame(0x12, "C", "AS,04A1B2C3D4")
+    assert out[1] == Frame(0x12, "C", "AS,04A1B2C3D4,17")
 
 
 def test_stx_inside_crc_field() -> None:
     out = FrameParser().feed(GOOD[:-2] + GOOD)
-    assert isinstance(out[0], FrameError) and out[1] == Frame(0x12, "C", "AS,04A1B2C3D4")
+    assert isinstance(out[0], FrameError) and out[1] == Frame(0x12, "C", "AS,04A1B2C3D4,17")
 
 
 @pytest.mark.parametrize("body, reason", [
@@ -140,10 +141,10 @@ def test_lowercase_crc_digits_rejected() -> None:
 
 @given(st.binary(max_size=200), st.integers(0, 255), st.sampled_from(DECK))
 def test_garbage_never_costs_the_next_good_frame(garbage: bytes, seq: int, card) -> None:
-    frame = encode_frame(seq, "C", str(card).upper())
+    frame = encode_frame(seq, "C", f"{str(card).upper()},,1")
     parser = FrameParser()
     out = parser.feed(garbage) + parser.feed(frame)
-    assert out[-1] == Frame(seq, "C", str(card).upper())
+    assert out[-1] == Frame(seq, "C", f"{str(card).upper()},,1")
 
 
 @given(st.lists(st.integers(1, 20), max_size=30))
@@ -159,7 +160,7 @@ def test_chunking_does_not_change_the_result(cuts: list[int]) -> None:
 
 
 _PIECES = st.one_of(
-    st.builds(lambda seq, card: encode_frame(seq, "C", str(card).upper()),
+    st.builds(lambda seq, card: encode_frame(seq, "C", f"{str(card).upper()},,1"),
               st.integers(0, 255), st.sampled_from(DECK)),
     st.builds(lambda frame, cut: frame[:cut], st.just(GOOD), st.integers(0, len(GOOD))),
     st.sampled_from([encode_overlong(7), encode_overlong(8, MAX_PAYLOAD + 1)]),
@@ -192,10 +193,10 @@ def test_crc_is_the_table_driven_one() -> None:
 # -- message meaning ---------------------------------------------------------------------
 
 def test_card_frames() -> None:
-    assert frame_to_event(Frame(7, "C", "AS")) == CardRead(parse_card("As"), 7, None)
-    assert frame_to_event(Frame(7, "C", "TD,04a1b2c3d4")) == \
-        CardRead(parse_card("Td"), 7, "04A1B2C3D4")
-    assert frame_to_event(Frame(7, "C", "10H")).card == parse_card("Th")
+    assert frame_to_event(Frame(7, "C", "AS,,1")) == CardRead(parse_card("As"), 7, None, 1)
+    assert frame_to_event(Frame(7, "C", "TD,04a1b2c3d4,17")) == \
+        CardRead(parse_card("Td"), 7, "04A1B2C3D4", 17)
+    assert frame_to_event(Frame(7, "C", "10H,,65535")).card == parse_card("Th")
 
 
 @pytest.mark.parametrize("code", list(FaultCode))
@@ -215,10 +216,18 @@ def test_heartbeat() -> None:
 
 
 @pytest.mark.parametrize("frame, reason", [
-    (Frame(1, "C", "ZZ"), "rank"),
-    (Frame(1, "C", "AX"), "suit"),
-    (Frame(1, "C", ""), "empty card"),
-    (Frame(1, "C", "AS,XYZ"), "RFID tag"),
+    (Frame(1, "C", "ZZ,,1"), "rank"),
+    (Frame(1, "C", "AX,,1"), "suit"),
+    (Frame(1, "C", ",,1"), "empty card"),
+    (Frame(1, "C", "AS,XYZ,1"), "RFID tag"),
+    (Frame(1, "C", "AS,04A1B2C3D4"), "expected card,tag,count"),
+    (Frame(1, "C", "AS"), "expected card,tag,count"),
+    (Frame(1, "C", "AS,,1,2"), "expected card,tag,count"),
+    (Frame(1, "C", "AS,,0"), "card count '0' is not 1-65535"),
+    (Frame(1, "C", "AS,,65536"), "card count '65536'"),
+    (Frame(1, "C", "AS,,-3"), "card count '-3'"),
+    (Frame(1, "C", "AS,,"), "card count ''"),
+    (Frame(1, "C", "AS,,999999999999"), "card count"),
 ])
 def test_an_unreadable_card_frame_is_a_misread(frame: Frame, reason: str) -> None:
     """A card left the shoe even if its frame cannot be read: the hand must pause."""
@@ -239,8 +248,10 @@ def test_meaningless_frames_say_why(frame: Frame, reason: str) -> None:
 
 
 def test_event_records() -> None:
-    assert event_record(CardRead(parse_card("As"), 12, "04A1B2C3D4")) == \
-        {"type": "card", "card": "As", "seq": 12, "tag": "04A1B2C3D4"}
+    assert event_record(CardRead(parse_card("As"), 12, "04A1B2C3D4", 17)) == \
+        {"type": "card", "card": "As", "seq": 12, "tag": "04A1B2C3D4", "count": 17}
+    assert event_record(SequenceConflict(3, "why")) == \
+        {"type": "conflict", "seq": 3, "detail": "why", "about_cards": True}
     assert event_record(ShoeFault(FaultCode.JAM)) == {"type": "fault", "code": "JAM"}
     assert event_record(FrameRejected("bad", b"\x02")) == \
         {"type": "rejected", "reason": "bad", "raw": "02"}
@@ -250,10 +261,10 @@ def test_event_records() -> None:
 
 @pytest.mark.parametrize("card", [DECK[0], DECK[12], DECK[13], DECK[51]])
 def test_usb_card_report_round_trip(card) -> None:
-    report = encode_card(9, card, deck_tag(card))
-    assert len(report) == 8 and report[2] == card.rank
-    assert decode_report(report) == CardRead(card, 9, deck_tag(card))
-    assert decode_report(encode_card(9, card)).tag is None
+    report = encode_card(9, card, deck_tag(card), 300)
+    assert len(report) == 10 and report[2] == card.rank and report[8:] == b"\x01\x2c"
+    assert decode_report(report) == CardRead(card, 9, deck_tag(card), 300)
+    assert decode_report(encode_card(9, card, None, 1)).tag is None
 
 
 @pytest.mark.parametrize("code", list(FaultCode))
@@ -272,18 +283,22 @@ def test_usb_heartbeat() -> None:
 
 
 @pytest.mark.parametrize("report, reason", [
-    (b"\x01\x00\x0e\x00\x00\x00\x00\x00", "rank byte 14"),
-    (b"\x01\x00\x01\x04\x00\x00\x00\x00", "suit byte 4"),
+    (b"\x01\x00\x0e\x00\x00\x00\x00\x00\x00\x01", "rank byte 14"),
+    (b"\x01\x00\x01\x04\x00\x00\x00\x00\x00\x01", "suit byte 4"),
+    (b"\x01\x00\x01\x00\x00\x00\x00\x00\x00\x00", "card count 0"),
+    (b"\x01\x00\x01\x00\x00\x00\x00\x00", "card report is 8 bytes, expected 10"),
+    (b"\x02\x00\x01\x00\x00\x00\x00\x00\x00\x00", "report is 10 bytes, expected 8"),
     (b"\x02\x00\x09\x00\x00\x00\x00\x00", "unknown fault code 9"),
     (b"\x03\x00\x09\x00\x00\x00\x00\x00", "unknown status code 9"),
     (b"\x07\x00\x00\x00\x00\x00\x00\x00", "unknown report type 7"),
-    (b"\x01\x00", "2 bytes, expected 8"),
+    (b"\x01\x00", "2 bytes, expected 10"),
+    (b"\x04", "1 bytes, expected 8"),
 ])
 def test_usb_bad_reports(report: bytes, reason: str) -> None:
     with pytest.raises(ReportError, match=reason):
         decode_report(report)
     event = decode_to_event(report)
-    if len(report) == 8 and report[0] == 1:
+    if len(report) == 10 and report[0] == 1:
         # A whole card report with an unreadable card: a misread, and the hand pauses.
         assert isinstance(event, ShoeFault) and event.code is FaultCode.MISREAD
         assert reason in event.detail
@@ -295,17 +310,47 @@ def test_usb_bad_reports(report: bytes, reason: str) -> None:
 
 def test_sequence_gate() -> None:
     gate = SequenceGate()
-    assert [gate.accept(s) for s in (0xFE, 0xFF, 0xFF, 0x00, 0x00, 0x01)] == \
-        [True, True, False, True, False, True]
+    new, again, conflict = SequenceGate.NEW, SequenceGate.RETRANSMISSION, SequenceGate.CONFLICT
+    assert [gate.admit(s, c) for s, c in ((0xFE, "H1"), (0xFF, "CAS,,1"), (0xFF, "CAS,,1"),
+                                          (0xFF, "C2D,,2"), (0xFF, "CAS,,1"), (0x00, "H2"),
+                                          (0x00, "H2"), (0x01, "H3"))] == \
+        [new, new, again, conflict, again, new, again, new]
 
 
 def test_receiver_acks_retransmission_but_counts_once() -> None:
     receiver = ShoeReceiver()
-    card = CardRead(parse_card("As"), 4, None)
-    first = receiver.receive(Message(4, card))
-    again = receiver.receive(Message(4, card))
+    card = CardRead(parse_card("As"), 4, None, 1)
+    first = receiver.receive(Message(4, card, "CAS,,1"))
+    again = receiver.receive(Message(4, card, "CAS,,1"))
     assert (first.events, first.ack) == ([card], 4)
     assert (again.events, again.ack, again.retransmission) == ([], 4, True)
+
+
+def test_receiver_refuses_the_last_seq_with_other_content_and_reports_it_once() -> None:
+    receiver = ShoeReceiver()
+    receiver.receive(Message(4, CardRead(parse_card("As"), 4, None, 1), "CAS,,1"))
+    other = CardRead(parse_card("Kd"), 4, None, 2)
+    refused = receiver.receive(Message(4, other, "CKD,,2"))
+    assert refused.ack is None and refused.nak == (4, "CONFLICT")
+    [conflict] = refused.events
+    assert conflict == SequenceConflict(4, "SEQ 04 was accepted as 'CAS,,1', now sent as "
+                                           "'CKD,,2': refused")
+    again = receiver.receive(Message(4, other, "CKD,,2"))       # sent again: refused again
+    assert again.nak == (4, "CONFLICT") and again.events == [] and again.ack is None
+    assert receiver.receive(Message(4, CardRead(parse_card("As"), 4, None, 1),
+                                    "CAS,,1")).retransmission   # the accepted one still is
+    moved = receiver.receive(Message(5, other, "CKD,,2"))        # under a new SEQ: a card
+    assert (moved.events, moved.ack) == ([other], 5)
+
+
+def test_a_conflict_between_heartbeats_is_not_about_cards() -> None:
+    receiver = ShoeReceiver()
+    receiver.receive(Message(9, Heartbeat(4), "H4"))
+    [conflict] = receiver.receive(Message(9, Heartbeat(0), "H0")).events
+    assert not conflict.about_cards
+    receiver.receive(Message(10, CardRead(parse_card("As"), 10, None, 1), "CAS,,1"))
+    [conflict] = receiver.receive(Message(10, Heartbeat(5), "H5")).events
+    assert conflict.about_cards
 
 
 def test_receiver_naks_garbled_only_when_seq_known() -> None:

@@ -28,13 +28,14 @@ LOGS = sorted(DATA.glob("shoe-*.lbs1.log"))
 def test_there_are_sessions_of_each_kind() -> None:
     names = {path.name for path in LOGS}
     assert {"shoe-clean-deal.lbs1.log", "shoe-faults-noise.lbs1.log",
-            "shoe-jam-door.lbs1.log"} <= names
+            "shoe-jam-door.lbs1.log", "shoe-halt-conflict.lbs1.log"} <= names
 
 
 @pytest.mark.parametrize("log_path", LOGS, ids=lambda p: p.name)
 def test_header_names_line_settings_and_source(log_path: Path) -> None:
     log = SessionLog.load(log_path)
     assert log.header_value("Serial") == "115200 8N1"
+    assert (log.header_value("Protocol") or "").startswith("LBS1 with card counts")
     assert (log.header_value("Source") or "").startswith("simulators/recorder.py")
     assert log.records
 

@@ -11,6 +11,7 @@ from drivers.shoe_events import (
     FaultCode,
     FrameRejected,
     Heartbeat,
+    SequenceConflict,
     ShoeConnected,
     ShoeFault,
     ShoeLost,
@@ -176,3 +177,44 @@ def test_a_driver_with_a_listener_keeps_no_backlog_of_its_events(transport_kind)
             sim.device.deal(3)
             poll_until(lambda: sum(isinstance(e, CardRead) for e in heard) == 3)
             assert shoe.get_event(timeout=0) is None
+
+
+def test_a_card_dealt_while_no_host_listens_is_offered_until_one_acknowledges_it(
+        shoe_rig) -> None:
+    """The shoe never gives a card up: past its three quick retransmissions (the old 0.8 s
+    window) it halts and offers the card once a second until a host acknowledges it."""
+    sim, shoe, waiter = shoe_rig()
+    sim.device.deal()
+    first = waiter.next(CardRead)
+    poll_until(lambda: ("acked", first.seq) in sim.device.history)
+    shoe.stop()                                          # the controller is gone
+    sim.device.deal()
+    poll_until(lambda: sim.device.history.count(("retransmit", first.seq + 1)) >= 4)
+    assert sim.device.halted
+    again = SerialShoe(ShoeConfig(port=sim.url, reconnect_initial_s=0.05))
+    again.start()
+    try:
+        card = EventWaiter(again).next(CardRead)
+        assert (str(card.card), card.seq, card.count) == ("7d", first.seq + 1, 2)
+        poll_until(lambda: ("acked", card.seq) in sim.device.history)
+        assert not sim.device.halted
+    finally:
+        again.stop()
+
+
+def test_a_reused_seq_with_another_card_is_refused_then_taken_under_its_new_seq(
+        shoe_rig) -> None:
+    sim, shoe, waiter = shoe_rig(heartbeat_every_s=100)
+    sim.device.deal()
+    first = waiter.next(CardRead)
+    poll_until(lambda: ("acked", first.seq) in sim.device.history)
+    with sim.lock:
+        sim.device.reuse_seq()
+        sim.device.deal()
+    conflict = waiter.next(SequenceConflict)
+    assert conflict.seq == first.seq and "refused" in conflict.detail
+    card = waiter.next(CardRead)                  # sent again under the next SEQ
+    assert (str(card.card), card.seq, card.count) == ("7d", first.seq + 1, 2)
+    assert ("conflict", first.seq) in sim.device.history
+    assert sum(isinstance(e, CardRead) for e in waiter.seen) == 2
+    assert sum(isinstance(e, SequenceConflict) for e in waiter.seen) == 1

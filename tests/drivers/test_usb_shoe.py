@@ -15,6 +15,7 @@ from drivers.shoe_events import (
     CardRead,
     FaultCode,
     FrameRejected,
+    SequenceConflict,
     ShoeConnected,
     ShoeFault,
     ShoeLost,
@@ -73,6 +74,55 @@ def test_usb_dropped_ack_counted_once(usb_rig: Any) -> None:
     assert sum(isinstance(e, CardRead) for e in waiter.seen) == 2
 
 
+def test_usb_card_reports_carry_the_card_count(usb_rig: Any) -> None:
+    backend, shoe, waiter = usb_rig
+    with backend.lock:
+        backend.device.deal()
+        backend.device.lose_cards(1)
+        backend.device.deal()
+    assert [(str(c.card), c.count) for c in waiter.collect(2, CardRead)] == \
+        [("As", 1), ("Kc", 3)]
+
+
+def test_usb_reused_sequence_is_refused_then_taken_under_its_new_sequence(usb_rig: Any) -> None:
+    backend, shoe, waiter = usb_rig
+    backend.device.deal()
+    first = waiter.next(CardRead)
+    poll_until(lambda: ("acked", first.seq) in backend.device.history)
+    with backend.lock:
+        backend.device.reuse_seq()
+        backend.device.deal()
+    assert waiter.next(SequenceConflict).seq == first.seq
+    card = waiter.next(CardRead)
+    assert (str(card.card), card.seq, card.count) == ("7d", first.seq + 1, 2)
+    assert ("conflict", first.seq) in backend.device.history
+    assert sum(isinstance(e, CardRead) for e in waiter.seen) == 2
+
+
+def test_usb_shoe_keeps_a_card_while_the_host_is_away(usb_rig: Any) -> None:
+    backend, shoe, waiter = usb_rig
+    shoe.stop()
+    backend.device.deal()
+
+
+    def sent_to_no_one() -> bool:
+        """Step the shoe as the bus would, its reports lost: nobody reads them."""
+        with backend.lock:
+            backend.model.reports(backend.clock())
+            return backend.model.history.count(("retransmit", 0)) >= 4
+
+    poll_until(sent_to_no_one)                       # past the old 0.8 s window
+    assert backend.device.halted
+    again = UsbShoe(ShoeConfig(driver="usb", reconnect_initial_s=0.05), backend=backend)
+    again.start()
+    try:
+        card = EventWaiter(again).next(CardRead)
+        assert (str(card.card), card.count) == ("As", 1)
+        poll_until(lambda: ("acked", card.seq) in backend.device.history)
+    finally:
+        again.stop()
+
+
 def test_usb_faults_and_status(usb_rig: Any) -> None:
     backend, shoe, waiter = usb_rig
     with backend.lock:
@@ -100,7 +150,7 @@ def test_malformed_reports_rejected_not_fatal(usb_rig: Any) -> None:
         backend.device.inject_report(b"\x09\x70\x00\x00\x00\x00\x00\x00")
         backend.device.deal()
     first, second = waiter.collect(2, FrameRejected)
-    assert "expected 8" in first.reason and "unknown report type 9" in second.reason
+    assert "expected 10" in first.reason and "unknown report type 9" in second.reason
     assert waiter.next(CardRead).card == parse_card("As")
 
 

@@ -305,3 +305,23 @@ def test_bad_options_are_refused_by_the_parser():
     assert result.returncode == 2 and "expected a whole number >= 1" in result.stderr
     result = run_tool(*watch_argv("--recall", "2", "--hand", "X"))
     assert result.returncode == 2 and "not allowed with" in result.stderr
+
+
+def test_a_card_read_during_a_pause_is_shown_even_without_verbose():
+    import io
+    from datetime import UTC, datetime
+
+    from controller.cards import parse_card
+    from controller.commands.watch import Output
+    from controller.table_events import ShoeCard
+
+    out = io.StringIO()
+    output = Output(as_json=False, verbose=False, out=out, err=io.StringIO())
+    for seq, during_pause in ((7, False), (8, True)):
+        message = wire.encode(ShoeCard(parse_card("Kc"), 3, "", 3, during_pause),
+                              table_id=TABLE, seq=seq, ts=datetime.now(UTC),
+                              hand_id="CALI-01-000001")
+        output.event(wire.decode_event(message))
+    [shown] = out.getvalue().splitlines()
+    assert seq_of(shown) == 8
+    assert "shoe read Kc DURING A PAUSE (card 3 of the shoe, shoe #3" in shown
