@@ -21,6 +21,7 @@ import pytest
 import zmq
 
 from controller import wire
+from controller.cards import parse_card
 from controller.journal import Journal, journal_path
 from controller.table import Table
 from controller.table_commands import SUPERVISOR_ROLE, parse_command
@@ -222,11 +223,12 @@ def test_a_deleted_trigger_is_a_broken_journal_too(tmp_path):
 
 def settle(table: Table, events: list) -> None:
     deck = iter("Kh Qd Jc Ts 9h 8d 7c 6s 5h Kc Qh Jd Tc 9s".split())
+    count = 0
     while table.hand is not None:
         step = table.hand.next_step()
         if step.kind == "card":
-            events += table.shoe_card(__import__("controller.cards").cards.parse_card(
-                next(deck)), len(events) + 1, "")
+            count += 1
+            events += table.shoe_card(parse_card(next(deck)), count, "", count)
         else:
             events += table.command(parse_command({"command": "decide", "spot": step.seats[0],
                                                    "decision": "stand"}), "d", "dealer")
