@@ -108,6 +108,8 @@ SHOE_FAULTS: dict[str, tuple[str, bool]] = {
 #: Shoe faults that stand for a card out of the shoe (it left unread, or with a tag not in
 #: the deck): each takes one card count.
 CARD_FAULTS = frozenset({"MISREAD", "TAGUNKNOWN"})
+#: The card count of a card journaled before shoes reported one (a shoe's count starts at 1).
+UNCOUNTED = 0
 
 
 class CommandError(ValueError):
@@ -195,7 +197,14 @@ class Table:
         paused is marked ``during_pause`` (see :meth:`_deal_while_paused`)."""
         record = ShoeCard(card, shoe_seq, tag, count, self.state == PAUSED)
         last = self.last_shoe_card
-        if last == (shoe_seq, card, tag, count):
+        if count == UNCOUNTED:
+            # A card journaled before the shoes reported counts: replayed as it was played
+            # then (a resend is the same SEQ and card), and the reckoning starts afresh.
+            if last is not None and last[:2] == (shoe_seq, card):
+                return [record]
+            last = None
+            self.shoe_count = None
+        elif last == (shoe_seq, card, tag, count):
             # The shoe sent the last card again: its acknowledgement was lost (the controller
             # stopped between the journal commit and the acknowledgement). It is the same
             # card: record it, count it once.
@@ -210,9 +219,9 @@ class Table:
                 "shoe_conflict", f"the shoe sent {card}{f' tag {tag}' if tag else ''} (SEQ "
                 f"{shoe_seq:02X}) as card count {count}, which was {was}: refused",
                 "shoe", recoverable=False)]
-        missing = self._missing_counts(count)
+        missing = self._missing_counts(count) if count != UNCOUNTED else ""
         self.last_shoe_card = (shoe_seq, card, tag, count)
-        self.shoe_count = count
+        self.shoe_count = count if count != UNCOUNTED else None
         if missing:
             return [record, *self._pause(
                 "card_missing", f"{missing} left the shoe and never arrived (the shoe's card "

@@ -332,13 +332,44 @@ def encode_heartbeat(*, table_id: str, seq: int, hash: str, broken_at: int | Non
     return dumps(beat)
 
 
+#: Fields added to an event type since it was first journaled, with the value a record
+#: journaled before them is read with (a table's journal outlives any one release).
+ADDED_FIELDS: dict[str, dict[str, Any]] = {
+    # the shoe's card count (0: not reported, the record predates it) and the pause mark
+    "shoe_card": {"count": 0, "during_pause": False},
+}
+
+
 def decode(message: bytes | str) -> EnvelopeBase | Heartbeat:
     """Parse any PUB message (event envelope or heartbeat); :class:`WireError` names what is
-    wrong with a malformed one."""
+    wrong with a malformed one. A record journaled before a field of its type was added
+    (:data:`ADDED_FIELDS`) is read with the field's documented value."""
     try:
         return _ENVELOPE.validate_json(message)
     except ValidationError as error:
+        upgraded = _with_added_fields(message)
+        if upgraded is not None:
+            try:
+                return _ENVELOPE.validate_json(json.dumps(upgraded))
+            except ValidationError:
+                pass
         raise WireError(_problems(error)) from None
+
+
+def _with_added_fields(message: bytes | str) -> dict[str, Any] | None:
+    """The message as data with its type's added fields filled in, or None when it is not an
+    envelope of such a type lacking them."""
+    try:
+        data = json.loads(message)
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("data"), dict):
+        return None
+    added = ADDED_FIELDS.get(data.get("type"))  # type: ignore[arg-type]
+    if added is None or all(name in data["data"] for name in added):
+        return None
+    data["data"] = {**added, **data["data"]}
+    return data
 
 
 def decode_event(message: bytes | str) -> EnvelopeBase:

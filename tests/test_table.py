@@ -532,3 +532,31 @@ def test_a_card_during_a_misdeal_pause_is_marked_and_refused():
     assert events[0].during_pause and events[1].code == "unexpected_card"
     assert "PAUSED on duplicate_card" in events[1].detail
     assert d.table.fault.code == "duplicate_card"   # the first fault stands
+
+
+def test_a_journal_from_before_the_card_count_replays_as_it_was_played():
+    """A table's journal outlives a release: ``shoe_card`` records journaled before the shoe
+    reported card counts (no ``count``, no ``during_pause``) are read with count 0 (not
+    reported) and rebuild the very table they were played on."""
+    from datetime import UTC, datetime
+
+    from controller import wire
+    from controller.table_events import ShoeCard
+
+    d = jackpot_table()
+    ts = datetime(2026, 11, 20, tzinfo=UTC)
+    messages = []
+    for seq, event in enumerate(d.events, 1):
+        message = json.loads(wire.encode(event, table_id="TCL-01", seq=seq, ts=ts,
+                                         hand_id=None))
+        if message["type"] == "shoe_card":
+            del message["data"]["count"], message["data"]["during_pause"]
+        messages.append(json.dumps(message).encode())
+    old = [wire.to_event(wire.decode_event(message)) for message in messages]
+    cards = [event for event in old if type(event) is ShoeCard]
+    assert cards and all((card.count, card.during_pause) == (0, False) for card in cards)
+    assert replayed(old, "three_card_lowball") == d.table.snapshot()
+    dealt = next(json.loads(m) for m in messages if json.loads(m)["type"] == "card_dealt")
+    del dealt["data"]["to"]                       # only the documented added fields are filled
+    with pytest.raises(wire.WireError, match="to"):
+        wire.decode_event(json.dumps(dealt).encode())
