@@ -1,0 +1,160 @@
+"""The par sheets checked by simulation: hands played through the real engines with the optimal
+strategy, every measured figure compared with its exact value within four standard errors.
+
+Each simulated hand seats seven spots (every spot's cards, flop and dealer are a uniformly
+random deal, so each spot's expectation is the par sheet's); the hand, not the spot, is the
+independent unit, so the standard errors include the spots' correlation through the shared
+dealer. ``python -m bench.par_check [HANDS]`` runs the long check (``make bench`` does).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import sys
+import time
+from collections import defaultdict
+from fractions import Fraction
+
+from controller.cards import DECK
+from controller.events import COMMUNITY, DEALER, HandShown
+from controller.games import CaliLowballHand, Decision
+from controller.par import cali_lowball as cali
+from controller.table_config import Rules, default_config_path, load_config
+
+SEATS = tuple(range(1, 8))
+#: Agreement: every figure within this many standard errors of its exact value.
+TOLERANCE = 4
+
+
+class Tally:
+    """Per-hand sums of several quantities, for means and their standard errors."""
+
+    def __init__(self) -> None:
+        self.hands = 0
+        self.sums: dict[str, float] = defaultdict(float)
+        self.squares: dict[str, float] = defaultdict(float)
+
+    def add(self, values: dict[str, float]) -> None:
+        self.hands += 1
+        for name, value in values.items():
+            self.sums[name] += value
+            self.squares[name] += value * value
+
+    def mean_and_error(self, name: str, per: int) -> tuple[float, float]:
+        """The mean per spot (``per`` spots a hand) and its standard error."""
+        n = self.hands
+        mean = self.sums[name] / n
+        variance = max(self.squares[name] / n - mean * mean, 0.0) * n / (n - 1)
+        return mean / per, math.sqrt(variance / n) / per
+
+
+def compare(tally: Tally, exact: dict[str, Fraction], per: int) -> list[dict]:
+    """Each figure's exact value, simulated mean, standard error and distance in errors."""
+    rows = []
+    for name, value in exact.items():
+        mean, error = tally.mean_and_error(name, per)
+        distance = abs(mean - float(value)) / error if error else (
+            0.0 if mean == float(value) else math.inf)
+        rows.append({"figure": name, "exact": float(value), "simulated": mean,
+                     "standard_error": error, "errors": distance})
+    return rows
+
+
+# -- Cali LowBall --------------------------------------------------------------------------------
+
+def cali_exact(sheet: cali.CaliParSheet) -> dict[str, Fraction]:
+    figures = {f"return {name}": value for name, value in sheet.returns.items()}
+    figures["return lowdown_bonus"] = sheet.lowdown_return
+    figures["average wager"] = sheet.average_wager
+    for name in ("win", "tie", "lose", cali.FOLD, "ante push"):
+        figures[f"frequency {name}"] = sheet.results[name]
+    win_or_tie = sheet.results["win"] + sheet.results["tie"]
+    figures["frequency win or tie"] = win_or_tie
+    for name, (frequency, _) in sheet.xtra_lines.items():
+        figures[f"X-Tra line {name}"] = frequency
+    return figures
+
+
+def simulate_cali(hands: int, rng: random.Random, paytable: str = "example",
+                  deals: tuple[cali.Start, ...] | None = None,
+                  rules: Rules | None = None) -> tuple[list[dict], float]:
+    """Play ``hands`` seven-spot hands of the shipped Cali LowBall config (``rules``: other
+    rule switches) with the optimal strategy; return the comparison rows and the CPU
+    seconds the play took."""
+    from controller.commands.math import cali_inputs
+
+    setup = load_config(default_config_path("cali_lowball")).setup("cali_lowball", paytable,
+                                                                    rules)
+    odds, rules = cali_inputs(setup)
+    sheet = cali.par_sheet(deals or cali.enumerate_deals(), odds, rules)
+    strategy = sheet.strategy
+    unit = 100 * math.lcm(*(value.denominator for value in
+                            (*odds.xtra_bonus.values(), *odds.lowdown_bonus.values())))
+    wagers = {seat: {"ante": unit, "xtra_bonus": unit, "lowdown_bonus": unit} for seat in SEATS}
+    raise_, check, bet, fold = (Decision(name) for name in (cali.RAISE, cali.CHECK, cali.BET,
+                                                            cali.FOLD))
+    tally = Tally()
+    started = time.process_time()
+    for _ in range(hands):
+        hand = CaliLowballHand(setup, wagers)
+        deck = rng.sample(DECK, 2 * len(SEATS) + 2 + 3)
+        cards = iter(deck)
+        for _ in range(hand.cards_expected()):
+            hand.deal(next(cards))
+        starts = {seat: tuple(sorted(card.rank for card in hand.cards[seat])) for seat in SEATS}
+        for seat in SEATS:
+            hand.decide(seat, raise_ if strategy.pre_flop[starts[seat]].decision == cali.RAISE
+                        else check)
+        for _ in range(hand.cards_expected()):
+            hand.deal(next(cards))
+        flop = tuple(sorted(card.rank for card in hand.cards[COMMUNITY]))
+        for seat in hand.next_step().seats:
+            hand.decide(seat, bet if strategy.post_flop_bets[starts[seat], flop] else fold)
+        assert hand.settled and DEALER in hand.cards
+        values: dict[str, float] = defaultdict(float)
+        classes = {event.to: event.hand_class for event in hand.history
+                   if type(event) is HandShown}
+        for settled in hand.settlements():
+            net = settled.net / unit
+            name = settled.wager
+            values[f"return {name}"] += net
+            if name != "lowdown_bonus":
+                values["return total"] += net
+            if name == "raise":
+                values["average wager"] += settled.amount / unit
+                values["frequency win or tie" if settled.result == "win" else
+                       "frequency lose"] += 1
+            elif name == "ante":
+                values["average wager"] += 2
+                if settled.result == "forfeit":
+                    values["frequency fold"] += 1
+                elif settled.result == "push":
+                    values["frequency ante push"] += 1
+            elif name == "xtra_bonus" and settled.result == "win":
+                values[f"X-Tra line {classes[settled.seat]}"] += 1
+        tally.add(values)
+    seconds = time.process_time() - started
+    exact = cali_exact(sheet)
+    exact.pop("frequency win")
+    exact.pop("frequency tie")
+    return compare(tally, exact, len(SEATS)), seconds
+
+
+def print_rows(title: str, rows: list[dict], hands: int, seconds: float) -> None:
+    print(f"{title}: {hands:,} hands x {len(SEATS)} spots in {seconds:.0f} s CPU")
+    for row in rows:
+        mark = "ok" if row["errors"] <= TOLERANCE else "DISAGREES"
+        print(f"  {row['figure']:<28} exact {row['exact']:>14.9f}  simulated "
+              f"{row['simulated']:>14.9f}  +- {row['standard_error']:.9f}  "
+              f"{row['errors']:5.2f} SE  {mark}")
+
+
+def main(hands: int = 300_000) -> None:
+    rng = random.Random(17)
+    rows, seconds = simulate_cali(hands, rng)
+    print_rows("Cali LowBall, paytable example, optimal strategy", rows, hands, seconds)
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 300_000)
