@@ -17,9 +17,10 @@ from collections import defaultdict
 from fractions import Fraction
 
 from controller.cards import DECK
-from controller.events import COMMUNITY, DEALER, HandShown
-from controller.games import CaliLowballHand, Decision
+from controller.events import COMMUNITY, DEALER, HandShown, ProgressiveAwarded
+from controller.games import CaliLowballHand, Decision, ThreeCardLowballHand
 from controller.par import cali_lowball as cali
+from controller.par import three_card_lowball as three
 from controller.table_config import Rules, default_config_path, load_config
 
 SEATS = tuple(range(1, 8))
@@ -158,3 +159,65 @@ def main(hands: int = 300_000) -> None:
 
 if __name__ == "__main__":
     main(int(sys.argv[1]) if len(sys.argv) > 1 else 300_000)
+
+
+# -- Three Card Lowball ----------------------------------------------------------------------------
+
+def three_card_exact(sheet: three.ThreeCardParSheet) -> dict[str, Fraction]:
+    figures = {f"return {name}": value for name, value in sheet.returns.items()}
+    for name in ("win", "tie", "lose"):
+        figures[f"frequency {name}"] = sheet.results[name]
+    for name, (frequency, _) in sheet.lines.items():
+        figures[f"Bonus line {name}"] = frequency
+    for name, frequency in sheet.progressive_awards.items():
+        figures[f"progressive {name}"] = frequency
+    return figures
+
+
+def simulate_three_card(hands: int, rng: random.Random, deck: list, paytable: str,
+                        sheet: three.ThreeCardParSheet) -> tuple[list[dict], float]:
+    """Play ``hands`` one-spot hands of the shipped Three Card Lowball config, shoes shuffled
+    from ``deck`` (the exact par sheet ``sheet`` was counted on the same deck), with the
+    sheet's strategy; return the comparison rows and the CPU seconds the play took."""
+    setup = load_config(default_config_path("three_card_lowball")).setup(
+        "three_card_lowball", paytable)
+    unit = 100 * math.lcm(*(odds.per for odds in setup.paytable.bonus.values()))
+    wagers = {1: {"ante": unit, "bonus": unit, "progressive": setup.progressive.wager}}
+    stand = Decision("stand")
+    decisions = {}
+    for hand_cards, best in sheet.strategy.items():
+        decision = Decision("discard", best.discard) if best.discard else stand
+        decisions[frozenset(hand_cards)] = decision
+    tally = Tally()
+    started = time.process_time()
+    for _ in range(hands):
+        hand = ThreeCardLowballHand(setup, wagers)
+        cards = iter(rng.sample(deck, len(deck)))
+        while True:
+            for _ in range(hand.cards_expected()):
+                hand.deal(next(cards))
+            step = hand.next_step()
+            if step.kind == "settled":
+                break
+            if step.kind == "decision":
+                hand.decide(1, decisions[frozenset(hand.dealt[1])])
+        values: dict[str, float] = defaultdict(float)
+        final_class = next(event.hand_class for event in hand.history
+                           if type(event) is HandShown and event.to == 1)
+        for settled in hand.settlements():
+            if settled.wager == "progressive":
+                continue
+            values[f"return {settled.wager}"] += settled.net / unit
+            values["return total"] += settled.net / unit
+            if settled.wager == "ante":
+                values[{"win": "frequency win", "push": "frequency tie",
+                        "lose": "frequency lose"}[settled.result]] += 1
+                if settled.result == "win":
+                    values[f"Bonus line {final_class}"] += 1
+        for event in hand.history:
+            if type(event) is ProgressiveAwarded:
+                values[f"progressive {event.award}"] += 1
+        tally.add(values)
+    seconds = time.process_time() - started
+    exact = {name: value for name, value in three_card_exact(sheet).items()}
+    return compare(tally, exact, 1), seconds
