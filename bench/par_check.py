@@ -142,23 +142,15 @@ def simulate_cali(hands: int, rng: random.Random, paytable: str = "example",
     return compare(tally, exact, len(SEATS)), seconds
 
 
-def print_rows(title: str, rows: list[dict], hands: int, seconds: float) -> None:
-    print(f"{title}: {hands:,} hands x {len(SEATS)} spots in {seconds:.0f} s CPU")
+def print_rows(title: str, rows: list[dict], hands: int, seconds: float,
+               spots: int = len(SEATS)) -> None:
+    print(f"{title}: {hands:,} hands x {spots} spot{'s' if spots > 1 else ''} "
+          f"in {seconds:.0f} s CPU")
     for row in rows:
         mark = "ok" if row["errors"] <= TOLERANCE else "DISAGREES"
         print(f"  {row['figure']:<28} exact {row['exact']:>14.9f}  simulated "
               f"{row['simulated']:>14.9f}  +- {row['standard_error']:.9f}  "
               f"{row['errors']:5.2f} SE  {mark}")
-
-
-def main(hands: int = 300_000) -> None:
-    rng = random.Random(17)
-    rows, seconds = simulate_cali(hands, rng)
-    print_rows("Cali LowBall, paytable example, optimal strategy", rows, hands, seconds)
-
-
-if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 300_000)
 
 
 # -- Three Card Lowball ----------------------------------------------------------------------------
@@ -221,3 +213,136 @@ def simulate_three_card(hands: int, rng: random.Random, deck: list, paytable: st
     seconds = time.process_time() - started
     exact = {name: value for name, value in three_card_exact(sheet).items()}
     return compare(tally, exact, 1), seconds
+
+
+#: Three Card Lowball's reduced deck for the whole-sheet check: A, 2, 4, 10 of c, d, h.
+SMALL_DECK = [card for card in DECK if card.rank in (1, 2, 4, 10) and card.suit != "s"]
+
+
+def simulate_three_card_draw(hand_text: str, hands: int, rng: random.Random,
+                             paytable: str) -> tuple[list[dict], float]:
+    """One full-deck starting hand: every draw's exact value against the mean net of that
+    draw played through the engine (the hand dealt to spot 1, the rest of the deck shuffled)."""
+    from controller.cards import parse_cards
+    from controller.commands.math import three_card_bonus
+
+    setup = load_config(default_config_path("three_card_lowball")).setup(
+        "three_card_lowball", paytable)
+    bonus = three_card_bonus(setup)
+    held = parse_cards(hand_text)
+    counted = three.draws(held)
+    unit = 100 * math.lcm(*(odds.per for odds in setup.paytable.bonus.values()))
+    rest = [card for card in DECK if card not in held]
+    tally = Tally()
+    started = time.process_time()
+    for _ in range(hands):
+        values = {}
+        shuffled = rng.sample(rest, len(rest))
+        for draw in counted:
+            hand = ThreeCardLowballHand(setup, {1: {"ante": unit, "bonus": unit}})
+            dealer = iter(shuffled)
+            for card in held:
+                hand.deal(card)
+                hand.deal(next(dealer))
+            hand.decide(1, Decision("discard", draw.discard) if draw.discard
+                        else Decision("stand"))
+            while not hand.settled:
+                hand.deal(next(dealer))
+            values[three.hand_key(draw.discard) or "stand"] = \
+                sum(event.net for event in hand.settlements()) / unit
+        tally.add(values)
+    seconds = time.process_time() - started
+    exact = {three.hand_key(draw.discard) or "stand": draw.value(bonus) for draw in counted}
+    return compare(tally, exact, 1), seconds
+
+
+def house_way_draw(cards) -> tuple:
+    """The player copies the dealer's house way."""
+    from controller.games.house_way import house_way
+
+    return house_way(cards).discard
+
+
+def low_cards_draw(cards) -> tuple:
+    """A plain player's rule: discard one card of a pair and every card above seven, at most
+    two (the highest); a straight or flush kept whole gives up its highest card."""
+    from controller.rankings import three_card
+
+    kept: list = []
+    discard: list = []
+    for card in sorted(cards, key=lambda card: card.rank):
+        (discard if any(other.rank == card.rank for other in kept) else kept).append(card)
+    discard += [card for card in kept if card.rank > 7]
+    discard = sorted(discard, key=lambda card: -card.rank)[:2]
+    if not discard and three_card.hand_class(cards) in ("flush", "straight", "straight flush"):
+        discard = [max(cards, key=lambda card: card.rank)]
+    return tuple(discard)
+
+
+def simulate_three_card_rule(hands: int, rng: random.Random, paytable: str,
+                             draw) -> tuple[list[dict], float]:
+    """Seven spots that each draw by ``draw(cards) -> discard``, full deck: the return of the
+    Ante and Bonus and the house edge, by simulation only (no exact figure to compare with)."""
+    setup = load_config(default_config_path("three_card_lowball")).setup(
+        "three_card_lowball", paytable)
+    unit = 100 * math.lcm(*(odds.per for odds in setup.paytable.bonus.values()))
+    wagers = {seat: {"ante": unit, "bonus": unit} for seat in SEATS}
+    tally = Tally()
+    started = time.process_time()
+    for _ in range(hands):
+        hand = ThreeCardLowballHand(setup, wagers)
+        cards = iter(rng.sample(DECK, 52))
+        while True:
+            for _ in range(hand.cards_expected()):
+                hand.deal(next(cards))
+            step = hand.next_step()
+            if step.kind == "settled":
+                break
+            if step.kind == "decision":
+                (seat,) = step.seats
+                discard = draw(hand.dealt[seat])
+                hand.decide(seat, Decision("discard", discard) if discard
+                            else Decision("stand"))
+        net = sum(event.net for event in hand.settlements()) / unit
+        tally.add({"return total": net, "house edge": -net / 2})
+    seconds = time.process_time() - started
+    rows = []
+    for name in ("return total", "house edge"):
+        mean, error = tally.mean_and_error(name, len(SEATS))
+        rows.append({"figure": name, "simulated": mean, "standard_error": error})
+    return rows, seconds
+
+
+def main(cali_hands: int = 300_000, three_card_hands: int = 300_000,
+         one_hand_deals: int = 100_000, rule_hands: int = 200_000) -> None:
+    from controller.commands.math import three_card_bonus, three_card_progressive
+
+    rng = random.Random(17)
+    rows, seconds = simulate_cali(cali_hands, rng)
+    print_rows("Cali LowBall, paytable example, optimal strategy", rows, cali_hands, seconds)
+    setup = load_config(default_config_path("three_card_lowball")).setup()
+    sheet = three.par_sheet(three.enumerate_hands(SMALL_DECK), three_card_bonus(setup),
+                            three_card_progressive(setup), SMALL_DECK)
+    rows, seconds = simulate_three_card(three_card_hands, rng, SMALL_DECK, setup.paytable_name,
+                                        sheet)
+    print_rows(f"Three Card Lowball on the 12-card deck (A 2 4 10 of c d h), "
+               f"{setup.paytable_name}, optimal strategy", rows, three_card_hands, seconds, 1)
+    rows, seconds = simulate_three_card_draw("Ah 2c 9d", one_hand_deals, rng,
+                                             setup.paytable_name)
+    print_rows(f"Three Card Lowball, full deck, starting hand Ah 2c 9d, each draw "
+               f"({setup.paytable_name})", rows, one_hand_deals, seconds, 1)
+
+
+    for paytable in ("paytable-1", "paytable-2", "paytable-3"):
+        for name, draw in (("the house way", house_way_draw),
+                           ("pairs and cards above 7 discarded", low_cards_draw)):
+            rows, seconds = simulate_three_card_rule(rule_hands, rng, paytable, draw)
+            print(f"Three Card Lowball, full deck, {paytable}, every spot drawing by {name}: "
+                  f"{rule_hands:,} hands x {len(SEATS)} spots in {seconds:.0f} s CPU")
+            for row in rows:
+                print(f"  {row['figure']:<28} simulated {row['simulated']:>14.9f}  +- "
+                      f"{row['standard_error']:.9f}")
+
+
+if __name__ == "__main__":
+    main(*(int(arg) for arg in sys.argv[1:]))

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from fractions import Fraction
 
 from controller.cards import CardError, find_duplicate, format_cards, parse_cards
@@ -94,11 +93,9 @@ def run_par_sheet(args: argparse.Namespace) -> int:
         return _fail(error)
     if args.game == "three_card_lowball":
         return _fail(ArgumentError(THREE_CARD_PAR_SHEET))
-    started = time.monotonic()
     odds, rules = cali_inputs(setup)
     sheet = cali.par_sheet(cali.enumerate_deals(), odds, rules)
-    document = report.cali_document(sheet, setup.paytable_name, rules, odds,
-                                    time.monotonic() - started)
+    document = report.cali_document(sheet, setup.paytable_name, rules, odds)
     print(json.dumps(document, indent=1) if args.json else report.cali_text(document))
     return 0
 

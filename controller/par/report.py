@@ -15,7 +15,7 @@ FORMAT_VERSION = 1
 
 
 def cali_document(sheet: cali.CaliParSheet, paytable: str, rules: cali.CaliRules,
-                  odds: cali.CaliOdds, seconds: float | None = None) -> dict:
+                  odds: cali.CaliOdds) -> dict:
     strategy = sheet.strategy
     checks = [ranks for ranks, start in strategy.pre_flop.items() if start.decision == cali.CHECK]
     folds: dict[str, list[str]] = {}
@@ -56,8 +56,6 @@ def cali_document(sheet: cali.CaliParSheet, paytable: str, rules: cali.CaliRules
                          for ranks, start in sorted(strategy.pre_flop.items())},
         "post_flop_folds": folds,
     }
-    if seconds is not None:
-        document["seconds"] = round(seconds, 1)
     return document
 
 
