@@ -22,7 +22,7 @@ and raises pre-flop when raising returns more than checking and playing the flop
 All amounts are in units of the ante; every figure is an exact fraction. A burn card before
 the flop (``burn_before_flop``) is an unseen random card and changes no figure.
 
->>> start_key(parse_ranks("7d As"))
+>>> start_key((1, 7))
 'A7'
 """
 
@@ -36,7 +36,7 @@ from functools import cache
 from math import comb, lcm
 from typing import NamedTuple
 
-from controller.cards import DECK, RANK_CHARS, Card, parse_cards
+from controller.cards import DECK, RANK_CHARS, Card
 from controller.par.figures import mean_and_variance
 from controller.rankings import ace_to_five
 
@@ -91,10 +91,6 @@ class Start(NamedTuple):
     ranks: tuple[int, int]
     ways: int
     flops: tuple[Flop, ...]
-
-
-def parse_ranks(text: str) -> tuple[int, ...]:
-    return tuple(sorted(card.rank for card in parse_cards(text)))
 
 
 def ranks_text(ranks: tuple[int, ...]) -> str:

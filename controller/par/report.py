@@ -72,8 +72,8 @@ def _percent(value: dict) -> str:
 
 
 def cali_text(document: dict) -> str:
-    lines = [f"Cali LowBall par sheet, paytable {document['paytable']}",
-             f"rules: {', '.join(f'{key} = {str(value).lower()}' for key, value in document['rules'].items())}",
+    rules = ", ".join(f"{key} = {str(value).lower()}" for key, value in document["rules"].items())
+    lines = [f"Cali LowBall par sheet, paytable {document['paytable']}", f"rules: {rules}",
              f"one player against the dealer, every one of {document['deals']:,} deals "
              f"(full card removal); amounts in antes", ""]
     lines.append(f"  house edge (per initial wager, ante + X-Tra Bonus)  "
