@@ -6,7 +6,8 @@ STAMP  := $(VENV)/.installed
 BUILT  := $(VENV)/.core-built
 #: The sources setup.py compiles (and their packages' __init__.py, which cost nothing to add).
 CORE   := controller/cards.py controller/events.py \
-          $(wildcard controller/rankings/*.py controller/games/*.py)
+          $(wildcard controller/rankings/*.py controller/games/*.py) \
+          controller/par/three_card_lowball.py
 
 .PHONY: run test bench clean deps build-deps pure compiled
 

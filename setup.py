@@ -25,6 +25,7 @@ COMPILED = [
     "controller/games/cali_lowball.py",
     "controller/games/three_card_lowball.py",
     "controller/games/house_way.py",
+    "controller/par/three_card_lowball.py",
 ]
 
 

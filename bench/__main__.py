@@ -2,7 +2,7 @@
 
 import random
 
-from bench import core, pipeline
+from bench import core, par_check, pipeline
 from bench.machine import describe
 
 
@@ -19,6 +19,8 @@ def main() -> None:
     print("\nengine-only complete hands per second")
     for name, rate in core.engines(rng).items():
         print(f"  {name:<40} {rate:>12,.0f} /s")
+    print("\npar sheets against simulations through the engines (bench/par_check.py)")
+    par_check.main()
     # The whole pipeline: latency, hands/s, memory, idle CPU, soak (bench/pipeline.py).
     pipeline.run_all()
 

@@ -6,7 +6,8 @@ import sys
 
 CORE = ["controller.cards", "controller.rankings", "controller.games", "controller.table",
         "controller.scenario", "controller.table_config", "controller.events",
-        "controller.table_events", "controller.table_commands"]
+        "controller.table_events", "controller.table_commands", "controller.par.cali_lowball",
+        "controller.par.three_card_lowball", "controller.par.report"]
 
 
 def test_core_imports_no_serial_usb_or_zmq():

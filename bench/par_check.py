@@ -1,0 +1,348 @@
+"""The par sheets checked by simulation: hands played through the real engines with the optimal
+strategy, every measured figure compared with its exact value within four standard errors.
+
+Each simulated hand seats seven spots (every spot's cards, flop and dealer are a uniformly
+random deal, so each spot's expectation is the par sheet's); the hand, not the spot, is the
+independent unit, so the standard errors include the spots' correlation through the shared
+dealer. ``python -m bench.par_check [HANDS]`` runs the long check (``make bench`` does).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import sys
+import time
+from collections import defaultdict
+from fractions import Fraction
+
+from controller.cards import DECK
+from controller.events import COMMUNITY, DEALER, HandShown, ProgressiveAwarded
+from controller.games import CaliLowballHand, Decision, ThreeCardLowballHand
+from controller.par import cali_lowball as cali
+from controller.par import three_card_lowball as three
+from controller.table_config import Rules, default_config_path, load_config
+
+SEATS = tuple(range(1, 8))
+#: Agreement: every figure within this many standard errors of its exact value.
+TOLERANCE = 4
+
+
+class Tally:
+    """Per-hand sums of several quantities, for means and their standard errors."""
+
+    def __init__(self) -> None:
+        self.hands = 0
+        self.sums: dict[str, float] = defaultdict(float)
+        self.squares: dict[str, float] = defaultdict(float)
+
+    def add(self, values: dict[str, float]) -> None:
+        self.hands += 1
+        for name, value in values.items():
+            self.sums[name] += value
+            self.squares[name] += value * value
+
+    def mean_and_error(self, name: str, per: int) -> tuple[float, float]:
+        """The mean per spot (``per`` spots a hand) and its standard error."""
+        n = self.hands
+        mean = self.sums[name] / n
+        variance = max(self.squares[name] / n - mean * mean, 0.0) * n / (n - 1)
+        return mean / per, math.sqrt(variance / n) / per
+
+
+def compare(tally: Tally, exact: dict[str, Fraction], per: int) -> list[dict]:
+    """Each figure's exact value, simulated mean, standard error and distance in errors."""
+    rows = []
+    for name, value in exact.items():
+        mean, error = tally.mean_and_error(name, per)
+        distance = abs(mean - float(value)) / error if error else (
+            0.0 if mean == float(value) else math.inf)
+        rows.append({"figure": name, "exact": float(value), "simulated": mean,
+                     "standard_error": error, "errors": distance})
+    return rows
+
+
+# -- Cali LowBall --------------------------------------------------------------------------------
+
+def cali_exact(sheet: cali.CaliParSheet) -> dict[str, Fraction]:
+    figures = {f"return {name}": value for name, value in sheet.returns.items()}
+    figures["return lowdown_bonus"] = sheet.lowdown_return
+    figures["average wager"] = sheet.average_wager
+    for name in ("win", "tie", "lose", cali.FOLD, "ante push"):
+        figures[f"frequency {name}"] = sheet.results[name]
+    win_or_tie = sheet.results["win"] + sheet.results["tie"]
+    figures["frequency win or tie"] = win_or_tie
+    for name, (frequency, _) in sheet.xtra_lines.items():
+        figures[f"X-Tra line {name}"] = frequency
+    return figures
+
+
+def simulate_cali(hands: int, rng: random.Random, paytable: str = "example",
+                  deals: tuple[cali.Start, ...] | None = None,
+                  rules: Rules | None = None) -> tuple[list[dict], float]:
+    """Play ``hands`` seven-spot hands of the shipped Cali LowBall config (``rules``: other
+    rule switches) with the optimal strategy; return the comparison rows and the CPU
+    seconds the play took."""
+    from controller.commands.math import cali_inputs
+
+    setup = load_config(default_config_path("cali_lowball")).setup("cali_lowball", paytable,
+                                                                    rules)
+    odds, rules = cali_inputs(setup)
+    sheet = cali.par_sheet(deals or cali.enumerate_deals(), odds, rules)
+    strategy = sheet.strategy
+    unit = 100 * math.lcm(*(value.denominator for value in
+                            (*odds.xtra_bonus.values(), *odds.lowdown_bonus.values())))
+    wagers = {seat: {"ante": unit, "xtra_bonus": unit, "lowdown_bonus": unit} for seat in SEATS}
+    raise_, check, bet, fold = (Decision(name) for name in (cali.RAISE, cali.CHECK, cali.BET,
+                                                            cali.FOLD))
+    tally = Tally()
+    started = time.process_time()
+    for _ in range(hands):
+        hand = CaliLowballHand(setup, wagers)
+        deck = rng.sample(DECK, 2 * len(SEATS) + 2 + 3)
+        cards = iter(deck)
+        for _ in range(hand.cards_expected()):
+            hand.deal(next(cards))
+        starts = {seat: tuple(sorted(card.rank for card in hand.cards[seat])) for seat in SEATS}
+        for seat in SEATS:
+            hand.decide(seat, raise_ if strategy.pre_flop[starts[seat]].decision == cali.RAISE
+                        else check)
+        for _ in range(hand.cards_expected()):
+            hand.deal(next(cards))
+        flop = tuple(sorted(card.rank for card in hand.cards[COMMUNITY]))
+        for seat in hand.next_step().seats:
+            hand.decide(seat, bet if strategy.post_flop_bets[starts[seat], flop] else fold)
+        assert hand.settled and DEALER in hand.cards
+        values: dict[str, float] = defaultdict(float)
+        classes = {event.to: event.hand_class for event in hand.history
+                   if type(event) is HandShown}
+        for settled in hand.settlements():
+            net = settled.net / unit
+            name = settled.wager
+            values[f"return {name}"] += net
+            if name != "lowdown_bonus":
+                values["return total"] += net
+            if name == "raise":
+                values["average wager"] += settled.amount / unit
+                values["frequency win or tie" if settled.result == "win" else
+                       "frequency lose"] += 1
+            elif name == "ante":
+                values["average wager"] += 2
+                if settled.result == "forfeit":
+                    values["frequency fold"] += 1
+                elif settled.result == "push":
+                    values["frequency ante push"] += 1
+            elif name == "xtra_bonus" and settled.result == "win":
+                values[f"X-Tra line {classes[settled.seat]}"] += 1
+        tally.add(values)
+    seconds = time.process_time() - started
+    exact = cali_exact(sheet)
+    exact.pop("frequency win")
+    exact.pop("frequency tie")
+    return compare(tally, exact, len(SEATS)), seconds
+
+
+def print_rows(title: str, rows: list[dict], hands: int, seconds: float,
+               spots: int = len(SEATS)) -> None:
+    print(f"{title}: {hands:,} hands x {spots} spot{'s' if spots > 1 else ''} "
+          f"in {seconds:.0f} s CPU")
+    for row in rows:
+        mark = "ok" if row["errors"] <= TOLERANCE else "DISAGREES"
+        print(f"  {row['figure']:<28} exact {row['exact']:>14.9f}  simulated "
+              f"{row['simulated']:>14.9f}  +- {row['standard_error']:.9f}  "
+              f"{row['errors']:5.2f} SE  {mark}")
+
+
+# -- Three Card Lowball ----------------------------------------------------------------------------
+
+def three_card_exact(sheet: three.ThreeCardParSheet) -> dict[str, Fraction]:
+    figures = {f"return {name}": value for name, value in sheet.returns.items()}
+    for name in ("win", "tie", "lose"):
+        figures[f"frequency {name}"] = sheet.results[name]
+    for name, (frequency, _) in sheet.lines.items():
+        figures[f"Bonus line {name}"] = frequency
+    for name, frequency in sheet.progressive_awards.items():
+        figures[f"progressive {name}"] = frequency
+    return figures
+
+
+def simulate_three_card(hands: int, rng: random.Random, deck: list, paytable: str,
+                        sheet: three.ThreeCardParSheet) -> tuple[list[dict], float]:
+    """Play ``hands`` one-spot hands of the shipped Three Card Lowball config, shoes shuffled
+    from ``deck`` (the exact par sheet ``sheet`` was counted on the same deck), with the
+    sheet's strategy; return the comparison rows and the CPU seconds the play took."""
+    setup = load_config(default_config_path("three_card_lowball")).setup(
+        "three_card_lowball", paytable)
+    unit = 100 * math.lcm(*(odds.per for odds in setup.paytable.bonus.values()))
+    wagers = {1: {"ante": unit, "bonus": unit, "progressive": setup.progressive.wager}}
+    stand = Decision("stand")
+    decisions = {}
+    for hand_cards, best in sheet.strategy.items():
+        decision = Decision("discard", best.discard) if best.discard else stand
+        decisions[frozenset(hand_cards)] = decision
+    tally = Tally()
+    started = time.process_time()
+    for _ in range(hands):
+        hand = ThreeCardLowballHand(setup, wagers)
+        cards = iter(rng.sample(deck, len(deck)))
+        while True:
+            for _ in range(hand.cards_expected()):
+                hand.deal(next(cards))
+            step = hand.next_step()
+            if step.kind == "settled":
+                break
+            if step.kind == "decision":
+                hand.decide(1, decisions[frozenset(hand.dealt[1])])
+        values: dict[str, float] = defaultdict(float)
+        final_class = next(event.hand_class for event in hand.history
+                           if type(event) is HandShown and event.to == 1)
+        for settled in hand.settlements():
+            if settled.wager == "progressive":
+                continue
+            values[f"return {settled.wager}"] += settled.net / unit
+            values["return total"] += settled.net / unit
+            if settled.wager == "ante":
+                values[{"win": "frequency win", "push": "frequency tie",
+                        "lose": "frequency lose"}[settled.result]] += 1
+                if settled.result == "win":
+                    values[f"Bonus line {final_class}"] += 1
+        for event in hand.history:
+            if type(event) is ProgressiveAwarded:
+                values[f"progressive {event.award}"] += 1
+        tally.add(values)
+    seconds = time.process_time() - started
+    exact = {name: value for name, value in three_card_exact(sheet).items()}
+    return compare(tally, exact, 1), seconds
+
+
+#: Three Card Lowball's reduced deck for the whole-sheet check: A, 2, 4, 10 of c, d, h.
+SMALL_DECK = [card for card in DECK if card.rank in (1, 2, 4, 10) and card.suit != "s"]
+
+
+def simulate_three_card_draw(hand_text: str, hands: int, rng: random.Random,
+                             paytable: str) -> tuple[list[dict], float]:
+    """One full-deck starting hand: every draw's exact value against the mean net of that
+    draw played through the engine (the hand dealt to spot 1, the rest of the deck shuffled)."""
+    from controller.cards import parse_cards
+    from controller.commands.math import three_card_bonus
+
+    setup = load_config(default_config_path("three_card_lowball")).setup(
+        "three_card_lowball", paytable)
+    bonus = three_card_bonus(setup)
+    held = parse_cards(hand_text)
+    counted = three.draws(held)
+    unit = 100 * math.lcm(*(odds.per for odds in setup.paytable.bonus.values()))
+    rest = [card for card in DECK if card not in held]
+    tally = Tally()
+    started = time.process_time()
+    for _ in range(hands):
+        values = {}
+        shuffled = rng.sample(rest, len(rest))
+        for draw in counted:
+            hand = ThreeCardLowballHand(setup, {1: {"ante": unit, "bonus": unit}})
+            dealer = iter(shuffled)
+            for card in held:
+                hand.deal(card)
+                hand.deal(next(dealer))
+            hand.decide(1, Decision("discard", draw.discard) if draw.discard
+                        else Decision("stand"))
+            while not hand.settled:
+                hand.deal(next(dealer))
+            values[three.hand_key(draw.discard) or "stand"] = \
+                sum(event.net for event in hand.settlements()) / unit
+        tally.add(values)
+    seconds = time.process_time() - started
+    exact = {three.hand_key(draw.discard) or "stand": draw.value(bonus) for draw in counted}
+    return compare(tally, exact, 1), seconds
+
+
+def house_way_draw(cards) -> tuple:
+    """The player copies the dealer's house way."""
+    from controller.games.house_way import house_way
+
+    return house_way(cards).discard
+
+
+def low_cards_draw(cards) -> tuple:
+    """A plain player's rule: discard one card of a pair and every card above seven, at most
+    two (the highest); a straight or flush kept whole gives up its highest card."""
+    from controller.rankings import three_card
+
+    kept: list = []
+    discard: list = []
+    for card in sorted(cards, key=lambda card: card.rank):
+        (discard if any(other.rank == card.rank for other in kept) else kept).append(card)
+    discard += [card for card in kept if card.rank > 7]
+    discard = sorted(discard, key=lambda card: -card.rank)[:2]
+    if not discard and three_card.hand_class(cards) in ("flush", "straight", "straight flush"):
+        discard = [max(cards, key=lambda card: card.rank)]
+    return tuple(discard)
+
+
+def simulate_three_card_rule(hands: int, rng: random.Random, paytable: str,
+                             draw) -> tuple[list[dict], float]:
+    """Seven spots that each draw by ``draw(cards) -> discard``, full deck: the return of the
+    Ante and Bonus and the house edge, by simulation only (no exact figure to compare with)."""
+    setup = load_config(default_config_path("three_card_lowball")).setup(
+        "three_card_lowball", paytable)
+    unit = 100 * math.lcm(*(odds.per for odds in setup.paytable.bonus.values()))
+    wagers = {seat: {"ante": unit, "bonus": unit} for seat in SEATS}
+    tally = Tally()
+    started = time.process_time()
+    for _ in range(hands):
+        hand = ThreeCardLowballHand(setup, wagers)
+        cards = iter(rng.sample(DECK, 52))
+        while True:
+            for _ in range(hand.cards_expected()):
+                hand.deal(next(cards))
+            step = hand.next_step()
+            if step.kind == "settled":
+                break
+            if step.kind == "decision":
+                (seat,) = step.seats
+                discard = draw(hand.dealt[seat])
+                hand.decide(seat, Decision("discard", discard) if discard
+                            else Decision("stand"))
+        net = sum(event.net for event in hand.settlements()) / unit
+        tally.add({"return total": net, "house edge": -net / 2})
+    seconds = time.process_time() - started
+    rows = []
+    for name in ("return total", "house edge"):
+        mean, error = tally.mean_and_error(name, len(SEATS))
+        rows.append({"figure": name, "simulated": mean, "standard_error": error})
+    return rows, seconds
+
+
+def main(cali_hands: int = 300_000, three_card_hands: int = 300_000,
+         one_hand_deals: int = 100_000, rule_hands: int = 200_000) -> None:
+    from controller.commands.math import three_card_bonus, three_card_progressive
+
+    rng = random.Random(17)
+    rows, seconds = simulate_cali(cali_hands, rng)
+    print_rows("Cali LowBall, paytable example, optimal strategy", rows, cali_hands, seconds)
+    setup = load_config(default_config_path("three_card_lowball")).setup()
+    sheet = three.par_sheet(three.enumerate_hands(SMALL_DECK), three_card_bonus(setup),
+                            three_card_progressive(setup), SMALL_DECK)
+    rows, seconds = simulate_three_card(three_card_hands, rng, SMALL_DECK, setup.paytable_name,
+                                        sheet)
+    print_rows(f"Three Card Lowball on the 12-card deck (A 2 4 10 of c d h), "
+               f"{setup.paytable_name}, optimal strategy", rows, three_card_hands, seconds, 1)
+    rows, seconds = simulate_three_card_draw("Ah 2c 9d", one_hand_deals, rng,
+                                             setup.paytable_name)
+    print_rows(f"Three Card Lowball, full deck, starting hand Ah 2c 9d, each draw "
+               f"({setup.paytable_name})", rows, one_hand_deals, seconds, 1)
+
+
+    for paytable in ("paytable-1", "paytable-2", "paytable-3"):
+        for name, draw in (("the house way", house_way_draw),
+                           ("pairs and cards above 7 discarded", low_cards_draw)):
+            rows, seconds = simulate_three_card_rule(rule_hands, rng, paytable, draw)
+            print(f"Three Card Lowball, full deck, {paytable}, every spot drawing by {name}: "
+                  f"{rule_hands:,} hands x {len(SEATS)} spots in {seconds:.0f} s CPU")
+            for row in rows:
+                print(f"  {row['figure']:<28} simulated {row['simulated']:>14.9f}  +- "
+                      f"{row['standard_error']:.9f}")
+
+
+if __name__ == "__main__":
+    main(*(int(arg) for arg in sys.argv[1:]))

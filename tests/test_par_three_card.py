@@ -1,0 +1,150 @@
+"""Three Card Lowball's exact game math (controller/par/three_card_lowball.py): its counting
+checked by brute force, its settlement against the engine's on random full-deck hands, and a
+whole par sheet against a simulation through the engine, both on a reduced deck (the
+full-deck par sheet takes CPU-hours; see the README)."""
+
+import json
+import random
+from fractions import Fraction
+from itertools import combinations
+
+import pytest
+
+from bench.par_check import TOLERANCE, simulate_three_card
+from controller.cards import DECK, parse_cards
+from controller.cli import main
+from controller.commands.math import three_card_bonus, three_card_progressive
+from controller.games import Decision, ThreeCardLowballHand
+from controller.games.house_way import house_way
+from controller.par import three_card_lowball as three
+from controller.rankings import three_card
+from controller.table_config import default_config_path, load_config
+
+#: Twelve cards: A, 2, 4 and 10 of clubs, diamonds and hearts (both colours, every house-way
+#: branch but the high pair's).
+SMALL_DECK = [card for card in DECK if card.rank in (1, 2, 4, 10) and card.suit != "s"]
+
+
+def setup_for(paytable="paytable-1"):
+    return load_config(default_config_path("three_card_lowball")).setup(
+        "three_card_lowball", paytable)
+
+
+def brute_force(hand, deck):
+    """Every replacement, dealer deal and house-way draw, one at a time, as exact shares."""
+    unseen = [card for card in deck if card not in hand]
+    result = []
+    for kept_count in (3, 2, 1):
+        for kept in combinations(hand, kept_count):
+            classes = {}
+            replacements = list(combinations(unseen, 3 - kept_count))
+            for drawn in replacements:
+                strength, name = three_card.strength_and_class((*kept, *drawn))
+                left = [card for card in unseen if card not in drawn]
+                deals = list(combinations(left, 3))
+                for dealt in deals:
+                    discard = house_way(dealt).discard
+                    dealer_kept = [card for card in dealt if card not in discard]
+                    rest = [card for card in left if card not in dealt]
+                    dealer_draws = list(combinations(rest, len(discard)))
+                    for dealer_drawn in dealer_draws:
+                        dealer = three_card.strength((*dealer_kept, *dealer_drawn))
+                        share = Fraction(1, len(replacements) * len(deals) * len(dealer_draws))
+                        counts = classes.setdefault(name, [0, 0, 0])
+                        counts[0 if strength < dealer else 1 if strength == dealer else 2] += share
+            result.append({name: tuple(counts) for name, counts in classes.items()})
+    return result
+
+
+@pytest.mark.parametrize("hand", ["Ac 2d 4h", "Tc Td 2c", "Ac 2c 4c", "Tc Th Td"])
+def test_the_counts_of_every_draw_are_the_brute_force_counts(hand):
+    cards = parse_cards(hand)
+    counted = three.draws(cards, SMALL_DECK)
+    assert [{name: tuple(Fraction(ways, draw.ways) for ways in counts)
+             for name, counts in draw.classes.items()} for draw in counted] \
+        == brute_force(cards, SMALL_DECK)
+    assert [draw.discard for draw in counted][:4] == [(), (cards[2],), (cards[1],), (cards[0],)]
+
+
+def test_the_math_settles_as_the_engine_does():
+    """Random full-deck hands, random draws: the math's Ante and Bonus nets are the engine's."""
+    setup = setup_for("paytable-2")
+    bonus = three_card_bonus(setup)
+    rng = random.Random(8)
+    for _ in range(500):
+        deck = rng.sample(DECK, 10)
+        hand = ThreeCardLowballHand(setup, {1: {"ante": 100, "bonus": 100}})
+        for card in deck[:6]:
+            hand.deal(card)
+        player, dealer = deck[0:6:2], deck[1:6:2]
+        discard = tuple(card for card in player if rng.random() < 0.4)[:2]
+        hand.decide(1, Decision("discard", discard) if discard else Decision("stand"))
+        drawn = deck[6:6 + len(discard)]
+        for card in drawn:
+            hand.deal(card)
+        dealer_drawn = deck[6 + len(discard):6 + len(discard)
+                            + len(house_way(dealer).discard)]
+        for card in dealer_drawn:
+            hand.deal(card)
+        assert hand.settled
+        engine = {event.wager: Fraction(event.net, 100) for event in hand.settlements()}
+        assert three.settle(player, discard, drawn, dealer, dealer_drawn, bonus) == engine, deck
+
+
+@pytest.fixture(scope="module")
+def small_sheet():
+    setup = setup_for()
+    return three.par_sheet(three.enumerate_hands(SMALL_DECK), three_card_bonus(setup),
+                           three_card_progressive(setup), SMALL_DECK)
+
+
+def test_the_par_sheet_holds_together(small_sheet):
+    assert small_sheet.hands == 220 and len(small_sheet.strategy) == 220
+    assert small_sheet.house_edge == -small_sheet.returns["total"] / 2
+    results = small_sheet.results
+    assert results["win"] + results["tie"] + results["lose"] == 1
+    assert results["stand"] + results["discard 1"] + results["discard 2"] == 1
+    for hand, best in small_sheet.strategy.items():
+        assert small_sheet.values[hand][best.discard] == max(small_sheet.values[hand].values())
+    # A pat 4-2-A stands.
+    assert small_sheet.strategy[tuple(parse_cards("Ac 2d 4h"))].discard == ()
+    meter = small_sheet.break_even_meter
+    assert small_sheet.progressive_return(meter) == 0
+    assert small_sheet.progressive_return(meter + 100) > 0
+
+
+def test_a_simulation_through_the_engine_agrees_with_every_figure(small_sheet):
+    rows, _ = simulate_three_card(20_000, random.Random(2026), SMALL_DECK, "paytable-1",
+                                  small_sheet)
+    assert len(rows) > 10
+    for row in rows:
+        assert row["errors"] <= TOLERANCE, row
+
+
+def test_hand_keys_follow_rank_then_suit_order():
+    assert three.hand_key(parse_cards("4d Ah 2c")) == "Ah 2c 4d"
+    assert three.hand_key(parse_cards("Ks Kc")) == "Kc Ks"
+    assert three.hand_key(()) == ""
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["advise", "--cards", "Ah 2c"], "--cards: give 3 cards, not 2"),
+    (["advise", "--cards", "Ah 2c 2c"], "card 2c is given twice"),
+    (["advise", "--cards", "Ah 2c 4d", "--flop", "5s 6s 7s"], "--flop: Three Card Lowball"),
+    (["par-sheet"], "77 CPU-hours"),
+])
+def test_the_command_refuses_what_it_cannot_answer(capsys, argv, message):
+    action, *rest = argv
+    assert main(["math", action, "--game", "three_card_lowball", *rest]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_advise_counts_one_full_deck_hand(capsys):
+    assert main(["math", "advise", "--game", "three_card_lowball", "--cards", "9d Ah 2c",
+                 "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["situation"] == "cards Ah 2c 9d, the draw"
+    assert document["best"] == "discard 9d"
+    assert set(document["values"]) == {"stand", "discard 9d", "discard 2c", "discard Ah",
+                                       "discard 2c 9d", "discard Ah 9d", "discard Ah 2c"}
+    assert document["values"]["discard 9d"]["decimal"].startswith("0.61947925")
