@@ -141,7 +141,6 @@ def test_idle_unauthenticated_connections_do_not_lock_the_dealer_out(tmp_path, l
         assert answered, f"the dealer got no answer within 10 s ({limit}, {nofile} descriptors)"
         assert dealer.recv_json()["ok"]
         print(f"{limit} ({nofile} descriptors): the dealer answered after {waited:.2f} s")
-        dealer.close(0)
 
         refused = wait_for(lambda: [line for line in lines()
                                     if line["event"].startswith("connections refused")],
@@ -150,9 +149,9 @@ def test_idle_unauthenticated_connections_do_not_lock_the_dealer_out(tmp_path, l
     finally:
         for attacker in attackers:
             attacker.close()
+        context.destroy(linger=0)
         daemon.send_signal(signal.SIGTERM)
         assert daemon.wait(15) == 0
-        context.term()
     refused = [line for line in lines() if line["event"].startswith("connections refused")]
     total = sum(line["total"] for line in refused)
     # The idle connections are dropped at their handshake timeout (or refused when the
