@@ -67,8 +67,9 @@ def measure(hands: int, game: str) -> dict[str, float]:
         assert report.ok, report
         started = time.perf_counter()
         with Journal.open_readonly(path) as journal:  # what every start did before the check
-            for record in journal.records():
-                wire.to_event(wire.decode_event(record.message))
+            events = [wire.to_event(wire.decode_event(record.message))
+                      for record in journal.records()]
+        del events
         read_s = time.perf_counter() - started
 
         loaded = load_config(default_config_path(game))

@@ -108,7 +108,12 @@ class TableDaemon:
         except JournalError as error:
             self.lock.release()
             raise StartupError(str(error)) from None
-        self.devices = DeviceHub(config.devices, usb_backend=usb_backend)
+        try:
+            self.devices = DeviceHub(config.devices, usb_backend=usb_backend)
+        except BaseException:
+            self.journal.close()
+            self.lock.release()
+            raise
         self.publisher: EventPublisher | None = None
         self.security: StreamSecurity | None = None
         self.commands: zmq.Socket | None = None
@@ -209,7 +214,11 @@ class TableDaemon:
                 self.journal = Journal(journal_path(self.state_dir), durability=self.durability)
             except JournalError as error:
                 raise StartupError(str(error)) from None
-        self.table.replay(events)
+        try:
+            self.table.replay(events)
+        except RuntimeError as error:
+            raise StartupError(f"cannot rebuild the table from the journal: {error}; the "
+                               f"journal is left as it is: keep it and report it") from None
         if events:
             self.log.info("table rebuilt from the journal", records=len(events),
                           state=self.table.state, hand=self.table.hand_id)

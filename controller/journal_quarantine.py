@@ -18,9 +18,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple
 
+from controller import wire
 from controller.journal import ChainCheck, Journal, JournalBroken, journal_path
 from controller.state_lock import StateLock
-from controller.table_events import JournalContinued
+from controller.table_events import JournalContinued, MeterChanged
 
 QUARANTINE_DIR = "quarantine"
 _COMPANIONS = ("", "-wal", "-shm")
@@ -53,11 +54,10 @@ def quarantine(state_dir: str | Path, reason: str, by: str | None = None) -> Qua
             broken: JournalBroken | None = None
             try:
                 for record in journal.records():
-                    envelope = check(record)
-                    event = envelope.data  # type: ignore[attr-defined]
-                    if envelope.type == "meter_changed":  # type: ignore[attr-defined]
+                    event = wire.to_event(check(record))
+                    if type(event) is MeterChanged:
                         meter, meter_from = event.amount, f"meter_changed seq {record.seq}"
-                    elif envelope.type == "journal_continued" and event.meter is not None:  # type: ignore[attr-defined]
+                    elif type(event) is JournalContinued and event.meter is not None:
                         meter, meter_from = event.meter, f"journal_continued seq {record.seq}"
                 if missing := journal.missing_triggers():
                     raise JournalBroken(check.last_seq + 1, f"append-only trigger(s) missing: "

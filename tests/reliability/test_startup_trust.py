@@ -353,7 +353,8 @@ def test_a_state_dir_that_is_a_file_is_one_line(tmp_path):
 def test_a_failed_start_with_devices_configured_shows_only_the_cause(tmp_path):
     path = config_file(tmp_path)
     path.write_text(path.read_text() + '\n[security]\nserver_secret_key_file = "nowhere.key"\n'
-                    'authorized_keys_dir = "."\n\n[devices.spots]\ndriver = "spots-ascii"\nport = "/dev/null-spots"\n')
+                    'authorized_keys_dir = "."\n\n[devices.spots]\ndriver = "spots-ascii"\n'
+                    'port = "/dev/null-spots"\n')
     result = cli("run", "--config", str(path), "--state-dir", str(tmp_path / "state"))
     one_line_exit_2(result, "nowhere.key")
     assert "cannot join thread" not in result.stderr
