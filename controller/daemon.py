@@ -59,6 +59,8 @@ NOTABLE = frozenset({"hand_started", "hand_settled", "fault", "hand_continued", 
 #: Requests on the command socket that only read (answered, not journaled).
 QUERIES = ("status",)
 MAX_COMMAND_BYTES = 4096
+#: While the journal is checked at start, systemd's start timeout is extended this often.
+START_PROGRESS_S = 10.0
 
 
 def _not_json(constant: str) -> Any:
@@ -196,10 +198,16 @@ class TableDaemon:
         """Check the hash chain record by record as the journal is read, then rebuild the
         table from it; a broken chain leaves the table unbuilt (:attr:`journal_broken`)."""
         check, events = ChainCheck(), []
-        started = time.monotonic()
+        started = progress_due = time.monotonic()
         try:
             for record in self.journal.records():
                 events.append(wire.to_event(check(record)))
+                if (now := time.monotonic()) >= progress_due:
+                    # A long journal takes minutes: systemd must not take that for a hang.
+                    self.notifier.extend_timeout(
+                        START_PROGRESS_S * 3, f"checking the journal: seq {record.seq} of "
+                                              f"{self.journal.last_seq}")
+                    progress_due = now + START_PROGRESS_S
             if missing := self.journal.missing_triggers():
                 raise JournalBroken(check.last_seq + 1, f"append-only trigger(s) missing: "
                                                         f"{', '.join(missing)}")

@@ -414,3 +414,36 @@ except JournalError as error:
     result = in_a_full_file_system(tmp_path, f"{sys.executable} {script}", fill_kib=0)
     assert "disk full" in result.stdout, (result.stdout, result.stderr)
     assert "cannot rollback" not in result.stdout
+
+
+def test_checking_a_long_journal_extends_systemds_start_timeout(tmp_path):
+    import socket as sockets
+    import tempfile
+
+    from controller.daemon import TableDaemon
+    from controller.systemd_notify import Notifier
+
+    path = run_config(tmp_path)
+    context = zmq.Context()
+    table = Daemon(tmp_path, path, context)
+    table.daemon.start()
+    assert table.ask(command="open")["ok"]
+    table.daemon.close()
+    folder = tempfile.mkdtemp(prefix="lbt-notify-")
+    listener = sockets.socket(sockets.AF_UNIX, sockets.SOCK_DGRAM)
+    listener.bind(f"{folder}/notify")
+    try:
+        daemon = TableDaemon(table.daemon.loaded, state_dir=tmp_path / "state", context=context,
+                             notifier=Notifier.from_environment(
+                                 {"NOTIFY_SOCKET": f"{folder}/notify"}))
+        daemon.start()
+        daemon.close()
+        listener.settimeout(5)
+        first, second = listener.recv(4096), listener.recv(4096)
+        assert first.startswith(b"EXTEND_TIMEOUT_USEC=30000000\nSTATUS=checking the journal: "
+                                b"seq 1 of ")
+        assert second.startswith(b"READY=1")
+    finally:
+        listener.close()
+        shutil.rmtree(folder, ignore_errors=True)
+        context.term()
