@@ -130,7 +130,7 @@ class Journal:
         last = self.last_record()
         self._last_seq = last.seq if last else 0
         self._last_hash = last.hash if last else GENESIS_HASH
-        self._table_id = wire.decode_event(last.message).table_id if last else None
+        self._table_id = _table_of(last)
 
     @classmethod
     def open_readonly(cls, path: str | Path) -> Journal:
@@ -315,6 +315,17 @@ class Journal:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _table_of(record: JournalRecord | None) -> str | None:
+    """The table id the record's message names; None if there is none, or the message does
+    not parse (a damaged journal: :meth:`Journal.verify` says where)."""
+    if record is None:
+        return None
+    try:
+        return wire.decode_event(record.message).table_id
+    except wire.WireError:
+        return None
 
 
 def _cause(error: sqlite3.Error | OSError, path: Path) -> str:

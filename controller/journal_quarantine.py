@@ -24,6 +24,7 @@ from controller.state_lock import StateLock
 from controller.table_events import JournalContinued, MeterChanged
 
 QUARANTINE_DIR = "quarantine"
+MAX_REASON = 200
 _COMPANIONS = ("", "-wal", "-shm")
 
 
@@ -40,8 +41,9 @@ def quarantine(state_dir: str | Path, reason: str, by: str | None = None) -> Qua
     """Quarantine the broken journal of ``state_dir`` (see the module docstring).
     :class:`QuarantineRefused` if its chain is sound, or a daemon holds the directory."""
     state_dir = Path(state_dir)
-    if not reason.strip():
-        raise QuarantineRefused("a reason is required (it is journaled)")
+    if not reason.strip() or len(reason) > MAX_REASON:
+        raise QuarantineRefused(f"a reason of 1 to {MAX_REASON} characters is required "
+                                f"(it is journaled)")
     lock = StateLock(state_dir)
     try:
         lock.acquire()

@@ -447,3 +447,37 @@ def test_checking_a_long_journal_extends_systemds_start_timeout(tmp_path):
         listener.close()
         shutil.rmtree(folder, ignore_errors=True)
         context.term()
+
+
+def test_a_last_record_that_does_not_parse_is_a_broken_journal_not_a_crash(tmp_path):
+    path = run_config(tmp_path)
+    state = tmp_path / "state"
+    context = zmq.Context()
+    table = Daemon(tmp_path, path, context)
+    table.daemon.start()
+    assert table.ask(command="open")["ok"]
+    last = table.daemon.journal.last_seq
+    table.daemon.close()
+    connection = sqlite3.connect(journal_path(state), isolation_level=None)
+    connection.execute("DROP TRIGGER journal_no_update")
+    connection.execute("UPDATE journal SET message = x'7b7d' WHERE seq = ?", (last,))
+    connection.execute("CREATE TRIGGER journal_no_update BEFORE UPDATE ON journal BEGIN "
+                       "SELECT RAISE(ABORT, 'the journal is append-only: UPDATE refused'); END")
+    connection.close()
+    verify = cli("journal", "verify", "--state-dir", str(state))
+    assert verify.returncode == 1 and f"BROKEN at seq {last}" in verify.stdout, verify
+    table = Daemon(tmp_path, path, context)
+    table.daemon.start()
+    try:
+        assert table.daemon.journal_broken.seq == last
+    finally:
+        table.daemon.close()
+    done = cli("journal", "quarantine", "--state-dir", str(state), "--reason", "x" * 201)
+    assert done.returncode == 2 and "1 to 200 characters" in done.stderr
+    done = cli("journal", "quarantine", "--state-dir", str(state), "--reason", "last record")
+    assert done.returncode == 0, done.stderr
+    with Journal.open_readonly(journal_path(state)) as journal:
+        (first,) = [wire.to_event(wire.decode_event(r.message)) for r in journal.records()]
+        assert journal.table_id == "TCL-01"
+    assert first.first_bad_seq == last and first.meter == 500_000
+    context.term()
