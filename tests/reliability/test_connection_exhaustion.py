@@ -158,3 +158,29 @@ def test_idle_unauthenticated_connections_do_not_lock_the_dealer_out(tmp_path, l
     # descriptors ran out) and closed by the test: hundreds of refusals, a handful of lines
     # (the first at once, then one per interval, and the rest as the daemon stops).
     assert total >= 100 and len(refused) <= 3, refused
+
+
+def test_every_server_socket_times_handshakes_out(tmp_path):
+    from controller.stream_security import HANDSHAKE_TIMEOUT_MS
+    from controller.table_config import Stream
+    from tests.test_reload import Daemon
+
+    path = config_file(tmp_path)
+    context = zmq.Context()
+    table = Daemon(tmp_path, path, context)
+    stream = Stream(events=f"ipc://{tmp_path}/e", replay=f"ipc://{tmp_path}/r",
+                    commands=f"ipc://{tmp_path}/c", cms_events=f"ipc://{tmp_path}/ce",
+                    cms_replay=f"ipc://{tmp_path}/cr")
+    loaded = table.daemon.loaded
+    table.daemon.loaded = loaded.model_copy(update={"config": loaded.config.model_copy(
+        update={"stream": stream})})
+    table.daemon.start()
+    try:
+        sockets = [table.daemon.commands, *(socket for family in table.daemon.publisher._families
+                                            for socket in (family.pub, family.router))]
+        assert len(sockets) == 5
+        assert {socket.getsockopt(zmq.HANDSHAKE_IVL) for socket in sockets} == \
+            {HANDSHAKE_TIMEOUT_MS} and HANDSHAKE_TIMEOUT_MS <= 2000
+    finally:
+        table.daemon.close()
+        context.term()
