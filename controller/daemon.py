@@ -86,6 +86,8 @@ TURN_BUDGET_S = 0.02
 BAD_CREDENTIAL = "the supervisor credential is not valid"
 #: Who gives a command (journaled with it): printable text, as the client names itself.
 _BY = re.compile(r"[\x20-\x7e]{1,64}")
+#: While the journal is checked at start, systemd's start timeout is extended this often.
+START_PROGRESS_S = 10.0
 
 
 def _not_json(constant: str) -> Any:
@@ -141,7 +143,12 @@ class TableDaemon:
         except JournalError as error:
             self.lock.release()
             raise StartupError(str(error)) from None
-        self.devices = DeviceHub(config.devices, usb_backend=usb_backend)
+        try:
+            self.devices = DeviceHub(config.devices, usb_backend=usb_backend)
+        except BaseException:
+            self.journal.close()
+            self.lock.release()
+            raise
         self.publisher: EventPublisher | None = None
         self.security: StreamSecurity | None = None
         self.commands: zmq.Socket | None = None
@@ -226,10 +233,16 @@ class TableDaemon:
         """Check the hash chain record by record as the journal is read, then rebuild the
         table from it; a broken chain leaves the table unbuilt (:attr:`journal_broken`)."""
         check, events = ChainCheck(), []
-        started = time.monotonic()
+        started = progress_due = time.monotonic()
         try:
             for record in self.journal.records():
                 events.append(wire.to_event(check(record)))
+                if (now := time.monotonic()) >= progress_due:
+                    # A long journal takes minutes: systemd must not take that for a hang.
+                    self.notifier.extend_timeout(
+                        START_PROGRESS_S * 3, f"checking the journal: seq {record.seq} of "
+                                              f"{self.journal.last_seq}")
+                    progress_due = now + START_PROGRESS_S
             if missing := self.journal.missing_triggers():
                 raise JournalBroken(check.last_seq + 1, f"append-only trigger(s) missing: "
                                                         f"{', '.join(missing)}")
@@ -244,7 +257,11 @@ class TableDaemon:
                 self.journal = Journal(journal_path(self.state_dir), durability=self.durability)
             except JournalError as error:
                 raise StartupError(str(error)) from None
-        self.table.replay(events)
+        try:
+            self.table.replay(events)
+        except RuntimeError as error:
+            raise StartupError(f"cannot rebuild the table from the journal: {error}; the "
+                               f"journal is left as it is: keep it and report it") from None
         if events:
             self.log.info("table rebuilt from the journal", records=len(events),
                           state=self.table.state, hand=self.table.hand_id)

@@ -18,11 +18,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple
 
+from controller import wire
 from controller.journal import ChainCheck, Journal, JournalBroken, journal_path
 from controller.state_lock import StateLock
-from controller.table_events import JournalContinued
+from controller.table_events import JournalContinued, MeterChanged
 
 QUARANTINE_DIR = "quarantine"
+MAX_REASON = 200
 _COMPANIONS = ("", "-wal", "-shm")
 
 
@@ -39,8 +41,9 @@ def quarantine(state_dir: str | Path, reason: str, by: str | None = None) -> Qua
     """Quarantine the broken journal of ``state_dir`` (see the module docstring).
     :class:`QuarantineRefused` if its chain is sound, or a daemon holds the directory."""
     state_dir = Path(state_dir)
-    if not reason.strip():
-        raise QuarantineRefused("a reason is required (it is journaled)")
+    if not reason.strip() or len(reason) > MAX_REASON:
+        raise QuarantineRefused(f"a reason of 1 to {MAX_REASON} characters is required "
+                                f"(it is journaled)")
     lock = StateLock(state_dir)
     try:
         lock.acquire()
@@ -53,11 +56,10 @@ def quarantine(state_dir: str | Path, reason: str, by: str | None = None) -> Qua
             broken: JournalBroken | None = None
             try:
                 for record in journal.records():
-                    envelope = check(record)
-                    event = envelope.data  # type: ignore[attr-defined]
-                    if envelope.type == "meter_changed":  # type: ignore[attr-defined]
+                    event = wire.to_event(check(record))
+                    if type(event) is MeterChanged:
                         meter, meter_from = event.amount, f"meter_changed seq {record.seq}"
-                    elif envelope.type == "journal_continued" and event.meter is not None:  # type: ignore[attr-defined]
+                    elif type(event) is JournalContinued and event.meter is not None:
                         meter, meter_from = event.meter, f"journal_continued seq {record.seq}"
                 if missing := journal.missing_triggers():
                     raise JournalBroken(check.last_seq + 1, f"append-only trigger(s) missing: "

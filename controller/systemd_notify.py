@@ -130,6 +130,12 @@ class Notifier:
         """Free text shown by ``systemctl status`` (e.g. "hand 1234: dealing", "PAUSED: shoe")."""
         return self.send(f"STATUS={_one_line(text)}")
 
+    def extend_timeout(self, seconds: float, status: str) -> bool:
+        """Start-up goes on (a long journal is being checked): systemd's start timeout is
+        pushed ``seconds`` from now (``EXTEND_TIMEOUT_USEC``, systemd 236+), with a status."""
+        return self.send(f"EXTEND_TIMEOUT_USEC={int(seconds * 1_000_000)}",
+                         f"STATUS={_one_line(status)}")
+
     def watchdog(self) -> bool:
         """Keep-alive; send through :class:`Watchdog` so it only goes out while healthy."""
         return self.send("WATCHDOG=1")

@@ -284,6 +284,7 @@ def run(args):
 def follow(stream, consumer, args, start):
     """Step 4: live events in seq order, gaps filled by replay; the heartbeat watch."""
     heard, silent, live = time.monotonic(), False, False
+    alarms: set[str] = set()  # each alarm printed once
     while args.count is None or consumer.events < args.count:
         now = time.monotonic()
         if args.timeout is not None and now - start >= args.timeout:
@@ -309,6 +310,17 @@ def follow(stream, consumer, args, start):
                 # The heartbeat carries the last seq published: more than we have = missed.
                 if message["seq"] > consumer.last_seq:
                     fill(stream, consumer, message["seq"])
+                # ... and that record's chain hash: a different one for the seq we hold (or a
+                # seq below ours) means the table's history was rewritten or replaced.
+                seq, head = message["seq"], message["hash"]
+                if consumer.chain is not None and (seq < consumer.last_seq or (
+                        seq == consumer.last_seq and head != consumer.chain)):
+                    alarm(alarms, f"table {stream.table_id}'s journal head is seq {seq} hash "
+                                  f"{head}, but we hold seq {consumer.last_seq} hash "
+                                  f"{consumer.chain}: its history was rewritten")
+                if message["journal_broken_at"] is not None:
+                    alarm(alarms, f"table {stream.table_id}'s journal is broken at seq "
+                                  f"{message['journal_broken_at']}: the table is held")
                 if stream.withheld and message["state"] in ("OPEN", "SETTLED", "CLOSED"):
                     fetch_released(stream, consumer)
                 continue
@@ -325,6 +337,13 @@ def follow(stream, consumer, args, start):
             print(f"WARNING: no heartbeat from table {stream.table_id} for {args.silence:g} s: "
                   "the table or the network is down", flush=True)
     return 0
+
+
+def alarm(alarms, text):
+    """Print an alarm for surveillance, once."""
+    if text not in alarms:
+        alarms.add(text)
+        print(f"ALARM: {text}", flush=True)
 
 
 def fill(stream, consumer, through):

@@ -13,6 +13,8 @@ import signal
 import sys
 from pathlib import Path
 
+import structlog
+
 from controller import logs
 from controller.table_config import load_config
 from controller.validation import InputError
@@ -60,6 +62,11 @@ def run(args: argparse.Namespace) -> int:
         except OSError as error:  # the environment: a device path, a descriptor limit, ...
             return _cannot_start(f"{error.strerror or error}"
                                  f"{f': {error.filename}' if error.filename else ''}")
+        except Exception as error:  # a bug: its traceback goes to the log, one line here
+            structlog.get_logger("lowball.run").exception("start failed unexpectedly")
+            print(f"lowball-table run: cannot start: unexpected {type(error).__name__}: {error}"
+                  f" (a bug: the log has the traceback)", file=sys.stderr)
+            return 1
         # What is left after start (config, wire models, ranking tables, the rebuilt table)
         # lives as long as the process: out of the collector's sight, a collection never
         # walks it in the middle of a card. Start-up's garbage goes first.

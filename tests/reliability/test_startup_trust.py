@@ -355,7 +355,8 @@ def test_a_state_dir_that_is_a_file_is_one_line(tmp_path):
 def test_a_failed_start_with_devices_configured_shows_only_the_cause(tmp_path):
     path = config_file(tmp_path)
     path.write_text(path.read_text() + '\n[security]\nserver_secret_key_file = "nowhere.key"\n'
-                    'authorized_keys_dir = "."\n\n[devices.spots]\ndriver = "spots-ascii"\nport = "/dev/null-spots"\n')
+                    'authorized_keys_dir = "."\n\n[devices.spots]\ndriver = "spots-ascii"\n'
+                    'port = "/dev/null-spots"\n')
     result = cli("run", "--config", str(path), "--state-dir", str(tmp_path / "state"))
     one_line_exit_2(result, "nowhere.key")
     assert "cannot join thread" not in result.stderr
@@ -415,3 +416,70 @@ except JournalError as error:
     result = in_a_full_file_system(tmp_path, f"{sys.executable} {script}", fill_kib=0)
     assert "disk full" in result.stdout, (result.stdout, result.stderr)
     assert "cannot rollback" not in result.stdout
+
+
+def test_checking_a_long_journal_extends_systemds_start_timeout(tmp_path):
+    import socket as sockets
+    import tempfile
+
+    from controller.daemon import TableDaemon
+    from controller.systemd_notify import Notifier
+
+    path = run_config(tmp_path)
+    context = zmq.Context()
+    table = Daemon(tmp_path, path, context)
+    table.daemon.start()
+    assert table.ask(command="open")["ok"]
+    table.daemon.close()
+    folder = tempfile.mkdtemp(prefix="lbt-notify-")
+    listener = sockets.socket(sockets.AF_UNIX, sockets.SOCK_DGRAM)
+    listener.bind(f"{folder}/notify")
+    try:
+        daemon = TableDaemon(table.daemon.loaded, state_dir=tmp_path / "state", context=context,
+                             notifier=Notifier.from_environment(
+                                 {"NOTIFY_SOCKET": f"{folder}/notify"}))
+        daemon.start()
+        daemon.close()
+        listener.settimeout(5)
+        first, second = listener.recv(4096), listener.recv(4096)
+        assert first.startswith(b"EXTEND_TIMEOUT_USEC=30000000\nSTATUS=checking the journal: "
+                                b"seq 1 of ")
+        assert second.startswith(b"READY=1")
+    finally:
+        listener.close()
+        shutil.rmtree(folder, ignore_errors=True)
+        context.term()
+
+
+def test_a_last_record_that_does_not_parse_is_a_broken_journal_not_a_crash(tmp_path):
+    path = run_config(tmp_path)
+    state = tmp_path / "state"
+    context = zmq.Context()
+    table = Daemon(tmp_path, path, context)
+    table.daemon.start()
+    assert table.ask(command="open")["ok"]
+    last = table.daemon.journal.last_seq
+    table.daemon.close()
+    connection = sqlite3.connect(journal_path(state), isolation_level=None)
+    connection.execute("DROP TRIGGER journal_no_update")
+    connection.execute("UPDATE journal SET message = x'7b7d' WHERE seq = ?", (last,))
+    connection.execute("CREATE TRIGGER journal_no_update BEFORE UPDATE ON journal BEGIN "
+                       "SELECT RAISE(ABORT, 'the journal is append-only: UPDATE refused'); END")
+    connection.close()
+    verify = cli("journal", "verify", "--state-dir", str(state))
+    assert verify.returncode == 1 and f"BROKEN at seq {last}" in verify.stdout, verify
+    table = Daemon(tmp_path, path, context)
+    table.daemon.start()
+    try:
+        assert table.daemon.journal_broken.seq == last
+    finally:
+        table.daemon.close()
+    done = cli("journal", "quarantine", "--state-dir", str(state), "--reason", "x" * 201)
+    assert done.returncode == 2 and "1 to 200 characters" in done.stderr
+    done = cli("journal", "quarantine", "--state-dir", str(state), "--reason", "last record")
+    assert done.returncode == 0, done.stderr
+    with Journal.open_readonly(journal_path(state)) as journal:
+        (first,) = [wire.to_event(wire.decode_event(r.message)) for r in journal.records()]
+        assert journal.table_id == "TCL-01"
+    assert first.first_bad_seq == last and first.meter == 500_000
+    context.term()

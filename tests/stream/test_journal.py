@@ -184,6 +184,15 @@ def test_verify_detects_a_column_that_disagrees_with_its_message(journal):
     assert "type 'hand_settled' but the message says 'phase_started'" in report.reason
 
 
+def test_verify_detects_a_time_column_that_disagrees_with_its_message(journal):
+    fill(journal, 4)
+    tamper(journal.path, "UPDATE journal SET ts = '2026-01-01T00:00:00.000000Z' WHERE seq = 3")
+    report = journal.verify()
+    assert (report.ok, report.first_bad_seq) == (False, 3)
+    assert "ts '2026-01-01T00:00:00.000000Z' but the message says '2026-11-21T23:50:00" \
+        in report.reason
+
+
 def test_verify_detects_a_message_that_does_not_parse(journal):
     records = fill(journal, 3)
     statement, *params = rehash(3, b'{"type":"card_dealt"}', records[2].prev_hash)

@@ -55,6 +55,12 @@ def test_each_message_is_one_exact_datagram(notify_socket: NotifySocket) -> None
     notifier.close()
 
 
+def test_a_long_start_extends_the_timeout(path_socket: NotifySocket) -> None:
+    assert Notifier.from_environment().extend_timeout(30, "checking the journal: seq 1 of 9")
+    assert path_socket.receive() == \
+        b"EXTEND_TIMEOUT_USEC=30000000\nSTATUS=checking the journal: seq 1 of 9"
+
+
 def test_status_is_kept_to_one_line(path_socket: NotifySocket) -> None:
     # A newline would start a second KEY=value line, e.g. a forged READY=1.
     assert Notifier.from_environment().status("PAUSED\nREADY=1")
