@@ -1,0 +1,98 @@
+"""One table's CMS stream, followed for the floor store from a resume point.
+
+A feed waits for the table's heartbeat before it asks for anything (a table that is down
+costs the other tables nothing), then syncs from the seq the store resumes after
+(:meth:`controller.stream_client.StreamClient.sync` with ``replay_from``) and hands out events
+in seq order, gaps filled by replay. Whatever goes wrong (the table stops answering, a reply
+makes no sense, the store failed), the feed is reset: its client is closed and a new one
+resumes from the last resume point the store committed, so nothing is skipped, and the store's
+primary key keeps a seq received twice from being stored twice.
+"""
+
+from __future__ import annotations
+
+import zmq
+
+from controller import wire
+from controller.floor.config import FloorTable
+from controller.floor.store import Row
+from controller.stream_client import StreamClient, StreamError
+
+
+class FeedError(RuntimeError):
+    """The table's journal cannot be the one the store followed."""
+
+
+class TableFeed:
+    def __init__(self, context: zmq.Context, table: FloorTable,
+                 curve: dict[str, bytes] | None, resume_after: int, timeout_s: float):
+        self.table = table
+        self.context, self.curve, self.timeout_s = context, curve, timeout_s
+        #: The store's committed resume point for this table.
+        self.committed = resume_after
+        self.client: StreamClient | None = None
+        self.synced = False
+        #: Why the last reset happened (monitoring), and how many there were.
+        self.problem: str | None = None
+        self.resets = 0
+
+    @property
+    def table_id(self) -> str:
+        return self.table.id
+
+    def open(self) -> zmq.Socket:
+        """Subscribe (the sync waits for a heartbeat); the SUB socket, for the caller's poller."""
+        self.client = StreamClient(self.context, table_id=self.table.id,
+                                   pub_endpoint=self.table.cms_events,
+                                   replay_endpoint=self.table.cms_replay, family=wire.CMS,
+                                   curve=self.curve)
+        self.synced = False
+        return self.client.sub_socket
+
+    def reset(self, problem: str) -> None:
+        """Drop the client and what it had not stored; the next :meth:`open` resumes from
+        :attr:`committed`."""
+        if self.client is not None:
+            self.client.close()
+        self.client = None
+        self.synced = False
+        self.problem = problem
+        self.resets += 1
+
+    def take(self, limit: int) -> list[Row]:
+        """Up to ``limit`` events ready now, in the order received (syncing first, once the
+        table has sent a heartbeat). StreamError or FeedError: reset the feed."""
+        client = self.client
+        if client is None:
+            return []
+        if not self.synced:
+            if client.await_heartbeat(timeout=0) is None:
+                return []
+            snapshot = client.sync(replay_from=self.committed, timeout=self.timeout_s)
+            if snapshot.seq < self.committed:
+                raise FeedError(f"table {self.table.id}'s journal ends at seq {snapshot.seq}, "
+                                f"but the floor stored it up to seq {self.committed}: a "
+                                "different journal? Not following it")
+            self.synced = True
+        rows: list[Row] = []
+        while len(rows) < limit:
+            envelope = client.receive(0, replay_timeout=self.timeout_s)
+            if envelope is None:
+                break
+            if envelope.table_id != self.table.id:
+                raise StreamError(f"table {self.table.id}: a message of table "
+                                  f"{envelope.table_id!r} on its stream")
+            rows.append(Row(self.table.id, envelope.seq, envelope.type, envelope.hand_id,
+                            envelope.ts, wire.dumps(envelope).decode()))
+        return rows
+
+    def resume_point(self) -> int | None:
+        """Where to resume once what :meth:`take` returned is stored; None: unchanged."""
+        if self.client is None or not self.synced:
+            return None
+        return self.client.delivered_through()
+
+    def close(self) -> None:
+        if self.client is not None:
+            self.client.close()
+            self.client = None
