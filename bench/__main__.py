@@ -2,7 +2,7 @@
 
 import random
 
-from bench import core, pipeline
+from bench import core, floor, pipeline
 from bench.machine import describe
 
 
@@ -21,6 +21,8 @@ def main() -> None:
         print(f"  {name:<40} {rate:>12,.0f} /s")
     # The whole pipeline: latency, hands/s, memory, idle CPU, soak (bench/pipeline.py).
     pipeline.run_all()
+    # Many tables into one PostgreSQL (bench/floor.py).
+    floor.run_all()
 
 
 if __name__ == "__main__":

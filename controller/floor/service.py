@@ -1,11 +1,17 @@
 """``lowball-table floor``: every configured table's CMS stream into PostgreSQL.
 
-One loop, one thread: it waits on every table's SUB socket, takes what each feed has ready,
-and stores it all in one transaction with each table's resume point
-(:func:`controller.floor.store.store_batch`). When the database fails, the batch is dropped
-and every feed resumes from the resume points the database holds once it is back; when a
-table fails, only its feed does. So after any crash or restart (the service's, a table's,
-PostgreSQL's) the store continues from what it committed: no seq skipped, none stored twice.
+One thread per table follows its stream (:class:`controller.floor.feed.TableFeed`): a table
+that is slow to answer a replay (the CMS family makes a subscriber replay to learn which seqs
+it holds back) delays only itself. Each hands its events, in seq order, with its resume point
+to the writer, which stores everything handed to it in one transaction
+(:func:`controller.floor.store.store_batch`), every ``batch_wait_ms`` or as soon as
+``batch_max`` events wait.
+
+When the database fails, the batch and everything handed over since are dropped and every
+feed starts again from the resume points last committed; when a table fails, only its feed
+does, from the last resume point it handed over. So after any crash or restart (the
+service's, a table's, PostgreSQL's) the store continues from what it committed: no seq
+skipped, and none stored twice (the primary key).
 """
 
 from __future__ import annotations
@@ -27,6 +33,24 @@ from controller.stream_client import StreamError
 log = structlog.get_logger("floor")
 
 
+class _Handover:
+    """What the feeds have handed to the writer and not yet stored, guarded by one lock.
+
+    ``epoch`` is raised whenever the writer drops what it held (the database failed): a feed
+    that sees its epoch change drops its client too and resumes from ``committed``."""
+
+    def __init__(self, committed: dict[str, int], batch_max: int):
+        self.lock = threading.Condition()
+        self.rows: list[store.Row] = []
+        self.cursors: dict[str, int] = {}
+        self.committed = dict(committed)
+        self.epoch = 0
+        self.batch_max = batch_max
+
+    def full(self) -> bool:
+        return len(self.rows) >= self.batch_max
+
+
 class FloorService:
     def __init__(self, loaded: LoadedFloorConfig, context: zmq.Context | None = None):
         self.loaded = loaded
@@ -35,7 +59,8 @@ class FloorService:
         self.curves = self._curves()
         self.stopping = threading.Event()
         self.connection: psycopg.Connection | None = None
-        self.feeds: list[TableFeed] = []
+        self.handover = _Handover({}, self.config.service.batch_max)
+        self.threads: list[threading.Thread] = []
         #: Events stored, and events received again that the store already held.
         self.stored = self.repeated = self.batches = 0
 
@@ -53,10 +78,17 @@ class FloorService:
 
     # --- the database ---------------------------------------------------------------------------
 
-    def _connect(self) -> psycopg.Connection:
-        """Connect, migrate, apply the ratings settings; the feeds resume from the database's
-        resume points."""
-        connection = store.connect(self.config.database.dsn)
+    def _database(self) -> psycopg.Connection | None:
+        """The connection: connecting migrates, applies the ratings settings and restarts
+        every feed from the database's resume points."""
+        if self.connection is not None and not self.connection.closed:
+            return self.connection
+        try:
+            connection = store.connect(self.config.database.dsn)
+        except psycopg.OperationalError as error:
+            log.warning("database unavailable", error=str(error).strip())
+            self.stopping.wait(self.config.service.retry_s)
+            return None
         try:
             applied = store.migrate(connection)
             if applied:
@@ -66,25 +98,17 @@ class FloorService:
         except BaseException:
             connection.close()
             raise
-        for feed in self.feeds:
-            feed.committed = points.get(feed.table_id, 0)
+        self._drop_handover(points)
+        log.info("database connected")
+        self.connection = connection
         return connection
 
-    def _database(self) -> psycopg.Connection | None:
-        """The connection, reconnecting (and resetting every feed) after a failure."""
-        if self.connection is not None and not self.connection.closed:
-            return self.connection
-        try:
-            self.connection = self._connect()
-        except psycopg.OperationalError as error:
-            log.warning("database unavailable", error=str(error).strip())
-            self.stopping.wait(self.config.service.retry_s)
-            return None
-        log.info("database connected")
-        for feed in self.feeds:
-            if feed.client is not None:
-                feed.reset("database reconnected")
-        return self.connection
+    def _drop_handover(self, committed: dict[str, int]) -> None:
+        with self.handover.lock:
+            self.handover.rows, self.handover.cursors = [], {}
+            self.handover.committed = dict(committed)
+            self.handover.epoch += 1
+            self.handover.lock.notify_all()
 
     def _lost_database(self, error: BaseException) -> None:
         log.warning("database failed: the batch is dropped, every table resumes from the "
@@ -92,24 +116,31 @@ class FloorService:
         if self.connection is not None:
             self.connection.close()
         self.connection = None
-        for feed in self.feeds:
-            feed.reset("database failed")
+        self._drop_handover(self.handover.committed)
 
-    # --- the loop -------------------------------------------------------------------------------
+    # --- the writer -----------------------------------------------------------------------------
 
     def run(self) -> None:
         service = self.config.service
-        self.feeds = [TableFeed(self.context, table, self.curves[table.id], 0,
-                                service.replay_timeout_s) for table in self.config.tables]
-        full = False
+        self.threads = [threading.Thread(target=self._follow, args=(table,), daemon=True,
+                                         name=f"floor-{table.id}")
+                        for table in self.config.tables]
         try:
+            while self._database() is None and not self.stopping.is_set():
+                pass
+            for thread in self.threads:
+                thread.start()
             while not self.stopping.is_set():
                 connection = self._database()
                 if connection is None:
                     continue
-                self._poll(0 if full else service.batch_wait_ms)
-                rows, cursors = self._gather(service.batch_max)
-                full = len(rows) >= service.batch_max
+                handover = self.handover
+                with handover.lock:
+                    handover.lock.wait_for(lambda: handover.full() or self.stopping.is_set(),
+                                           timeout=service.batch_wait_ms / 1000)
+                    rows, cursors = handover.rows, handover.cursors
+                    handover.rows, handover.cursors = [], {}
+                    handover.lock.notify_all()
                 if not rows and not cursors:
                     continue
                 try:
@@ -117,55 +148,67 @@ class FloorService:
                 except psycopg.Error as error:
                     self._lost_database(error)
                     continue
+                with handover.lock:
+                    handover.committed.update(cursors)
                 self.batches += 1
                 self.stored += stored
                 self.repeated += len(rows) - stored
-                for feed in self.feeds:
-                    if feed.table_id in cursors:
-                        feed.committed = cursors[feed.table_id]
         finally:
-            self.close()
+            self.stopping.set()
+            with self.handover.lock:
+                self.handover.lock.notify_all()
+            for thread in self.threads:
+                thread.join(10)
+            if self.connection is not None:
+                self.connection.close()
+                self.connection = None
 
-    def _poll(self, wait_ms: int) -> None:
-        poller = zmq.Poller()
-        for feed in self.feeds:
-            if feed.client is None:
-                if feed.problem is not None:
-                    log.info("following the table again", table=feed.table_id,
-                             resume_after=feed.committed)
-                poller.register(feed.open(), zmq.POLLIN)
-            else:
-                poller.register(feed.client.sub_socket, zmq.POLLIN)
-        poller.poll(wait_ms)
+    # --- one table ------------------------------------------------------------------------------
 
-    def _gather(self, limit: int) -> tuple[list[store.Row], dict[str, int]]:
-        rows: list[store.Row] = []
-        cursors: dict[str, int] = {}
-        for feed in self.feeds:
-            room = limit - len(rows)
-            if room <= 0:
-                break
-            try:
-                rows += feed.take(room)
-            except (StreamError, FeedError) as error:
-                log.warning("table stream failed: resuming from the store", table=feed.table_id,
-                            resume_after=feed.committed, error=str(error))
-                feed.reset(str(error))  # what it took in this call goes with it
-                continue
-            point = feed.resume_point()
-            if point is not None and point != feed.committed:
-                cursors[feed.table_id] = point
-        return rows, cursors
+    def _follow(self, table) -> None:
+        service, handover = self.config.service, self.handover
+        with handover.lock:
+            epoch = handover.epoch
+            feed = TableFeed(self.context, table, self.curves[table.id],
+                             handover.committed.get(table.id, 0), service.replay_timeout_s)
+        wait_s = service.batch_wait_ms / 1000
+        try:
+            while not self.stopping.is_set():
+                with handover.lock:
+                    if handover.epoch != epoch:      # the writer dropped what we handed over
+                        epoch = handover.epoch
+                        feed.reset("the database failed or reconnected")
+                        feed.resume_after = handover.committed.get(table.id, 0)
+                    # a writer that cannot keep up holds the feeds back, a batch at most each
+                    handover.lock.wait_for(lambda: len(handover.rows) < 2 * handover.batch_max
+                                           or self.stopping.is_set())
+                try:
+                    rows = feed.take(service.batch_max, wait_s)
+                    point = feed.resume_point()
+                except (StreamError, FeedError) as error:
+                    log.warning("table stream failed: resuming from the store",
+                                table=table.id, resume_after=feed.resume_after, error=str(error))
+                    feed.reset(str(error))
+                    self.stopping.wait(service.retry_s if isinstance(error, FeedError) else 0)
+                    continue
+                if not rows and (point is None or point == feed.resume_after):
+                    continue
+                with handover.lock:
+                    if handover.epoch != epoch:
+                        continue
+                    handover.rows.extend(rows)
+                    if point is not None:
+                        handover.cursors[table.id] = point
+                        feed.resume_after = point
+                    if handover.full():
+                        handover.lock.notify_all()
+        finally:
+            feed.close()
 
     def request_stop(self, *_: object) -> None:
         self.stopping.set()
-
-    def close(self) -> None:
-        for feed in self.feeds:
-            feed.close()
-        if self.connection is not None:
-            self.connection.close()
-            self.connection = None
+        with self.handover.lock:
+            self.handover.lock.notify_all()
 
 
 def serve(loaded: LoadedFloorConfig) -> int:
