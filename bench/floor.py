@@ -169,7 +169,8 @@ def _figures(connection, started: float) -> dict[str, float]:
     live = connection.execute(lag.format("NOT"), (started, list(HELD))).fetchone()
     held = connection.execute(lag.format(""), (started, list(HELD))).fetchone()
     milliseconds = [value.total_seconds() * 1000 for value in (*live, *held)]
-    return {"stored": stored_all, "events": events,
+    size = connection.execute("SELECT pg_total_relation_size('floor_events')").fetchone()[0]
+    return {"stored": stored_all, "events": events, "bytes_per_event": size / stored_all,
             "events_per_s": events / (last - first).total_seconds(),
             "lag_median_ms": milliseconds[0], "lag_p99_ms": milliseconds[1],
             "lag_max_ms": milliseconds[2], "held_median_ms": milliseconds[3]}
@@ -210,6 +211,8 @@ def report(tables: int = 20, seconds: float = 30.0, pace: float = 0.0,
               f"{figures['lag_median_ms']:.0f} ms, p99 {figures['lag_p99_ms']:.0f} ms, max "
               f"{figures['lag_max_ms']:.0f} ms; cards, held by the CMS family until their "
               f"hand settles: median {figures['held_median_ms']:.0f} ms")
+    print(f"  {figures['events'] / figures['hands']:.1f} events a hand; "
+          f"{figures['bytes_per_event']:,.0f} bytes an event in floor_events with its indexes")
     print(f"  every seq of every journal stored exactly once: "
           f"{'yes' if figures['all_seqs_once'] else 'NO'}")
     return figures

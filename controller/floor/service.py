@@ -222,7 +222,11 @@ def serve(loaded: LoadedFloorConfig) -> int:
     signal.signal(signal.SIGINT, stop)
     log.info("floor service starting", tables=len(loaded.config.tables))
     started = time.monotonic()
-    service.run()
+    try:
+        service.run()
+    except (store.SchemaError, psycopg.Error) as error:
+        log.error("floor service cannot go on", error=str(error).strip())
+        return 2
     log.info("floor service stopped", stored=service.stored, repeated=service.repeated,
              batches=service.batches, seconds=round(time.monotonic() - started, 1))
     return 0
