@@ -37,10 +37,11 @@ def money(cents: int | Decimal | None) -> str:
 
 
 def duration(value: timedelta | None) -> str:
+    """H:MM:SS, whole seconds."""
     if value is None:
         return "-"
-    minutes = int(value.total_seconds() // 60)
-    return f"{minutes // 60}h{minutes % 60:02d}"
+    seconds = int(value.total_seconds())
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
 
 
 def _number(value: Decimal | float | None, places: str = "0.1") -> str:

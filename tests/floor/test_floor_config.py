@@ -78,3 +78,13 @@ def test_a_bad_key_is_named(tmp_path, text, key):
 
 def test_a_missing_curve_key_file_is_named(tmp_path):
     assert "curve.key_file" in problems(tmp_path, '[curve]\nkey_file = "floor.key_secret"\n')
+
+
+def test_the_shipped_example_is_valid_and_names_the_example_tables():
+    from controller.table_config import load_config, shipped_config_dir
+
+    floor = load_floor_config(shipped_config_dir() / "floor.toml").config
+    tables = [load_config(shipped_config_dir() / name).config.table
+              for name in ("cali-lowball.toml", "three-card-lowball.toml")]
+    assert [table.id for table in floor.tables] == [table.id for table in tables]
+    assert {table.paytable for table in tables} <= set(floor.paytables)

@@ -100,3 +100,15 @@ def test_without_postgresql_the_cluster_says_how_to_install_it(monkeypatch):
     monkeypatch.setattr(local_cluster.glob, "glob", lambda pattern: [])
     with pytest.raises(local_cluster.ClusterUnavailable, match="apt-get install .*postgresql"):
         local_cluster.server_bin()
+
+
+def test_the_report_shows_money_exactly_to_the_cent():
+    from datetime import timedelta
+    from decimal import Decimal
+
+    from controller.floor.report import duration, money
+
+    assert money(123456) == "$1,234.56" and money(-5) == "-$0.05"
+    assert money(Decimal("674.0000")) == "$6.74" and money(Decimal("0.5")) == "$0.00"
+    assert money(Decimal("1.5")) == "$0.02" and money(None) == "-"
+    assert duration(timedelta(hours=2, minutes=3, seconds=4.9)) == "2:03:04"
