@@ -44,12 +44,17 @@ build-deps:
 	  else echo "the build needs gcc and the Python headers: sudo apt-get install gcc python3-dev (or sudo make build-deps), or LOWBALL_PURE_PYTHON=1 make ..." >&2; fi; \
 	fi
 
-# systemd-analyze and systemd-sysusers check the unit files (tests/systemd): installed from
+# systemd-analyze and systemd-sysusers check the unit files (tests/systemd), PostgreSQL's
+# initdb and pg_ctl start the floor tests' throwaway cluster (tests/floor): installed from
 # Debian's packages when missing and we are root (as in CI); otherwise those tests say how.
 deps:
 	@if ! command -v systemd-analyze >/dev/null || ! command -v systemd-sysusers >/dev/null; then \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq --no-install-recommends systemd; \
 	  else echo "tests/systemd need systemd: sudo apt-get install --no-install-recommends systemd (or sudo make deps)" >&2; fi; \
+	fi
+	@if ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq --no-install-recommends postgresql; \
+	  else echo "tests/floor need PostgreSQL: sudo apt-get install --no-install-recommends postgresql (or sudo make deps)" >&2; fi; \
 	fi
 
 test: $(BUILT) deps

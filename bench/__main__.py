@@ -2,7 +2,7 @@
 
 import random
 
-from bench import core, par_check, pipeline
+from bench import core, floor, par_check, pipeline
 from bench.machine import describe
 
 
@@ -23,6 +23,8 @@ def main() -> None:
     par_check.main()
     # The whole pipeline: latency, hands/s, memory, idle CPU, soak (bench/pipeline.py).
     pipeline.run_all()
+    # Many tables into one PostgreSQL (bench/floor.py).
+    floor.run_all()
 
 
 if __name__ == "__main__":

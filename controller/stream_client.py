@@ -212,25 +212,40 @@ class StreamClient:
         self._process(timeout)
         return snapshot
 
-    def receive(self, timeout: float = DEFAULT_TIMEOUT_S) -> wire.EnvelopeBase | None:
+    def receive(self, timeout: float = DEFAULT_TIMEOUT_S, *,
+                replay_timeout: float | None = None) -> wire.EnvelopeBase | None:
         """The next event in seq order, filling any gap by replay; None if none came within
-        ``timeout`` seconds. Heartbeats are not returned: the last is :attr:`last_heartbeat`.
-        Call :meth:`sync` first."""
+        ``timeout`` seconds. A replay batch may take ``replay_timeout`` seconds (default:
+        ``timeout``), so that ``receive(0, replay_timeout=...)`` polls without waiting for
+        live events yet still fills a gap. Heartbeats are not returned: the last is
+        :attr:`last_heartbeat`. Call :meth:`sync` first."""
         if self.last_seq is None:
             raise StreamError("call sync() before receive(): events are applied after a "
                               "snapshot")
         deadline = time.monotonic() + timeout
+        replay_timeout = timeout if replay_timeout is None else replay_timeout
         while True:
-            self._process(timeout)
+            self._process(replay_timeout)
             if self._ready:
                 if type(self._ready[0]) is not _Gap:
                     return self._ready.popleft()
-                self._fetch(timeout)
+                self._fetch(replay_timeout)
                 continue
             remaining_ms = int((deadline - time.monotonic()) * 1000)
             if remaining_ms <= 0 and not self._sub.poll(0, zmq.POLLIN):
                 return None
             self._pull_live(max(0, remaining_ms))
+
+    def delivered_through(self) -> int | None:
+        """The highest seq S such that every seq up to S has been returned by
+        :meth:`receive` or was not sent at all (withheld for good on the CMS family): where a
+        client that stored what it received resumes (``sync(replay_from=S)``). None before
+        :meth:`sync`."""
+        if self.last_seq is None:
+            return None
+        pending = [item.after + 1 if type(item) is _Gap else item.seq for item in self._ready]
+        pending.extend(self.withheld)
+        return min(pending, default=self.last_seq + 1) - 1
 
     def await_heartbeat(self, timeout: float = DEFAULT_TIMEOUT_S) -> wire.Heartbeat | None:
         """Wait for the next heartbeat (events read meanwhile are kept for :meth:`receive`);

@@ -236,3 +236,37 @@ def test_a_refused_key_is_a_timeout_not_a_hang(context, tmp_path):
         client.close()
         router.close(linger=0)
         authenticator.stop()
+
+
+def test_receive_without_waiting_still_fills_a_gap(client, table_loop):
+    """``receive(0, replay_timeout=...)`` polls: it returns at once when nothing is there, and
+    a gap it reaches gets the replay's own deadline (a deadline of 0 could never be met)."""
+    client.sync()
+    assert client.receive(0, replay_timeout=5) is None
+    table_loop.call("append", sample_events(3), False)       # lost on the way
+    table_loop.call("append", sample_events(1), True)
+    seqs = []
+    deadline = time.monotonic() + 10
+    while len(seqs) < 4 and time.monotonic() < deadline:
+        envelope = client.receive(0, replay_timeout=5)
+        if envelope is not None:
+            seqs.append(envelope.seq)
+    assert seqs == [1, 2, 3, 4]
+
+
+def test_delivered_through_is_where_a_store_of_what_was_received_resumes(connect, table_loop):
+    """Every seq up to delivered_through() was returned by receive(); history or a gap not
+    yet read holds it back."""
+    table_loop.call("append", sample_events(5), True)
+    client = connect()
+    assert client.delivered_through() is None
+    client.sync(replay_from=2)
+    assert client.delivered_through() == 2                  # seqs 3-5 queued, not received
+    assert [e.seq for e in received(client, 2)] == [3, 4]
+    assert client.delivered_through() == 4
+    table_loop.call("append", sample_events(2), False)      # 6, 7 lost
+    table_loop.call("append", sample_events(1), True)       # 8 heard
+    assert client.receive().seq == 5
+    assert client.delivered_through() == 5                  # 8 heard or not: 6 and 7 are not
+    assert [e.seq for e in received(client, 3)] == [6, 7, 8]
+    assert client.delivered_through() == 8

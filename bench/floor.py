@@ -1,0 +1,259 @@
+"""The floor at scale: many table daemons on simulators, dealing as fast as they can, into
+one PostgreSQL through one floor service (``python -m bench.floor``, in ``make bench``).
+
+Each table runs in a worker process of its own (its daemon, its three simulators and a
+scripted dealer), so the tables do not share one interpreter's lock. The floor service is
+``lowball-table floor`` as its own process, and PostgreSQL a local cluster with fsync on.
+Figures: events stored per second while the tables deal, and the lag from each event's
+journal time (``ts``) to its row in the store (``stored_at``, in the batch's transaction):
+median and p99. Every seq of every journal is then checked stored exactly once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench.pipeline import ROOT
+from controller.cms_view import CARD_TYPES
+
+GAMES = ("three_card_lowball", "cali_lowball")
+#: Records the CMS family holds back until their hand settles: their lag is the hand's length
+#: by design, so it is reported apart.
+HELD = tuple(sorted(CARD_TYPES))
+#: Tables starting at once: twenty daemons importing at the same time on two cores would not
+#: all answer within the start deadline.
+STARTING = 4
+
+
+def worker(table_id: str, game: str, root: str) -> None:
+    """One table: print its endpoints, then obey lines on stdin: ``go SECONDS PACE OFFSET``
+    deals for that long, a hand every PACE seconds (0: one after another) from OFFSET seconds
+    on (the tables of a floor do not all start a hand at the same instant), and prints the
+    hands; ``stop`` ends."""
+    from bench.floor_rig import RatedDealer, TableProcess
+
+    table = TableProcess(table_id, game, durability="batched", root=Path(root))
+    try:
+        print(json.dumps({**table.floor_entry(), "state_dir": str(table.state_dir),
+                          "paytable": table.paytable}), flush=True)
+        for line in sys.stdin:
+            command = line.split()
+            if command[0] == "go":
+                dealer = RatedDealer(table, {1: f"{table_id}-P1", 3: f"{table_id}-P3"},
+                                     seed=hash(table_id) & 0xFFFF)
+                seconds, pace, offset = (float(value) for value in command[1:4])
+                hands, start = 0, time.monotonic() + offset
+                time.sleep(offset)
+                while time.monotonic() < start + seconds:
+                    dealer.hand()
+                    hands += 1
+                    # the pace of a busy table, not synchronisation: the next hand's slot
+                    time.sleep(max(0.0, start + hands * pace - time.monotonic()))
+                print(json.dumps({"hands": hands}), flush=True)
+            elif command[0] == "stop":
+                break
+    finally:
+        table.close()
+
+
+def _journal_seqs(state_dir: str) -> int:
+    from bench.power_loss import JournalView
+    from controller.journal import journal_path
+
+    return JournalView(journal_path(state_dir)).last_seq()
+
+
+def floor_at_scale(tables: int = 20, seconds: float = 30.0, pace: float = 0.0,
+                   catch_up: bool = False) -> dict[str, float]:
+    """``tables`` tables deal for ``seconds`` (a hand every ``pace`` s each, 0: flat out) into
+    one floor service. ``catch_up``: the floor service starts only once they have dealt, and
+    its figure is how fast it stores their whole history, with the CPU to itself."""
+    import psycopg
+
+    from bench.floor_rig import FloorProcess, wait_until
+    from controller.floor.local_cluster import LocalCluster
+
+    with tempfile.TemporaryDirectory(prefix="lowball-bench-floor-") as tmp, \
+            LocalCluster(fsync=True) as cluster:
+        with psycopg.connect(cluster.dsn, autocommit=True) as connection:
+            connection.execute("CREATE DATABASE floor")
+        dsn = cluster.dsn_for("floor")
+
+        def count() -> int:
+            try:
+                with psycopg.connect(dsn) as connection:
+                    return connection.execute("SELECT count(*) FROM floor_events").fetchone()[0]
+            except psycopg.Error:
+                return 0
+
+        workers: list[subprocess.Popen] = []
+        floor = None
+        try:
+            entries = []
+            for number in range(tables):
+                workers.append(subprocess.Popen(
+                    [sys.executable, "-m", "bench.floor", "worker", f"T-{number + 1:02d}",
+                     GAMES[number % 2], tmp], cwd=ROOT, stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE, text=True))
+                if len(workers) - len(entries) >= STARTING:
+                    entries.append(_ready(workers[len(entries)]))
+            entries += [_ready(process) for process in workers[len(entries):]]
+            config = _floor_config(Path(tmp) / "floor.toml", dsn, entries)
+            if not catch_up:
+                floor = FloorProcess(config, Path(tmp) / "floor.log")
+                opened = sum(_journal_seqs(entry["state_dir"]) for entry in entries)
+                wait_until(lambda: count() >= opened, "the tables' opening events stored", 120)
+            started = time.time()
+            for number, process in enumerate(workers):
+                process.stdin.write(f"go {seconds} {pace} {pace * number / tables}\n")
+                process.stdin.flush()
+            hands = sum(json.loads(process.stdout.readline())["hands"] for process in workers)
+            total = sum(_journal_seqs(entry["state_dir"]) for entry in entries)
+            if catch_up:
+                began = time.monotonic()
+                floor = FloorProcess(config, Path(tmp) / "floor.log")
+            wait_until(lambda: count() >= total, "every event stored", 600, poll=0.2)
+            took = time.monotonic() - began if catch_up else 0.0
+        finally:
+            if floor is not None:
+                floor.stop()
+            _stop(workers)
+        with psycopg.connect(dsn) as connection:
+            figures = _figures(connection, started)
+            gaps = connection.execute(
+                """SELECT count(*) FROM (SELECT table_id, count(*) AS n, max(seq) AS top
+                                           FROM floor_events GROUP BY table_id) t
+                    WHERE n <> top""").fetchone()[0]
+        if catch_up:
+            figures["events_per_s"] = total / took
+        return {**figures, "tables": tables, "hands": hands, "hands_per_s": hands / seconds,
+                "all_seqs_once": float(figures["stored"] == total and gaps == 0)}
+
+
+def _ready(process: subprocess.Popen) -> dict:
+    line = process.stdout.readline()
+    if not line:
+        raise RuntimeError(f"a table worker did not start (exit status {process.wait()})")
+    return json.loads(line)
+
+
+def _floor_config(path: Path, dsn: str, entries: list[dict]) -> Path:
+    from bench.power_loss import _toml_value
+
+    text = f"[database]\ndsn = {_toml_value(dsn)}\n\n"
+    for entry in entries:
+        text += "[[tables]]\n" + "".join(f"{key} = {_toml_value(entry[key])}\n"
+                                         for key in ("id", "cms_events", "cms_replay"))
+    for paytable in sorted({entry["paytable"] for entry in entries}):
+        text += f'[paytables."{paytable}"]\nhouse_edge = "0.03"\n'
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _figures(connection, started: float) -> dict[str, float]:
+    """Events stored since ``started`` and their lag from journal to store (cards apart)."""
+    stored_all, events, first, last = connection.execute(
+        """SELECT (SELECT count(*) FROM floor_events), count(*), min(stored_at), max(stored_at)
+             FROM floor_events WHERE ts >= to_timestamp(%s)""", (started,)).fetchone()
+    lag = """SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY stored_at - ts),
+                    percentile_cont(0.99) WITHIN GROUP (ORDER BY stored_at - ts),
+                    max(stored_at - ts)
+               FROM floor_events WHERE ts >= to_timestamp(%s) AND {} type = ANY(%s)"""
+    live = connection.execute(lag.format("NOT"), (started, list(HELD))).fetchone()
+    held = connection.execute(lag.format(""), (started, list(HELD))).fetchone()
+    milliseconds = [value.total_seconds() * 1000 for value in (*live, *held)]
+    size = connection.execute("SELECT pg_total_relation_size('floor_events')").fetchone()[0]
+    return {"stored": stored_all, "events": events, "bytes_per_event": size / stored_all,
+            "events_per_s": events / (last - first).total_seconds(),
+            "lag_median_ms": milliseconds[0], "lag_p99_ms": milliseconds[1],
+            "lag_max_ms": milliseconds[2], "held_median_ms": milliseconds[3]}
+
+
+def _stop(workers: list[subprocess.Popen]) -> None:
+    for process in workers:
+        if process.poll() is None:
+            try:
+                process.stdin.write("stop\n")
+                process.stdin.flush()
+            except BrokenPipeError:
+                pass
+    for process in workers:
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def report(tables: int = 20, seconds: float = 30.0, pace: float = 0.0,
+           catch_up: bool = False) -> dict[str, float]:
+    figures = floor_at_scale(tables, seconds, pace, catch_up)
+    how = f"a hand every {pace:g} s each" if pace else "as fast as they can"
+    print(f"  {tables} tables dealing {how} for {seconds:g} s: {figures['hands']:,} hands "
+          f"({figures['hands_per_s']:.1f}/s on the floor, "
+          f"{figures['hands_per_s'] * 3600 / tables:,.0f} an hour a table)")
+    if catch_up:
+        print(f"  the floor service started afterwards stored their {figures['events']:,} "
+              f"events at {figures['events_per_s']:,.0f} events/s (one floor service, one "
+              "PostgreSQL, fsync on)")
+    else:
+        print(f"  stored as they dealt: {figures['events']:,} events, "
+              f"{figures['events_per_s']:,.0f} events/s (one floor service, one PostgreSQL, "
+              "fsync on)")
+        print(f"  journal -> store lag, records sent live: median "
+              f"{figures['lag_median_ms']:.0f} ms, p99 {figures['lag_p99_ms']:.0f} ms, max "
+              f"{figures['lag_max_ms']:.0f} ms; cards, held by the CMS family until their "
+              f"hand settles: median {figures['held_median_ms']:.0f} ms")
+    print(f"  {figures['events'] / figures['hands']:.1f} events a hand; "
+          f"{figures['bytes_per_event']:,.0f} bytes an event in floor_events with its indexes")
+    print(f"  every seq of every journal stored exactly once: "
+          f"{'yes' if figures['all_seqs_once'] else 'NO'}")
+    return figures
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.floor", description=__doc__)
+    sub = parser.add_subparsers(dest="what")
+    run = sub.add_parser("run")
+    run.add_argument("--tables", type=int, default=20)
+    run.add_argument("--seconds", type=float, default=30.0)
+    run.add_argument("--pace", type=float, default=0.0,
+                     help="seconds between one table's hands (0: one after another)")
+    run.add_argument("--catch-up", action="store_true",
+                     help="start the floor service after the tables have dealt")
+    one = sub.add_parser("worker")
+    one.add_argument("table_id")
+    one.add_argument("game", choices=GAMES)
+    one.add_argument("root")
+    args = parser.parse_args(argv)
+    if args.what == "worker":
+        worker(args.table_id, args.game, args.root)
+        return
+    from bench.machine import describe
+
+    print(f"machine: {describe()}")
+    if args.what == "run":
+        report(args.tables, args.seconds, args.pace, args.catch_up)
+    else:
+        run_all()
+
+
+def run_all() -> None:
+    """What ``make bench`` prints: 20 tables at a sustained pace (a hand every 2 s each, 30
+    times a live table's 60 an hour), the floor service following them; then 20 tables flat
+    out with the floor service started afterwards, storing their history alone."""
+    print("\nthe floor: table daemons on simulators -> one floor service -> one PostgreSQL")
+    report(20, 30.0, pace=2.0)
+    report(20, 30.0, pace=0.0, catch_up=True)
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    main()

@@ -1,0 +1,201 @@
+"""Tables and a floor service as real processes, for the floor's tests and its benchmark.
+
+:class:`TableProcess` is the daemon (``python -m controller.cli run``) on simulators, as
+:class:`bench.pipeline.DaemonProcess` runs it, with its own table id and a CMS stream, and it
+can be killed (SIGKILL) and started again on the same journal and simulators.
+:class:`FloorProcess` is ``lowball-table floor`` on a floor.toml naming those tables.
+:class:`RatedDealer` plays hands with a player id on each spot.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.pipeline import ROOT, DaemonProcess, StreamedDealer
+from bench.power_loss import CREDENTIAL, _toml_value
+from controller.table_config import default_config_path, load_config, shipped_config_dir
+
+DEADLINE_S = 30.0
+
+
+def _toml(sections: dict[str, dict[str, Any]]) -> str:
+    return "".join(f"[{name}]\n" + "".join(f"{key} = {_toml_value(value)}\n"
+                                           for key, value in values.items()) + "\n"
+                   for name, values in sections.items())
+
+
+class TableProcess(DaemonProcess):
+    """One table daemon with id ``table_id`` and a CMS stream, on simulators."""
+
+    def __init__(self, table_id: str, game: str = "three_card_lowball",
+                 durability: str = "full", root: Path | None = None):
+        from simulators.meter import AlphaSignModel
+        from simulators.pty_transport import PtyTransport
+        from simulators.shoe import Lbs1ShoeModel
+        from simulators.spots import SpotControllerModel
+
+        self.game, self.durability, self.table_id = game, durability, table_id
+        self.req = self.sub = None
+        self.process: subprocess.Popen | None = None
+        self._resources = contextlib.ExitStack()
+        try:
+            self.tmp = tempfile.TemporaryDirectory(prefix=f"lowball-floor-{table_id}-",
+                                                   dir=root)
+            self._resources.callback(self.tmp.cleanup)
+            self.dir = Path(self.tmp.name)
+            self.shoe = self._simulator(PtyTransport(Lbs1ShoeModel(), name="shoe"))
+            self.spots = self._simulator(PtyTransport(SpotControllerModel(), name="spots"))
+            self.meter = self._simulator(PtyTransport(AlphaSignModel(), name="meter"))
+            self.endpoint = f"ipc://{self.dir}/commands"
+            self.events_endpoint = f"ipc://{self.dir}/events"
+            self.replay_endpoint = f"ipc://{self.dir}/replay"
+            self.cms_events = f"ipc://{self.dir}/cms-events"
+            self.cms_replay = f"ipc://{self.dir}/cms-replay"
+            self.state_dir = self.dir / "state"
+            self.config = self._write_config()
+            self.log = self._resources.enter_context(open(self.dir / "daemon.log", "ab"))
+            import zmq
+            self.context = zmq.Context()
+            self._resources.callback(self._close_sockets)
+            self._resources.callback(self._stop_daemon)
+            self.start()
+            opened = self.ask({"command": "open"})
+            if not opened["ok"]:
+                raise RuntimeError(f"table {table_id} did not open: {opened}")
+        except BaseException:
+            self.close()
+            raise
+
+    def _write_config(self) -> Path:
+        shipped = load_config(default_config_path(self.game)).config
+        path = self.dir / "table.toml"
+        path.write_text(_toml({
+            "table": {"id": self.table_id, "game": self.game, "paytable": shipped.table.paytable,
+                      "paytables_file": str(shipped_config_dir() / "paytables.toml"),
+                      "spots": 7},
+            "limits": {"min_ante": 1, "max_ante": 10**7, "max_lowdown_bonus": 10**7},
+            "devices.shoe": {"driver": "lbs1", "port": self.shoe.url},
+            "devices.spots": {"driver": "spots-ascii", "port": self.spots.url},
+            "devices.meter": {"driver": "alpha", "port": self.meter.url},
+            "stream": {"events": self.events_endpoint, "replay": self.replay_endpoint,
+                       "commands": self.endpoint, "cms_events": self.cms_events,
+                       "cms_replay": self.cms_replay},
+            "security": {"supervisor_credential_sha256":
+                         hashlib.sha256(CREDENTIAL.encode()).hexdigest()},
+        }), encoding="utf-8")
+        load_config(path)
+        return path
+
+    @property
+    def paytable(self) -> str:
+        return load_config(self.config).config.table.paytable
+
+    def start(self) -> None:
+        """Start the daemon on this table's journal and wait until it answers."""
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "controller.cli", "run", "--config", str(self.config),
+             "--state-dir", str(self.state_dir), "--log-format", "json",
+             "--durability", self.durability],
+            cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT)
+        self._await_ready(self.dir)
+
+    def _stop_daemon(self) -> None:
+        if self.process is not None:
+            super()._stop_daemon()
+
+    def kill(self) -> None:
+        """SIGKILL the daemon, as a power cut would stop it."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait()
+        for socket in (self.req, self.sub):
+            if socket is not None:
+                socket.close(0)
+        self.req = self.sub = None
+
+    def floor_entry(self) -> dict[str, str]:
+        return {"id": self.table_id, "cms_events": self.cms_events,
+                "cms_replay": self.cms_replay}
+
+
+class RatedDealer(StreamedDealer):
+    """A :class:`bench.pipeline.StreamedDealer` whose wagers name a player per spot."""
+
+    def __init__(self, table: TableProcess, players: dict[int, str], **kwargs: Any):
+        super().__init__(table, seats=tuple(sorted(players)), **kwargs)
+        self.players = players
+
+    def _ask(self, request: dict[str, Any]) -> None:
+        if request.get("command") == "place":
+            request = {**request, "player": self.players[request["spot"]]}
+        super()._ask(request)
+
+
+def write_floor_config(path: Path, dsn: str, tables: list[TableProcess],
+                       house_edges: dict[str, str], **service: Any) -> Path:
+    lines = [_toml({"database": {"dsn": dsn}, "service": service} if service
+                   else {"database": {"dsn": dsn}})]
+    for table in tables:
+        lines.append("[[tables]]\n" + "".join(f"{key} = {_toml_value(value)}\n"
+                                              for key, value in table.floor_entry().items()))
+    for paytable, edge in house_edges.items():
+        lines.append(f'[paytables."{paytable}"]\nhouse_edge = "{edge}"\n')
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path
+
+
+class FloorProcess:
+    """``lowball-table floor --config PATH`` as its own process."""
+
+    def __init__(self, config: Path, log: Path):
+        self.config, self.log_path = config, log
+        self.process: subprocess.Popen | None = None
+        self.start()
+
+    def start(self) -> None:
+        self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop/kill
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "controller.cli", "floor", "--config", str(self.config),
+             "--log-format", "json"], cwd=ROOT, stdout=self._log, stderr=subprocess.STDOUT,
+            env={**os.environ})
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait()
+        self._log.close()
+
+    def stop(self) -> int:
+        assert self.process is not None
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(DEADLINE_S)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self._log.close()
+        return self.process.returncode
+
+    def log_tail(self) -> str:
+        return self.log_path.read_bytes()[-3000:].decode("utf-8", "replace")
+
+
+def wait_until(predicate, what: str, timeout: float = DEADLINE_S, poll: float = 0.05):
+    """Poll ``predicate`` until it returns something true, or fail naming ``what``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(poll)
+    raise AssertionError(f"timed out waiting for {what}")

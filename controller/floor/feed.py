@@ -1,0 +1,103 @@
+"""One table's CMS stream, followed for the floor store from a resume point.
+
+A feed waits for the table's heartbeat before it asks for anything (a table that is down
+costs nothing), then syncs from the seq the store resumes after
+(:meth:`controller.stream_client.StreamClient.sync` with ``replay_from``) and hands out events
+in seq order, gaps filled by replay. Whatever goes wrong (the table stops answering, a reply
+makes no sense, the store failed), the feed is reset: its client is closed and a new one
+resumes from :attr:`TableFeed.resume_after`, so nothing is skipped, and the store's primary
+key keeps a seq received twice from being stored twice.
+"""
+
+from __future__ import annotations
+
+import zmq
+
+from controller import wire
+from controller.floor.config import FloorTable
+from controller.floor.store import Row
+from controller.stream_client import StreamClient, StreamError
+
+
+class FeedError(RuntimeError):
+    """The table's journal cannot be the one the store followed."""
+
+
+class TableFeed:
+    """Used from one thread (its ZeroMQ sockets are)."""
+
+    def __init__(self, context: zmq.Context, table: FloorTable,
+                 curve: dict[str, bytes] | None, resume_after: int, timeout_s: float):
+        self.table = table
+        self.context, self.curve, self.timeout_s = context, curve, timeout_s
+        #: Where a new client resumes: everything up to it is stored, or handed to the writer.
+        self.resume_after = resume_after
+        self.client: StreamClient | None = None
+        self.synced = False
+        #: Why the last reset happened (monitoring), and how many there were.
+        self.problem: str | None = None
+        self.resets = 0
+
+    @property
+    def table_id(self) -> str:
+        return self.table.id
+
+    def open(self) -> None:
+        """Subscribe; :meth:`take` syncs once the table's heartbeat is heard."""
+        self.client = StreamClient(self.context, table_id=self.table.id,
+                                   pub_endpoint=self.table.cms_events,
+                                   replay_endpoint=self.table.cms_replay, family=wire.CMS,
+                                   curve=self.curve)
+        self.synced = False
+
+    def reset(self, problem: str) -> None:
+        """Drop the client and what it had not handed out; the next :meth:`open` resumes from
+        :attr:`resume_after`."""
+        if self.client is not None:
+            self.client.close()
+        self.client = None
+        self.synced = False
+        self.problem = problem
+        self.resets += 1
+
+    def take(self, limit: int, wait_s: float) -> list[Row]:
+        """Up to ``limit`` events in seq order, waiting up to ``wait_s`` for the first (and
+        syncing first, once the table has sent a heartbeat). StreamError or FeedError: reset
+        the feed."""
+        if self.client is None:
+            self.open()
+        client = self.client
+        assert client is not None
+        if not self.synced:
+            if client.await_heartbeat(timeout=wait_s) is None:
+                return []
+            snapshot = client.sync(replay_from=self.resume_after, timeout=self.timeout_s)
+            if snapshot.seq < self.resume_after:
+                raise FeedError(f"table {self.table.id}'s journal ends at seq {snapshot.seq}, "
+                                f"but the floor stored it up to seq {self.resume_after}: a "
+                                "different journal? Not following it")
+            self.synced = True
+        rows: list[Row] = []
+        wait = wait_s
+        while len(rows) < limit:
+            envelope = client.receive(wait, replay_timeout=self.timeout_s)
+            if envelope is None:
+                break
+            wait = 0
+            if envelope.table_id != self.table.id:
+                raise StreamError(f"table {self.table.id}: a message of table "
+                                  f"{envelope.table_id!r} on its stream")
+            rows.append(Row(self.table.id, envelope.seq, envelope.type, envelope.hand_id,
+                            envelope.ts, envelope.model_dump_json()))
+        return rows
+
+    def resume_point(self) -> int | None:
+        """Where to resume once what :meth:`take` returned is stored; None: not synced."""
+        if self.client is None or not self.synced:
+            return None
+        return self.client.delivered_through()
+
+    def close(self) -> None:
+        if self.client is not None:
+            self.client.close()
+            self.client = None

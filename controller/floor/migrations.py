@@ -1,0 +1,246 @@
+"""The floor schema, as ordered migrations: each applied once, in order, in one transaction.
+
+``schema_migrations`` records each version applied. A migration is never edited once
+released: a change is a new migration at the end. docs/floor.md documents the tables and views.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class Migration(NamedTuple):
+    version: int
+    name: str
+    sql: str
+
+
+EVENTS = """
+CREATE TABLE floor_events (
+    table_id  text        NOT NULL,
+    seq       bigint      NOT NULL CHECK (seq >= 1),
+    type      text        NOT NULL,
+    hand_id   text,
+    ts        timestamptz NOT NULL,
+    message   jsonb       NOT NULL,
+    stored_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    PRIMARY KEY (table_id, seq)
+);
+CREATE INDEX floor_events_by_type ON floor_events (type, table_id, seq);
+CREATE INDEX floor_events_by_hand ON floor_events (table_id, hand_id) WHERE hand_id IS NOT NULL;
+
+CREATE FUNCTION floor_events_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'floor_events is append-only: % refused', TG_OP;
+END $$;
+CREATE TRIGGER floor_events_no_update_or_delete BEFORE UPDATE OR DELETE ON floor_events
+    FOR EACH ROW EXECUTE FUNCTION floor_events_append_only();
+CREATE TRIGGER floor_events_no_truncate BEFORE TRUNCATE ON floor_events
+    FOR EACH STATEMENT EXECUTE FUNCTION floor_events_append_only();
+
+CREATE TABLE floor_cursors (
+    table_id     text        PRIMARY KEY,
+    resume_after bigint      NOT NULL CHECK (resume_after >= 0),
+    updated_at   timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+"""
+
+TYPED_VIEWS = """
+CREATE VIEW floor_hands AS
+SELECT s.table_id, s.hand_id,
+       s.message->'data'->>'game' AS game,
+       s.message->'data'->>'paytable' AS paytable,
+       (s.message->'data'->>'number')::bigint AS number,
+       s.seq AS started_seq, s.ts AS started_at, e.ts AS ended_at,
+       CASE e.type WHEN 'hand_settled' THEN 'settled' WHEN 'hand_voided' THEN 'voided'
+                   ELSE 'in play' END AS outcome,
+       (e.message->'data'->>'players_net')::bigint AS players_net,
+       (e.message->'data'->>'house_result')::bigint AS house_result
+  FROM floor_events s
+  LEFT JOIN floor_events e ON e.table_id = s.table_id AND e.hand_id = s.hand_id
+                          AND e.type IN ('hand_settled', 'hand_voided')
+ WHERE s.type = 'hand_started';
+
+CREATE VIEW floor_wagers_placed AS
+SELECT table_id, seq, ts,
+       (message->'data'->>'spot')::int AS spot,
+       message->'data'->>'wager' AS wager,
+       (message->'data'->>'amount')::bigint AS amount,
+       message->'data'->>'player' AS player,
+       message->'data'->>'source' AS source
+  FROM floor_events WHERE type = 'wager_placed';
+
+CREATE VIEW floor_wagers AS
+SELECT e.table_id, e.hand_id, e.seq, e.ts,
+       e.message->'data'->>'game' AS game,
+       e.message->'data'->>'paytable' AS paytable,
+       (w->>'seat')::int AS seat, w->>'wager' AS wager, (w->>'amount')::bigint AS amount
+  FROM floor_events e CROSS JOIN LATERAL jsonb_array_elements(e.message->'data'->'wagers') w
+ WHERE e.type = 'wagers_locked';
+
+CREATE VIEW floor_settlements AS
+SELECT table_id, hand_id, seq, ts,
+       (message->'data'->>'seat')::int AS seat,
+       message->'data'->>'wager' AS wager,
+       (message->'data'->>'amount')::bigint AS amount,
+       message->'data'->>'result' AS result,
+       (message->'data'->>'net')::bigint AS net
+  FROM floor_events WHERE type = 'wager_settled';
+
+CREATE VIEW floor_progressive_awards AS
+SELECT table_id, hand_id, seq, ts,
+       (message->'data'->>'seat')::int AS seat,
+       message->'data'->>'award' AS award,
+       (message->'data'->>'amount')::bigint AS amount
+  FROM floor_events WHERE type = 'progressive_awarded';
+
+CREATE VIEW floor_faults AS
+SELECT table_id, hand_id, seq, ts,
+       message->'data'->>'code' AS code,
+       message->'data'->>'device' AS device,
+       (message->'data'->>'recoverable')::boolean AS recoverable,
+       message->'data'->>'detail' AS detail
+  FROM floor_events WHERE type = 'fault';
+
+CREATE VIEW floor_device_status AS
+SELECT table_id, seq, ts,
+       message->'data'->>'device' AS device,
+       message->'data'->>'status' AS status,
+       message->'data'->>'detail' AS detail
+  FROM floor_events WHERE type = 'device_status';
+"""
+
+RATINGS = """
+CREATE TABLE floor_house_edges (
+    paytable text    NOT NULL,
+    wager    text    NOT NULL,           -- '' : every wager of the paytable without its own
+    edge     numeric NOT NULL CHECK (edge >= 0 AND edge < 1),
+    PRIMARY KEY (paytable, wager)
+);
+CREATE TABLE floor_shifts (
+    name   text PRIMARY KEY,
+    starts time NOT NULL UNIQUE
+);
+CREATE TABLE floor_settings (
+    key   text PRIMARY KEY CHECK (key IN ('timezone', 'idle_minutes')),
+    value text NOT NULL
+);
+
+CREATE FUNCTION floor_shift_of(moment timestamptz, OUT shift_date date, OUT shift text)
+STABLE LANGUAGE sql AS $$
+    WITH local AS (
+        SELECT moment AT TIME ZONE coalesce(
+                   (SELECT value FROM floor_settings WHERE key = 'timezone'), 'UTC') AS t),
+    started AS (
+        SELECT f.name FROM floor_shifts f, local WHERE f.starts <= local.t::time
+         ORDER BY f.starts DESC LIMIT 1)
+    SELECT CASE WHEN EXISTS (SELECT 1 FROM started) THEN local.t::date
+                ELSE local.t::date - 1 END,
+           coalesce((SELECT name FROM started),
+                    (SELECT name FROM floor_shifts ORDER BY starts DESC LIMIT 1), 'all day')
+      FROM local
+$$;
+
+CREATE VIEW floor_seat_players AS
+WITH starts AS (
+    SELECT table_id, hand_id, seq,
+           lag(seq, 1, 0::bigint) OVER (PARTITION BY table_id ORDER BY seq) AS previous_seq
+      FROM floor_events WHERE type = 'hand_started')
+SELECT DISTINCT ON (s.table_id, s.hand_id, p.spot)
+       s.table_id, s.hand_id, p.spot AS seat, p.player
+  FROM starts s
+  JOIN floor_wagers_placed p ON p.table_id = s.table_id
+                            AND p.seq > s.previous_seq AND p.seq < s.seq
+ ORDER BY s.table_id, s.hand_id, p.spot, p.seq DESC;
+
+CREATE VIEW floor_player_hands AS
+WITH per_hand AS (
+    SELECT h.table_id, h.hand_id, sp.player, h.paytable, h.started_at, h.ended_at AS settled_at,
+           count(DISTINCT st.seat) AS seats,
+           sum(st.amount) AS bet,
+           -sum(st.net) AS actual_win,
+           CASE WHEN bool_and(coalesce(w.edge, d.edge) IS NOT NULL)
+                THEN sum(st.amount * coalesce(w.edge, d.edge)) END AS theoretical_win
+      FROM floor_hands h
+      JOIN floor_settlements st ON st.table_id = h.table_id AND st.hand_id = h.hand_id
+      JOIN floor_seat_players sp ON sp.table_id = h.table_id AND sp.hand_id = h.hand_id
+                                AND sp.seat = st.seat
+      LEFT JOIN floor_house_edges w ON w.paytable = h.paytable AND w.wager = st.wager
+      LEFT JOIN floor_house_edges d ON d.paytable = h.paytable AND d.wager = ''
+     WHERE h.outcome = 'settled' AND sp.player <> ''
+     GROUP BY h.table_id, h.hand_id, sp.player, h.paytable, h.started_at, h.ended_at),
+ordered AS (
+    SELECT p.*, lag(p.settled_at) OVER (PARTITION BY p.player, p.table_id
+                                        ORDER BY p.started_at) AS previous_settled_at
+      FROM per_hand p)
+SELECT o.table_id, o.hand_id, o.player, o.paytable, o.started_at, o.settled_at, o.seats,
+       o.bet, o.actual_win, o.theoretical_win,
+       o.settled_at - CASE
+           WHEN o.previous_settled_at IS NOT NULL AND o.started_at - o.previous_settled_at <=
+                make_interval(mins => coalesce(
+                    (SELECT value::int FROM floor_settings WHERE key = 'idle_minutes'), 10))
+           THEN o.previous_settled_at ELSE o.started_at END AS time_played,
+       sh.shift_date, sh.shift
+  FROM ordered o CROSS JOIN LATERAL floor_shift_of(o.settled_at) sh;
+
+CREATE VIEW floor_player_ratings AS
+SELECT player, table_id, shift_date, shift,
+       count(*) AS hands,
+       sum(time_played) AS time_played,
+       sum(bet) AS total_bet,
+       sum(bet)::numeric / count(*) AS average_bet,
+       sum(actual_win) AS actual_win,
+       CASE WHEN bool_and(theoretical_win IS NOT NULL) THEN sum(theoretical_win) END
+           AS theoretical_win,
+       CASE WHEN extract(epoch FROM sum(time_played)) > 0
+            THEN count(*) * 3600 / extract(epoch FROM sum(time_played)) END AS hands_per_hour
+  FROM floor_player_hands
+ GROUP BY player, table_id, shift_date, shift;
+
+CREATE VIEW floor_device_downtime AS
+SELECT table_id, device, status, ts AS down_at, up_at, coalesce(up_at, now()) - ts AS duration
+  FROM (SELECT table_id, device, status, ts,
+               lead(ts) OVER (PARTITION BY table_id, device ORDER BY seq) AS up_at
+          FROM floor_device_status) s
+ WHERE status = 'lost' OR status LIKE 'fault:%';
+
+CREATE VIEW floor_table_ratings AS
+WITH play AS (
+    SELECT h.table_id, sh.shift_date, sh.shift, count(DISTINCT h.hand_id) AS hands,
+           sum(st.amount) AS handle, -sum(st.net) AS win
+      FROM floor_hands h
+      JOIN floor_settlements st ON st.table_id = h.table_id AND st.hand_id = h.hand_id
+      CROSS JOIN LATERAL floor_shift_of(h.ended_at) sh
+     WHERE h.outcome = 'settled'
+     GROUP BY h.table_id, sh.shift_date, sh.shift),
+faults AS (
+    SELECT f.table_id, sh.shift_date, sh.shift, count(*) AS faults
+      FROM floor_faults f CROSS JOIN LATERAL floor_shift_of(f.ts) sh
+     GROUP BY f.table_id, sh.shift_date, sh.shift),
+down AS (
+    SELECT d.table_id, sh.shift_date, sh.shift, sum(d.duration) AS downtime
+      FROM floor_device_downtime d CROSS JOIN LATERAL floor_shift_of(d.down_at) sh
+     GROUP BY d.table_id, sh.shift_date, sh.shift),
+keys AS (
+    SELECT table_id, shift_date, shift FROM play
+    UNION SELECT table_id, shift_date, shift FROM faults
+    UNION SELECT table_id, shift_date, shift FROM down)
+SELECT k.table_id, k.shift_date, k.shift,
+       coalesce(p.hands, 0) AS hands,
+       coalesce(p.handle, 0) AS handle,
+       coalesce(p.win, 0) AS win,
+       CASE WHEN p.handle > 0 THEN p.win::numeric * 100 / p.handle END AS hold_percent,
+       coalesce(f.faults, 0) AS faults,
+       coalesce(d.downtime, interval '0') AS device_downtime
+  FROM keys k
+  LEFT JOIN play p USING (table_id, shift_date, shift)
+  LEFT JOIN faults f USING (table_id, shift_date, shift)
+  LEFT JOIN down d USING (table_id, shift_date, shift);
+"""
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "events and resume points", EVENTS),
+    Migration(2, "typed views: hands, wagers, settlements, awards, faults, device status",
+              TYPED_VIEWS),
+    Migration(3, "ratings and theoretical win", RATINGS),
+)

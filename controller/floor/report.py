@@ -1,0 +1,83 @@
+"""``lowball-table floor report``: the ratings views, printed for people.
+
+Per player, table and shift (``floor_player_ratings``) and per table and shift
+(``floor_table_ratings``). Money stays exact: cents are integers, theoretical win and averages
+are PostgreSQL numerics, shown rounded to the cent (half to even) only here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date, timedelta
+from decimal import ROUND_HALF_EVEN, Decimal
+from typing import IO, Any
+
+import psycopg
+
+PLAYERS = """SELECT player, table_id, shift_date, shift, hands, time_played, total_bet,
+                    average_bet, actual_win, theoretical_win, hands_per_hour
+               FROM floor_player_ratings
+              WHERE (%(day)s::date IS NULL OR shift_date = %(day)s::date)
+              ORDER BY shift_date, shift, player, table_id"""
+TABLES = """SELECT table_id, shift_date, shift, hands, handle, win, hold_percent, faults,
+                   device_downtime
+              FROM floor_table_ratings
+             WHERE (%(day)s::date IS NULL OR shift_date = %(day)s::date)
+             ORDER BY shift_date, shift, table_id"""
+
+
+def money(cents: int | Decimal | None) -> str:
+    """Cents as dollars, rounded to the cent half to even: 123456 -> "$1,234.56"."""
+    if cents is None:
+        return "-"
+    whole = Decimal(cents).quantize(Decimal(1), rounding=ROUND_HALF_EVEN)
+    sign = "-" if whole < 0 else ""
+    dollars, rest = divmod(abs(int(whole)), 100)
+    return f"{sign}${dollars:,}.{rest:02d}"
+
+
+def duration(value: timedelta | None) -> str:
+    """H:MM:SS, whole seconds."""
+    if value is None:
+        return "-"
+    seconds = int(value.total_seconds())
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+def _number(value: Decimal | float | None, places: str = "0.1") -> str:
+    if value is None:
+        return "-"
+    return str(Decimal(value).quantize(Decimal(places), rounding=ROUND_HALF_EVEN))
+
+
+def _table(out: IO[str], header: Sequence[str], rows: list[Sequence[str]]) -> None:
+    widths = [max(len(str(cell)) for cell in column) for column in zip(header, *rows)]
+    for line in (header, *rows):
+        out.write("  ".join(str(cell).ljust(width) if index < 2 else str(cell).rjust(width)
+                            for index, (cell, width) in enumerate(zip(line, widths))).rstrip()
+                  + "\n")
+
+
+def player_rows(connection: psycopg.Connection, day: date | None) -> list[tuple[Any, ...]]:
+    return connection.execute(PLAYERS, {"day": day}).fetchall()
+
+
+def table_rows(connection: psycopg.Connection, day: date | None) -> list[tuple[Any, ...]]:
+    return connection.execute(TABLES, {"day": day}).fetchall()
+
+
+def print_report(connection: psycopg.Connection, out: IO[str], day: date | None = None) -> None:
+    players = player_rows(connection, day)
+    out.write("Players (per player, table and shift)\n")
+    _table(out, ("player", "table", "shift", "hands", "time", "total bet", "average bet",
+                 "actual win", "theo win", "hands/h"),
+           [(player, table, f"{shift_date} {shift}", str(hands), duration(played), money(total),
+             money(average), money(actual), money(theo), _number(per_hour))
+            for player, table, shift_date, shift, hands, played, total, average, actual, theo,
+            per_hour in players])
+    tables = table_rows(connection, day)
+    out.write("\nTables (per table and shift)\n")
+    _table(out, ("table", "shift", "hands", "handle", "win", "hold %", "faults", "downtime"),
+           [(table, f"{shift_date} {shift}", str(hands), money(handle), money(win),
+             _number(hold, "0.01"), str(faults), duration(down))
+            for table, shift_date, shift, hands, handle, win, hold, faults, down in tables])

@@ -1,0 +1,235 @@
+"""``lowball-table floor``: every configured table's CMS stream into PostgreSQL.
+
+One thread per table follows its stream (:class:`controller.floor.feed.TableFeed`): a table
+that is slow to answer a replay (the CMS family makes a subscriber replay to learn which seqs
+it holds back) delays only itself. Each hands its events, in seq order, with its resume point
+to the writer, which stores everything handed to it in one transaction
+(:func:`controller.floor.store.store_batch`), every ``batch_wait_ms`` or as soon as
+``batch_max`` events wait.
+
+When the database fails, the batch and everything handed over since are dropped and every
+feed starts again from the resume points last committed; when a table fails, only its feed
+does, from the last resume point it handed over. So after any crash or restart (the
+service's, a table's, PostgreSQL's) the store continues from what it committed: no seq
+skipped, and none stored twice (the primary key).
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from types import FrameType
+
+import psycopg
+import structlog
+import zmq
+
+from controller.floor import store
+from controller.floor.config import LoadedFloorConfig
+from controller.floor.feed import FeedError, TableFeed
+from controller.stream_client import StreamError
+
+log = structlog.get_logger("floor")
+#: How long a feed waits for its table's next message before it looks whether the service is
+#: stopping or the database failed: an event is handed over the moment it arrives, so this
+#: bounds only those checks (and an idle table's wake-ups, two a second).
+FEED_WAIT_S = 0.5
+
+
+class _Handover:
+    """What the feeds have handed to the writer and not yet stored, guarded by one lock.
+
+    ``epoch`` is raised whenever the writer drops what it held (the database failed): a feed
+    that sees its epoch change drops its client too and resumes from ``committed``."""
+
+    def __init__(self, committed: dict[str, int], batch_max: int):
+        self.lock = threading.Condition()
+        self.rows: list[store.Row] = []
+        self.cursors: dict[str, int] = {}
+        self.committed = dict(committed)
+        self.epoch = 0
+        self.batch_max = batch_max
+
+    def full(self) -> bool:
+        return len(self.rows) >= self.batch_max
+
+
+class FloorService:
+    def __init__(self, loaded: LoadedFloorConfig, context: zmq.Context | None = None):
+        self.loaded = loaded
+        self.config = loaded.config
+        self.context = context or zmq.Context()
+        self.curves = self._curves()
+        self.stopping = threading.Event()
+        self.connection: psycopg.Connection | None = None
+        self.handover = _Handover({}, self.config.service.batch_max)
+        self.threads: list[threading.Thread] = []
+        #: Events stored, and events received again that the store already held.
+        self.stored = self.repeated = self.batches = 0
+
+    def _curves(self) -> dict[str, dict[str, bytes] | None]:
+        from controller.stream_security import client_keys
+
+        curves: dict[str, dict[str, bytes] | None] = {}
+        for table in self.config.tables:
+            if table.server_key_file is None or self.config.curve is None:
+                curves[table.id] = None
+                continue
+            curves[table.id] = client_keys(str(self.loaded.resolve(self.config.curve.key_file)),
+                                           str(self.loaded.resolve(table.server_key_file)))
+        return curves
+
+    # --- the database ---------------------------------------------------------------------------
+
+    def _database(self) -> psycopg.Connection | None:
+        """The connection: connecting migrates, applies the ratings settings and restarts
+        every feed from the database's resume points."""
+        if self.connection is not None and not self.connection.closed:
+            return self.connection
+        try:
+            connection = store.connect(self.config.database.dsn)
+        except psycopg.OperationalError as error:
+            log.warning("database unavailable", error=str(error).strip())
+            self.stopping.wait(self.config.service.retry_s)
+            return None
+        try:
+            applied = store.migrate(connection)
+            if applied:
+                log.info("schema migrated", versions=applied)
+            store.configure(connection, self.config)
+            points = store.resume_points(connection)
+        except BaseException:
+            connection.close()
+            raise
+        self._drop_handover(points)
+        log.info("database connected")
+        self.connection = connection
+        return connection
+
+    def _drop_handover(self, committed: dict[str, int]) -> None:
+        with self.handover.lock:
+            self.handover.rows, self.handover.cursors = [], {}
+            self.handover.committed = dict(committed)
+            self.handover.epoch += 1
+            self.handover.lock.notify_all()
+
+    def _lost_database(self, error: BaseException) -> None:
+        log.warning("database failed: the batch is dropped, every table resumes from the "
+                    "store", error=str(error).strip())
+        if self.connection is not None:
+            self.connection.close()
+        self.connection = None
+        self._drop_handover(self.handover.committed)
+
+    # --- the writer -----------------------------------------------------------------------------
+
+    def run(self) -> None:
+        service = self.config.service
+        self.threads = [threading.Thread(target=self._follow, args=(table,), daemon=True,
+                                         name=f"floor-{table.id}")
+                        for table in self.config.tables]
+        try:
+            while self._database() is None and not self.stopping.is_set():
+                pass
+            for thread in self.threads:
+                thread.start()
+            while not self.stopping.is_set():
+                connection = self._database()
+                if connection is None:
+                    continue
+                handover = self.handover
+                with handover.lock:
+                    handover.lock.wait_for(lambda: handover.full() or self.stopping.is_set(),
+                                           timeout=service.batch_wait_ms / 1000)
+                    rows, cursors = handover.rows, handover.cursors
+                    handover.rows, handover.cursors = [], {}
+                    handover.lock.notify_all()
+                if not rows and not cursors:
+                    continue
+                try:
+                    stored = store.store_batch(connection, rows, cursors)
+                except psycopg.Error as error:
+                    self._lost_database(error)
+                    continue
+                with handover.lock:
+                    handover.committed.update(cursors)
+                self.batches += 1
+                self.stored += stored
+                self.repeated += len(rows) - stored
+        finally:
+            self.stopping.set()
+            with self.handover.lock:
+                self.handover.lock.notify_all()
+            for thread in self.threads:
+                thread.join(10)
+            if self.connection is not None:
+                self.connection.close()
+                self.connection = None
+
+    # --- one table ------------------------------------------------------------------------------
+
+    def _follow(self, table) -> None:
+        service, handover = self.config.service, self.handover
+        with handover.lock:
+            epoch = handover.epoch
+            feed = TableFeed(self.context, table, self.curves[table.id],
+                             handover.committed.get(table.id, 0), service.replay_timeout_s)
+        try:
+            while not self.stopping.is_set():
+                with handover.lock:
+                    if handover.epoch != epoch:      # the writer dropped what we handed over
+                        epoch = handover.epoch
+                        feed.reset("the database failed or reconnected")
+                        feed.resume_after = handover.committed.get(table.id, 0)
+                    # a writer that cannot keep up holds the feeds back, a batch at most each
+                    handover.lock.wait_for(lambda: len(handover.rows) < 2 * handover.batch_max
+                                           or self.stopping.is_set())
+                try:
+                    rows = feed.take(service.batch_max, FEED_WAIT_S)
+                    point = feed.resume_point()
+                except (StreamError, FeedError) as error:
+                    log.warning("table stream failed: resuming from the store",
+                                table=table.id, resume_after=feed.resume_after, error=str(error))
+                    feed.reset(str(error))
+                    self.stopping.wait(service.retry_s if isinstance(error, FeedError) else 0)
+                    continue
+                if not rows and (point is None or point == feed.resume_after):
+                    continue
+                with handover.lock:
+                    if handover.epoch != epoch:
+                        continue
+                    handover.rows.extend(rows)
+                    if point is not None:
+                        handover.cursors[table.id] = point
+                        feed.resume_after = point
+                    if handover.full():
+                        handover.lock.notify_all()
+        finally:
+            feed.close()
+
+    def request_stop(self, *_: object) -> None:
+        self.stopping.set()
+        with self.handover.lock:
+            self.handover.lock.notify_all()
+
+
+def serve(loaded: LoadedFloorConfig) -> int:
+    service = FloorService(loaded)
+
+    def stop(signum: int, _frame: FrameType | None) -> None:
+        log.info("stopping", signal=signal.Signals(signum).name)
+        service.request_stop()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    log.info("floor service starting", tables=len(loaded.config.tables))
+    started = time.monotonic()
+    try:
+        service.run()
+    except (store.SchemaError, psycopg.Error) as error:
+        log.error("floor service cannot go on", error=str(error).strip())
+        return 2
+    log.info("floor service stopped", stored=service.stored, repeated=service.repeated,
+             batches=service.batches, seconds=round(time.monotonic() - started, 1))
+    return 0

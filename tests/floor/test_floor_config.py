@@ -1,0 +1,90 @@
+"""floor.toml: validated with every error naming its key; house edges exact, never floats."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from controller.floor.config import load_floor_config
+from controller.validation import InputError
+
+BASE = """
+[database]
+dsn = "host=/var/run/postgresql dbname=floor"
+
+[[tables]]
+id = "CALI-01"
+cms_events = "ipc:///run/lowball/cms-events"
+cms_replay = "ipc:///run/lowball/cms-replay"
+"""
+
+
+def load(tmp_path, text: str):
+    path = tmp_path / "floor.toml"
+    path.write_text(BASE + text, encoding="utf-8")
+    return load_floor_config(path)
+
+
+def problems(tmp_path, text: str) -> str:
+    with pytest.raises(InputError) as raised:
+        load(tmp_path, text)
+    return str(raised.value)
+
+
+def test_a_minimal_config_has_defaults(tmp_path):
+    config = load(tmp_path, "").config
+    assert config.tables[0].id == "CALI-01" and config.service.batch_max == 2000
+    assert [shift.name for shift in config.ratings.shifts] == ["grave", "day", "swing"]
+
+
+def test_house_edges_are_exact_decimals(tmp_path):
+    config = load(tmp_path, '[paytables."paytable-1"]\nhouse_edge = "3.37%"\n'
+                            'wagers = { bonus = "0.0512" }\n').config
+    assert config.paytables["paytable-1"].house_edge == Decimal("0.0337")
+    assert config.paytables["paytable-1"].wagers == {"bonus": Decimal("0.0512")}
+
+
+@pytest.mark.parametrize("edge, says", [
+    ("0.0337", "a float is not exact"),
+    ('"1.5"', "below 100%"),
+    ('"-0.01"', "not a decimal"),
+    ('"3,37%"', "not a decimal"),
+    ('"1e-2"', "not a decimal"),
+])
+def test_a_bad_house_edge_names_its_key(tmp_path, edge, says):
+    message = problems(tmp_path, f'[paytables."p"]\nhouse_edge = {edge}\n')
+    assert "paytables.p.house_edge" in message and says in message
+
+
+@pytest.mark.parametrize("text, key", [
+    ("[service]\nbatch_max = 0\n", "service.batch_max"),
+    ("[service]\nbatch_size = 5\n", "service.batch_size: unknown key"),
+    ('[ratings]\ntimezone = "Mars/Olympus"\n', "ratings.timezone"),
+    ('[ratings]\nshifts = [{name = "a", starts = 06:00:00}, {name = "a", starts = 07:00:00}]\n',
+     "a name appears twice"),
+    ('[[tables]]\nid = "CALI-01"\ncms_events = "ipc:///a"\ncms_replay = "ipc:///b"\n',
+     "tables[1].id: 'CALI-01' is listed twice"),
+    ('[[tables]]\nid = "T2"\ncms_events = "tcp://10.1.2.3:5560"\ncms_replay = "ipc:///b"\n',
+     "tables[1].cms_events: without CURVE keys"),
+    ('[[tables]]\nid = "T2"\ncms_events = "ipc:///a"\ncms_replay = "ipc:///b"\n'
+     'server_key_file = "T2.key"\n', "tables[1].server_key_file needs [curve] key_file"),
+    ('[[tables]]\nid = "T 2"\ncms_events = "ipc:///a"\ncms_replay = "ipc:///b"\n',
+     "tables[1].id: String should match"),
+])
+def test_a_bad_key_is_named(tmp_path, text, key):
+    assert key in problems(tmp_path, text)
+
+
+def test_a_missing_curve_key_file_is_named(tmp_path):
+    assert "curve.key_file" in problems(tmp_path, '[curve]\nkey_file = "floor.key_secret"\n')
+
+
+def test_the_shipped_example_is_valid_and_names_the_example_tables():
+    from controller.table_config import load_config, shipped_config_dir
+
+    floor = load_floor_config(shipped_config_dir() / "floor.toml").config
+    tables = [load_config(shipped_config_dir() / name).config.table
+              for name in ("cali-lowball.toml", "three-card-lowball.toml")]
+    assert [table.id for table in floor.tables] == [table.id for table in tables]
+    assert {table.paytable for table in tables} <= set(floor.paytables)

@@ -1,0 +1,107 @@
+"""The floor service against real table daemons and a real PostgreSQL: every journaled seq
+stored exactly once, through a floor service killed mid-stream, a table killed mid-hand and
+PostgreSQL restarted."""
+
+from __future__ import annotations
+
+import threading
+
+import psycopg
+import pytest
+
+from bench.floor_rig import FloorProcess, RatedDealer, TableProcess, wait_until, \
+    write_floor_config
+from bench.power_loss import CREDENTIAL, JournalView
+from controller.journal import journal_path
+
+
+def stored(dsn: str, table_id: str) -> list[tuple[int, str, str | None]]:
+    try:
+        with psycopg.connect(dsn) as connection:
+            return connection.execute(
+                "SELECT seq, type, hand_id FROM floor_events WHERE table_id = %s ORDER BY seq",
+                (table_id,)).fetchall()
+    except psycopg.Error:  # PostgreSQL restarting, or the floor has not migrated yet
+        return []
+
+
+def journaled(table: TableProcess) -> list[tuple[int, str, str | None]]:
+    import json
+    return [(seq, kind, json.loads(message)["hand_id"])
+            for seq, _ts, kind, message in JournalView(journal_path(table.state_dir)).records()]
+
+
+def all_stored(dsn: str, tables: list[TableProcess]) -> bool:
+    return all(stored(dsn, table.table_id) == journaled(table) for table in tables)
+
+
+@pytest.fixture
+def tables(tmp_path):
+    made: list[TableProcess] = []
+    try:
+        made.append(TableProcess("TCL-01", "three_card_lowball"))
+        made.append(TableProcess("CALI-01", "cali_lowball"))
+        yield made
+    finally:
+        for table in made:
+            table.close()
+
+
+def test_every_seq_stored_once_through_kills_and_a_database_restart(postgres, database,
+                                                                     tables, tmp_path):
+    three_card, cali = tables
+    config = write_floor_config(tmp_path / "floor.toml", database, tables,
+                                {three_card.paytable: "0.0337", cali.paytable: "2.5%"})
+    floor = FloorProcess(config, tmp_path / "floor.log")
+    try:
+        RatedDealer(three_card, {1: "P-1", 2: "P-2"}).hand()
+        RatedDealer(cali, {1: "P-3"}).hand()
+        wait_until(lambda: all_stored(database, tables), "the first hands stored")
+
+        # the floor killed while a table deals, then started again
+        dealing = threading.Thread(target=lambda: [RatedDealer(three_card, {3: "P-4"}).hand()
+                                                   for _ in range(3)])
+        dealing.start()
+        wait_until(lambda: len(stored(database, "TCL-01")) > len(journaled(three_card)) - 40
+                   and journaled(three_card)[-1][1] != "hand_settled", "a hand in play")
+        floor.kill()
+        RatedDealer(cali, {1: "P-3"}).hand()
+        floor.start()
+        dealing.join(60)
+        assert not dealing.is_alive()
+        wait_until(lambda: all_stored(database, tables), "every seq after the floor's restart",
+                   timeout=60)
+
+        # a table killed mid-hand: restarted, its hand voided, dealing on
+        for wager, amount in (("ante", 500), ("xtra_bonus", 500)):
+            assert cali.ask({"command": "place", "spot": 2, "wager": wager, "amount": amount,
+                             "player": "P-5"})["ok"]
+        assert cali.ask({"command": "lock"})["ok"]
+        cali.shoe.device.load(seed=11)
+        cali.shoe.device.deal(3)
+        wait_until(lambda: sum(kind == "card_dealt" for _, kind, _ in journaled(cali)[-12:])
+                   >= 3, "cards dealt")
+        cali.kill()
+        cali.start()
+        reply = cali.ask({"command": "void", "reason": "controller restarted in a test",
+                          "credential": CREDENTIAL})
+        assert reply["ok"], reply
+        RatedDealer(cali, {1: "P-3"}).hand()
+
+        # PostgreSQL restarted while a table deals
+        dealing = threading.Thread(target=lambda: [RatedDealer(three_card, {3: "P-4"}).hand()
+                                                   for _ in range(2)])
+        dealing.start()
+        postgres.restart()
+        dealing.join(60)
+        assert not dealing.is_alive()
+        wait_until(lambda: all_stored(database, tables), "every seq after the restarts",
+                   timeout=60)
+    finally:
+        status = floor.stop()
+    assert status == 0, floor.log_tail()
+    for table in tables:
+        rows = stored(database, table.table_id)
+        assert [seq for seq, _, _ in rows] == list(range(1, len(rows) + 1))
+        assert rows == journaled(table)
+        assert any(kind == "hand_voided" for _, kind, _ in rows) or table is three_card
