@@ -212,20 +212,24 @@ class StreamClient:
         self._process(timeout)
         return snapshot
 
-    def receive(self, timeout: float = DEFAULT_TIMEOUT_S) -> wire.EnvelopeBase | None:
+    def receive(self, timeout: float = DEFAULT_TIMEOUT_S, *,
+                replay_timeout: float | None = None) -> wire.EnvelopeBase | None:
         """The next event in seq order, filling any gap by replay; None if none came within
         ``timeout`` seconds. Heartbeats are not returned: the last is :attr:`last_heartbeat`.
+        ``replay_timeout`` (default ``timeout``) bounds each replay a gap needs, so that a
+        caller may poll with ``timeout=0`` and still have its gaps filled.
         Call :meth:`sync` first."""
         if self.last_seq is None:
             raise StreamError("call sync() before receive(): events are applied after a "
                               "snapshot")
         deadline = time.monotonic() + timeout
+        fetch = timeout if replay_timeout is None else replay_timeout
         while True:
-            self._process(timeout)
+            self._process(fetch)
             if self._ready:
                 if type(self._ready[0]) is not _Gap:
                     return self._ready.popleft()
-                self._fetch(timeout)
+                self._fetch(fetch)
                 continue
             remaining_ms = int((deadline - time.monotonic()) * 1000)
             if remaining_ms <= 0 and not self._sub.poll(0, zmq.POLLIN):

@@ -1,0 +1,209 @@
+"""The console's web side: Starlette over uvicorn (plain HTML, CSS and JavaScript modules
+served from :mod:`controller.console`'s ``static`` directory; nothing from the network).
+
+``/`` is the dealer's screen; ``/ws`` its WebSocket: the console pushes the latest view, and
+takes the dealer's commands (:mod:`controller.console.messages`). A slow browser only ever
+misses views in between (each screen keeps only the newest one to send); a browser that
+sends too fast is told so and its excess is dropped before it reaches the table.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import structlog
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import FileResponse, Response
+from starlette.routing import Mount, Route, WebSocketRoute
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from controller.console.link import TableLink
+from controller.console.messages import BadMessage, Deduplicator, parse_message, request_of
+
+log = structlog.get_logger("lowball.console")
+STATIC = Path(__file__).with_name("static")
+#: A screen may send this many commands in a burst, then one per 1/RATE s.
+BURST, RATE = 10, 5.0
+#: How long a screen waits for the answer to one command.
+ANSWER_TIMEOUT_S = 10.0
+HEADERS = {
+    "content-security-policy": "default-src 'self'; connect-src 'self'; img-src 'self' data:; "
+                               "frame-ancestors 'none'",
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "cache-control": "no-store",
+}
+
+
+class SecurityHeaders:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def with_headers(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                message.setdefault("headers", [])
+                message["headers"] = list(message["headers"]) + [
+                    (key.encode(), value.encode()) for key, value in HEADERS.items()]
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
+
+
+class Screens:
+    """Every open screen, each with the newest view still to send."""
+
+    def __init__(self) -> None:
+        self.view: dict[str, Any] | None = None
+        self._latest: dict[int, asyncio.Queue[str]] = {}
+
+    def show(self, view: dict[str, Any]) -> None:
+        """From the event loop: the newest view for every screen."""
+        self.view = view
+        text = json.dumps(view)
+        for box in self._latest.values():
+            while not box.empty():
+                box.get_nowait()
+            box.put_nowait(text)
+
+    def open(self, key: int) -> asyncio.Queue[str]:
+        box: asyncio.Queue[str] = asyncio.Queue(maxsize=1)
+        if self.view is not None:
+            box.put_nowait(json.dumps(self.view))
+        self._latest[key] = box
+        return box
+
+    def close(self, key: int) -> None:
+        self._latest.pop(key, None)
+
+
+class Bucket:
+    """A screen's allowance of commands: ``burst`` at once, refilled at ``rate`` a second."""
+
+    def __init__(self, burst: int = BURST, rate: float = RATE) -> None:
+        self.burst, self.rate = burst, rate
+        self.tokens, self.at = float(burst), time.monotonic()
+
+    def take(self) -> bool:
+        now = time.monotonic()
+        self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
+        self.at = now
+        if self.tokens < 1:
+            return False
+        self.tokens -= 1
+        return True
+
+
+def same_origin(websocket: WebSocket) -> bool:
+    """A page of another site must not drive the table through the dealer's browser."""
+    origin = websocket.headers.get("origin")
+    if origin is None:
+        return True  # not a browser: nothing a page elsewhere can forge
+    return urlsplit(origin).netloc == websocket.headers.get("host")
+
+
+def create_app(link: TableLink, by: str) -> Starlette:
+    screens = Screens()
+    seen = Deduplicator()
+    pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
+
+    async def send_command(request: dict[str, Any]) -> dict[str, Any]:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[dict[str, Any]] = loop.create_future()
+
+        def answer(reply: dict[str, Any]) -> None:  # from the link's thread
+            loop.call_soon_threadsafe(lambda: future.done() or future.set_result(reply))
+
+        link.send(request, answer)
+        return await asyncio.wait_for(future, ANSWER_TIMEOUT_S)
+
+    async def command(message: Any) -> dict[str, Any]:
+        known = seen.get(message.id)
+        if known is not None:
+            return {**known, "repeated": True}
+        if message.id in pending:
+            return {**await asyncio.shield(pending[message.id]), "repeated": True}
+        future = asyncio.ensure_future(send_command(request_of(message, by)))
+        pending[message.id] = future
+        try:
+            reply = await asyncio.shield(future)
+        except asyncio.TimeoutError:
+            reply = {"ok": False, "error": "the table did not answer in time: look at the "
+                                           "screen before trying again"}
+        finally:
+            pending.pop(message.id, None)
+        answer = {"ok": bool(reply.get("ok")), "error": reply.get("error")}
+        seen.remember(message.id, answer)
+        return answer
+
+    async def dealer(request: Request) -> Response:
+        return FileResponse(STATIC / "dealer.html")
+
+    async def socket(websocket: WebSocket) -> None:
+        if not same_origin(websocket):
+            await websocket.close(code=1008, reason="another site's page")
+            return
+        await websocket.accept()
+        key = id(websocket)
+        box = screens.open(key)
+
+        async def push() -> None:
+            while True:
+                await websocket.send_text(await box.get())
+
+        pusher = asyncio.ensure_future(push())
+        bucket = Bucket()
+        try:
+            while True:
+                text = await websocket.receive_text()
+                try:
+                    message = parse_message(text)
+                except BadMessage as error:
+                    log.warning("bad message from a screen", error=str(error))
+                    await websocket.send_text(json.dumps({"type": "error",
+                                                          "error": str(error)}))
+                    continue
+                if not bucket.take():
+                    await websocket.send_text(json.dumps({
+                        "type": "answer", "id": message.id, "ok": False,
+                        "error": "too many commands from this screen: nothing was sent; "
+                                 "slow down"}))
+                    continue
+                answer = await command(message)
+                await websocket.send_text(json.dumps({"type": "answer", "id": message.id,
+                                                      **answer}))
+        except WebSocketDisconnect:
+            pass
+        finally:
+            pusher.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await pusher
+            screens.close(key)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette):
+        loop = asyncio.get_running_loop()
+        link.on_view = lambda view: loop.call_soon_threadsafe(screens.show, view)
+        link.start()
+        try:
+            yield
+        finally:
+            await asyncio.to_thread(link.stop)
+
+    return Starlette(routes=[Route("/", dealer), WebSocketRoute("/ws", socket),
+                             Mount("/static", StaticFiles(directory=STATIC), name="static")],
+                     middleware=[Middleware(SecurityHeaders)], lifespan=lifespan)

@@ -1,0 +1,92 @@
+"""What a browser may send the console over the WebSocket: hostile until parsed.
+
+One message is one JSON object of at most :data:`MAX_MESSAGE_BYTES`, checked by a pydantic
+model that forbids unknown keys and bounds every field. A dealer's screen may send only the
+dealer's commands (the command models of :mod:`controller.table_commands`, which bound
+spots, amounts and text); a supervisor's command is not a dealer message at all, whatever it
+says. Each command carries an ``id`` chosen by the browser: the console answers a repeated id
+with the first answer and does not send the command again (see :class:`Deduplicator`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from controller.table_commands import Cancel, Close, Continue, Decide, Lock, Open, Place
+from controller.validation import problems_of
+
+MAX_MESSAGE_BYTES = 4096
+#: Answers remembered for repeated ids (per console).
+REMEMBERED = 1024
+
+DealerCommand = Annotated[Union[Open, Close, Place, Cancel, Lock, Decide, Continue],  # noqa: UP007
+                          Field(discriminator="command")]
+CommandId = Annotated[str, Field(pattern=r"^[A-Za-z0-9-]{8,64}$")]
+
+
+class CommandMessage(BaseModel):
+    """``{"type": "command", "id": "...", "command": {"command": "lock"}}``"""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    type: Literal["command"]
+    id: CommandId
+    command: DealerCommand
+
+
+_MESSAGE: TypeAdapter[CommandMessage] = TypeAdapter(CommandMessage)
+
+
+class BadMessage(ValueError):
+    """A message the console will not act on; the text says why, for the screen."""
+
+
+def parse_message(text: str | bytes) -> CommandMessage:
+    if len(text) > MAX_MESSAGE_BYTES:
+        raise BadMessage(f"a message is at most {MAX_MESSAGE_BYTES} bytes; this one is "
+                         f"{len(text)}")
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as error:
+        raise BadMessage(f"not valid JSON: {error}") from None
+    if not isinstance(data, dict):
+        raise BadMessage("a message is a JSON object such as {\"type\": \"command\", "
+                         "\"id\": \"...\", \"command\": {\"command\": \"lock\"}}")
+    command = data.get("command")
+    name = command.get("command") if isinstance(command, dict) else None
+    if name in ("void", "verify_jackpot", "reload"):
+        raise BadMessage(f"'{name}' is a supervisor's command: the dealer's screen cannot "
+                         f"give it")
+    try:
+        return _MESSAGE.validate_python(data)
+    except ValidationError as error:
+        raise BadMessage("; ".join(problems_of(error)[:5])) from None
+
+
+def request_of(message: CommandMessage, by: str) -> dict[str, Any]:
+    """The command as the daemon's command channel takes it."""
+    return {**message.command.model_dump(), "by": by}
+
+
+class Deduplicator:
+    """The answers to the last :data:`REMEMBERED` command ids. A browser that sends a command
+    again (a reconnect, a double tap, a replayed message) gets the first answer back and the
+    table sees the command once. The console keeps them, not the daemon: the command
+    channel's commands carry no id (their effect is decided by the table's state, and most
+    are refused when repeated), and the console is where a browser's retries arrive."""
+
+    def __init__(self, size: int = REMEMBERED) -> None:
+        self.size = size
+        self._answers: OrderedDict[str, Any] = OrderedDict()
+
+    def get(self, command_id: str) -> Any:
+        return self._answers.get(command_id)
+
+    def remember(self, command_id: str, answer: Any) -> None:
+        self._answers[command_id] = answer
+        self._answers.move_to_end(command_id)
+        while len(self._answers) > self.size:
+            self._answers.popitem(last=False)
