@@ -43,12 +43,18 @@ build-deps:
 	  else echo "the build needs gcc and the Python headers: sudo apt-get install gcc python3-dev (or sudo make build-deps), or LOWBALL_PURE_PYTHON=1 make ..." >&2; fi; \
 	fi
 
-# systemd-analyze and systemd-sysusers check the unit files (tests/systemd): installed from
-# Debian's packages when missing and we are root (as in CI); otherwise those tests say how.
+# systemd-analyze and systemd-sysusers check the unit files (tests/systemd), and Chromium is
+# the browser of the console's tests (tests/console, driven by Playwright, which never downloads
+# a browser here): installed from Debian's packages when missing and we are root (as in CI);
+# otherwise those tests say how.
 deps:
 	@if ! command -v systemd-analyze >/dev/null || ! command -v systemd-sysusers >/dev/null; then \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq --no-install-recommends systemd; \
 	  else echo "tests/systemd need systemd: sudo apt-get install --no-install-recommends systemd (or sudo make deps)" >&2; fi; \
+	fi
+	@if ! command -v chromium >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium; \
+	  else echo "tests/console need Chromium: sudo apt-get install --no-install-recommends chromium (or sudo make deps)" >&2; fi; \
 	fi
 
 test: $(BUILT) deps

@@ -55,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         listener.bind((config.host, port))
+        listener.listen(128)  # connections wait in the backlog until the server takes them
     except OSError as error:
         print(f"lowball-table console: cannot listen on {config.host}:{port}: "
               f"{error.strerror}", file=sys.stderr)

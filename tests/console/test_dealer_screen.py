@@ -112,3 +112,24 @@ def test_a_cali_hand_by_touch_with_a_fold(table, screen):
     net = sum(e.data.net for e in rig.events("wager_settled"))
     assert net < 0 and f"collect ${-net / 100:,.2f}" in panel.inner_text()
     assert "fold" in page.inner_text('.spot[data-spot="1"] .decision')
+
+
+def test_a_shoe_fault_shows_the_way_out_and_continue_resumes_the_hand(table, screen):
+    rig, console = table("cali_lowball")
+    rig.shoe.device.load(["Jd", "3h", "9s", "5c", "2c", "4d", "7h"])
+    assert rig.ask({"command": "open"})["ok"]
+    for wager in ("ante", "xtra_bonus"):
+        assert rig.ask({"command": "place", "spot": 2, "wager": wager, "amount": 1000})["ok"]
+    assert rig.ask({"command": "lock"})["ok"]
+    page = screen(console.url)
+    rig.deal_one()
+    rig.shoe.device.jam()
+    page.wait_for_selector("#banner.paused")
+    assert "Continue" in page.inner_text("#banner")
+    assert actions_on_screen(page) == {"continue"}
+    shot(page, "dealer-fault")
+    page.tap('[data-action="continue"]')
+    wait_for(lambda: rig.status()["state"] != "PAUSED", "the hand to resume")
+    page.wait_for_selector("#banner:not(.paused):has-text('Deal a card')")
+    deal_while_cards_are_due(rig, page)
+    page.wait_for_selector('.spot[data-spot="2"] [data-action="raise"]')
