@@ -96,7 +96,7 @@ def test_the_supervisor_only_field_is_refused_by_name(hand_in_play):
         {"command": "void", "reason": "x", "supervisor_only": False}).encode())
     assert reply["ok"] is False and "supervisor_only: unknown key" in reply["error"]
     assert hand_in_play.table.hand is not None
-    assert all(cls.supervisor_only is (name in ("void", "verify_jackpot", "reload"))
+    assert all(cls.supervisor_only is (name in ("void", "verify_jackpot", "reload", "sign_in"))
                for name, cls in COMMANDS.items())
 
 
