@@ -27,6 +27,7 @@ def run(args: argparse.Namespace) -> int:
     from controller.console.app import create_app
     from controller.console.config import load_console_config
     from controller.console.link import TableLink
+    from controller.console.sessions import Sessions
     from controller.stream_security import client_keys
     from controller.validation import InputError
 
@@ -49,7 +50,10 @@ def run(args: argparse.Namespace) -> int:
     link = TableLink(table_id=table.id, spots=table.spots, events=stream.events,
                      replay=stream.replay, commands=stream.commands, on_view=lambda view: None,
                      curve=curve)
-    app = create_app(link, config.by)
+    security = loaded.table.config.security
+    sessions = Sessions(config.session_minutes, dict(security.supervisors))
+    tls = config.tls_cert_file is not None
+    app = create_app(link, config.by, sessions, secure_cookie=tls)
     family = socket.AF_INET6 if ":" in config.host else socket.AF_INET
     listener = socket.socket(family, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -60,7 +64,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"lowball-table console: cannot listen on {config.host}:{port}: "
               f"{error.strerror}", file=sys.stderr)
         return 1
-    tls = config.tls_cert_file is not None
     server = uvicorn.Server(uvicorn.Config(
         app, log_level="warning", ws_max_size=64 * 1024, ws_ping_interval=5.0,
         ssl_certfile=str(loaded.relative(config.tls_cert_file)) if tls else None,

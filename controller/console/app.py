@@ -21,14 +21,21 @@ import structlog
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import FileResponse, Response
+from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from controller.console.link import TableLink
-from controller.console.messages import BadMessage, Deduplicator, parse_message, request_of
+from controller.console.messages import (
+    BadMessage,
+    Deduplicator,
+    parse_message,
+    parse_sign_in,
+    request_of,
+)
+from controller.console.sessions import COOKIE, Sessions
 
 log = structlog.get_logger("lowball.console")
 STATIC = Path(__file__).with_name("static")
@@ -108,15 +115,16 @@ class Bucket:
         return True
 
 
-def same_origin(websocket: WebSocket) -> bool:
+def same_origin(connection: WebSocket | Request) -> bool:
     """A page of another site must not drive the table through the dealer's browser."""
-    origin = websocket.headers.get("origin")
+    origin = connection.headers.get("origin")
     if origin is None:
         return True  # not a browser: nothing a page elsewhere can forge
-    return urlsplit(origin).netloc == websocket.headers.get("host")
+    return urlsplit(origin).netloc == connection.headers.get("host")
 
 
-def create_app(link: TableLink, by: str) -> Starlette:
+def create_app(link: TableLink, by: str, sessions: Sessions, *,
+               secure_cookie: bool = False) -> Starlette:
     screens = Screens()
     seen = Deduplicator()
     pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
@@ -131,13 +139,15 @@ def create_app(link: TableLink, by: str) -> Starlette:
         link.send(request, answer)
         return await asyncio.wait_for(future, ANSWER_TIMEOUT_S)
 
-    async def command(message: Any) -> dict[str, Any]:
+    async def command(message: Any, session: Any = None) -> dict[str, Any]:
         known = seen.get(message.id)
         if known is not None:
             return {**known, "repeated": True}
         if message.id in pending:
             return {**await asyncio.shield(pending[message.id]), "repeated": True}
-        future = asyncio.ensure_future(send_command(request_of(message, by)))
+        request = request_of(message, by) if session is None else \
+            request_of(message, session.name, session.credential)
+        future = asyncio.ensure_future(send_command(request))
         pending[message.id] = future
         try:
             reply = await asyncio.shield(future)
@@ -153,11 +163,67 @@ def create_app(link: TableLink, by: str) -> Starlette:
     async def dealer(request: Request) -> Response:
         return FileResponse(STATIC / "dealer.html")
 
+    async def supervisor(request: Request) -> Response:
+        return FileResponse(STATIC / "supervisor.html")
+
+    async def sign_in(request: Request) -> Response:
+        """The table checks the credential (and journals who signed in, or counts the
+        failure); the browser gets a session cookie, never the credential."""
+        address = request.client.host if request.client else "?"
+        if not same_origin(request) or \
+                request.headers.get("content-type", "").split(";")[0] != "application/json":
+            return JSONResponse({"ok": False, "error": "a sign-in is JSON from this console's "
+                                                       "own page"}, status_code=400)
+        locked = sessions.locked_for(address)
+        if locked:
+            return JSONResponse({"ok": False, "error": f"too many failed sign-ins from this "
+                                 f"screen: locked for {int(locked) + 1} s"}, status_code=429)
+        body = b""
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > 4096:
+                break
+        try:
+            form = parse_sign_in(body)
+        except BadMessage as error:
+            return JSONResponse({"ok": False, "error": str(error)}, status_code=400)
+        try:
+            reply = await send_command({"command": "sign_in", "by": form.name,
+                                        "credential": form.credential})
+        except asyncio.TimeoutError:
+            reply = {"ok": False, "error": "the table did not answer in time"}
+        if not reply.get("ok"):
+            sessions.failed(address)
+            log.warning("supervisor sign-in refused", name=form.name, address=address)
+            return JSONResponse({"ok": False, "error": reply.get("error")}, status_code=401)
+        token, session = sessions.open(form.name, form.credential)
+        log.info("supervisor signed in", name=session.name, address=address)
+        response = JSONResponse({"ok": True, "name": session.name,
+                                 "seconds": sessions.seconds_left(session)})
+        response.set_cookie(COOKIE, token, max_age=int(sessions.lifetime), httponly=True,
+                            samesite="strict", secure=secure_cookie, path="/")
+        return response
+
+    async def sign_out(request: Request) -> Response:
+        sessions.close(request.cookies.get(COOKIE))
+        response = JSONResponse({"ok": True})
+        response.delete_cookie(COOKIE, path="/")
+        return response
+
+    def role_message(session: Any) -> str:
+        if session is None:
+            return json.dumps({"type": "session", "role": "dealer"})
+        return json.dumps({"type": "session", "role": "supervisor", "name": session.name,
+                           "seconds": sessions.seconds_left(session)})
+
     async def socket(websocket: WebSocket) -> None:
         if not same_origin(websocket):
             await websocket.close(code=1008, reason="another site's page")
             return
         await websocket.accept()
+        token = websocket.cookies.get(COOKIE)
+        signed_in = sessions.get(token) is not None
+        await websocket.send_text(role_message(sessions.get(token)))
         key = id(websocket)
         box = screens.open(key)
 
@@ -170,8 +236,16 @@ def create_app(link: TableLink, by: str) -> Starlette:
         try:
             while True:
                 text = await websocket.receive_text()
+                session = sessions.get(token)
+                if signed_in and session is None:
+                    signed_in = False
+                    await websocket.send_text(role_message(None))
+                why = None if session is not None else (
+                    "the supervisor's session on this screen has expired: sign in again"
+                    if token else "no supervisor is signed in on this screen (sign in at "
+                                  "/supervisor)")
                 try:
-                    message = parse_message(text)
+                    message = parse_message(text, supervisor=why)
                 except BadMessage as error:
                     log.warning("bad message from a screen", error=str(error))
                     await websocket.send_text(json.dumps({"type": "error",
@@ -183,7 +257,7 @@ def create_app(link: TableLink, by: str) -> Starlette:
                         "error": "too many commands from this screen: nothing was sent; "
                                  "slow down"}))
                     continue
-                answer = await command(message)
+                answer = await command(message, session)
                 await websocket.send_text(json.dumps({"type": "answer", "id": message.id,
                                                       **answer}))
         except WebSocketDisconnect:
@@ -204,6 +278,9 @@ def create_app(link: TableLink, by: str) -> Starlette:
         finally:
             await asyncio.to_thread(link.stop)
 
-    return Starlette(routes=[Route("/", dealer), WebSocketRoute("/ws", socket),
+    return Starlette(routes=[Route("/", dealer), Route("/supervisor", supervisor),
+                             Route("/api/sign-in", sign_in, methods=["POST"]),
+                             Route("/api/sign-out", sign_out, methods=["POST"]),
+                             WebSocketRoute("/ws", socket),
                              Mount("/static", StaticFiles(directory=STATIC), name="static")],
                      middleware=[Middleware(SecurityHeaders)], lifespan=lifespan)

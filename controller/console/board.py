@@ -156,6 +156,7 @@ class Board:
             "devices": dict(self.devices),
             "alarms": list(self.alarms),
             "actions": actions(state),
+            "supervisor_actions": supervisor_actions(state),
             "wager_kinds": list(WAGERS.get(game, ())),
             "chips": [{"amount": chip, "text": _money(chip)} for chip in CHIPS],
         }
@@ -219,3 +220,15 @@ def actions(state: dict[str, Any]) -> list[dict[str, Any]]:
         return [{"command": "decide", "spot": spot, "decision": option}
                 for spot in step["seats"] for option in step["options"]]
     return []
+
+
+def supervisor_actions(state: dict[str, Any]) -> list[dict[str, Any]]:
+    """A signed-in supervisor's buttons valid now (the dealer's screen never shows them)."""
+    found = []
+    if state.get("hand") is not None:
+        found.append({"command": "void"})
+    if state.get("jackpot_pending") is not None:
+        found.append({"command": "verify_jackpot"})
+    if state.get("hand") is None and state.get("jackpot_pending") is None:
+        found.append({"command": "reload"})
+    return found

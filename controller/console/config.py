@@ -34,6 +34,8 @@ class ConsoleConfig(BaseModel):
     #: The console's CURVE key pair and the table's public key, when the table uses CURVE.
     curve_key_file: Annotated[str, Field(max_length=4096)] | None = None
     table_public_key_file: Annotated[str, Field(max_length=4096)] | None = None
+    #: How long a supervisor's sign-in lasts.
+    session_minutes: Annotated[int, Field(strict=True, ge=1, le=240)] = 15
     #: How the console names itself in the journal (``by``) for the dealer's commands.
     by: Annotated[str, Field(pattern=r"^[\x20-\x7e]{1,64}$")] = "dealer console"
 

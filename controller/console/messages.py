@@ -16,15 +16,30 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from controller.table_commands import Cancel, Close, Continue, Decide, Lock, Open, Place
+from controller.table_commands import (
+    Cancel,
+    Close,
+    Continue,
+    Decide,
+    Lock,
+    Open,
+    Place,
+    Reload,
+    VerifyJackpot,
+    Void,
+)
 from controller.validation import problems_of
 
 MAX_MESSAGE_BYTES = 4096
 #: Answers remembered for repeated ids (per console).
 REMEMBERED = 1024
 
-DealerCommand = Annotated[Union[Open, Close, Place, Cancel, Lock, Decide, Continue],  # noqa: UP007
-                          Field(discriminator="command")]
+DEALER_COMMANDS = (Open, Close, Place, Cancel, Lock, Decide, Continue)
+SUPERVISOR_COMMANDS = (Void, VerifyJackpot, Reload)
+SUPERVISOR_NAMES = ("void", "verify_jackpot", "reload")
+DealerCommand = Annotated[Union[DEALER_COMMANDS], Field(discriminator="command")]  # noqa: UP007
+AnyCommand = Annotated[Union[DEALER_COMMANDS + SUPERVISOR_COMMANDS],  # noqa: UP007
+                       Field(discriminator="command")]
 CommandId = Annotated[str, Field(pattern=r"^[A-Za-z0-9-]{8,64}$")]
 
 
@@ -37,14 +52,44 @@ class CommandMessage(BaseModel):
     command: DealerCommand
 
 
+class SupervisorMessage(CommandMessage):
+    """A message from a screen a supervisor has signed in on: the supervisor's commands too."""
+
+    command: AnyCommand  # type: ignore[assignment]
+
+
+class SignIn(BaseModel):
+    """The body of ``POST /api/sign-in``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,31}$")]
+    credential: Annotated[str, Field(min_length=8, max_length=256)]
+
+
 _MESSAGE: TypeAdapter[CommandMessage] = TypeAdapter(CommandMessage)
+_SUPERVISOR_MESSAGE: TypeAdapter[SupervisorMessage] = TypeAdapter(SupervisorMessage)
+_SIGN_IN: TypeAdapter[SignIn] = TypeAdapter(SignIn)
 
 
 class BadMessage(ValueError):
     """A message the console will not act on; the text says why, for the screen."""
 
 
-def parse_message(text: str | bytes) -> CommandMessage:
+def parse_sign_in(body: bytes) -> SignIn:
+    if len(body) > MAX_MESSAGE_BYTES:
+        raise BadMessage(f"a sign-in is at most {MAX_MESSAGE_BYTES} bytes")
+    try:
+        return _SIGN_IN.validate_json(body)
+    except ValidationError as error:
+        # never repeat what was typed: it may be the credential
+        raise BadMessage("; ".join(f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}"
+                                   for e in error.errors(include_url=False)
+                                   if e["type"] != "json_invalid") or "not valid JSON") from None
+
+
+def parse_message(text: str | bytes, *, supervisor: str | None = None) -> CommandMessage:
+    """A screen's message. ``supervisor``: why a supervisor's command is refused (no one is
+    signed in on this screen, or the session expired), or None when one is signed in."""
     if len(text) > MAX_MESSAGE_BYTES:
         raise BadMessage(f"a message is at most {MAX_MESSAGE_BYTES} bytes; this one is "
                          f"{len(text)}")
@@ -57,18 +102,24 @@ def parse_message(text: str | bytes) -> CommandMessage:
                          "\"id\": \"...\", \"command\": {\"command\": \"lock\"}}")
     command = data.get("command")
     name = command.get("command") if isinstance(command, dict) else None
-    if name in ("void", "verify_jackpot", "reload"):
-        raise BadMessage(f"'{name}' is a supervisor's command: the dealer's screen cannot "
-                         f"give it")
+    if name in SUPERVISOR_NAMES and supervisor is not None:
+        raise BadMessage(f"'{name}' is a supervisor's command: {supervisor}")
     try:
+        if supervisor is None:
+            return _SUPERVISOR_MESSAGE.validate_python(data)
         return _MESSAGE.validate_python(data)
     except ValidationError as error:
         raise BadMessage("; ".join(problems_of(error)[:5])) from None
 
 
-def request_of(message: CommandMessage, by: str) -> dict[str, Any]:
-    """The command as the daemon's command channel takes it."""
-    return {**message.command.model_dump(), "by": by}
+def request_of(message: CommandMessage, by: str, credential: str | None = None
+               ) -> dict[str, Any]:
+    """The command as the daemon's command channel takes it (a supervisor's with the
+    credential the console holds for the session)."""
+    request = {**message.command.model_dump(), "by": by}
+    if credential is not None and message.command.command in SUPERVISOR_NAMES:
+        request["credential"] = credential
+    return request
 
 
 class Deduplicator:

@@ -8,6 +8,7 @@ here).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -24,6 +25,8 @@ CHROMIUM = os.environ.get("LOWBALL_CHROMIUM") or shutil.which("chromium") or "/u
 HOW_TO_GET_CHROMIUM = ("the browser tests need Chromium from Debian's packages: "
                        "sudo apt-get install --no-install-recommends chromium (or sudo make deps)")
 SIZES = {"small": (1280, 800), "large": (1920, 1080)}
+#: The supervisors of the test table: name -> credential.
+SUPERVISORS = {"Alice": "alice-credential-0123456789", "Bob": "bob-credential-9876543210"}
 #: Where the browser tests save the screenshots docs/ shows (``make screenshots``); unset, none.
 SCREENSHOTS = os.environ.get("LOWBALL_SCREENSHOTS")
 
@@ -44,7 +47,9 @@ def write_configs(tmp_path: Path, rig: Rig) -> Path:
         f'[table]\nid = "{shipped.table.id}"\ngame = "{rig.game}"\n'
         f'paytable = "{shipped.table.paytable}"\npaytables_file = "{paytables}"\n\n'
         f'[stream]\nevents = "{stream.events}"\nreplay = "{stream.replay}"\n'
-        f'commands = "{stream.commands}"\n')
+        f'commands = "{stream.commands}"\n\n[security.supervisors]\n' +
+        "".join(f'{name} = "{hashlib.sha256(credential.encode()).hexdigest()}"\n'
+                for name, credential in rig.supervisors.items()))
     console = tmp_path / "console.toml"
     console.write_text('table_config = "table.toml"\nhost = "127.0.0.1"\nport = 8080\n')
     return console
@@ -95,7 +100,7 @@ def table(tmp_path):
     made = []
 
     def make(game: str):
-        rig = Rig(tmp_path, game)
+        rig = Rig(tmp_path, game, supervisors=SUPERVISORS)
         made.append(rig)
         console = Console(write_configs(tmp_path, rig))
         made.append(console)

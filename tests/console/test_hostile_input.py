@@ -70,7 +70,7 @@ BAD_MESSAGES = [
                                                         "wager": "ante", "amount": 10**30}},
      "amount"),
     ({"type": "command", "id": "abcdefgh4", "command": {"command": "void", "reason": "x"}},
-     "'void' is a supervisor's command"),
+     "'void' is a supervisor's command: no supervisor is signed in on this screen"),
     ({"type": "command", "id": "abcdefgh5", "command": {"command": "open", "by": "pit boss"}},
      "by: unknown key"),
     ("x" * (MAX_MESSAGE_BYTES + 1), f"at most {MAX_MESSAGE_BYTES} bytes"),

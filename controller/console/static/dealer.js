@@ -8,7 +8,7 @@ const ACTION_NAMES = { raise: "Raise", check: "Check", bet: "Bet", fold: "Fold",
   open: "Open", lock: "Lock", continue: "Continue", close: "Close" };
 
 const ui = { view: null, spot: null, wager: null, amount: 0, chosen: {}, socket: null,
-  waiting: new Map() };
+  waiting: new Map(), session: { role: "dealer" }, reason: "" };
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -193,13 +193,47 @@ function renderControls(view) {
   document.getElementById("table-actions").replaceChildren(...actions);
 }
 
+function canSupervise(name) {
+  return ui.session.role === "supervisor" &&
+    (ui.view?.supervisor_actions || []).some((action) => action.command === name);
+}
+
+function renderSupervisor(view) {
+  const box = document.getElementById("supervisor");
+  const jackpot = document.getElementById("jackpot-actions");
+  if (ui.session.role !== "supervisor") {
+    box.replaceChildren(el("a", { class: "small", href: "/supervisor", text: "Supervisor sign-in" }));
+    jackpot.replaceChildren();
+    return;
+  }
+  const nodes = [el("span", { class: "who", text: `Supervisor ${ui.session.name}` })];
+  if (canSupervise("void")) {
+    const reason = el("input", { id: "void-reason", placeholder: "reason for the void", maxlength: "200",
+      value: ui.reason, oninput: (event) => { ui.reason = event.target.value; } });
+    nodes.push(reason, button("Void hand", "void", () => {
+      if (!ui.reason.trim()) { notice("A void needs a reason"); return; }
+      send({ command: "void", reason: ui.reason.trim() });
+      ui.reason = "";
+    }, "fold"));
+  }
+  if (canSupervise("reload")) nodes.push(button("Reload config", "reload", () => send({ command: "reload" })));
+  nodes.push(el("button", { class: "small", "data-action": "sign-out", text: "Sign out",
+    onclick: async () => { await fetch("/api/sign-out", { method: "POST" }); location.reload(); } }));
+  box.replaceChildren(...nodes);
+  jackpot.replaceChildren(...(canSupervise("verify_jackpot")
+    ? [button("Verify hand-pay", "verify_jackpot", () => send({ command: "verify_jackpot" }))] : []));
+}
+
 function render() {
   const view = ui.view;
   if (!view) return;
+  const typing = document.activeElement?.id === "void-reason";
   renderTop(view);
   renderHouse(view);
   renderSpots(view);
   renderControls(view);
+  renderSupervisor(view);
+  if (typing) document.getElementById("void-reason")?.focus();
 }
 
 function connect() {
@@ -213,6 +247,10 @@ function connect() {
       ui.view = message;
       if (message.hand_id !== before) ui.chosen = {};
       document.body.dataset.seq = String(message.seq);
+      render();
+    } else if (message.type === "session") {
+      ui.session = message;
+      document.body.dataset.role = message.role;
       render();
     } else if (message.type === "answer") {
       ui.waiting.delete(message.id);
