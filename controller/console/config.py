@@ -10,7 +10,9 @@ where the console listens, and the TLS certificate it needs to listen anywhere b
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
+import json
 from pathlib import Path
 from typing import Annotated
 
@@ -27,7 +29,8 @@ class ConsoleConfig(BaseModel):
     #: The table's config file: the console reads its table id and stream endpoints.
     table_config: Annotated[str, Field(min_length=1, max_length=4096)]
     host: Annotated[str, Field(min_length=1, max_length=255)] = "127.0.0.1"
-    port: Annotated[int, Field(strict=True, ge=1, le=65535)] = 8080
+    #: 0: any free port (the console prints the one it got)
+    port: Annotated[int, Field(strict=True, ge=0, le=65535)] = 8080
     #: Required when ``host`` is not a loopback address.
     tls_cert_file: Annotated[str, Field(max_length=4096)] | None = None
     tls_key_file: Annotated[str, Field(max_length=4096)] | None = None
@@ -79,3 +82,24 @@ def load_console_config(path: Path | str) -> LoadedConsole:
         if name is not None and not loaded.relative(name).is_file():
             raise InputError(str(path), [f"TLS file {name} does not exist"])
     return loaded
+
+
+def write_console_config(directory: Path, table: LoadedConfig, *,
+                         supervisors: dict[str, str] | None = None, port: int = 8080) -> Path:
+    """A console config (and the table config it names, with the table's id, game, stream
+    endpoints and supervisors' hashes) for a table built in memory: the demo's, a test's.
+    ``supervisors``: name -> credential. Returns the console config's path."""
+    config, names = table.config, json.dumps
+    paytables = (Path(table.path).parent / config.table.paytables_file).resolve()
+    lines = ["[table]", f"id = {names(config.table.id)}", f"game = {names(config.table.game)}",
+             f"paytable = {names(config.table.paytable)}",
+             f"paytables_file = {names(str(paytables))}", f"spots = {config.table.spots}",
+             "", "[stream]"]
+    lines += [f"{key} = {names(value)}" for key, value in config.stream.endpoints().items()]
+    lines += ["", "[security.supervisors]"]
+    lines += [f"{names(name)} = {names(hashlib.sha256(credential.encode()).hexdigest())}"
+              for name, credential in (supervisors or {}).items()]
+    (directory / "console-table.toml").write_text("\n".join(lines) + "\n")
+    path = directory / "console.toml"
+    path.write_text(f'table_config = "console-table.toml"\nhost = "127.0.0.1"\nport = {port}\n')
+    return path

@@ -8,18 +8,16 @@ here).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from controller.table_config import default_config_path, load_config
-from tests.test_daemon import Rig, wait_for
+from controller.console.config import write_console_config
+from tests.test_daemon import Rig
 
 CHROMIUM = os.environ.get("LOWBALL_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 HOW_TO_GET_CHROMIUM = ("the browser tests need Chromium from Debian's packages: "
@@ -38,21 +36,8 @@ def shot(page, name: str) -> None:
 
 
 def write_configs(tmp_path: Path, rig: Rig) -> Path:
-    """The table's config as the console reads it (its id and endpoints) and the console's."""
-    shipped = load_config(default_config_path(rig.game)).config
-    paytables = default_config_path(rig.game).parent / "paytables.toml"
-    stream = rig.stream
-    table = tmp_path / "table.toml"
-    table.write_text(
-        f'[table]\nid = "{shipped.table.id}"\ngame = "{rig.game}"\n'
-        f'paytable = "{shipped.table.paytable}"\npaytables_file = "{paytables}"\n\n'
-        f'[stream]\nevents = "{stream.events}"\nreplay = "{stream.replay}"\n'
-        f'commands = "{stream.commands}"\n\n[security.supervisors]\n' +
-        "".join(f'{name} = "{hashlib.sha256(credential.encode()).hexdigest()}"\n'
-                for name, credential in rig.supervisors.items()))
-    console = tmp_path / "console.toml"
-    console.write_text('table_config = "table.toml"\nhost = "127.0.0.1"\nport = 8080\n')
-    return console
+    """The console's config for the rig's table (its id, endpoints and supervisors)."""
+    return write_console_config(tmp_path, rig.daemon.loaded, supervisors=rig.supervisors)
 
 
 class Console:
