@@ -21,6 +21,9 @@ def main() -> None:
         print(f"  {name:<40} {rate:>12,.0f} /s")
     # The whole pipeline: latency, hands/s, memory, idle CPU, soak (bench/pipeline.py).
     pipeline.run_all()
+    from bench import console
+    print("\nthe dealer's screen: the console process and a real browser")
+    console.run()
 
 
 if __name__ == "__main__":

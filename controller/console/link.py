@@ -35,6 +35,9 @@ MAX_IN_FLIGHT = 16
 SILENCE_S = 3.0
 #: At start, the events before the snapshot read to rebuild the last hand's screen.
 LOOK_BACK = 600
+#: How long the link sleeps at most with nothing to do (it wakes at once for an event or a
+#: command).
+IDLE_POLL_MS = 500
 #: How long the table has to answer one replay request (a gap, or the look back).
 REPLAY_TIMEOUT_S = 2.0
 WAKE = "inproc://console-link-wake"
@@ -102,7 +105,7 @@ class TableLink:
         client: StreamClient | None = None
         last_heard = time.monotonic()
         heartbeats = -1
-        connected = False
+        connected = changed = False
         try:
             while not self._stop.is_set():
                 if client is None:
@@ -116,7 +119,9 @@ class TableLink:
                 poller.register(client.sub_socket, zmq.POLLIN)
                 poller.register(wake, zmq.POLLIN)
                 poller.register(commands, zmq.POLLIN)
-                ready = dict(poller.poll(250))
+                # Events the stream client read while it waited for a snapshot are in its
+                # buffer, not on the socket: after a change, look again at once.
+                ready = dict(poller.poll(0 if changed else IDLE_POLL_MS))
                 if wake in ready:
                     while wake.poll(0):
                         wake.recv()
