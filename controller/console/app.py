@@ -32,6 +32,7 @@ from controller.console.messages import (
     BadMessage,
     Deduplicator,
     parse_message,
+    parse_pit_message,
     parse_sign_in,
     request_of,
 )
@@ -163,6 +164,67 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
     async def dealer(request: Request) -> Response:
         return FileResponse(STATIC / "dealer.html")
 
+    async def pit(request: Request) -> Response:
+        return FileResponse(STATIC / "pit.html")
+
+    async def pit_socket(websocket: WebSocket) -> None:
+        """The pit's read-only screen: the live table, the last hands, the alarms. It may ask
+        for a hand in full and, with a supervisor signed in, acknowledge an alarm."""
+        if not same_origin(websocket):
+            await websocket.close(code=1008, reason="another site's page")
+            return
+        await websocket.accept()
+        token = websocket.cookies.get(COOKIE)
+        await websocket.send_text(role_message(sessions.get(token)))
+        key = id(websocket)
+        box = screens.open(key)
+
+        async def push() -> None:
+            while True:
+                await websocket.send_text(await box.get())
+
+        pusher = asyncio.ensure_future(push())
+        bucket = Bucket(burst=20, rate=10.0)
+        try:
+            while True:
+                text = await websocket.receive_text()
+                try:
+                    if not bucket.take():
+                        raise BadMessage("too many requests from this screen: slow down")
+                    message = parse_pit_message(text)
+                except BadMessage as error:
+                    await websocket.send_text(json.dumps({"type": "error",
+                                                          "error": str(error)}))
+                    continue
+                if message.type == "recall":
+                    hand = link.recall.hand(message.hand_id)
+                    await websocket.send_text(json.dumps(
+                        {"type": "hand", "hand": hand} if hand is not None else
+                        {"type": "error", "error": f"hand {message.hand_id} is not among the "
+                                                   f"last hands the console keeps"}))
+                    continue
+                session = sessions.get(token)
+                if session is None:
+                    await websocket.send_text(json.dumps({
+                        "type": "error", "error": "acknowledging an alarm needs a supervisor "
+                                                  "signed in (at /supervisor)"}))
+                    continue
+                if not link.alarms.acknowledge(message.seq, session.name):
+                    await websocket.send_text(json.dumps({
+                        "type": "error", "error": f"no alarm #{message.seq} waiting for an "
+                                                  f"acknowledgement"}))
+                    continue
+                log.info("alarm acknowledged", seq=message.seq, by=session.name)
+                if screens.view is not None:
+                    screens.show({**screens.view, "alarms": link.alarms.all()})
+        except WebSocketDisconnect:
+            pass
+        finally:
+            pusher.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await pusher
+            screens.close(key)
+
     async def supervisor(request: Request) -> Response:
         return FileResponse(STATIC / "supervisor.html")
 
@@ -279,6 +341,7 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
             await asyncio.to_thread(link.stop)
 
     return Starlette(routes=[Route("/", dealer), Route("/supervisor", supervisor),
+                             Route("/pit", pit), WebSocketRoute("/ws/pit", pit_socket),
                              Route("/api/sign-in", sign_in, methods=["POST"]),
                              Route("/api/sign-out", sign_out, methods=["POST"]),
                              WebSocketRoute("/ws", socket),

@@ -18,7 +18,7 @@ WAGERS = {"cali_lowball": ("ante", "xtra_bonus", "lowdown_bonus"),
           "three_card_lowball": ("ante", "bonus", "progressive")}
 #: The chip tray, in cents.
 CHIPS = (100, 500, 2500, 10000, 50000)
-#: Faults and alarms the screen keeps (the most recent).
+#: Faults the screen keeps (the most recent).
 KEPT = 8
 
 
@@ -43,7 +43,8 @@ class Board:
         self.voided: dict[str, Any] | None = None
         self.devices: dict[str, str] = {}
         self.faults: deque[dict[str, Any]] = deque(maxlen=KEPT)
-        self.alarms: deque[dict[str, Any]] = deque(maxlen=KEPT)
+        #: who plays each spot, as the dealer gave it with the wager
+        self.players: dict[str, str] = {}
         self.last_seq = 0
 
     def note(self, seq: int, kind: str, hand_id: str | None, data: dict[str, Any]) -> None:
@@ -53,6 +54,9 @@ class Board:
             self.hand_id = data["hand_id"]
             self.discards, self.decisions, self.cards = {}, {}, {}
             self.settlements, self.awards, self.voided = [], [], None
+        elif kind == "wager_placed":
+            if data["player"]:
+                self.players[str(data["spot"])] = data["player"]
         elif kind == "card_dealt":
             self.cards.setdefault(str(data["to"]), []).append(data["card"])
         elif kind == "decision_made":
@@ -76,8 +80,6 @@ class Board:
             self.devices[data["device"]] = data["status"]
         elif kind == "fault":
             self.faults.append({"seq": seq, **data})
-        elif kind == "alarm":
-            self.alarms.append({"seq": seq, **data})
 
     def payouts(self) -> list[dict[str, Any]]:
         """The last settled hand, spot by spot: what to pay and what to collect, wager by
@@ -128,6 +130,7 @@ class Board:
                            for wager, amount in spot_wagers.items()],
                 "cards": [{"card": card, "discarded": card in gone} for card in held],
                 "lamp": lamps.get(key, "off"),
+                "player": self.players.get(key, ""),
                 "decision": self.decisions.get(key) if in_hand or settled else None,
                 "to_act": step.get("kind") == "decision" and number in step.get("seats", ()),
                 "to_deal": step.get("kind") == "card" and step.get("to") == number,
@@ -154,7 +157,6 @@ class Board:
             "payouts": self.payouts() if settled else [],
             "voided": self.voided if hand is None else None,
             "devices": dict(self.devices),
-            "alarms": list(self.alarms),
             "actions": actions(state),
             "supervisor_actions": supervisor_actions(state),
             "wager_kinds": list(WAGERS.get(game, ())),

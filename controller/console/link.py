@@ -23,6 +23,7 @@ import zmq
 
 from controller import wire
 from controller.console.board import Board
+from controller.console.recall import Alarms, Recall
 from controller.stream_client import StreamClient, StreamError
 
 log = structlog.get_logger("lowball.console")
@@ -33,8 +34,9 @@ COMMAND_TIMEOUT_S = 5.0
 MAX_IN_FLIGHT = 16
 #: No heartbeat for this long: the screen says the table is not answering.
 SILENCE_S = 3.0
-#: At start, the events before the snapshot read to rebuild the last hand's screen.
-LOOK_BACK = 600
+#: At start, the events before the snapshot read to rebuild the last hand's screen and the
+#: pit's recall of the last hands (about 100 hands of a full table).
+LOOK_BACK = 8000
 #: How long the link sleeps at most with nothing to do (it wakes at once for an event or a
 #: command).
 IDLE_POLL_MS = 500
@@ -60,6 +62,8 @@ class TableLink:
         self.on_view = on_view
         self.curve = curve
         self.board = Board(spots)
+        self.recall = Recall()
+        self.alarms = Alarms()
         self._outbox: queue.Queue[_Pending] = queue.Queue()
         self._stop = threading.Event()
         self._context = zmq.Context()
@@ -188,7 +192,7 @@ class TableLink:
                               replay_endpoint=self.endpoints["replay"], curve=self.curve)
         try:
             latest = client.snapshot(timeout=2.0)
-            self.board = Board(self.spots)
+            self.board, self.recall = Board(self.spots), Recall()
             snapshot = client.sync(replay_from=max(0, latest.seq - LOOK_BACK), timeout=2.0)
             while (envelope := client.receive(0, replay_timeout=REPLAY_TIMEOUT_S)) is not None:
                 self._note(envelope)
@@ -201,11 +205,18 @@ class TableLink:
 
     def _note(self, envelope: wire.EnvelopeBase) -> None:
         data = json.loads(wire.dumps(envelope))
-        self.board.note(envelope.seq, data["type"], envelope.hand_id, data["data"])
+        kind, ts = data["type"], data["ts"]
+        self.board.note(envelope.seq, kind, envelope.hand_id, data["data"])
+        self.recall.note(envelope.seq, kind, envelope.hand_id, ts, data["data"])
+        self.alarms.note(envelope.seq, kind, ts, data["data"])
 
     def _publish(self, state: dict[str, Any], seq: int, connected: bool) -> None:
-        self.view = self.board.view(state, seq, connected=connected)
+        self.view = self.with_pit(self.board.view(state, seq, connected=connected))
         self.on_view(self.view)
+
+    def with_pit(self, view: dict[str, Any]) -> dict[str, Any]:
+        """The view with what the pit shows too: the alarms and the last hands."""
+        return {**view, "alarms": self.alarms.all(), "recall": self.recall.hands()}
 
     def _publish_offline(self) -> None:
         if self.view is not None and self.view["connected"]:

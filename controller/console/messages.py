@@ -66,6 +66,43 @@ class SignIn(BaseModel):
     credential: Annotated[str, Field(min_length=8, max_length=256)]
 
 
+class RecallRequest(BaseModel):
+    """The pit asks for one hand in full: ``{"type": "recall", "hand_id": "TCL-01-000017"}``"""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    type: Literal["recall"]
+    hand_id: Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,32}-[0-9]{6,}$", max_length=48)]
+
+
+class Acknowledge(BaseModel):
+    """A supervisor acknowledges an alarm: ``{"type": "acknowledge", "seq": 812}``"""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    type: Literal["acknowledge"]
+    seq: Annotated[int, Field(strict=True, ge=1, le=2**63 - 1)]
+
+
+PitMessage = Annotated[Union[RecallRequest, Acknowledge],  # noqa: UP007
+                       Field(discriminator="type")]
+_PIT: TypeAdapter[Any] = TypeAdapter(PitMessage)
+
+
+def parse_pit_message(text: str | bytes) -> RecallRequest | Acknowledge:
+    """What the pit's read-only screen may send: a recall or an acknowledgement, no command."""
+    if len(text) > MAX_MESSAGE_BYTES:
+        raise BadMessage(f"a message is at most {MAX_MESSAGE_BYTES} bytes")
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as error:
+        raise BadMessage(f"not valid JSON: {error}") from None
+    if isinstance(data, dict) and data.get("type") == "command":
+        raise BadMessage("the pit's screen is read-only: it gives no command")
+    try:
+        return _PIT.validate_python(data)
+    except ValidationError as error:
+        raise BadMessage("; ".join(problems_of(error)[:5])) from None
+
+
 _MESSAGE: TypeAdapter[CommandMessage] = TypeAdapter(CommandMessage)
 _SUPERVISOR_MESSAGE: TypeAdapter[SupervisorMessage] = TypeAdapter(SupervisorMessage)
 _SIGN_IN: TypeAdapter[SignIn] = TypeAdapter(SignIn)

@@ -100,3 +100,40 @@ def test_the_console_listens_off_loopback_only_with_tls(settings, problem):
     with pytest.raises(InputError, match=problem):
         validate(ConsoleConfig, settings, "console.toml")
     assert validate(ConsoleConfig, {"table_config": "t.toml", "host": "::1"}, "c").host == "::1"
+
+
+def test_alarms_stay_until_acknowledged_once_and_are_bounded():
+    from controller.console.recall import Alarms
+
+    alarms = Alarms(size=3)
+    alarms.note(5, "fault", "t", {"code": "shoe_jam", "detail": "JAM", "device": "shoe",
+                                  "recoverable": True})
+    alarms.note(5, "fault", "t", {"code": "again", "detail": "", "device": "shoe",
+                                  "recoverable": True})          # seen again after a reconnect
+    alarms.note(6, "device_status", "t", {"device": "shoe", "status": "connected", "detail": ""})
+    assert [a["text"] for a in alarms.all()] == ["fault shoe_jam: JAM"]
+    assert alarms.acknowledge(5, "Alice") and not alarms.acknowledge(5, "Bob")
+    assert alarms.all()[0]["acknowledged_by"] == "Alice"
+    assert not alarms.acknowledge(99, "Alice")
+    for seq in (7, 8, 9):
+        alarms.note(seq, "alarm", "t", {"code": "credential_failures", "detail": "5"})
+    assert [a["seq"] for a in alarms.all()] == [9, 8, 7]    # the acknowledged one went first
+
+
+def test_recall_keeps_the_last_hands_with_who_played_each_spot():
+    from controller.console.recall import Recall
+
+    recall = Recall(size=2)
+    for number in (1, 2, 3):
+        hand_id = f"T-{number:06d}"
+        recall.note(number * 10, "wager_placed", None, "t",
+                    {"spot": 4, "wager": "ante", "amount": 500, "player": f"card-{number}",
+                     "source": "dealer"})
+        recall.note(number * 10 + 1, "hand_started", hand_id, "t",
+                    {"hand_id": hand_id, "game": "g", "paytable": "p", "number": number})
+        recall.note(number * 10 + 2, "card_dealt", hand_id, "t",
+                    {"card": "Ah", "to": 4, "phase": "deal"})
+    assert [h["hand_id"] for h in recall.hands()] == ["T-000003", "T-000002"]
+    hand = recall.hand("T-000003")
+    assert hand["players"] == {"4": "card-3"} and hand["steps"][0]["data"]["card"] == "Ah"
+    assert recall.hand("T-000001") is None

@@ -16,8 +16,8 @@ from tests.console.conftest import SUPERVISORS, shot
 from tests.test_daemon import SCENARIOS, wait_for
 
 
-def sign_in(page, url: str, name: str, credential: str) -> None:
-    page.goto(url + "supervisor")
+def sign_in(page, url: str, name: str, credential: str, then: str = "/") -> None:
+    page.goto(url + "supervisor" + ("" if then == "/" else f"?next={then}"))
     page.fill("#name", name)
     page.fill("#credential", credential)
     page.click("#submit")

@@ -11,6 +11,7 @@ form.addEventListener("submit", async (event) => {
   const reply = await fetch("/api/sign-in", { method: "POST", headers: { "content-type": "application/json" },
     body, credentials: "same-origin" });
   const answer = await reply.json();
-  if (answer.ok) location.assign("/");
+  const next = new URLSearchParams(location.search).get("next") === "/pit" ? "/pit" : "/";
+  if (answer.ok) location.assign(next);
   else error.textContent = `Refused: ${answer.error}`;
 });
