@@ -116,6 +116,18 @@ class Bucket:
         return True
 
 
+async def next_text(websocket: WebSocket) -> str:
+    """The next text message; a binary one is answered (it carries no command) and skipped."""
+    while True:
+        message = await websocket.receive()
+        if message["type"] == "websocket.disconnect":
+            raise WebSocketDisconnect(message.get("code", 1000))
+        if message.get("text") is not None:
+            return message["text"]
+        await websocket.send_text(json.dumps({
+            "type": "error", "error": "a message is JSON in a text frame, not binary"}))
+
+
 def same_origin(connection: WebSocket | Request) -> bool:
     """A page of another site must not drive the table through the dealer's browser."""
     origin = connection.headers.get("origin")
@@ -187,7 +199,7 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
         bucket = Bucket(burst=20, rate=10.0)
         try:
             while True:
-                text = await websocket.receive_text()
+                text = await next_text(websocket)
                 try:
                     if not bucket.take():
                         raise BadMessage("too many requests from this screen: slow down")
@@ -297,7 +309,7 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
         bucket = Bucket()
         try:
             while True:
-                text = await websocket.receive_text()
+                text = await next_text(websocket)
                 session = sessions.get(token)
                 if signed_in and session is None:
                     signed_in = False

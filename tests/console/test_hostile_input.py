@@ -88,6 +88,13 @@ def test_each_bad_message_is_answered_and_nothing_reaches_the_table(screen):
     assert rig.events("command_refused") == []
 
 
+def test_a_binary_frame_is_answered_and_the_screen_goes_on(screen):
+    rig, socket = screen
+    socket.socket.send(b'{"type": "command"}')
+    assert "text frame, not binary" in socket.next("error")["error"]
+    assert socket.command({"command": "open"})["ok"]
+
+
 def test_a_repeated_command_id_is_applied_once_and_answered_the_same(screen):
     rig, socket = screen
     first = socket.command({"command": "open"}, "repeat-me-0001")

@@ -193,15 +193,19 @@ function renderControls(view) {
   document.getElementById("table-actions").replaceChildren(...actions);
 }
 
+function supervising() {
+  return ui.session.role === "supervisor" && Date.now() < ui.session.until;
+}
+
 function canSupervise(name) {
-  return ui.session.role === "supervisor" &&
+  return supervising() &&
     (ui.view?.supervisor_actions || []).some((action) => action.command === name);
 }
 
 function renderSupervisor(view) {
   const box = document.getElementById("supervisor");
   const jackpot = document.getElementById("jackpot-actions");
-  if (ui.session.role !== "supervisor") {
+  if (!supervising()) {
     box.replaceChildren(el("a", { class: "small", href: "/supervisor", text: "Supervisor sign-in" }));
     jackpot.replaceChildren();
     return;
@@ -249,8 +253,12 @@ function connect() {
       document.body.dataset.seq = String(message.seq);
       render();
     } else if (message.type === "session") {
-      ui.session = message;
+      ui.session = { ...message, until: Date.now() + (message.seconds || 0) * 1000 };
       document.body.dataset.role = message.role;
+      if (message.role === "supervisor") {
+        // the buttons go when the session ends, whether or not anything happens meanwhile
+        setTimeout(() => { document.body.dataset.role = "dealer"; render(); }, message.seconds * 1000);
+      }
       render();
     } else if (message.type === "answer") {
       ui.waiting.delete(message.id);
