@@ -132,3 +132,26 @@ def test_a_page_of_another_site_cannot_open_the_socket(table):
     rig, console = table("cali_lowball")
     with pytest.raises(InvalidStatus), Screen(console.url, Origin="http://evil.example"):
         pass
+
+
+def test_a_second_console_on_the_same_table_sees_the_same_table(table, tmp_path):
+    """Two consoles are two clients of the daemon: the table serves both and orders their
+    commands; a command sent from one is applied once and shown on both."""
+    from tests.console.conftest import Console, write_configs
+
+    rig, first = table("cali_lowball")
+    (tmp_path / "second").mkdir()
+    second = Console(write_configs(tmp_path / "second", rig))
+    try:
+        with Screen(first.url) as one, Screen(second.url) as two:
+            one.next("view")
+            two.next("view")
+            assert one.command({"command": "open"}, "both-consoles-1")["ok"]
+            answer = two.command({"command": "open"}, "both-consoles-1")
+            assert not answer["ok"] and "OPEN" in answer["error"]   # the table's state decides
+            while not any(view["state"] == "OPEN" for view in two.views):
+                two.next("view")                             # (recv bounds the wait)
+        assert len([e for e in rig.events("command_accepted")
+                    if e.data.command == "open"]) == 1
+    finally:
+        second.close()
