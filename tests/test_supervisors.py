@@ -64,6 +64,19 @@ def test_the_journal_names_the_supervisor_whose_credential_it_was(daemon):
     assert _last(daemon, "command_accepted").by == "Alice"
 
 
+def test_a_journal_with_sign_ins_rebuilds_the_table(daemon):
+    assert _ask(daemon, command="open", credential=ALICE)["ok"]
+    assert _ask(daemon, command="sign_in", credential=BOB)["ok"]
+    before = daemon.table.snapshot()
+    again = TableDaemon(daemon.loaded, state_dir=daemon.state_dir,
+                        context=daemon.context, notifier=Notifier.from_environment({}),
+                        durability="batched")
+    daemon.close()
+    again._rebuild()
+    assert again.table.snapshot() == before
+    again.journal.close()
+
+
 def test_sign_in_needs_a_valid_credential_and_changes_nothing(daemon):
     before = daemon.table.snapshot()
     reply = _ask(daemon, command="sign_in", by="Alice")
