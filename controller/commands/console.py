@@ -53,7 +53,8 @@ def run(args: argparse.Namespace) -> int:
     security = loaded.table.config.security
     sessions = Sessions(config.session_minutes, dict(security.supervisors))
     tls = config.tls_cert_file is not None
-    app = create_app(link, config.by, sessions, secure_cookie=tls)
+    app = create_app(link, config.by, sessions, secure_cookie=tls, signs_in=config.signs_in,
+                     accounts=dict(config.accounts))
     family = socket.AF_INET6 if ":" in config.host else socket.AF_INET
     listener = socket.socket(family, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -21,7 +21,7 @@ import structlog
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.responses import FileResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -137,7 +137,12 @@ def same_origin(connection: WebSocket | Request) -> bool:
 
 
 def create_app(link: TableLink, by: str, sessions: Sessions, *,
-               secure_cookie: bool = False) -> Starlette:
+               secure_cookie: bool = False, signs_in: bool = False,
+               accounts: dict[str, Any] | None = None) -> Starlette:
+    """``signs_in``: every screen needs a sign-in (``accounts``: the dealers' and the pit's,
+    name -> :class:`controller.console.config.Account`; supervisors sign in with the table's
+    credentials)."""
+    accounts = accounts or {}
     screens = Screens()
     seen = Deduplicator()
     pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
@@ -173,10 +178,18 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
         seen.remember(message.id, answer)
         return answer
 
+    def signed_in_as(token: str | None, *roles: str) -> bool:
+        session = sessions.get(token)
+        return not signs_in or (session is not None and session.role in roles)
+
     async def dealer(request: Request) -> Response:
+        if not signed_in_as(request.cookies.get(COOKIE), "dealer", "supervisor"):
+            return RedirectResponse("/supervisor", status_code=303)
         return FileResponse(STATIC / "dealer.html")
 
     async def pit(request: Request) -> Response:
+        if not signed_in_as(request.cookies.get(COOKIE), "pit", "supervisor"):
+            return RedirectResponse("/supervisor?next=/pit", status_code=303)
         return FileResponse(STATIC / "pit.html")
 
     async def pit_socket(websocket: WebSocket) -> None:
@@ -185,8 +198,11 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
         if not same_origin(websocket):
             await websocket.close(code=1008, reason="another site's page")
             return
-        await websocket.accept()
         token = websocket.cookies.get(COOKIE)
+        if not signed_in_as(token, "pit", "supervisor"):
+            await websocket.close(code=1008, reason="sign in first")
+            return
+        await websocket.accept()
         await websocket.send_text(role_message(sessions.get(token)))
         key = id(websocket)
         box = screens.open(key)
@@ -216,7 +232,7 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
                                                    f"last hands the console keeps"}))
                     continue
                 session = sessions.get(token)
-                if session is None:
+                if session is None or session.role != "supervisor":
                     await websocket.send_text(json.dumps({
                         "type": "error", "error": "acknowledging an alarm needs a supervisor "
                                                   "signed in (at /supervisor)"}))
@@ -261,6 +277,14 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
             form = parse_sign_in(body)
         except BadMessage as error:
             return JSONResponse({"ok": False, "error": str(error)}, status_code=400)
+        if form.name in accounts:            # a dealer's or the pit's account: the console's
+            opened = sessions.account(form.name, form.credential, accounts)
+            if opened is None:
+                sessions.failed(address)
+                log.warning("sign-in refused", name=form.name, address=address)
+                return JSONResponse({"ok": False, "error": "the credential is not valid for "
+                                                           "this account"}, status_code=401)
+            return signed_in(*opened)
         try:
             reply = await send_command({"command": "sign_in", "by": form.name,
                                         "credential": form.credential})
@@ -270,9 +294,11 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
             sessions.failed(address)
             log.warning("supervisor sign-in refused", name=form.name, address=address)
             return JSONResponse({"ok": False, "error": reply.get("error")}, status_code=401)
-        token, session = sessions.open(form.name, form.credential)
-        log.info("supervisor signed in", name=session.name, address=address)
-        response = JSONResponse({"ok": True, "name": session.name,
+        return signed_in(*sessions.open(form.name, form.credential))
+
+    def signed_in(token: str, session: Any) -> Response:
+        log.info("signed in", name=session.name, role=session.role)
+        response = JSONResponse({"ok": True, "name": session.name, "role": session.role,
                                  "seconds": sessions.seconds_left(session)})
         response.set_cookie(COOKIE, token, max_age=int(sessions.lifetime), httponly=True,
                             samesite="strict", secure=secure_cookie, path="/")
@@ -287,16 +313,19 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
     def role_message(session: Any) -> str:
         if session is None:
             return json.dumps({"type": "session", "role": "dealer"})
-        return json.dumps({"type": "session", "role": "supervisor", "name": session.name,
+        return json.dumps({"type": "session", "role": session.role, "name": session.name,
                            "seconds": sessions.seconds_left(session)})
 
     async def socket(websocket: WebSocket) -> None:
         if not same_origin(websocket):
             await websocket.close(code=1008, reason="another site's page")
             return
-        await websocket.accept()
         token = websocket.cookies.get(COOKIE)
-        signed_in = sessions.get(token) is not None
+        if not signed_in_as(token, "dealer", "supervisor"):
+            await websocket.close(code=1008, reason="sign in first")
+            return
+        await websocket.accept()
+        was_signed_in = sessions.get(token) is not None
         await websocket.send_text(role_message(sessions.get(token)))
         key = id(websocket)
         box = screens.open(key)
@@ -311,13 +340,19 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
             while True:
                 text = await next_text(websocket)
                 session = sessions.get(token)
-                if signed_in and session is None:
-                    signed_in = False
+                if was_signed_in and session is None:
+                    if signs_in:
+                        await websocket.close(code=1008, reason="the sign-in has expired")
+                        return
+                    was_signed_in = False
                     await websocket.send_text(role_message(None))
-                why = None if session is not None else (
+                supervisor = session is not None and session.role == "supervisor"
+                why = None if supervisor else (
+                    f"{session.name} is signed in as a {session.role}, not a supervisor"
+                    if session is not None else
                     "the supervisor's session on this screen has expired: sign in again"
-                    if token else "no supervisor is signed in on this screen (sign in at "
-                                  "/supervisor)")
+                    if was_signed_in else "no supervisor is signed in on this screen (sign in "
+                                          "at /supervisor)")
                 try:
                     message = parse_message(text, supervisor=why)
                 except BadMessage as error:

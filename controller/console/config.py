@@ -14,13 +14,22 @@ import hashlib
 import ipaddress
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from controller.paytables import read_toml
 from controller.table_config import LoadedConfig, load_config
 from controller.validation import InputError, validate
+
+
+class Account(BaseModel):
+    """A dealer's or the pit's sign-in on the console (supervisors sign in with the table's
+    credentials, checked by the daemon)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    role: Literal["dealer", "pit"]
+    credential_sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 
 
 class ConsoleConfig(BaseModel):
@@ -37,10 +46,21 @@ class ConsoleConfig(BaseModel):
     #: The console's CURVE key pair and the table's public key, when the table uses CURVE.
     curve_key_file: Annotated[str, Field(max_length=4096)] | None = None
     table_public_key_file: Annotated[str, Field(max_length=4096)] | None = None
-    #: How long a supervisor's sign-in lasts.
+    #: Whether every screen needs a sign-in (a dealer's or the pit's account below, or a
+    #: supervisor's). Always on when ``host`` is not loopback.
+    sign_in_required: bool = False
+    #: The console's own accounts: name -> {role = "dealer" | "pit", credential_sha256}.
+    accounts: dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,31}$")],
+                   Account] = {}
+    #: How long a sign-in lasts.
     session_minutes: Annotated[int, Field(strict=True, ge=1, le=240)] = 15
     #: How the console names itself in the journal (``by``) for the dealer's commands.
     by: Annotated[str, Field(pattern=r"^[\x20-\x7e]{1,64}$")] = "dealer console"
+
+    @property
+    def signs_in(self) -> bool:
+        """Whether every screen needs a sign-in."""
+        return self.sign_in_required or not is_loopback(self.host)
 
     @model_validator(mode="after")
     def _tls_off_loopback(self) -> ConsoleConfig:
@@ -49,6 +69,9 @@ class ConsoleConfig(BaseModel):
         if not is_loopback(self.host) and self.tls_cert_file is None:
             raise ValueError(f"host {self.host!r} is not loopback: the console listens there "
                              f"only with TLS (set tls_cert_file and tls_key_file)")
+        if not is_loopback(self.host) and not self.accounts:
+            raise ValueError(f"host {self.host!r} is not loopback: every screen needs a "
+                             f"sign-in there; give the dealers' and the pit's accounts")
         if (self.curve_key_file is None) != (self.table_public_key_file is None):
             raise ValueError("curve_key_file and table_public_key_file go together")
         return self

@@ -19,6 +19,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 COOKIE = "lowball_session"
 #: Failed sign-ins from one address within WINDOW_S that lock it out for LOCKOUT_S.
@@ -30,8 +31,10 @@ MAX_SESSIONS = 64
 @dataclass
 class Session:
     name: str
-    credential: str = field(repr=False)
+    #: the supervisor's credential (sent with their commands); None for a dealer or the pit
+    credential: str | None = field(repr=False)
     expires: float
+    role: str = "supervisor"
 
 
 class Sessions:
@@ -77,13 +80,24 @@ class Sessions:
         return found
 
     def open(self, name: str, credential: str) -> tuple[str, Session]:
-        """A new session (after the table accepted the credential) and its token."""
+        """A supervisor's new session (after the table accepted the credential), its token."""
+        return self._add(Session(self.owner(name, credential), credential,
+                                 self.clock() + self.lifetime))
+
+    def account(self, name: str, credential: str,
+                accounts: dict[str, Any]) -> tuple[str, Session] | None:
+        """A dealer's or the pit's new session, if ``credential`` is that account's."""
+        account = accounts.get(name)
+        digest = hashlib.sha256(credential.encode("utf-8")).hexdigest()
+        if account is None or not hmac.compare_digest(digest, account.credential_sha256):
+            return None
+        return self._add(Session(name, None, self.clock() + self.lifetime, account.role))
+
+    def _add(self, session: Session) -> tuple[str, Session]:
         self._expire()
         while len(self._sessions) >= MAX_SESSIONS:
             del self._sessions[next(iter(self._sessions))]
         token = secrets.token_urlsafe(32)
-        session = Session(self.owner(name, credential), credential,
-                          self.clock() + self.lifetime)
         self._sessions[token] = session
         return token, session
 
