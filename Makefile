@@ -45,8 +45,10 @@ build-deps:
 	fi
 
 # systemd-analyze and systemd-sysusers check the unit files (tests/systemd), PostgreSQL's
-# initdb and pg_ctl start the floor tests' throwaway cluster (tests/floor): installed from
-# Debian's packages when missing and we are root (as in CI); otherwise those tests say how.
+# initdb and pg_ctl start the floor tests' throwaway cluster (tests/floor), and Chromium is
+# the browser of the console's tests (tests/console, driven by Playwright, which never
+# downloads a browser here): installed from Debian's packages when missing and we are root
+# (as in CI); otherwise those tests say how.
 deps:
 	@if ! command -v systemd-analyze >/dev/null || ! command -v systemd-sysusers >/dev/null; then \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq --no-install-recommends systemd; \
@@ -55,6 +57,10 @@ deps:
 	@if ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; then \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq --no-install-recommends postgresql; \
 	  else echo "tests/floor need PostgreSQL: sudo apt-get install --no-install-recommends postgresql (or sudo make deps)" >&2; fi; \
+	fi
+	@if ! command -v chromium >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium; \
+	  else echo "tests/console need Chromium: sudo apt-get install --no-install-recommends chromium (or sudo make deps)" >&2; fi; \
 	fi
 
 test: $(BUILT) deps

@@ -25,6 +25,9 @@ def main() -> None:
     pipeline.run_all()
     # Many tables into one PostgreSQL (bench/floor.py).
     floor.run_all()
+    from bench import console
+    print("\nthe dealer's screen: the console process and a real browser")
+    console.run()
 
 
 if __name__ == "__main__":

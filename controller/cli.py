@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("demo", "the whole table on simulators, with a live view (make run)"),
     "watch": ("watch", "a live, readable view of the event stream for surveillance"),
     "keys": ("keys", "create a CURVE key pair for the table or a stream client"),
+    "console": ("console", "serve the table's screens (the dealer's touch screen) in a browser"),
     "floor": ("floor", "store every table's stream in PostgreSQL; ratings (floor report)"),
     "math": ("math", "exact game math: par sheets and the optimal strategy of a paytable"),
 }

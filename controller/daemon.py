@@ -531,9 +531,10 @@ class TableDaemon:
             return {"ok": False, "error": held}
         role = DEALER_ROLE
         if credential is not None:
-            if not self._supervisor(credential):
+            supervisor = self._supervisor(credential)
+            if supervisor is None:
                 return [CommandRefused(name, "", by, SUPERVISOR_ROLE, BAD_CREDENTIAL)]
-            role = SUPERVISOR_ROLE
+            role, by = SUPERVISOR_ROLE, supervisor or by
         try:
             command = parse_command(request)
         except InputError as error:
@@ -594,9 +595,17 @@ class TableDaemon:
                                    f"the config file is not valid: {error}")]
         return self.table.reload(loaded, by, role)
 
-    def _supervisor(self, credential: Any) -> bool:
-        expected = self.loaded.config.security.supervisor_credential_sha256
-        if expected is None or not isinstance(credential, str) or len(credential) > 256:
-            return False
+    def _supervisor(self, credential: Any) -> str | None:
+        """Whose credential this is: a supervisor's name (``[security.supervisors]``), ``""``
+        for the table's shared supervisor credential, None for no valid credential. Every
+        hash is compared, so the time taken says nothing about which one matched."""
+        security = self.loaded.config.security
+        if not isinstance(credential, str) or len(credential) > 256:
+            return None
         digest = hashlib.sha256(credential.encode("utf-8")).hexdigest()
-        return hmac.compare_digest(digest, expected)
+        found = None
+        for supervisor, expected in [("", security.supervisor_credential_sha256),
+                                     *security.supervisors.items()]:
+            if expected is not None and hmac.compare_digest(digest, expected):
+                found = supervisor
+        return found

@@ -429,6 +429,9 @@ class Table:
                 events.append(MeterChanged(self.meter, "table opened"))
         return events + self._set_state(OPEN, f"opened by {by}") + self._lamp(0, ATTRACT)
 
+    def _sign_in(self, command: Any, by: str) -> list[AnyEvent]:
+        return []
+
     def _close(self, command: Close, by: str) -> list[AnyEvent]:
         if self.state in IN_HAND:
             raise CommandError(f"a hand is in play ({self.state}); void it or finish it first")

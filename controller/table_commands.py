@@ -120,8 +120,16 @@ class AdjustMeter(_Command):
     supervisor_only: ClassVar[bool] = True
 
 
+class SignIn(_Command):
+    """A supervisor signed in (at the console): journaled with who it was, changes nothing
+    at the table. A wrong credential is refused and counted like any other."""
+
+    command: Literal["sign_in"]
+    supervisor_only: ClassVar[bool] = True
+
+
 COMMAND_CLASSES = (Open, Close, Place, Cancel, Lock, Decide, Continue, Void, VerifyJackpot,
-                   Reload, AdjustMeter)
+                   Reload, AdjustMeter, SignIn)
 Command = Annotated[Union[COMMAND_CLASSES], Field(discriminator="command")]  # noqa: UP007
 #: Command name -> its class.
 COMMANDS: dict[str, type[_Command]] = {

@@ -157,6 +157,11 @@ class Security(_Section):
     #: SHA-256 (hex) of the supervisor credential; supervisor commands need the credential.
     #: ``lowball-table credential`` makes a new credential and prints its hash.
     supervisor_credential_sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None = None
+    #: One credential per supervisor: name -> SHA-256 (hex) of that supervisor's credential.
+    #: A command given with one of them is journaled as given by that supervisor (the daemon
+    #: decides who acted, whatever name the client gives).
+    supervisors: dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,31}$")],
+                      Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]] = {}
     #: The table's CURVE secret key file (``lowball-table keys new NAME`` writes
     #: ``NAME.key_secret``); relative to the config file. Set: every socket uses CURVE.
     server_secret_key_file: str | None = None

@@ -50,8 +50,10 @@ class Rig:
     """Simulators, a daemon in a thread, a subscriber and a command client."""
 
     def __init__(self, tmp_path: Path, game: str, notify_socket: str | None = None,
-                 durability: str = "full"):
+                 durability: str = "full", supervisors: dict[str, str] | None = None):
         self.tmp_path, self.game, self.durability = tmp_path, game, durability
+        #: name -> credential of each supervisor (beside the shared CREDENTIAL)
+        self.supervisors = supervisors or {}
         self.shoe = PtyTransport(Lbs1ShoeModel(), name="shoe").start()
         self.spots = PtyTransport(SpotControllerModel(), name="spots").start()
         self.meter = PtyTransport(AlphaSignModel(), name="meter").start()
@@ -74,8 +76,11 @@ class Rig:
                              meter=self.meter.url, credential=CREDENTIAL, stream=self.stream)
         # A test lab's limits: the worked scenarios use small stakes.
         limits = Limits(min_ante=1, max_ante=10**7, max_lowdown_bonus=10**7)
+        security = loaded.config.security.model_copy(update={"supervisors": {
+            name: hashlib.sha256(credential.encode()).hexdigest()
+            for name, credential in self.supervisors.items()}})
         loaded = loaded.model_copy(update={"config": loaded.config.model_copy(
-            update={"limits": limits})})
+            update={"limits": limits, "security": security})})
         environ = {"NOTIFY_SOCKET": self.notify_socket} if self.notify_socket else {}
         self.daemon = TableDaemon(loaded, state_dir=self.tmp_path / "state",
                                   context=self.context,

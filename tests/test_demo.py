@@ -19,9 +19,10 @@ def test_the_demo_plays_hands_and_stops_cleanly(tmp_path):
          "--pace", "0", "--seed", "11", "--state-dir", str(state),
          "--events", f"ipc://{tmp_path}/e", "--replay", f"ipc://{tmp_path}/r",
          "--commands", f"ipc://{tmp_path}/c", "--cms-events", f"ipc://{tmp_path}/ce",
-         "--cms-replay", f"ipc://{tmp_path}/cr"],
+         "--cms-replay", f"ipc://{tmp_path}/cr", "--console-port", "0"],
         capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
+    assert "demo: the dealer's screen: http://127.0.0.1:" in done.stderr   # make run's URL
     assert done.stdout.count(" hand_settled ") >= 2
     assert "demo stopped after 2 hands" in done.stderr
     report = Journal(journal_path(state)).verify()

@@ -38,7 +38,7 @@ def register(subparsers, name: str, help_text: str) -> None:
     parser.add_argument("words", nargs="+", metavar="COMMAND",
                         help="open | close | place SPOT WAGER AMOUNT [PLAYER] | cancel SPOT "
                              "WAGER | lock | decide SPOT DECISION | continue | void REASON | "
-                             "verify_jackpot | reload | adjust_meter AMOUNT REASON | status")
+                             "verify_jackpot | reload | adjust_meter AMOUNT REASON | sign_in | status")
     parser.set_defaults(func=run)
 
 

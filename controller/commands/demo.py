@@ -50,6 +50,11 @@ def register(subparsers, name: str, help_text: str) -> None:
                         help="the CMS family's PUB endpoint ('' for none)")
     parser.add_argument("--cms-replay", default=CMS_REPLAY,
                         help="the CMS family's replay endpoint ('' for none)")
+    parser.add_argument("--console-port", type=int, default=8080,
+                        help="where the console serves the table's screens (default 8080; "
+                             "0: any free port)")
+    parser.add_argument("--no-console", action="store_true",
+                        help="do not start the console beside the table")
     parser.set_defaults(func=run)
 
 
@@ -70,6 +75,24 @@ def demo_config(game: str, *, shoe: str, spots: str, meter: str, credential: str
             credential.encode()).hexdigest()),
     })
     return shipped.model_copy(update={"config": config})
+
+
+def start_console(state_dir: Path, loaded: LoadedConfig, port: int):
+    """``lowball-table console`` beside the demo, in its own process; (process, URL)."""
+    import subprocess
+
+    from controller.console.config import write_console_config
+
+    config = write_console_config(state_dir, loaded, port=port)
+    process = subprocess.Popen([sys.executable, "-m", "controller.cli", "console", "--config",
+                                str(config)], stdout=subprocess.PIPE,
+                               stderr=open(state_dir / "console.log", "a", encoding="utf-8"),
+                               text=True)
+    line = process.stdout.readline() if process.stdout else ""
+    if not line.startswith("console: "):
+        process.terminate()
+        raise RuntimeError(f"the console did not start (see {state_dir / 'console.log'})")
+    return process, line.split()[1]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -125,6 +148,14 @@ def run(args: argparse.Namespace) -> int:
                   devices=daemon.devices.status())
     table_thread = threading.Thread(target=daemon.run, name="table", daemon=True)
     table_thread.start()
+    console, footer = None, ""
+    if not args.no_console:
+        try:
+            console, url = start_console(state_dir, loaded, args.console_port)
+            footer = f"the dealer's screen: {url}   (the simulated dealer plays on it)\n"
+            print(f"demo: {footer}", end="", file=sys.stderr)
+        except RuntimeError as error:
+            print(f"demo: {error}; going on without it", file=sys.stderr)
     dealer = SimulatedDealer(command_endpoint=stream.commands, shoe=shoe.device, game=args.game,
                              supervisor_credential=credential, seed=args.seed,
                              pace_s=args.pace)
@@ -137,13 +168,16 @@ def run(args: argparse.Namespace) -> int:
         while dealer_thread.is_alive():
             if not args.no_view:
                 sys.stdout.write(view.render(latest["snapshot"], latest["devices"],
-                                             latest["seq"]))
+                                             latest["seq"]) + footer)
                 sys.stdout.flush()
             dealer_thread.join(0.25)
     except KeyboardInterrupt:
         pass
     finally:
         stop.set()
+        if console is not None:
+            console.terminate()
+            console.wait(10)
         dealer_thread.join(10)
         daemon.request_stop()
         table_thread.join(10)

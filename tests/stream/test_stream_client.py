@@ -125,6 +125,18 @@ def test_history_asked_for_by_sync_comes_a_batch_at_a_time_and_is_no_gap(connect
     assert client.gaps_filled == 0 and not client.filled
 
 
+def test_a_poll_with_no_wait_still_has_its_gaps_filled(connect, table_loop):
+    """A caller with its own poller (the console) reads with ``timeout=0``: no wait for
+    live events, but each replay a gap needs still has ``replay_timeout`` to be answered."""
+    table_loop.call("append", sample_events(5), True)
+    client = connect()
+    client.sync(replay_from=0)
+    events = []
+    while (envelope := client.receive(0, replay_timeout=5.0)) is not None:
+        events.append(envelope)
+    assert [e.seq for e in events] == [1, 2, 3, 4, 5]
+
+
 def test_a_replay_that_fails_loses_nothing_and_is_asked_again(client, table_loop):
     """The table did not answer a replay in time: receive() says so, and the next receive()
     asks for the same events again; none of them is skipped."""

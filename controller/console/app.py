@@ -1,0 +1,396 @@
+"""The console's web side: Starlette over uvicorn (plain HTML, CSS and JavaScript modules
+served from :mod:`controller.console`'s ``static`` directory; nothing from the network).
+
+``/`` is the dealer's screen; ``/ws`` its WebSocket: the console pushes the latest view, and
+takes the dealer's commands (:mod:`controller.console.messages`). A slow browser only ever
+misses views in between (each screen keeps only the newest one to send); a browser that
+sends too fast is told so and its excess is dropped before it reaches the table.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import structlog
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route, WebSocketRoute
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from controller.console.link import TableLink
+from controller.console.messages import (
+    BadMessage,
+    Deduplicator,
+    parse_message,
+    parse_pit_message,
+    parse_sign_in,
+    request_of,
+)
+from controller.console.sessions import COOKIE, Sessions
+
+log = structlog.get_logger("lowball.console")
+STATIC = Path(__file__).with_name("static")
+#: A screen may send this many commands in a burst, then one per 1/RATE s.
+BURST, RATE = 10, 5.0
+#: How long a screen waits for the answer to one command.
+ANSWER_TIMEOUT_S = 10.0
+HEADERS = {
+    "content-security-policy": "default-src 'self'; connect-src 'self'; img-src 'self' data:; "
+                               "frame-ancestors 'none'",
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "cache-control": "no-store",
+}
+
+
+class SecurityHeaders:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def with_headers(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                message.setdefault("headers", [])
+                message["headers"] = list(message["headers"]) + [
+                    (key.encode(), value.encode()) for key, value in HEADERS.items()]
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
+
+
+class Screens:
+    """Every open screen, each with the newest view still to send."""
+
+    def __init__(self) -> None:
+        self.view: dict[str, Any] | None = None
+        self._latest: dict[int, asyncio.Queue[str]] = {}
+
+    def show(self, view: dict[str, Any]) -> None:
+        """From the event loop: the newest view for every screen."""
+        self.view = view
+        text = json.dumps(view)
+        for box in self._latest.values():
+            while not box.empty():
+                box.get_nowait()
+            box.put_nowait(text)
+
+    def open(self, key: int) -> asyncio.Queue[str]:
+        box: asyncio.Queue[str] = asyncio.Queue(maxsize=1)
+        if self.view is not None:
+            box.put_nowait(json.dumps(self.view))
+        self._latest[key] = box
+        return box
+
+    def close(self, key: int) -> None:
+        self._latest.pop(key, None)
+
+
+class Bucket:
+    """A screen's allowance of commands: ``burst`` at once, refilled at ``rate`` a second."""
+
+    def __init__(self, burst: int = BURST, rate: float = RATE) -> None:
+        self.burst, self.rate = burst, rate
+        self.tokens, self.at = float(burst), time.monotonic()
+
+    def take(self) -> bool:
+        now = time.monotonic()
+        self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
+        self.at = now
+        if self.tokens < 1:
+            return False
+        self.tokens -= 1
+        return True
+
+
+async def next_text(websocket: WebSocket) -> str:
+    """The next text message; a binary one is answered (it carries no command) and skipped."""
+    while True:
+        message = await websocket.receive()
+        if message["type"] == "websocket.disconnect":
+            raise WebSocketDisconnect(message.get("code", 1000))
+        if message.get("text") is not None:
+            return message["text"]
+        await websocket.send_text(json.dumps({
+            "type": "error", "error": "a message is JSON in a text frame, not binary"}))
+
+
+def same_origin(connection: WebSocket | Request) -> bool:
+    """A page of another site must not drive the table through the dealer's browser."""
+    origin = connection.headers.get("origin")
+    if origin is None:
+        return True  # not a browser: nothing a page elsewhere can forge
+    return urlsplit(origin).netloc == connection.headers.get("host")
+
+
+def create_app(link: TableLink, by: str, sessions: Sessions, *,
+               secure_cookie: bool = False, signs_in: bool = False,
+               accounts: dict[str, Any] | None = None) -> Starlette:
+    """``signs_in``: every screen needs a sign-in (``accounts``: the dealers' and the pit's,
+    name -> :class:`controller.console.config.Account`; supervisors sign in with the table's
+    credentials)."""
+    accounts = accounts or {}
+    screens = Screens()
+    seen = Deduplicator()
+    pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
+
+    async def send_command(request: dict[str, Any]) -> dict[str, Any]:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[dict[str, Any]] = loop.create_future()
+
+        def answer(reply: dict[str, Any]) -> None:  # from the link's thread
+            loop.call_soon_threadsafe(lambda: future.done() or future.set_result(reply))
+
+        link.send(request, answer)
+        return await asyncio.wait_for(future, ANSWER_TIMEOUT_S)
+
+    async def command(message: Any, session: Any = None) -> dict[str, Any]:
+        known = seen.get(message.id)
+        if known is not None:
+            return {**known, "repeated": True}
+        if message.id in pending:
+            return {**await asyncio.shield(pending[message.id]), "repeated": True}
+        request = request_of(message, by) if session is None else \
+            request_of(message, session.name, session.credential)
+        future = asyncio.ensure_future(send_command(request))
+        pending[message.id] = future
+        try:
+            reply = await asyncio.shield(future)
+        except asyncio.TimeoutError:
+            reply = {"ok": False, "error": "the table did not answer in time: look at the "
+                                           "screen before trying again"}
+        finally:
+            pending.pop(message.id, None)
+        answer = {"ok": bool(reply.get("ok")), "error": reply.get("error")}
+        seen.remember(message.id, answer)
+        return answer
+
+    def signed_in_as(token: str | None, *roles: str) -> bool:
+        session = sessions.get(token)
+        return not signs_in or (session is not None and session.role in roles)
+
+    async def dealer(request: Request) -> Response:
+        if not signed_in_as(request.cookies.get(COOKIE), "dealer", "supervisor"):
+            return RedirectResponse("/supervisor", status_code=303)
+        return FileResponse(STATIC / "dealer.html")
+
+    async def pit(request: Request) -> Response:
+        if not signed_in_as(request.cookies.get(COOKIE), "pit", "supervisor"):
+            return RedirectResponse("/supervisor?next=/pit", status_code=303)
+        return FileResponse(STATIC / "pit.html")
+
+    async def pit_socket(websocket: WebSocket) -> None:
+        """The pit's read-only screen: the live table, the last hands, the alarms. It may ask
+        for a hand in full and, with a supervisor signed in, acknowledge an alarm."""
+        if not same_origin(websocket):
+            await websocket.close(code=1008, reason="another site's page")
+            return
+        token = websocket.cookies.get(COOKIE)
+        if not signed_in_as(token, "pit", "supervisor"):
+            await websocket.close(code=1008, reason="sign in first")
+            return
+        await websocket.accept()
+        await websocket.send_text(role_message(sessions.get(token)))
+        key = id(websocket)
+        box = screens.open(key)
+
+        async def push() -> None:
+            while True:
+                await websocket.send_text(await box.get())
+
+        pusher = asyncio.ensure_future(push())
+        bucket = Bucket(burst=20, rate=10.0)
+        try:
+            while True:
+                text = await next_text(websocket)
+                try:
+                    if not bucket.take():
+                        raise BadMessage("too many requests from this screen: slow down")
+                    message = parse_pit_message(text)
+                except BadMessage as error:
+                    await websocket.send_text(json.dumps({"type": "error",
+                                                          "error": str(error)}))
+                    continue
+                if message.type == "recall":
+                    hand = link.recall.hand(message.hand_id)
+                    await websocket.send_text(json.dumps(
+                        {"type": "hand", "hand": hand} if hand is not None else
+                        {"type": "error", "error": f"hand {message.hand_id} is not among the "
+                                                   f"last hands the console keeps"}))
+                    continue
+                session = sessions.get(token)
+                if session is None or session.role != "supervisor":
+                    await websocket.send_text(json.dumps({
+                        "type": "error", "error": "acknowledging an alarm needs a supervisor "
+                                                  "signed in (at /supervisor)"}))
+                    continue
+                if not link.alarms.acknowledge(message.seq, session.name):
+                    await websocket.send_text(json.dumps({
+                        "type": "error", "error": f"no alarm #{message.seq} waiting for an "
+                                                  f"acknowledgement"}))
+                    continue
+                log.info("alarm acknowledged", seq=message.seq, by=session.name)
+                if screens.view is not None:
+                    screens.show({**screens.view, "alarms": link.alarms.all()})
+        except WebSocketDisconnect:
+            pass
+        finally:
+            pusher.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await pusher
+            screens.close(key)
+
+    async def supervisor(request: Request) -> Response:
+        return FileResponse(STATIC / "supervisor.html")
+
+    async def sign_in(request: Request) -> Response:
+        """The table checks the credential (and journals who signed in, or counts the
+        failure); the browser gets a session cookie, never the credential."""
+        address = request.client.host if request.client else "?"
+        if not same_origin(request) or \
+                request.headers.get("content-type", "").split(";")[0] != "application/json":
+            return JSONResponse({"ok": False, "error": "a sign-in is JSON from this console's "
+                                                       "own page"}, status_code=400)
+        locked = sessions.locked_for(address)
+        if locked:
+            return JSONResponse({"ok": False, "error": f"too many failed sign-ins from this "
+                                 f"screen: locked for {int(locked) + 1} s"}, status_code=429)
+        body = b""
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > 4096:
+                break
+        try:
+            form = parse_sign_in(body)
+        except BadMessage as error:
+            return JSONResponse({"ok": False, "error": str(error)}, status_code=400)
+        if form.name in accounts:            # a dealer's or the pit's account: the console's
+            opened = sessions.account(form.name, form.credential, accounts)
+            if opened is None:
+                sessions.failed(address)
+                log.warning("sign-in refused", name=form.name, address=address)
+                return JSONResponse({"ok": False, "error": "the credential is not valid for "
+                                                           "this account"}, status_code=401)
+            return signed_in(*opened)
+        try:
+            reply = await send_command({"command": "sign_in", "by": form.name,
+                                        "credential": form.credential})
+        except asyncio.TimeoutError:
+            reply = {"ok": False, "error": "the table did not answer in time"}
+        if not reply.get("ok"):
+            sessions.failed(address)
+            log.warning("supervisor sign-in refused", name=form.name, address=address)
+            return JSONResponse({"ok": False, "error": reply.get("error")}, status_code=401)
+        return signed_in(*sessions.open(form.name, form.credential))
+
+    def signed_in(token: str, session: Any) -> Response:
+        log.info("signed in", name=session.name, role=session.role)
+        response = JSONResponse({"ok": True, "name": session.name, "role": session.role,
+                                 "seconds": sessions.seconds_left(session)})
+        response.set_cookie(COOKIE, token, max_age=int(sessions.lifetime), httponly=True,
+                            samesite="strict", secure=secure_cookie, path="/")
+        return response
+
+    async def sign_out(request: Request) -> Response:
+        sessions.close(request.cookies.get(COOKIE))
+        response = JSONResponse({"ok": True})
+        response.delete_cookie(COOKIE, path="/")
+        return response
+
+    def role_message(session: Any) -> str:
+        if session is None:
+            return json.dumps({"type": "session", "role": "dealer"})
+        return json.dumps({"type": "session", "role": session.role, "name": session.name,
+                           "seconds": sessions.seconds_left(session)})
+
+    async def socket(websocket: WebSocket) -> None:
+        if not same_origin(websocket):
+            await websocket.close(code=1008, reason="another site's page")
+            return
+        token = websocket.cookies.get(COOKIE)
+        if not signed_in_as(token, "dealer", "supervisor"):
+            await websocket.close(code=1008, reason="sign in first")
+            return
+        await websocket.accept()
+        was_signed_in = sessions.get(token) is not None
+        await websocket.send_text(role_message(sessions.get(token)))
+        key = id(websocket)
+        box = screens.open(key)
+
+        async def push() -> None:
+            while True:
+                await websocket.send_text(await box.get())
+
+        pusher = asyncio.ensure_future(push())
+        bucket = Bucket()
+        try:
+            while True:
+                text = await next_text(websocket)
+                session = sessions.get(token)
+                if was_signed_in and session is None:
+                    if signs_in:
+                        await websocket.close(code=1008, reason="the sign-in has expired")
+                        return
+                    was_signed_in = False
+                    await websocket.send_text(role_message(None))
+                supervisor = session is not None and session.role == "supervisor"
+                why = None if supervisor else (
+                    f"{session.name} is signed in as a {session.role}, not a supervisor"
+                    if session is not None else
+                    "the supervisor's session on this screen has expired: sign in again"
+                    if was_signed_in else "no supervisor is signed in on this screen (sign in "
+                                          "at /supervisor)")
+                try:
+                    message = parse_message(text, supervisor=why)
+                except BadMessage as error:
+                    log.warning("bad message from a screen", error=str(error))
+                    await websocket.send_text(json.dumps({"type": "error",
+                                                          "error": str(error)}))
+                    continue
+                if not bucket.take():
+                    await websocket.send_text(json.dumps({
+                        "type": "answer", "id": message.id, "ok": False,
+                        "error": "too many commands from this screen: nothing was sent; "
+                                 "slow down"}))
+                    continue
+                answer = await command(message, session)
+                await websocket.send_text(json.dumps({"type": "answer", "id": message.id,
+                                                      **answer}))
+        except WebSocketDisconnect:
+            pass
+        finally:
+            pusher.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await pusher
+            screens.close(key)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette):
+        loop = asyncio.get_running_loop()
+        link.on_view = lambda view: loop.call_soon_threadsafe(screens.show, view)
+        link.start()
+        try:
+            yield
+        finally:
+            await asyncio.to_thread(link.stop)
+
+    return Starlette(routes=[Route("/", dealer), Route("/supervisor", supervisor),
+                             Route("/pit", pit), WebSocketRoute("/ws/pit", pit_socket),
+                             Route("/api/sign-in", sign_in, methods=["POST"]),
+                             Route("/api/sign-out", sign_out, methods=["POST"]),
+                             WebSocketRoute("/ws", socket),
+                             Mount("/static", StaticFiles(directory=STATIC), name="static")],
+                     middleware=[Middleware(SecurityHeaders)], lifespan=lifespan)

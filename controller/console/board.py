@@ -1,0 +1,236 @@
+"""What the dealer's screen shows, computed from the stream: the board.
+
+:class:`Board` keeps what the table's snapshot does not say but the screen must (the cards a
+player or the dealer discarded, who folded, the settlement wager by wager with the progressive
+awards, faults and alarms) by noting each event in seq order, and joins it with the latest
+snapshot into one *view*: plain JSON for the browser, with the buttons valid now. The browser
+draws the view and decides nothing: a button is on the screen only if the view lists it.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+GAMES = {"cali_lowball": "Cali LowBall", "three_card_lowball": "Three Card Lowball"}
+#: The wagers a dealer places from the chip tray, per game, in the layout's order.
+WAGERS = {"cali_lowball": ("ante", "xtra_bonus", "lowdown_bonus"),
+          "three_card_lowball": ("ante", "bonus", "progressive")}
+#: The chip tray, in cents.
+CHIPS = (100, 500, 2500, 10000, 50000)
+#: Faults the screen keeps (the most recent).
+KEPT = 8
+
+
+def _money(cents: int) -> str:
+    sign = "-" if cents < 0 else ""
+    whole, part = divmod(abs(cents), 100)
+    return f"{sign}${whole:,}.{part:02d}"
+
+
+class Board:
+    """The screen's memory of the stream, for one table."""
+
+    def __init__(self, spots: int = 7) -> None:
+        self.spots = spots
+        self.hand_id: str | None = None
+        self.discards: dict[str, list[str]] = {}
+        self.cards: dict[str, list[str]] = {}
+        self.decisions: dict[str, str] = {}
+        self.settlements: list[dict[str, Any]] = []
+        self.awards: list[dict[str, Any]] = []
+        self.settled_hand: str | None = None
+        self.voided: dict[str, Any] | None = None
+        self.devices: dict[str, str] = {}
+        self.faults: deque[dict[str, Any]] = deque(maxlen=KEPT)
+        #: who plays each spot, as the dealer gave it with the wager
+        self.players: dict[str, str] = {}
+        self.last_seq = 0
+
+    def note(self, seq: int, kind: str, hand_id: str | None, data: dict[str, Any]) -> None:
+        """One event of the stream, in seq order, as published (cards as text)."""
+        self.last_seq = seq
+        if kind == "hand_started":
+            self.hand_id = data["hand_id"]
+            self.discards, self.decisions, self.cards = {}, {}, {}
+            self.settlements, self.awards, self.voided = [], [], None
+        elif kind == "wager_placed":
+            if data["player"]:
+                self.players[str(data["spot"])] = data["player"]
+        elif kind == "card_dealt":
+            self.cards.setdefault(str(data["to"]), []).append(data["card"])
+        elif kind == "decision_made":
+            seat = str(data["seat"])
+            self.decisions[seat] = data["decision"]
+            if data["cards"]:
+                self.discards[seat] = list(data["cards"])
+        elif kind == "house_way":
+            if data["discard"]:
+                self.discards["dealer"] = list(data["discard"])
+        elif kind == "wager_settled":
+            self.settlements.append(dict(data))
+            self.settled_hand = hand_id
+        elif kind == "progressive_awarded":
+            self.awards.append(dict(data))
+            self.settled_hand = hand_id
+        elif kind == "hand_voided":
+            self.voided = {"hand_id": data["hand_id"], "by": data["by"],
+                           "reason": data["reason"]}
+        elif kind == "device_status":
+            self.devices[data["device"]] = data["status"]
+        elif kind == "fault":
+            self.faults.append({"seq": seq, **data})
+
+    def payouts(self) -> list[dict[str, Any]]:
+        """The last settled hand, spot by spot: what to pay and what to collect, wager by
+        wager, progressive awards apart (highlighted on the screen), and the total."""
+        spots: dict[int, dict[str, Any]] = {}
+        for entry in self.settlements:
+            spot = spots.setdefault(entry["seat"], {"spot": entry["seat"], "lines": [],
+                                                    "total": 0})
+            net = entry["net"]
+            action = "pay" if net > 0 else "collect" if net < 0 else "return"
+            shown = net if net > 0 else -net if net < 0 else entry["amount"]
+            spot["lines"].append({"wager": entry["wager"], "result": entry["result"],
+                                  "action": action, "amount": shown, "text": _money(shown),
+                                  "award": False})
+            spot["total"] += net
+        for award in self.awards:
+            spot = spots.setdefault(award["seat"], {"spot": award["seat"], "lines": [],
+                                                    "total": 0})
+            spot["lines"].append({"wager": "progressive", "result": award["award"],
+                                  "action": "pay", "amount": award["amount"],
+                                  "text": _money(award["amount"]), "award": True})
+            spot["total"] += award["amount"]
+        for spot in spots.values():
+            spot["total_text"] = _money(spot["total"])
+        return [spots[spot] for spot in sorted(spots)]
+
+    def view(self, state: dict[str, Any], seq: int, *, connected: bool = True) -> dict[str, Any]:
+        """Everything the dealer's screen shows, from the snapshot at ``seq``."""
+        hand = state.get("hand")
+        settled = state.get("state") == "SETTLED" and hand is None \
+            and self.settled_hand == state.get("last_settled_hand")
+        in_hand = hand is not None and hand.get("hand_id") == self.hand_id
+        discards = self.discards if in_hand or settled else {}
+        wagers = (hand or {}).get("wagers") or state.get("layout") or {}
+        # After settlement the cards stay on the screen until the next hand starts.
+        cards = (hand or {}).get("cards") or (self.cards if settled else {})
+        lamps = state.get("lamps") or {}
+        step = (hand or {}).get("next") or {}
+        spots = []
+        for number in range(1, self.spots + 1):
+            key = str(number)
+            spot_wagers = wagers.get(key) or {}
+            held = cards.get(key) or []
+            gone = discards.get(key, [])
+            spots.append({
+                "spot": number,
+                "wagers": [{"wager": wager, "amount": amount, "text": _money(amount)}
+                           for wager, amount in spot_wagers.items()],
+                "cards": [{"card": card, "discarded": card in gone} for card in held],
+                "lamp": lamps.get(key, "off"),
+                "player": self.players.get(key, ""),
+                "decision": self.decisions.get(key) if in_hand or settled else None,
+                "to_act": step.get("kind") == "decision" and number in step.get("seats", ()),
+                "to_deal": step.get("kind") == "card" and step.get("to") == number,
+            })
+        dealer_gone = discards.get("dealer", [])
+        dealer = [{"card": card, "discarded": card in dealer_gone}
+                  for card in cards.get("dealer") or []]
+        community = [{"card": card, "discarded": False} for card in cards.get("community") or []]
+        house_way = (hand or {}).get("house_way")
+        game = state.get("game", "")
+        return {
+            "type": "view", "seq": seq, "connected": connected,
+            "table_id": state.get("table_id"), "game": game, "game_name": GAMES.get(game, game),
+            "paytable": state.get("paytable"), "state": state.get("state"),
+            "hand_number": state.get("hand_number"), "hand_id": (hand or {}).get("hand_id"),
+            "phase": (hand or {}).get("phase"),
+            "banner": banner(state),
+            "spots": spots, "dealer": dealer, "community": community,
+            "house_way": house_way,
+            "meter": state.get("meter"),
+            "meter_text": None if state.get("meter") is None else _money(state["meter"]),
+            "jackpot": jackpot_view(state.get("jackpot_pending")),
+            "fault": state.get("fault"),
+            "payouts": self.payouts() if settled else [],
+            "voided": self.voided if hand is None else None,
+            "devices": dict(self.devices),
+            "actions": actions(state),
+            "supervisor_actions": supervisor_actions(state),
+            "wager_kinds": list(WAGERS.get(game, ())),
+            "chips": [{"amount": chip, "text": _money(chip)} for chip in CHIPS],
+        }
+
+
+def jackpot_view(pending: dict[str, Any] | None) -> dict[str, Any] | None:
+    if pending is None:
+        return None
+    return {**pending, "text": _money(pending["amount"])}
+
+
+def banner(state: dict[str, Any]) -> str:
+    """The next step, in one line a dealer reads across the table."""
+    hand, fault, pending = state.get("hand"), state.get("fault"), state.get("jackpot_pending")
+    if state.get("state") == "PAUSED" and fault is not None:
+        way_out = "clear it, then touch Continue" if fault["recoverable"] \
+            else "call a supervisor to void the hand"
+        return f"Paused: {fault['detail']} ({fault['code']}). {way_out}"
+    if pending is not None:
+        return f"JACKPOT {_money(pending['amount'])} on spot " \
+               f"{', '.join(map(str, pending['seats']))}: call a supervisor to verify the hand-pay"
+    if hand is None:
+        return {"CLOSED": "Table closed: touch Open",
+                "OPEN": "Place wagers from the chip tray, then Lock",
+                "SETTLED": "Pay and collect, then place wagers for the next hand"}.get(
+                    state.get("state", ""), state.get("expecting", ""))
+    step = hand["next"]
+    if step["kind"] == "card":
+        to = step["to"]
+        if to == "dealer" and hand.get("house_way"):
+            way = hand["house_way"]
+            discard = " ".join(way["discard"])
+            return f"House way: dealer discards {discard}, then deal the dealer a card" \
+                if discard else "House way: dealer stands"
+        who = "the dealer" if to == "dealer" else f"spot {to}" if isinstance(to, int) \
+            else f"the {to}"
+        return f"Deal a card to {who}"
+    if step["kind"] == "decision":
+        seats = ", ".join(map(str, step["seats"]))
+        return f"Spot {seats}: {' or '.join(step['options'])}"
+    return state.get("expecting", "")
+
+
+def actions(state: dict[str, Any]) -> list[dict[str, Any]]:
+    """The dealer's buttons valid now (the table refuses anything else anyway)."""
+    name, hand = state.get("state"), state.get("hand")
+    if state.get("jackpot_pending") is not None:
+        return []
+    if name == "PAUSED":
+        fault = state.get("fault") or {}
+        return [{"command": "continue"}] if fault.get("recoverable") else []
+    if name == "CLOSED":
+        return [{"command": "open"}]
+    if hand is None and name in ("OPEN", "SETTLED"):
+        found = [{"command": "place"}, {"command": "cancel"}]
+        if name == "OPEN" and state.get("layout"):
+            found.append({"command": "lock"})
+        return found
+    if hand is not None and hand["next"]["kind"] == "decision":
+        step = hand["next"]
+        return [{"command": "decide", "spot": spot, "decision": option}
+                for spot in step["seats"] for option in step["options"]]
+    return []
+
+
+def supervisor_actions(state: dict[str, Any]) -> list[dict[str, Any]]:
+    """A signed-in supervisor's buttons valid now (the dealer's screen never shows them)."""
+    found = []
+    if state.get("hand") is not None:
+        found.append({"command": "void"})
+    if state.get("jackpot_pending") is not None:
+        found.append({"command": "verify_jackpot"})
+    if state.get("hand") is None and state.get("jackpot_pending") is None:
+        found.append({"command": "reload"})
+    return found

@@ -1,0 +1,224 @@
+"""The console's link to its table: one thread owns every ZeroMQ socket the console uses.
+
+It follows the event stream with :class:`controller.stream_client.StreamClient` (snapshot,
+then every event exactly once, gaps filled by replay), notes each event on the
+:class:`~controller.console.board.Board`, and after each burst of events takes a fresh
+snapshot and hands the new view to the web side. Commands from the web side are queued to
+this thread and sent on the command channel from a DEALER socket; the daemon answers a
+client's commands in the order sent, so each answer resolves the oldest command in flight.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import structlog
+import zmq
+
+from controller import wire
+from controller.console.board import Board
+from controller.console.recall import Alarms, Recall
+from controller.stream_client import StreamClient, StreamError
+
+log = structlog.get_logger("lowball.console")
+
+#: How long the table has to answer one command.
+COMMAND_TIMEOUT_S = 5.0
+#: Commands waiting for the table at once (from all browsers together); more are refused.
+MAX_IN_FLIGHT = 16
+#: No heartbeat for this long: the screen says the table is not answering.
+SILENCE_S = 3.0
+#: At start, the events before the snapshot read to rebuild the last hand's screen and the
+#: pit's recall of the last hands (about 100 hands of a full table).
+LOOK_BACK = 8000
+#: How long the link sleeps at most with nothing to do (it wakes at once for an event or a
+#: command).
+IDLE_POLL_MS = 500
+#: How long the table has to answer one replay request (a gap, or the look back).
+REPLAY_TIMEOUT_S = 2.0
+WAKE = "inproc://console-link-wake"
+
+Answer = Callable[[dict[str, Any]], None]
+
+
+class _Pending(NamedTuple):
+    request: dict[str, Any]
+    answer: Answer
+    deadline: float
+
+
+class TableLink:
+    def __init__(self, *, table_id: str, spots: int, events: str, replay: str, commands: str,
+                 on_view: Callable[[dict[str, Any]], None],
+                 curve: dict[str, bytes] | None = None) -> None:
+        self.table_id, self.spots = table_id, spots
+        self.endpoints = {"events": events, "replay": replay, "commands": commands}
+        self.on_view = on_view
+        self.curve = curve
+        self.board = Board(spots)
+        self.recall = Recall()
+        self.alarms = Alarms()
+        self._outbox: queue.Queue[_Pending] = queue.Queue()
+        self._stop = threading.Event()
+        self._context = zmq.Context()
+        self._wake_out = self._context.socket(zmq.PAIR)
+        self._wake_out.bind(f"{WAKE}-{id(self)}")
+        self._wake_lock = threading.Lock()
+        self.thread = threading.Thread(target=self._run, name="console-link", daemon=True)
+        self.view: dict[str, Any] | None = None
+
+    # -- from any thread ------------------------------------------------------------------
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake()
+        self.thread.join(10)
+        self._wake_out.close(0)
+        self._context.term()
+
+    def send(self, request: dict[str, Any], answer: Answer) -> None:
+        """Queue a command for the table; ``answer`` is called (from the link's thread) with
+        the table's answer, or with a refusal saying why it was not sent or not answered."""
+        if self._outbox.qsize() >= MAX_IN_FLIGHT:
+            answer({"ok": False, "error": "the console has too many commands waiting for the "
+                                          "table; try again"})
+            return
+        self._outbox.put(_Pending(request, answer, time.monotonic() + COMMAND_TIMEOUT_S))
+        self._wake()
+
+    def _wake(self) -> None:
+        with self._wake_lock:
+            self._wake_out.send(b"", zmq.NOBLOCK)
+
+    # -- the link's thread ----------------------------------------------------------------
+
+    def _run(self) -> None:
+        wake = self._context.socket(zmq.PAIR)
+        wake.connect(f"{WAKE}-{id(self)}")
+        commands = self._command_socket()
+        in_flight: deque[_Pending] = deque()
+        client: StreamClient | None = None
+        last_heard = time.monotonic()
+        heartbeats = -1
+        connected = changed = False
+        try:
+            while not self._stop.is_set():
+                if client is None:
+                    client = self._follow()
+                    if client is None:
+                        self._publish_offline()
+                        self._stop.wait(1.0)
+                        continue
+                    connected, last_heard = True, time.monotonic()
+                poller = zmq.Poller()
+                poller.register(client.sub_socket, zmq.POLLIN)
+                poller.register(wake, zmq.POLLIN)
+                poller.register(commands, zmq.POLLIN)
+                # Events the stream client read while it waited for a snapshot are in its
+                # buffer, not on the socket: after a change, look again at once.
+                ready = dict(poller.poll(0 if changed else IDLE_POLL_MS))
+                if wake in ready:
+                    while wake.poll(0):
+                        wake.recv()
+                while len(in_flight) < MAX_IN_FLIGHT:
+                    try:
+                        pending = self._outbox.get_nowait()
+                    except queue.Empty:
+                        break
+                    commands.send(json.dumps(pending.request).encode(), zmq.NOBLOCK)
+                    in_flight.append(pending)
+                while commands.poll(0) and in_flight:
+                    reply = json.loads(commands.recv())
+                    in_flight.popleft().answer(reply)
+                if in_flight and time.monotonic() > in_flight[0].deadline:
+                    # Late answers must not be read as answers to later commands.
+                    commands.close(0)
+                    commands = self._command_socket()
+                    while in_flight:
+                        in_flight.popleft().answer({
+                            "ok": False, "error": "the table did not answer in time: look at "
+                                                  "the screen before trying again"})
+                changed = False
+                try:
+                    while (envelope := client.receive(0, replay_timeout=REPLAY_TIMEOUT_S)) is not None:
+                        self._note(envelope)
+                        changed = True
+                    if client.heartbeats != heartbeats:
+                        heartbeats, last_heard = client.heartbeats, time.monotonic()
+                    silent = time.monotonic() - last_heard > SILENCE_S
+                    if silent and connected:
+                        connected = False
+                        self._publish_offline()
+                    elif changed or (not silent and not connected):
+                        connected = True
+                        snapshot = client.snapshot()
+                        self._publish(snapshot.state, snapshot.seq, connected)
+                except StreamError as error:
+                    log.warning("the table's stream failed; following it again", error=str(error))
+                    client.close()
+                    client, connected = None, False
+        finally:
+            if client is not None:
+                client.close()
+            commands.close(0)
+            wake.close(0)
+            for pending in list(in_flight) + list(self._outbox.queue):
+                pending.answer({"ok": False, "error": "the console is stopping"})
+
+    def _command_socket(self) -> zmq.Socket:
+        socket = self._context.socket(zmq.DEALER)
+        socket.setsockopt(zmq.LINGER, 0)
+        socket.setsockopt(zmq.SNDHWM, MAX_IN_FLIGHT)
+        if self.curve is not None:
+            from controller.stream_security import client
+            client(socket, **self.curve)
+        socket.connect(self.endpoints["commands"])
+        return socket
+
+    def _follow(self) -> StreamClient | None:
+        """Join the stream: the events of the last hand first (to rebuild its screen), then
+        the snapshot and everything after it."""
+        client = StreamClient(self._context, table_id=self.table_id,
+                              pub_endpoint=self.endpoints["events"],
+                              replay_endpoint=self.endpoints["replay"], curve=self.curve)
+        try:
+            latest = client.snapshot(timeout=2.0)
+            self.board, self.recall = Board(self.spots), Recall()
+            snapshot = client.sync(replay_from=max(0, latest.seq - LOOK_BACK), timeout=2.0)
+            while (envelope := client.receive(0, replay_timeout=REPLAY_TIMEOUT_S)) is not None:
+                self._note(envelope)
+            self._publish(snapshot.state, snapshot.seq, True)
+            return client
+        except StreamError as error:
+            log.warning("the table does not answer", error=str(error))
+            client.close()
+            return None
+
+    def _note(self, envelope: wire.EnvelopeBase) -> None:
+        data = json.loads(wire.dumps(envelope))
+        kind, ts = data["type"], data["ts"]
+        self.board.note(envelope.seq, kind, envelope.hand_id, data["data"])
+        self.recall.note(envelope.seq, kind, envelope.hand_id, ts, data["data"])
+        self.alarms.note(envelope.seq, kind, ts, data["data"])
+
+    def _publish(self, state: dict[str, Any], seq: int, connected: bool) -> None:
+        self.view = self.with_pit(self.board.view(state, seq, connected=connected))
+        self.on_view(self.view)
+
+    def with_pit(self, view: dict[str, Any]) -> dict[str, Any]:
+        """The view with what the pit shows too: the alarms and the last hands."""
+        return {**view, "alarms": self.alarms.all(), "recall": self.recall.hands()}
+
+    def _publish_offline(self) -> None:
+        if self.view is not None and self.view["connected"]:
+            self.view = {**self.view, "connected": False, "actions": []}
+            self.on_view(self.view)

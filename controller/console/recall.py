@@ -1,0 +1,113 @@
+"""The pit's memory of the stream: the last hands in full (GLI's "last game recall") and the
+alarms surveillance must acknowledge.
+
+:class:`Recall` keeps, for each of the last :data:`HANDS` hands, every step as the stream
+published it: the locked wagers and who played each spot, every card in order, every
+decision, the house way, the hands shown, every settlement and award, faults, the void.
+:class:`Alarms` keeps faults, lost devices, failed credentials and pending jackpots until
+someone acknowledges them (a supervisor signed in on the console; who and when are kept).
+Both are written by the link's thread and read by the web side: each holds a lock.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from datetime import UTC, datetime
+from typing import Any
+
+#: Hands kept for recall (GLI asks for at least the last 100... games).
+HANDS = 120
+#: Alarms kept (the oldest acknowledged go first).
+ALARMS = 200
+#: The steps of a hand worth recalling (lamps, meters and accepted commands are not).
+STEPS = frozenset({"wagers_locked", "card_dealt", "decisions_due", "decision_made",
+                   "house_way", "hand_shown", "wager_settled", "progressive_awarded",
+                   "hand_settled", "hand_voided", "fault", "hand_continued", "jackpot_pending",
+                   "jackpot_verified"})
+
+
+class Recall:
+    def __init__(self, size: int = HANDS) -> None:
+        self.size = size
+        self._hands: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._players: dict[int, str] = {}
+        self._lock = threading.Lock()
+
+    def note(self, seq: int, kind: str, hand_id: str | None, ts: str,
+             data: dict[str, Any]) -> None:
+        with self._lock:
+            if kind == "wager_placed":
+                if data.get("player"):
+                    self._players[data["spot"]] = data["player"]
+            elif kind == "hand_started":
+                self._hands[data["hand_id"]] = {
+                    "hand_id": data["hand_id"], "number": data["number"], "started": ts,
+                    "players": {str(spot): player for spot, player in self._players.items()},
+                    "steps": [], "result": "in play", "house_result": None}
+                self._players = {}
+                while len(self._hands) > self.size:
+                    self._hands.popitem(last=False)
+            elif kind in STEPS and hand_id in self._hands:
+                hand = self._hands[hand_id]
+                hand["steps"].append({"seq": seq, "ts": ts, "type": kind, "data": data})
+                if kind == "hand_settled":
+                    hand["result"], hand["house_result"] = "settled", data["house_result"]
+                elif kind == "hand_voided":
+                    hand["result"] = f"voided by {data['by']}: {data['reason']}"
+
+    def hands(self) -> list[dict[str, Any]]:
+        """The last hands, newest first, without their steps."""
+        with self._lock:
+            return [{key: value for key, value in hand.items() if key != "steps"}
+                    | {"steps": len(hand["steps"])} for hand in reversed(self._hands.values())]
+
+    def hand(self, hand_id: str) -> dict[str, Any] | None:
+        with self._lock:
+            hand = self._hands.get(hand_id)
+            return None if hand is None else {**hand, "steps": list(hand["steps"])}
+
+
+class Alarms:
+    def __init__(self, size: int = ALARMS) -> None:
+        self.size = size
+        self._alarms: OrderedDict[int, dict[str, Any]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def note(self, seq: int, kind: str, ts: str, data: dict[str, Any]) -> None:
+        text = None
+        if kind == "fault":
+            text = f"fault {data['code']}: {data['detail']}"
+        elif kind == "alarm":
+            text = f"alarm {data['code']}: {data['detail']}"
+        elif kind == "device_status" and data["status"] not in ("connected",):
+            text = f"{data['device']} {data['status']} {data['detail']}".strip()
+        elif kind == "jackpot_pending":
+            text = f"jackpot pending on hand {data['hand_id']}: {data['amount']} cents"
+        elif kind == "refusals_counted":
+            text = f"{data['count']} refused commands from one client: {data['last_reason']}"
+        if text is None:
+            return
+        with self._lock:
+            if seq in self._alarms:   # seen before the console followed the table again
+                return
+            self._alarms[seq] = {"seq": seq, "ts": ts, "type": kind, "text": text,
+                                 "acknowledged_by": None, "acknowledged_at": None}
+            while len(self._alarms) > self.size:
+                oldest = next((s for s, a in self._alarms.items() if a["acknowledged_by"]),
+                              next(iter(self._alarms)))
+                del self._alarms[oldest]
+
+    def acknowledge(self, seq: int, by: str) -> bool:
+        with self._lock:
+            alarm = self._alarms.get(seq)
+            if alarm is None or alarm["acknowledged_by"] is not None:
+                return False
+            alarm["acknowledged_by"] = by
+            alarm["acknowledged_at"] = datetime.now(UTC).isoformat(timespec="seconds")
+            return True
+
+    def all(self) -> list[dict[str, Any]]:
+        """Newest first."""
+        with self._lock:
+            return [dict(alarm) for alarm in reversed(self._alarms.values())]

@@ -1,0 +1,126 @@
+"""Supervisor sessions on the console.
+
+A supervisor signs in with a name and their credential. The console sends a ``sign_in``
+command with it: the daemon checks the credential, journals who signed in (or counts the
+failure, and raises its ``credential_failures`` alarm after five in a minute). Then the
+browser gets a random session token in an HttpOnly cookie; the credential stays in the
+console's memory for the session and is never sent to the browser. A session ends when it
+expires, at sign-out, or when the console stops.
+
+Too many failed sign-ins from one address lock it out for a while, without asking the table.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+COOKIE = "lowball_session"
+#: Failed sign-ins from one address within WINDOW_S that lock it out for LOCKOUT_S.
+FAILURES, WINDOW_S, LOCKOUT_S = 5, 60.0, 300.0
+#: Sessions kept at once (the oldest goes first).
+MAX_SESSIONS = 64
+
+
+@dataclass
+class Session:
+    name: str
+    #: the supervisor's credential (sent with their commands); None for a dealer or the pit
+    credential: str | None = field(repr=False)
+    expires: float
+    role: str = "supervisor"
+
+
+class Sessions:
+    def __init__(self, minutes: int, supervisors: dict[str, str],
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.lifetime = minutes * 60.0
+        self.supervisors = supervisors
+        self.clock = clock
+        self._sessions: dict[str, Session] = {}
+        self._failures: dict[str, deque[float]] = {}
+        self._locked: dict[str, float] = {}
+
+    def locked_for(self, address: str) -> float:
+        """Seconds ``address`` is still locked out (0: not locked)."""
+        until = self._locked.get(address, 0.0)
+        left = until - self.clock()
+        if left <= 0:
+            self._locked.pop(address, None)
+            return 0.0
+        return left
+
+    def failed(self, address: str) -> None:
+        now = self.clock()
+        failures = self._failures.setdefault(address, deque())
+        failures.append(now)
+        while failures and failures[0] < now - WINDOW_S:
+            failures.popleft()
+        if len(failures) >= FAILURES:
+            self._locked[address] = now + LOCKOUT_S
+            failures.clear()
+        if len(self._failures) > 4 * MAX_SESSIONS:  # bounded: forget the quiet ones
+            for key in [k for k, v in self._failures.items() if not v]:
+                del self._failures[key]
+
+    def owner(self, name: str, credential: str) -> str:
+        """Who the credential belongs to, as the daemon will journal it: the supervisor whose
+        hash it matches, else (the table's shared credential) the name given."""
+        digest = hashlib.sha256(credential.encode("utf-8")).hexdigest()
+        found = name
+        for supervisor, expected in self.supervisors.items():
+            if hmac.compare_digest(digest, expected):
+                found = supervisor
+        return found
+
+    def open(self, name: str, credential: str) -> tuple[str, Session]:
+        """A supervisor's new session (after the table accepted the credential), its token."""
+        return self._add(Session(self.owner(name, credential), credential,
+                                 self.clock() + self.lifetime))
+
+    def account(self, name: str, credential: str,
+                accounts: dict[str, Any]) -> tuple[str, Session] | None:
+        """A dealer's or the pit's new session, if ``credential`` is that account's."""
+        account = accounts.get(name)
+        digest = hashlib.sha256(credential.encode("utf-8")).hexdigest()
+        if account is None or not hmac.compare_digest(digest, account.credential_sha256):
+            return None
+        return self._add(Session(name, None, self.clock() + self.lifetime, account.role))
+
+    def _add(self, session: Session) -> tuple[str, Session]:
+        self._expire()
+        while len(self._sessions) >= MAX_SESSIONS:
+            del self._sessions[next(iter(self._sessions))]
+        token = secrets.token_urlsafe(32)
+        self._sessions[token] = session
+        return token, session
+
+    def get(self, token: str | None) -> Session | None:
+        """The live session of ``token``; None if there is none or it has expired."""
+        if not token:
+            return None
+        session = self._sessions.get(token)
+        if session is None:
+            return None
+        if session.expires <= self.clock():
+            del self._sessions[token]
+            return None
+        return session
+
+    def close(self, token: str | None) -> None:
+        if token:
+            self._sessions.pop(token, None)
+
+    def seconds_left(self, session: Session) -> int:
+        return max(0, int(session.expires - self.clock()))
+
+    def _expire(self) -> None:
+        now = self.clock()
+        for token in [t for t, s in self._sessions.items() if s.expires <= now]:
+            del self._sessions[token]

@@ -1,0 +1,118 @@
+"""The console against a real daemon on the simulators, and a real browser.
+
+The daemon runs in a thread (:class:`tests.test_daemon.Rig`); the console runs as its own
+process (``lowball-table console --config FILE``), as at a table; the browser is Debian's
+Chromium driven by Playwright (``executable_path``: Playwright never downloads a browser
+here).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from controller.console.config import write_console_config
+from tests.test_daemon import Rig
+
+CHROMIUM = os.environ.get("LOWBALL_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+HOW_TO_GET_CHROMIUM = ("the browser tests need Chromium from Debian's packages: "
+                       "sudo apt-get install --no-install-recommends chromium (or sudo make deps)")
+SIZES = {"small": (1280, 800), "large": (1920, 1080)}
+#: The supervisors of the test table: name -> credential.
+SUPERVISORS = {"Alice": "alice-credential-0123456789", "Bob": "bob-credential-9876543210"}
+#: Where the browser tests save the screenshots docs/ shows (``make screenshots``); unset, none.
+SCREENSHOTS = os.environ.get("LOWBALL_SCREENSHOTS")
+
+
+def shot(page, name: str) -> None:
+    """Keep what the screen shows now as ``NAME.png`` when screenshots are asked for."""
+    if SCREENSHOTS:
+        page.screenshot(path=str(Path(SCREENSHOTS) / f"{name}.png"))
+
+
+def write_configs(tmp_path: Path, rig: Rig) -> Path:
+    """The console's config for the rig's table (its id, endpoints and supervisors)."""
+    return write_console_config(tmp_path, rig.daemon.loaded, supervisors=rig.supervisors)
+
+
+class Console:
+    """``lowball-table console`` in its own process; :attr:`url` once it listens."""
+
+    def __init__(self, config: Path):
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "controller.cli", "console", "--config", str(config),
+             "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = self.process.stdout.readline()
+        if not line.startswith("console: "):
+            self.process.kill()
+            raise AssertionError(f"the console did not start: {line}"
+                                 f"{self.process.stderr.read()}")
+        self.url = line.split()[1]
+
+    def close(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        # The console's log, shown with a failing test's output.
+        sys.stdout.write(self.process.stderr.read())
+        self.process.stdout.close()
+        self.process.stderr.close()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(HOW_TO_GET_CHROMIUM)
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM,
+                                             args=["--no-sandbox", "--disable-gpu"])
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def table(tmp_path):
+    """make(game) -> (rig, console): a daemon on the simulators and its console."""
+    made = []
+
+    def make(game: str):
+        rig = Rig(tmp_path, game, supervisors=SUPERVISORS)
+        made.append(rig)
+        console = Console(write_configs(tmp_path, rig))
+        made.append(console)
+        return rig, console
+
+    yield make
+    for thing in reversed(made):
+        thing.close()
+
+
+@pytest.fixture
+def screen(browser):
+    """make(url, size) -> a page showing the dealer's screen, once the table's view is on it."""
+    contexts = []
+
+    def make(url: str, size: str = "small"):
+        width, height = SIZES[size]
+        context = browser.new_context(viewport={"width": width, "height": height},
+                                      has_touch=True)
+        contexts.append(context)
+        page = context.new_page()
+        page.goto(url)
+        page.wait_for_selector("body[data-seq]")
+        return page
+
+    yield make
+    for context in contexts:
+        context.close()
+
+

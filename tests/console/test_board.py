@@ -1,0 +1,139 @@
+"""The board: what the dealer's screen shows and which buttons it offers, from the stream."""
+
+from __future__ import annotations
+
+import pytest
+
+from controller.console.board import Board, actions, banner
+from controller.console.config import ConsoleConfig
+from controller.validation import InputError, validate
+
+
+def state(name: str, **extra) -> dict:
+    return {"table_id": "T", "game": "cali_lowball", "state": name, "hand": None,
+            "layout": {}, "lamps": {}, "fault": None, "jackpot_pending": None,
+            "last_settled_hand": None, "expecting": "", **extra}
+
+
+def hand(kind: str, **step) -> dict:
+    return {"hand_id": "T-000001", "phase": "p", "wagers": {"1": {"ante": 1000}},
+            "cards": {"1": ["Ah", "Kd"]}, "house_way": None,
+            "next": {"kind": kind, "to": None, "seats": [], "options": [], **step}}
+
+
+def names(found: list[dict]) -> list:
+    return [(a["command"], a.get("spot"), a.get("decision")) for a in found]
+
+
+def test_a_button_for_every_action_valid_now_and_none_other():
+    assert names(actions(state("CLOSED"))) == [("open", None, None)]
+    assert names(actions(state("OPEN"))) == [("place", None, None), ("cancel", None, None)]
+    assert ("lock", None, None) in names(actions(state("OPEN", layout={"1": {"ante": 500}})))
+    assert ("lock", None, None) not in names(actions(state("SETTLED",
+                                                           layout={"1": {"ante": 500}})))
+    dealing = state("DEALING", hand=hand("card", to=1))
+    assert actions(dealing) == []                       # the shoe deals: nothing to touch
+    deciding = state("DECIDING", hand=hand("decision", seats=[1, 3],
+                                           options=["raise", "check"]))
+    assert names(actions(deciding)) == [("decide", 1, "raise"), ("decide", 1, "check"),
+                                        ("decide", 3, "raise"), ("decide", 3, "check")]
+
+
+def test_a_fault_shows_its_way_out():
+    fault = {"code": "shoe_jam", "detail": "the shoe jammed", "device": "shoe",
+             "recoverable": True}
+    paused = state("PAUSED", hand=hand("card", to=1), fault=fault)
+    assert names(actions(paused)) == [("continue", None, None)]
+    assert "the shoe jammed" in banner(paused) and "Continue" in banner(paused)
+    lost = state("PAUSED", hand=hand("card", to=1), fault={**fault, "recoverable": False})
+    assert actions(lost) == [] and "supervisor to void" in banner(lost)
+
+
+def test_a_pending_jackpot_holds_the_screen():
+    pending = state("SETTLED", jackpot_pending={"hand_id": "T-000009", "seats": [2],
+                                                "amount": 512345})
+    assert actions(pending) == []
+    assert "JACKPOT $5,123.45" in banner(pending)
+    assert Board().view(pending, 10)["jackpot"]["text"] == "$5,123.45"
+
+
+def test_the_payout_panel_says_pay_or_collect_per_wager_with_the_awards_apart():
+    board = Board()
+    board.note(1, "hand_started", "T-1", {"hand_id": "T-1"})
+    board.note(2, "card_dealt", "T-1", {"card": "Ah", "to": 1, "phase": "deal"})
+    board.note(3, "decision_made", "T-1", {"seat": 1, "decision": "discard:Kd", "raised": 0,
+                                            "cards": ["Kd"]})
+    for seq, (wager, amount, result, net) in enumerate(
+            [("ante", 1000, "win", 1000), ("bonus", 1000, "push", 0),
+             ("progressive", 100, "lose", -100)], start=4):
+        board.note(seq, "wager_settled", "T-1", {"seat": 1, "wager": wager, "amount": amount,
+                                                  "result": result, "net": net})
+    board.note(7, "progressive_awarded", "T-1", {"seat": 1, "award": "4-high", "amount": 1000})
+    view = board.view(state("SETTLED", last_settled_hand="T-1"), 7)
+    [panel] = view["payouts"]
+    assert [(line["action"], line["text"], line["award"]) for line in panel["lines"]] == [
+        ("pay", "$10.00", False), ("return", "$10.00", False), ("collect", "$1.00", False),
+        ("pay", "$10.00", True)]
+    assert panel["total"] == 1900 and panel["total_text"] == "$19.00"
+    assert view["spots"][0]["cards"] == [{"card": "Ah", "discarded": False}]
+    # the next hand's screen starts clean
+    assert board.view(state("OPEN", last_settled_hand="T-1"), 8)["payouts"] == []
+
+
+def test_a_discarded_card_is_shown_as_discarded():
+    board = Board()
+    board.note(1, "hand_started", "T-1", {"hand_id": "T-000001"})
+    board.note(2, "decision_made", "T-1", {"seat": 1, "decision": "discard:Kd", "raised": 0,
+                                            "cards": ["Kd"]})
+    view = board.view(state("DEALING", hand=hand("card", to=1)), 2)
+    assert view["spots"][0]["cards"] == [{"card": "Ah", "discarded": False},
+                                         {"card": "Kd", "discarded": True}]
+
+
+@pytest.mark.parametrize("settings, problem", [
+    ({"table_config": "t.toml", "host": "0.0.0.0"}, "only with TLS"),
+    ({"table_config": "t.toml", "tls_cert_file": "c.pem"}, "go together"),
+    ({"table_config": "t.toml", "port": 70000}, "port"),
+    ({"table_config": "t.toml", "admin": True}, "admin: unknown key"),
+])
+def test_the_console_listens_off_loopback_only_with_tls(settings, problem):
+    with pytest.raises(InputError, match=problem):
+        validate(ConsoleConfig, settings, "console.toml")
+    assert validate(ConsoleConfig, {"table_config": "t.toml", "host": "::1"}, "c").host == "::1"
+
+
+def test_alarms_stay_until_acknowledged_once_and_are_bounded():
+    from controller.console.recall import Alarms
+
+    alarms = Alarms(size=3)
+    alarms.note(5, "fault", "t", {"code": "shoe_jam", "detail": "JAM", "device": "shoe",
+                                  "recoverable": True})
+    alarms.note(5, "fault", "t", {"code": "again", "detail": "", "device": "shoe",
+                                  "recoverable": True})          # seen again after a reconnect
+    alarms.note(6, "device_status", "t", {"device": "shoe", "status": "connected", "detail": ""})
+    assert [a["text"] for a in alarms.all()] == ["fault shoe_jam: JAM"]
+    assert alarms.acknowledge(5, "Alice") and not alarms.acknowledge(5, "Bob")
+    assert alarms.all()[0]["acknowledged_by"] == "Alice"
+    assert not alarms.acknowledge(99, "Alice")
+    for seq in (7, 8, 9):
+        alarms.note(seq, "alarm", "t", {"code": "credential_failures", "detail": "5"})
+    assert [a["seq"] for a in alarms.all()] == [9, 8, 7]    # the acknowledged one went first
+
+
+def test_recall_keeps_the_last_hands_with_who_played_each_spot():
+    from controller.console.recall import Recall
+
+    recall = Recall(size=2)
+    for number in (1, 2, 3):
+        hand_id = f"T-{number:06d}"
+        recall.note(number * 10, "wager_placed", None, "t",
+                    {"spot": 4, "wager": "ante", "amount": 500, "player": f"card-{number}",
+                     "source": "dealer"})
+        recall.note(number * 10 + 1, "hand_started", hand_id, "t",
+                    {"hand_id": hand_id, "game": "g", "paytable": "p", "number": number})
+        recall.note(number * 10 + 2, "card_dealt", hand_id, "t",
+                    {"card": "Ah", "to": 4, "phase": "deal"})
+    assert [h["hand_id"] for h in recall.hands()] == ["T-000003", "T-000002"]
+    hand = recall.hand("T-000003")
+    assert hand["players"] == {"4": "card-3"} and hand["steps"][0]["data"]["card"] == "Ah"
+    assert recall.hand("T-000001") is None

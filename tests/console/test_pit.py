@@ -1,0 +1,65 @@
+"""The pit and surveillance screen: read-only, the last hands step by step with who played
+each spot, alarms that stay until a supervisor acknowledges them."""
+
+from __future__ import annotations
+
+import json
+
+from websockets.sync.client import connect
+
+from controller.scenario import load_scenario
+from tests.console.conftest import SUPERVISORS, shot
+from tests.console.test_supervisor import sign_in
+from tests.test_daemon import SCENARIOS, wait_for
+
+
+def test_the_pit_recalls_a_hand_step_by_step_and_acknowledges_alarms(table, screen):
+    rig, console = table("three_card_lowball")
+    assert rig.ask({"command": "open"})["ok"]
+    scenario = load_scenario(SCENARIOS / "tcl_prog_four_high_after_draw.json")
+    rig.play(scenario)                     # places with player "p1", "p2"
+    wait_for(lambda: rig.events("hand_settled"), "the settlement")
+    for _ in range(5):
+        rig.ask({"command": "void", "reason": "x", "credential": "a-guess"})
+    wait_for(lambda: rig.events("alarm"), "the alarm")
+    page = screen(console.url + "pit")
+    hand_id = rig.events("hand_settled")[0].hand_id
+    page.tap(f'[data-hand="{hand_id}"]')
+    page.wait_for_selector("#recall:not([hidden])")
+    assert "Players spot 1: p1, spot 2: p2" in page.inner_text("#recall-players")
+    dealt = [str(e.data.card) for e in rig.events("card_dealt")]
+    shown = page.eval_on_selector_all("#recall-cards .mini", "n => n.map(x => x.dataset.card)")
+    assert sorted(shown) == sorted(dealt) and len(dealt) == 12
+    assert page.locator('#recall-steps [data-step="decision_made"]').count() == 2
+    page.tap("#first")
+    assert page.locator("#recall-steps li").count() == 0
+    page.tap("#step")
+    page.tap("#step")
+    assert page.locator("#recall-steps li").count() == 2
+    alarm = page.wait_for_selector("#alarms li.open:has-text('credential_failures')")
+    assert page.locator('[data-action="acknowledge"]').count() == 0   # nobody signed in
+    shot(page, "pit")
+    seq = alarm.get_attribute("data-alarm")
+    sign_in(page, console.url, "Alice", SUPERVISORS["Alice"], then="/pit")
+    page.wait_for_url("**/pit")
+    page.tap(f'[data-alarm="{seq}"] [data-action="acknowledge"]')
+    page.wait_for_selector(f'[data-alarm="{seq}"]:has-text("acknowledged by Alice")')
+
+
+def test_the_pit_screen_gives_no_command(table):
+    rig, console = table("cali_lowball")
+    with connect(console.url.replace("http://", "ws://") + "ws/pit") as socket:
+        socket.send(json.dumps({"type": "command", "id": "abcdefgh-1",
+                                "command": {"command": "open"}}))
+        while (message := json.loads(socket.recv(timeout=10)))["type"] != "error":
+            pass
+        assert "read-only" in message["error"]
+        socket.send(json.dumps({"type": "acknowledge", "seq": 1}))
+        while (message := json.loads(socket.recv(timeout=10)))["type"] != "error":
+            pass
+        assert "needs a supervisor signed in" in message["error"]
+        socket.send(json.dumps({"type": "recall", "hand_id": "CALI-01-999999"}))
+        while (message := json.loads(socket.recv(timeout=10)))["type"] != "error":
+            pass
+        assert "not among the last hands" in message["error"]
+    assert rig.events("command_accepted") == []

@@ -1,0 +1,136 @@
+"""A supervisor signs in on the console and voids a hand or verifies a jackpot; the journal
+names that supervisor. The dealer's screen never shows a supervisor's button, and a
+supervisor's command from a screen nobody signed in on is refused."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+
+import pytest
+
+from controller.console.sessions import FAILURES, Sessions
+from controller.scenario import load_scenario
+from tests.console.conftest import SUPERVISORS, shot
+from tests.test_daemon import SCENARIOS, wait_for
+
+
+def sign_in(page, url: str, name: str, credential: str, then: str = "/") -> None:
+    page.goto(url + "supervisor" + ("" if then == "/" else f"?next={then}"))
+    page.fill("#name", name)
+    page.fill("#credential", credential)
+    page.click("#submit")
+
+
+def post_sign_in(url: str, body: dict) -> tuple[int, dict]:
+    request = urllib.request.Request(url + "api/sign-in", data=json.dumps(body).encode(),
+                                     headers={"content-type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as reply:
+            return reply.status, json.loads(reply.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def start_hand(rig) -> None:
+    rig.shoe.device.load(["Jd", "3h", "9s", "5c", "2c", "4d", "7h"])
+    assert rig.ask({"command": "open"})["ok"]
+    for wager in ("ante", "xtra_bonus"):
+        assert rig.ask({"command": "place", "spot": 3, "wager": wager, "amount": 1000})["ok"]
+    assert rig.ask({"command": "lock"})["ok"]
+
+
+def test_a_supervisor_voids_with_a_reason_and_the_journal_names_them(table, screen):
+    rig, console = table("cali_lowball")
+    start_hand(rig)
+    rig.deal_one()
+    dealer = screen(console.url)
+    dealer.wait_for_selector('.spot[data-spot="3"] .card')
+    assert dealer.locator('[data-action="void"]').count() == 0    # the dealer cannot see it
+    supervisor = screen(console.url)
+    sign_in(supervisor, console.url, "Alice", SUPERVISORS["Alice"])
+    supervisor.wait_for_selector('body[data-role="supervisor"] [data-action="void"]')
+    assert "Supervisor Alice" in supervisor.inner_text("#supervisor")
+    supervisor.fill("#void-reason", "card exposed on the floor")
+    shot(supervisor, "supervisor-void")
+    supervisor.tap('[data-action="void"]')
+    wait_for(lambda: rig.events("hand_voided"), "the void")
+    voided = rig.events("hand_voided")[0].data
+    assert (voided.by, voided.reason) == ("Alice", "card exposed on the floor")
+    dealer.wait_for_selector("#banner:has-text('place wagers')")
+    assert dealer.locator('[data-action="void"]').count() == 0
+    cookies = supervisor.context.cookies()
+    assert all(SUPERVISORS["Alice"] not in cookie["value"] for cookie in cookies)
+    assert all(cookie["httpOnly"] for cookie in cookies)
+
+
+def test_a_pending_jackpot_holds_the_screen_until_a_supervisor_verifies_it(table, screen):
+    rig, console = table("three_card_lowball")
+    assert rig.ask({"command": "open"})["ok"]
+    rig.play(load_scenario(SCENARIOS / "tcl_prog_jackpot.json"))
+    wait_for(lambda: rig.events("jackpot_pending"), "the jackpot")
+    page = screen(console.url)
+    page.wait_for_selector("#jackpot:not([hidden])")
+    assert "JACKPOT" in page.inner_text("#banner")
+    assert page.locator('[data-action="verify_jackpot"]').count() == 0
+    assert page.locator('#table-actions [data-action]').count() == 0    # the table is held
+    shot(page, "dealer-jackpot")
+    sign_in(page, console.url, "Bob", SUPERVISORS["Bob"])
+    page.wait_for_selector('body[data-role="supervisor"]')
+    page.tap('[data-action="verify_jackpot"]')
+    wait_for(lambda: rig.events("jackpot_verified"), "the verification")
+    assert rig.events("jackpot_verified")[0].data.by == "Bob"
+    page.wait_for_selector("#jackpot[hidden]", state="attached")
+
+
+def test_failed_sign_ins_lock_the_screen_out_and_raise_the_tables_alarm(table):
+    rig, console = table("cali_lowball")
+    status, answer = post_sign_in(console.url, {"name": "Alice", "credential": "not-it-at-all"})
+    assert status == 401 and answer["error"] == "the supervisor credential is not valid"
+    for _ in range(FAILURES - 1):
+        post_sign_in(console.url, {"name": "Alice", "credential": "not-it-at-all"})
+    status, answer = post_sign_in(console.url, {"name": "Alice",
+                                                "credential": SUPERVISORS["Alice"]})
+    assert status == 429 and "locked" in answer["error"]
+    wait_for(lambda: rig.events("alarm"), "the alarm")
+    assert rig.events("alarm")[0].data.code == "credential_failures"
+    status, answer = post_sign_in(console.url, {"name": "Alice", "credential": "x" * 300})
+    assert status == 429                          # still locked: nothing reaches the table
+
+
+def test_a_sign_in_is_hostile_input_too(table):
+    rig, console = table("cali_lowball")
+    for body, said in [({"name": "<b>", "credential": "long-enough"}, "name"),
+                       ({"name": "Alice", "credential": "x" * 300}, "credential"),
+                       ({"name": "Alice", "credential": "long-enough", "role": "boss"},
+                        "role")]:
+        status, answer = post_sign_in(console.url, body)
+        assert status == 400 and said in answer["error"], answer
+        assert "long-enough" not in answer["error"]        # never repeats a credential
+    assert rig.events("command_refused") == []
+
+
+def test_a_session_expires_and_ends_at_sign_out():
+    now = [0.0]
+    sessions = Sessions(1, {"Alice": "0" * 64}, clock=lambda: now[0])
+    token, session = sessions.open("Alice", "credential-text")
+    assert sessions.get(token) is session and session.name == "Alice"
+    now[0] = 59.0
+    assert sessions.get(token) is session
+    now[0] = 60.0
+    assert sessions.get(token) is None
+    token, _ = sessions.open("Alice", "credential-text")
+    sessions.close(token)
+    assert sessions.get(token) is None
+    assert sessions.get("forged-token") is None and sessions.get(None) is None
+
+
+def test_a_lock_out_ends_after_its_time():
+    now = [0.0]
+    sessions = Sessions(15, {}, clock=lambda: now[0])
+    for _ in range(FAILURES):
+        sessions.failed("10.0.0.9")
+    assert sessions.locked_for("10.0.0.9") > 0 and sessions.locked_for("10.0.0.8") == 0
+    now[0] = 301.0
+    assert sessions.locked_for("10.0.0.9") == 0
