@@ -68,10 +68,10 @@ def test_a_journal_with_sign_ins_rebuilds_the_table(daemon):
     assert _ask(daemon, command="open", credential=ALICE)["ok"]
     assert _ask(daemon, command="sign_in", credential=BOB)["ok"]
     before = daemon.table.snapshot()
+    daemon.close()   # one daemon per state directory: the first lets go of it
     again = TableDaemon(daemon.loaded, state_dir=daemon.state_dir,
                         context=daemon.context, notifier=Notifier.from_environment({}),
                         durability="batched")
-    daemon.close()
     again._rebuild()
     assert again.table.snapshot() == before
     again.journal.close()
