@@ -1,0 +1,54 @@
+"""The second outside attack on the finished daemon (issue 14): each test is an attack that
+worked before its fix."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+
+from bench import fuzz
+from controller import cms_view, wire
+from controller.cards import parse_card
+
+#: Spellings the table reads as a card (``parse_card``) besides the canonical ``Kh``.
+_SPELLINGS = ("kh", "KH", "kH", "10d", "10D", "td", "as", "AS")
+
+
+@pytest.mark.parametrize("spelling", _SPELLINGS)
+def test_every_spelling_the_table_reads_as_a_card_is_redacted_for_the_cms(spelling):
+    """``decide`` with ``discard:kh`` is carried out (the table reads ``kh`` as the king of
+    hearts), and its journaled arguments went to the CMS family as written while the hand
+    was in play: the redaction knew only the canonical ``Kh``."""
+    assert parse_card(spelling)  # the table takes it as a card
+    hand = "TCL-01-000001"
+    for arguments, reason in ((json.dumps({"decision": f"discard:{spelling}", "spot": 1}), "x"),
+                              ("{}", f"unknown card {spelling!r} at spot 1")):
+        event = wire.EVENT_CLASSES["command_refused"]("decide", arguments, "dealer", "dealer",
+                                                      reason)
+        message = wire.encode(event, table_id="TCL-01", seq=3, ts=datetime.now(UTC),
+                              hand_id=hand)
+        sent = cms_view.cms_message("command_refused", hand, message, hand)
+        data = wire.decode(sent).data
+        assert spelling not in data.arguments.replace("discard", "")
+        assert spelling not in data.reason.replace("unknown card", "")
+
+
+def test_a_discard_spelled_in_lower_case_reaches_no_cms_client_before_the_hand_settles():
+    """Through the daemon: a decide command with the cards in lower case, refused in the wrong
+    state, is journaled with the hand in play; the CMS bytes of it name no card."""
+    with fuzz.command_daemon("three_card_lowball") as daemon:
+        for command in ({"command": "open"},
+                        {"command": "place", "spot": 1, "wager": "ante", "amount": 500},
+                        {"command": "place", "spot": 1, "wager": "bonus", "amount": 500},
+                        {"command": "lock"}):
+            assert daemon.command(json.dumps(command).encode())["ok"], command
+        hand = daemon.table.hand_id
+        assert hand is not None
+        daemon.command(json.dumps({"command": "decide", "spot": 1,
+                                   "decision": "discard:qs,10h"}).encode())
+        record = list(daemon.journal.records())[-1]
+        assert record.type == "command_refused" and record.hand_id == hand
+        sent = cms_view.cms_message(record.type, record.hand_id, record.message, hand)
+        assert b"qs" not in sent and b"10h" not in sent
