@@ -84,6 +84,9 @@ MAX_COMMAND_FRAME_BYTES = 64 * 1024
 MAX_COMMANDS_PER_TURN = 32
 TURN_BUDGET_S = 0.02
 BAD_CREDENTIAL = "the supervisor credential is not valid"
+MISPLACED_CREDENTIAL = ("the supervisor credential was sent outside \"credential\": the command "
+                        "is refused and none of it is kept; change the credential, it may "
+                        "have been seen")
 #: Who gives a command (journaled with it): printable text, as the client names itself.
 _BY = re.compile(r"[\x20-\x7e]{1,64}")
 
@@ -497,6 +500,8 @@ class TableDaemon:
                                    f"a command is a JSON object such as {{\"command\": "
                                    f"\"lock\"}}, not {_json_type(request)}")]
         name = name_of(request)
+        if self._credential_misplaced(request):
+            return [CommandRefused(name, "", "?", DEALER_ROLE, MISPLACED_CREDENTIAL)]
         by = request.pop("by", "dealer")
         if not isinstance(by, str) or not _BY.fullmatch(by):
             return [CommandRefused(name, refused_arguments(request), "?", DEALER_ROLE,
@@ -576,6 +581,13 @@ class TableDaemon:
             return [CommandRefused("reload", "{}", by, role,
                                    f"the config file is not valid: {error}")]
         return self.table.reload(loaded, by, role)
+
+    def _credential_misplaced(self, request: dict[str, Any]) -> bool:
+        """Whether the supervisor credential is a key or a text value of ``request`` anywhere
+        but under ``credential`` (a supervisor who typed it into ``by`` or a reason): such a
+        command is refused whole, since what a refusal keeps is journaled and published."""
+        texts = [*request, *(value for key, value in request.items() if key != "credential")]
+        return any(self._supervisor(text.strip()) for text in texts if isinstance(text, str))
 
     def _supervisor(self, credential: Any) -> bool:
         expected = self.loaded.config.security.supervisor_credential_sha256

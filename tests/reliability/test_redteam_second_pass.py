@@ -52,3 +52,34 @@ def test_a_discard_spelled_in_lower_case_reaches_no_cms_client_before_the_hand_s
         assert record.type == "command_refused" and record.hand_id == hand
         sent = cms_view.cms_message(record.type, record.hand_id, record.message, hand)
         assert b"qs" not in sent and b"10h" not in sent
+
+
+def _with_credential_in(place: str) -> dict:
+    secret = fuzz.CREDENTIAL
+    return {
+        "by": {"command": "open", "by": secret},
+        "reason": {"command": "void", "reason": secret},
+        "player": {"command": "place", "spot": 2, "wager": "ante", "amount": 500,
+                   "player": secret},
+        "decision": {"command": "decide", "spot": 1, "decision": secret},
+        "key": {"command": "void", "reason": "x", secret: True},
+        "wager": {"command": "cancel", "spot": 1, "wager": secret},
+    }[place]
+
+
+@pytest.mark.parametrize("place", ("by", "reason", "player", "decision", "key", "wager"))
+def test_the_credential_sent_outside_its_field_is_never_journaled(place):
+    """A supervisor who types the credential into ``by``, a reason or a player name (or sends
+    it as a key) saw it journaled and published on both families, the CMS included: the
+    daemon now refuses any command that carries the credential outside ``credential``, and
+    keeps none of it."""
+    with fuzz.command_daemon("three_card_lowball") as daemon:
+        assert daemon.command(b'{"command":"open"}')["ok"]
+        before = daemon.journal.last_seq
+        reply = daemon.command(json.dumps(_with_credential_in(place)).encode())
+        assert not reply["ok"]
+        assert "credential" in reply["error"]
+        journal = b"\n".join(record.message for record in daemon.journal.records())
+        assert fuzz.CREDENTIAL.encode() not in journal
+        assert fuzz.CREDENTIAL[:16].encode() not in journal
+        assert daemon.journal.last_seq > before  # the refusal itself is on the record
