@@ -83,3 +83,27 @@ def test_the_credential_sent_outside_its_field_is_never_journaled(place):
         assert fuzz.CREDENTIAL.encode() not in journal
         assert fuzz.CREDENTIAL[:16].encode() not in journal
         assert daemon.journal.last_seq > before  # the refusal itself is on the record
+
+
+@pytest.mark.parametrize("which", ("config", "paytables"))
+def test_a_config_file_that_is_not_utf8_is_one_line_exit_2(tmp_path, which):
+    """A config (or paytables) file with bytes that are not UTF-8 (a copy gone wrong, a
+    file saved in Latin-1) ended the start in a UnicodeDecodeError traceback, exit 1."""
+    from tests.reliability.test_startup_trust import cli, one_line_exit_2, run_config
+
+    path = run_config(tmp_path)
+    if which == "config":
+        path.write_bytes(b"# caf\xe9\n" + path.read_bytes())
+        named = str(path)
+    else:
+        from controller.table_config import load_config
+
+        paytables = path.parent / load_config(path).config.table.paytables_file
+        text = paytables.read_bytes()
+        paytables = tmp_path / "latin1-paytables.toml"
+        paytables.write_bytes(b"# caf\xe9\n" + text)
+        path.write_text(path.read_text().replace(
+            str(load_config(path).config.table.paytables_file), str(paytables)))
+        named = str(paytables)
+    result = cli("run", "--config", str(path), "--state-dir", str(tmp_path / "state"))
+    one_line_exit_2(result, named, "UTF-8")
