@@ -18,6 +18,7 @@ import hmac
 import json
 import re
 import time
+import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,7 @@ from controller.table import Table
 from controller.transport_identity import LOCAL_CLIENT, client_of
 from controller.refusal_ledger import CredentialWatch, RefusalLedger
 from controller.table_commands import (
+    COMMANDS,
     DEALER_ROLE,
     SUPERVISOR_ROLE,
     name_of,
@@ -94,6 +96,35 @@ _BY = re.compile(r"[\x20-\x7e]{1,64}")
 def _not_json(constant: str) -> Any:
     """``NaN`` and ``Infinity`` are not JSON (RFC 8259), whatever Python's parser accepts."""
     raise ValueError(f"{constant} is not a JSON value")
+
+
+#: Unicode categories of characters no command text may hold: controls, format characters
+#: (bidirectional overrides, zero-width spaces, the BOM), surrogates, private use,
+#: unassigned, line and paragraph separators. A console, a log or a C consumer of the stream
+#: would otherwise show something other than what was journaled.
+_UNREADABLE = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+
+
+def _unreadable_text(request: dict[str, Any]) -> str | None:
+    """Where a decoded command holds a text (a key or a value, at any depth) with a
+    character of :data:`_UNREADABLE`: the top-level key if it is a command field, else
+    ``a key or value`` (a client's own key is never repeated); None if nowhere."""
+    fields = {"command", "by", "credential"} | {name for cls in COMMANDS.values()
+                                                for name in cls.model_fields}
+    for top, value in request.items():
+        pending: list[Any] = [top, value]
+        while pending:
+            item = pending.pop()
+            if isinstance(item, str):
+                if not item.isprintable() if item.isascii() else \
+                        any(unicodedata.category(c) in _UNREADABLE for c in item):
+                    return top if top in fields and item is not top else "a key or value"
+            elif isinstance(item, dict):
+                pending.extend(item.keys())
+                pending.extend(item.values())
+            elif isinstance(item, list):
+                pending.extend(item)
+    return None
 
 
 def _json_type(value: Any) -> str:
@@ -500,6 +531,11 @@ class TableDaemon:
                                    f"a command is a JSON object such as {{\"command\": "
                                    f"\"lock\"}}, not {_json_type(request)}")]
         name = name_of(request)
+        if (where := _unreadable_text(request)) is not None:
+            return [CommandRefused(name, "", "?", DEALER_ROLE,
+                                   f"{where}: a control, format or separator character "
+                                   f"(NUL, a newline, a bidirectional override, a zero-width "
+                                   f"space) is not text a command may carry")]
         if self._credential_misplaced(request):
             return [CommandRefused(name, "", "?", DEALER_ROLE, MISPLACED_CREDENTIAL)]
         by = request.pop("by", "dealer")

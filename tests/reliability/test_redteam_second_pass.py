@@ -107,3 +107,42 @@ def test_a_config_file_that_is_not_utf8_is_one_line_exit_2(tmp_path, which):
         named = str(paytables)
     result = cli("run", "--config", str(path), "--state-dir", str(tmp_path / "state"))
     one_line_exit_2(result, named, "UTF-8")
+
+
+#: Characters that are not text a person reads: controls, bidirectional overrides, zero-width
+#: and format characters, line and paragraph separators.
+_INVISIBLE = ("\u0000", "\n", "\x1b[2J", "\u202e", "\u2066", "\u200b", "\ufeff", "\u2028",
+              "\u0085")
+
+
+@pytest.mark.parametrize("trick", _INVISIBLE)
+@pytest.mark.parametrize("field", ("player", "reason", "key"))
+def test_a_command_text_with_invisible_or_control_characters_is_refused(trick, field):
+    """A player name with a right-to-left override, a NUL or a terminal escape was carried
+    out and published raw to surveillance (``by`` alone was held to printable text): a
+    console shows ``\\u202eevil`` reversed, a C consumer stops at the NUL. Every text a
+    command carries, keys included, is now refused when it holds such a character."""
+    with fuzz.command_daemon("three_card_lowball") as daemon:
+        assert daemon.command(b'{"command":"open"}')["ok"]
+        before = daemon.journal.last_seq
+        command = {"command": "place", "spot": 1, "wager": "ante", "amount": 5,
+                   "player": f"seat{trick}1"}
+        if field == "reason":
+            command = {"command": "adjust_meter", "amount": 1, "reason": f"r{trick}x",
+                       "credential": fuzz.CREDENTIAL}
+        elif field == "key":
+            command = {"command": "open", f"k{trick}": 1}
+        reply = daemon.command(json.dumps(command).encode())
+        assert not reply["ok"] and "character" in reply["error"], reply
+        assert trick.encode() not in reply["error"].encode()
+        records = list(daemon.journal.records())[before:]
+        assert [record.type for record in records] == ["command_refused"]
+        assert trick.encode("utf-8") not in records[0].message
+
+
+def test_accented_and_other_scripts_stay_welcome():
+    with fuzz.command_daemon("three_card_lowball") as daemon:
+        assert daemon.command(b'{"command":"open"}')["ok"]
+        reply = daemon.command(json.dumps({"command": "place", "spot": 1, "wager": "ante",
+                                           "amount": 5, "player": "Zoë 李 محمد"}).encode())
+        assert reply["ok"], reply
