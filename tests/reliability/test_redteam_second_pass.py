@@ -4,6 +4,7 @@ worked before its fix."""
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from bench import fuzz
 from controller import cms_view, wire
 from controller.cards import parse_card
+from tests.test_daemon import rig_factory, wait_for  # noqa: F401 (a fixture)
 
 #: Spellings the table reads as a card (``parse_card``) besides the canonical ``Kh``.
 _SPELLINGS = ("kh", "KH", "kH", "10d", "10D", "td", "as", "AS")
@@ -146,3 +148,29 @@ def test_accented_and_other_scripts_stay_welcome():
         reply = daemon.command(json.dumps({"command": "place", "spot": 1, "wager": "ante",
                                            "amount": 5, "player": "Zoë 李 محمد"}).encode())
         assert reply["ok"], reply
+
+
+def test_a_shoe_sending_garbage_at_full_speed_neither_floods_the_journal_nor_holds_a_card(
+        rig_factory):  # noqa: F811
+    """2,000 garbled frames (``STX A ETX``: 6 kB, half a second of a 115,200-baud line) then a
+    card: every rejected frame was journaled and published (2,000 synced records), and the
+    card waited behind all of them (seconds; at full speed the queue only grows). Now the
+    first rejection in a second is reported in full and the rest are counted, in one report
+    that comes before the device's next one: every rejection is accounted for."""
+    rig = rig_factory("three_card_lowball")
+    assert rig.ask({"command": "open"})["ok"]
+    for wager in ("ante", "bonus"):
+        assert rig.ask({"command": "place", "spot": 1, "wager": wager, "amount": 500})["ok"]
+    assert rig.ask({"command": "lock"})["ok"]
+    rig.shoe.device.load(["As", "2d", "3c"])
+    before = rig.daemon.journal.last_seq
+    with rig.shoe.lock:
+        rig.shoe.device.inject_noise(bytes([0x02, 0x41, 0x03] * 2000))
+        rig.shoe.device.deal(1)
+    wait_for(lambda: rig.events("card_dealt"), "the card behind the garbage")
+    rejected = [e.data for e in rig.events("device_status") if e.seq > before
+                and e.data.status == "frame_rejected"]
+    assert len(rejected) <= 20, len(rejected)
+    counted = sum(int(m.group(1)) if (m := re.match(r"(\d+) more", r.detail)) else 1
+                  for r in rejected)
+    assert counted == 2000, [r.detail for r in rejected]
