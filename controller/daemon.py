@@ -531,11 +531,6 @@ class TableDaemon:
                                    f"a command is a JSON object such as {{\"command\": "
                                    f"\"lock\"}}, not {_json_type(request)}")]
         name = name_of(request)
-        if (where := _unreadable_text(request)) is not None:
-            return [CommandRefused(name, "", "?", DEALER_ROLE,
-                                   f"{where}: a control, format or separator character "
-                                   f"(NUL, a newline, a bidirectional override, a zero-width "
-                                   f"space) is not text a command may carry")]
         if self._credential_misplaced(request):
             return [CommandRefused(name, "", "?", DEALER_ROLE, MISPLACED_CREDENTIAL)]
         by = request.pop("by", "dealer")
@@ -558,6 +553,11 @@ class TableDaemon:
             if not self._supervisor(credential):
                 return [CommandRefused(name, "", by, SUPERVISOR_ROLE, BAD_CREDENTIAL)]
             role = SUPERVISOR_ROLE
+        if (where := _unreadable_text(request)) is not None:
+            return [CommandRefused(name, "", by, role,
+                                   f"{where}: a control, format or separator character "
+                                   f"(NUL, a newline, a bidirectional override, a zero-width "
+                                   f"space) is not text a command may carry")]
         try:
             command = parse_command(request)
         except InputError as error:
