@@ -174,3 +174,22 @@ def test_a_shoe_sending_garbage_at_full_speed_neither_floods_the_journal_nor_hol
     counted = sum(int(m.group(1)) if (m := re.match(r"(\d+) more", r.detail)) else 1
                   for r in rejected)
     assert counted == 2000, [r.detail for r in rejected]
+
+
+@pytest.mark.parametrize("request_", (
+    {"request": "x" * 60_000},
+    {"request": "snapshot", "k" * 60_000: 1},
+    {"request": "replay", "after": 0, fuzz.CREDENTIAL: 1},
+    {"request": "\u202e" + fuzz.CREDENTIAL},
+))
+def test_a_refused_replay_request_repeats_no_client_text(request_):
+    """The replay sockets (the CMS one faces off-site systems) answered, journaled and
+    published a refused request's unknown name or key verbatim: 60 kB of a client's text per
+    refusal on both families, a credential sent as a key, a right-to-left override. A
+    refusal now names the known fields only, and describes anything else by its length."""
+    with pytest.raises(wire.WireError) as refused:
+        wire.parse_request(json.dumps(request_).encode())
+    reason = str(refused.value)
+    assert len(reason) < 200, reason[:200]
+    assert fuzz.CREDENTIAL not in reason and "\u202e" not in reason
+    assert "characters" in reason
