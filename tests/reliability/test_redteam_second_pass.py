@@ -193,3 +193,21 @@ def test_a_refused_replay_request_repeats_no_client_text(request_):
     assert len(reason) < 200, reason[:200]
     assert fuzz.CREDENTIAL not in reason and "\u202e" not in reason
     assert "characters" in reason
+
+
+def test_a_shoe_sending_garbage_does_not_flood_the_log(rig_factory):  # noqa: F811
+    """Each garbled frame was a warning line with its bytes: 2,000 lines for 6 kB, thousands
+    a second at full speed, enough for journald's rate limit to drop the daemon's other lines.
+    Now one line a second, the next one counting the lines not written."""
+    import structlog
+
+    rig = rig_factory("three_card_lowball")
+    assert rig.ask({"command": "open"})["ok"]
+    with structlog.testing.capture_logs() as logs:
+        with rig.shoe.lock:
+            rig.shoe.device.inject_noise(bytes([0x02, 0x41, 0x03] * 2000))
+            rig.shoe.device.deal(1)
+        wait_for(lambda: rig.events("shoe_card"), "the card behind the garbage")
+    rejected = [line for line in logs if line["event"] == "shoe input rejected"]
+    assert 1 <= len(rejected) <= 20, len(rejected)
+    assert len(rejected) + sum(line.get("not_logged", 0) for line in rejected) <= 2000
