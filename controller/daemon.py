@@ -103,14 +103,15 @@ def _not_json(constant: str) -> Any:
 #: unassigned, line and paragraph separators. A console, a log or a C consumer of the stream
 #: would otherwise show something other than what was journaled.
 _UNREADABLE = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+#: The keys a command may hold: a refusal names one of these, never a client's own key.
+_COMMAND_FIELDS = frozenset({"command", "by", "credential"}) | frozenset(
+    name for cls in COMMANDS.values() for name in cls.model_fields)
 
 
 def _unreadable_text(request: dict[str, Any]) -> str | None:
     """Where a decoded command holds a text (a key or a value, at any depth) with a
     character of :data:`_UNREADABLE`: the top-level key if it is a command field, else
     ``a key or value`` (a client's own key is never repeated); None if nowhere."""
-    fields = {"command", "by", "credential"} | {name for cls in COMMANDS.values()
-                                                for name in cls.model_fields}
     for top, value in request.items():
         pending: list[Any] = [top, value]
         while pending:
@@ -118,7 +119,8 @@ def _unreadable_text(request: dict[str, Any]) -> str | None:
             if isinstance(item, str):
                 if not item.isprintable() if item.isascii() else \
                         any(unicodedata.category(c) in _UNREADABLE for c in item):
-                    return top if top in fields and item is not top else "a key or value"
+                    return top if top in _COMMAND_FIELDS and item is not top \
+                        else "a key or value"
             elif isinstance(item, dict):
                 pending.extend(item.keys())
                 pending.extend(item.values())
