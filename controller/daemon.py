@@ -563,8 +563,13 @@ class TableDaemon:
         try:
             command = parse_command(request)
         except InputError as error:
+            # A supervisor command without the credential says so first, whatever else is
+            # wrong with it.
+            kind = COMMANDS.get(name)
+            needs = [f"'{name}' needs the supervisor credential"] \
+                if kind is not None and kind.supervisor_only and role != SUPERVISOR_ROLE else []
             return [CommandRefused(name, refused_arguments(request), by, role,
-                                   "; ".join(error.problems))]
+                                   "; ".join([*needs, *error.problems]))]
         if command.command == "reload":
             return self._reload(by, role)
         return self.table.command(command, by, role)

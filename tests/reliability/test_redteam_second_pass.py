@@ -222,3 +222,18 @@ def test_a_garbled_card_frame_named_in_a_fault_reaches_the_cms_without_its_card(
     message = wire.encode(event, table_id="TCL-01", seq=9, ts=datetime.now(UTC), hand_id=hand)
     sent = cms_view.cms_message("device_status", hand, message, hand)
     assert "KH" not in wire.decode(sent).data.detail
+
+
+@pytest.mark.parametrize("command", ({"command": "void"},
+                                     {"command": "adjust_meter", "amount": 5},
+                                     {"command": "void", "reason": ""}))
+def test_a_malformed_supervisor_command_without_the_credential_is_refused_for_the_credential(
+        command):
+    """``void`` without its reason and without the credential was refused as ``reason: Field
+    required`` only, not saying that it needs the credential (the property test that the role
+    is the credential's alone failed whenever it drew this case)."""
+    with fuzz.command_daemon("three_card_lowball") as daemon:
+        reply = daemon.command(json.dumps(command).encode())
+        assert not reply["ok"]
+        assert reply["error"].startswith(
+            f"'{command['command']}' needs the supervisor credential; "), reply
