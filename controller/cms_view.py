@@ -34,16 +34,20 @@ from controller import wire
 CARD_TYPES = frozenset({"card_dealt", "shoe_card", "hand_shown", "house_way"})
 #: Records that end a hand: the held records follow them on the CMS family.
 HAND_ENDS = frozenset({"hand_settled", "hand_voided"})
-#: A card written in a text (``As``, ``Td``), not inside a longer word or number.
-CARD_TEXT = re.compile(r"(?<![A-Za-z0-9])[A2-9TJQK][cdhs](?![A-Za-z0-9])")
+#: A card written in a text, in any spelling the table reads as one
+#: (:func:`controller.cards.parse_card`: ``As``, ``as``, ``AS``, ``10d``, ``Td``), not inside a
+#: longer word or number. A dealer's ``discard:kh`` is a card as much as ``discard:Kh``.
+_CARD_SPELLING = "(?:10|[A2-9TJQKajqkt])[cdhsCDHS]"
+CARD_TEXT = re.compile(f"(?<![A-Za-z0-9]){_CARD_SPELLING}(?![A-Za-z0-9])")
 _CARD = re.compile(r"^[A2-9TJQK][cdhs]$")
-#: A quick "nothing to redact" on a record's bytes: a card's rank and suit, not followed by a
-#: letter or digit. Every card :func:`redact` finds in the decoded text is there in the bytes
-#: too (ranks and suits are never escaped, and what follows a card is a quote, a backslash
-#: escape, a non-ASCII byte or an ASCII non-alphanumeric), so a record these bytes do not
-#: match has nothing to redact. No look-behind: in the bytes a card may follow an escape
-#: (``\tAs``, ``\u00e9As``) whose last character is a letter or digit.
-_CARD_BYTES = re.compile(rb"[A2-9TJQK][cdhs](?![A-Za-z0-9])")
+#: A quick "nothing to redact" on a record's bytes. Every card :func:`redact` finds in the
+#: decoded text is there in the bytes too, after a byte that is not a letter or digit or
+#: after a JSON escape (``\tAs``, ``\u00e9As``: ranks and suits are never escaped), and
+#: followed by a quote, an escape, a non-ASCII byte or an ASCII non-alphanumeric. A key is
+#: never a card (``"ts":`` is the envelope's time).
+_CARD_BYTES = re.compile(
+    rb"(?:(?<![A-Za-z0-9])|(?<=\\[bfnrt])|(?<=\\u[0-9a-fA-F]{4}))"
+    + _CARD_SPELLING.encode() + rb'(?![A-Za-z0-9])(?!":)')
 
 
 def redact(value: Any) -> Any:

@@ -18,6 +18,7 @@ import hmac
 import json
 import re
 import time
+import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,7 @@ from controller.table import Table
 from controller.transport_identity import LOCAL_CLIENT, client_of
 from controller.refusal_ledger import CredentialWatch, RefusalLedger
 from controller.table_commands import (
+    COMMANDS,
     DEALER_ROLE,
     SUPERVISOR_ROLE,
     name_of,
@@ -84,6 +86,9 @@ MAX_COMMAND_FRAME_BYTES = 64 * 1024
 MAX_COMMANDS_PER_TURN = 32
 TURN_BUDGET_S = 0.02
 BAD_CREDENTIAL = "the supervisor credential is not valid"
+MISPLACED_CREDENTIAL = ("the supervisor credential was sent outside \"credential\": the command "
+                        "is refused and none of it is kept; change the credential, it may "
+                        "have been seen")
 #: Who gives a command (journaled with it): printable text, as the client names itself.
 _BY = re.compile(r"[\x20-\x7e]{1,64}")
 #: While the journal is checked at start, systemd's start timeout is extended this often.
@@ -93,6 +98,37 @@ START_PROGRESS_S = 10.0
 def _not_json(constant: str) -> Any:
     """``NaN`` and ``Infinity`` are not JSON (RFC 8259), whatever Python's parser accepts."""
     raise ValueError(f"{constant} is not a JSON value")
+
+
+#: Unicode categories of characters no command text may hold: controls, format characters
+#: (bidirectional overrides, zero-width spaces, the BOM), surrogates, private use,
+#: unassigned, line and paragraph separators. A console, a log or a C consumer of the stream
+#: would otherwise show something other than what was journaled.
+_UNREADABLE = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+#: The keys a command may hold: a refusal names one of these, never a client's own key.
+_COMMAND_FIELDS = frozenset({"command", "by", "credential"}) | frozenset(
+    name for cls in COMMANDS.values() for name in cls.model_fields)
+
+
+def _unreadable_text(request: dict[str, Any]) -> str | None:
+    """Where a decoded command holds a text (a key or a value, at any depth) with a
+    character of :data:`_UNREADABLE`: the top-level key if it is a command field, else
+    ``a key or value`` (a client's own key is never repeated); None if nowhere."""
+    for top, value in request.items():
+        pending: list[Any] = [top, value]
+        while pending:
+            item = pending.pop()
+            if isinstance(item, str):
+                if not item.isprintable() if item.isascii() else \
+                        any(unicodedata.category(c) in _UNREADABLE for c in item):
+                    return top if top in _COMMAND_FIELDS and item is not top \
+                        else "a key or value"
+            elif isinstance(item, dict):
+                pending.extend(item.keys())
+                pending.extend(item.values())
+            elif isinstance(item, list):
+                pending.extend(item)
+    return None
 
 
 def _json_type(value: Any) -> str:
@@ -514,6 +550,8 @@ class TableDaemon:
                                    f"a command is a JSON object such as {{\"command\": "
                                    f"\"lock\"}}, not {_json_type(request)}")]
         name = name_of(request)
+        if self._credential_misplaced(request):
+            return [CommandRefused(name, "", "?", DEALER_ROLE, MISPLACED_CREDENTIAL)]
         by = request.pop("by", "dealer")
         if not isinstance(by, str) or not _BY.fullmatch(by):
             return [CommandRefused(name, refused_arguments(request), "?", DEALER_ROLE,
@@ -535,11 +573,21 @@ class TableDaemon:
             if supervisor is None:
                 return [CommandRefused(name, "", by, SUPERVISOR_ROLE, BAD_CREDENTIAL)]
             role, by = SUPERVISOR_ROLE, supervisor or by
+        if (where := _unreadable_text(request)) is not None:
+            return [CommandRefused(name, "", by, role,
+                                   f"{where}: a control, format or separator character "
+                                   f"(NUL, a newline, a bidirectional override, a zero-width "
+                                   f"space) is not text a command may carry")]
         try:
             command = parse_command(request)
         except InputError as error:
+            # A supervisor command without the credential says so first, whatever else is
+            # wrong with it.
+            kind = COMMANDS.get(name)
+            needs = [f"'{name}' needs the supervisor credential"] \
+                if kind is not None and kind.supervisor_only and role != SUPERVISOR_ROLE else []
             return [CommandRefused(name, refused_arguments(request), by, role,
-                                   "; ".join(error.problems))]
+                                   "; ".join([*needs, *error.problems]))]
         if command.command == "reload":
             return self._reload(by, role)
         return self.table.command(command, by, role)
@@ -594,6 +642,14 @@ class TableDaemon:
             return [CommandRefused("reload", "{}", by, role,
                                    f"the config file is not valid: {error}")]
         return self.table.reload(loaded, by, role)
+
+    def _credential_misplaced(self, request: dict[str, Any]) -> bool:
+        """Whether the supervisor credential is a key or a text value of ``request`` anywhere
+        but under ``credential`` (a supervisor who typed it into ``by`` or a reason): such a
+        command is refused whole, since what a refusal keeps is journaled and published."""
+        texts = [*request, *(value for key, value in request.items() if key != "credential")]
+        return any(self._supervisor(text.strip()) is not None for text in texts
+                   if isinstance(text, str))
 
     def _supervisor(self, credential: Any) -> str | None:
         """Whose credential this is: a supervisor's name (``[security.supervisors]``), ``""``

@@ -13,6 +13,7 @@ from __future__ import annotations
 import queue
 import socket
 import threading
+import time
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -36,6 +37,12 @@ log = structlog.get_logger("lowball.devices")
 
 #: Wake-up bytes one :meth:`DeviceHub.drain_wake` reads at most (one byte per report).
 WAKE_DRAIN_BYTES = 65536
+#: Device statuses that report garbled input (a frame, a line): one device talking nonsense
+#: at full speed would otherwise journal thousands of records a second and hold every card
+#: behind them.
+REJECTIONS = frozenset({"frame_rejected", "line_rejected"})
+#: A device's garbled input is reported in full at most once in this many seconds.
+REJECTION_WINDOW_S = 1.0
 
 #: The table's lamp names -> the spot controller's lamp conventions.
 LAMPS: dict[str, Any] = {
@@ -90,6 +97,48 @@ def meter_report(event: Any) -> Report | None:
     if isinstance(event, MeterConnected):
         return Report("device", ("meter", "connected", event.port))
     return None
+
+
+class RejectionGate:
+    """One device's reports on their way to the table: the first garbled input in a window
+    of :data:`REJECTION_WINDOW_S` goes on as it is, the rest are counted, and the count goes
+    on as one report (``N more rejected ...``, with the last reason) before the device's next
+    report of any kind, or the next rejection after the window. Nothing is dropped unsaid;
+    a card never waits behind more than two rejections."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic):
+        self._clock = clock
+        self._window_end = float("-inf")
+        self._held: tuple[str, str] | None = None  # (device, status) of the counted ones
+        self._count = 0
+        self._last = ""
+        self._lock = threading.Lock()  # a driver may report from more than one thread
+
+    def admit(self, report: Report | None) -> list[Report]:
+        """The reports to pass on now for ``report`` (None: the device said something that is
+        no report, which still ends a count)."""
+        with self._lock:
+            return self._admit(report)
+
+    def _admit(self, report: Report | None) -> list[Report]:
+        now = self._clock()
+        if report is not None and report.kind == "device" and report.args[1] in REJECTIONS:
+            if now < self._window_end:
+                self._held, self._count = (report.args[0], report.args[1]), self._count + 1
+                self._last = str(report.args[2]) if len(report.args) > 2 else ""
+                return []
+            self._window_end = now + REJECTION_WINDOW_S
+            return [*self._flush(), report]
+        return [*self._flush(), *([report] if report is not None else [])]
+
+    def _flush(self) -> list[Report]:
+        if self._held is None:
+            return []
+        (device, status), count = self._held, self._count
+        self._held, self._count = None, 0
+        return [Report("device", (device, status, f"{count} more rejected within "
+                                                  f"{REJECTION_WINDOW_S:g} s; the last: "
+                                                  f"{self._last}"))]
 
 
 class LampWorker:
@@ -163,10 +212,13 @@ class DeviceHub:
             self.meter = open_meter(devices.meter, listener=self._listener(meter_report))
 
     def _listener(self, translate: Callable[[Any], Report | None]) -> Callable[[Any], None]:
+        gate = RejectionGate()
+
         def listener(event: Any) -> None:
-            report = translate(event)
-            if report is not None:
+            reports = gate.admit(translate(event))
+            for report in reports:
                 self.reports.put(report)
+            if reports:
                 self.wake_loop()
         return listener
 

@@ -97,6 +97,9 @@ def read_toml(path: Path) -> dict:
         raise InputError(str(path), ["file not found"]) from None
     except tomllib.TOMLDecodeError as error:
         raise InputError(str(path), [f"not valid TOML: {error}"]) from None
+    except UnicodeDecodeError as error:
+        raise InputError(str(path), [f"not valid TOML: byte {error.start} is not UTF-8 "
+                                     f"(TOML files are UTF-8 text)"]) from None
     except OSError as error:
         raise InputError(str(path), [f"cannot be read: {error.strerror}"]) from None
 

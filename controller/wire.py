@@ -25,6 +25,7 @@ and what was wrong. ``python -m controller.wire schema`` prints the JSON Schema,
 from __future__ import annotations
 
 import json
+import re
 import sys
 import types
 from collections.abc import Callable, Iterable, Mapping
@@ -442,15 +443,39 @@ Request = Annotated[Union[SnapshotRequest, ReplayRequest],  # noqa: UP007
 _REQUEST = TypeAdapter(Request)
 
 
+#: The keys a snapshot or replay request may hold: a refusal names no other key as sent.
+_REQUEST_FIELDS = frozenset({"request", "after", "limit"})
+#: Client text a refusal may repeat as it is (anything else is described by its length).
+_NAME_LIKE = re.compile(r"[a-z_]{1,32}")
+
+
+def _client_text(text: str) -> str:
+    """A request name or key a client sent, as a refusal (answered, journaled and published
+    on both families) may say it: a short name as written, anything else by its length."""
+    return repr(text) if _NAME_LIKE.fullmatch(text) else f"(text of {len(text)} characters)"
+
+
 def parse_request(message: bytes) -> SnapshotRequest | ReplayRequest:
-    """Parse a ROUTER request; :class:`WireError` names what is wrong with a malformed one."""
+    """Parse a ROUTER request; :class:`WireError` names what is wrong with a malformed one,
+    repeating none of the client's text but known field names and short names."""
     try:
         return _REQUEST.validate_json(message)
     except ValidationError as error:
-        problems = _problems(error, what="request")
-        raise WireError([line + (" (expected 'snapshot' or 'replay')"
-                                 if line.startswith("request: ") else "")
-                         for line in problems]) from None
+        problems = []
+        for line, detail in zip(_problems(error, what="request"),
+                                error.errors(include_url=False)):
+            location = [part for part in detail["loc"] if part not in ("snapshot", "replay")]
+            if detail["type"] == "union_tag_invalid":
+                tag = str((detail.get("ctx") or {}).get("tag"))
+                line = f"request: unknown request {_client_text(tag)}"
+            elif location and isinstance(location[0], str) \
+                    and location[0] not in _REQUEST_FIELDS:
+                key = location[0] if _NAME_LIKE.fullmatch(location[0]) else \
+                    f"(a key of {len(location[0])} characters)"
+                line = f"{key}: unknown key (not allowed here)"
+            problems.append(line + (" (expected 'snapshot' or 'replay')"
+                                    if line.startswith("request: ") else ""))
+        raise WireError(problems) from None
 
 
 class SnapshotReply(BaseModel):

@@ -46,6 +46,29 @@ def debug_enabled(log: Any) -> bool:
     return enabled is None or bool(enabled(logging.DEBUG))
 
 
+class RepeatedWarning:
+    """A warning a device can cause at its full speed (a garbled frame, a bad line): written
+    at most once per ``window_s``; the next line written counts the ones skipped
+    (``not_logged``), so a device talking nonsense cannot flood the log (and journald's rate
+    limit cannot then drop the daemon's other lines)."""
+
+    def __init__(self, event: str, window_s: float = 1.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.event, self.window_s, self._clock = event, window_s, clock
+        self._next = float("-inf")
+        self._skipped = 0
+
+    def __call__(self, log: Any, **fields: Any) -> None:
+        now = self._clock()
+        if now < self._next:
+            self._skipped += 1
+            return
+        if self._skipped:
+            fields["not_logged"], self._skipped = self._skipped, 0
+        self._next = now + self.window_s
+        log.warning(self.event, **fields)
+
+
 class DeviceUnavailable(Exception):
     """The device cannot be used right now (not found, unplugged, port failed); retry later."""
 

@@ -30,7 +30,7 @@ from abc import abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from drivers.base import DeviceDriver, DeviceUnavailable, debug_enabled
+from drivers.base import DeviceDriver, DeviceUnavailable, RepeatedWarning, debug_enabled
 from drivers.config import ShoeConfig
 from drivers.shoe_events import (
     CardRead,
@@ -166,6 +166,7 @@ class ShoeDriver(DeviceDriver):
         self._silent = False
         self._write_lock = threading.Lock()
         self.retransmissions = 0
+        self._rejected = RepeatedWarning("shoe input rejected")
         self.ack_cards_on_commit = ack_cards_on_commit
         #: cards reported to the table whose acknowledgement waits for the journal
         self._uncommitted: set[int] = set()
@@ -242,8 +243,7 @@ class ShoeDriver(DeviceDriver):
             self.log.info("retransmission acknowledged again, not counted", seq=verdict.ack)
         for event in verdict.events:
             if isinstance(event, FrameRejected):
-                self.log.warning("shoe input rejected", reason=event.reason,
-                                 raw=event.raw.hex())
+                self._rejected(self.log, reason=event.reason, raw=event.raw.hex())
             elif isinstance(event, SequenceConflict):
                 self.log.warning("shoe reused a sequence number: refused", seq=event.seq,
                                  detail=event.detail)

@@ -24,7 +24,7 @@ from enum import StrEnum
 
 import serial
 
-from drivers.base import DeviceDriver, DeviceUnavailable, open_serial_port
+from drivers.base import DeviceDriver, DeviceUnavailable, RepeatedWarning, open_serial_port
 from drivers.config import SpotsConfig
 from drivers.lines import LineError, LineSplitter
 
@@ -138,6 +138,7 @@ class SpotControllerDriver(DeviceDriver):
         self._replies: queue.Queue[Reply] = queue.Queue()
         self._port: serial.SerialBase | None = None
         self._splitter = LineSplitter()
+        self._rejected = RepeatedWarning("spot controller line rejected")
         self._command_lock = threading.Lock()
         self._state_lock = threading.Lock()
         self._pending_query: int | None = None
@@ -300,7 +301,7 @@ class SpotControllerDriver(DeviceDriver):
         self._emit(report)
 
     def _reject(self, reason: str, raw: bytes) -> None:
-        self.log.warning("spot controller line rejected", reason=reason, raw=raw.hex())
+        self._rejected(self.log, reason=reason, raw=raw.hex())
         self._emit(LineRejected(reason, raw))
 
     # -- what a protocol supplies -------------------------------------------------------
