@@ -201,24 +201,26 @@ def test_a_turn_serves_a_bounded_number_of_commands():
     from controller.daemon import MAX_COMMANDS_PER_TURN
 
     with fuzz.command_daemon() as daemon:
-        daemon.clock = lambda: 0.0  # the turn's time budget never runs out: the count bounds it
+        # A stopped clock: the turn's time budget never runs out, however loaded the
+        # machine, so the count alone ends the turn.
+        daemon.clock = lambda: 0.0
         client = daemon.context.socket(zmq.DEALER)
         client.setsockopt(zmq.LINGER, 0)
         client.connect(daemon.loaded.config.stream.commands)
         try:
             for _ in range(100):
                 client.send_multipart([b"", b'{"command": "fly"}'])
-            wait_for(lambda: daemon.commands.get(zmq.EVENTS) & zmq.POLLIN, "the commands")
-            # A stopped clock: the turn's time budget never runs out, however loaded the
-            # machine, so the count alone ends the turn.
-            daemon.clock = lambda: 0.0
-            daemon.handle_commands()
-            served = 0
-            while client.poll(100):
-                client.recv_multipart()
-                served += 1
-            assert served == MAX_COMMANDS_PER_TURN
-            assert daemon.commands.get(zmq.EVENTS) & zmq.POLLIN
+            turns: list[int] = []
+            while sum(turns) < 100:
+                wait_for(lambda: daemon.commands.get(zmq.EVENTS) & zmq.POLLIN, "commands")
+                daemon.handle_commands()
+                served = 0
+                while client.poll(100):
+                    client.recv_multipart()
+                    served += 1
+                turns.append(served)
+            assert max(turns) == MAX_COMMANDS_PER_TURN and sum(turns) == 100, turns
+            assert len(turns) >= 100 // MAX_COMMANDS_PER_TURN + 1
         finally:
             client.close(0)
 
