@@ -14,6 +14,7 @@ import contextlib
 import json
 import time
 from pathlib import Path
+from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -192,15 +193,20 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
             return RedirectResponse("/supervisor?next=/pit", status_code=303)
         return FileResponse(STATIC / "pit.html")
 
-    async def pit_socket(websocket: WebSocket) -> None:
-        """The pit's read-only screen: the live table, the last hands, the alarms. It may ask
-        for a hand in full and, with a supervisor signed in, acknowledge an alarm."""
+    @contextlib.asynccontextmanager
+    async def opened_screen(websocket: WebSocket,
+                            *roles: str) -> AsyncIterator[tuple[bool, str | None]]:
+        """A screen's WebSocket: checked (this site's page, signed in as one of ``roles``),
+        accepted, told its session, and sent the console's view as it changes until it goes.
+        Yields (accepted, the session cookie); a refused socket is closed saying why."""
         if not same_origin(websocket):
             await websocket.close(code=1008, reason="another site's page")
+            yield False, None
             return
         token = websocket.cookies.get(COOKIE)
-        if not signed_in_as(token, "pit", "supervisor"):
+        if not signed_in_as(token, *roles):
             await websocket.close(code=1008, reason="sign in first")
+            yield False, None
             return
         await websocket.accept()
         await websocket.send_text(role_message(sessions.get(token)))
@@ -212,8 +218,23 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
                 await websocket.send_text(await box.get())
 
         pusher = asyncio.ensure_future(push())
-        bucket = Bucket(burst=20, rate=10.0)
         try:
+            yield True, token
+        except WebSocketDisconnect:
+            pass
+        finally:
+            pusher.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await pusher
+            screens.close(key)
+
+    async def pit_socket(websocket: WebSocket) -> None:
+        """The pit's read-only screen: the live table, the last hands, the alarms. It may ask
+        for a hand in full and, with a supervisor signed in, acknowledge an alarm."""
+        async with opened_screen(websocket, "pit", "supervisor") as (accepted, token):
+            if not accepted:
+                return
+            bucket = Bucket(burst=20, rate=10.0)
             while True:
                 text = await next_text(websocket)
                 try:
@@ -245,13 +266,6 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
                 log.info("alarm acknowledged", seq=message.seq, by=session.name)
                 if screens.view is not None:
                     screens.show({**screens.view, "alarms": link.alarms.all()})
-        except WebSocketDisconnect:
-            pass
-        finally:
-            pusher.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await pusher
-            screens.close(key)
 
     async def supervisor(request: Request) -> Response:
         return FileResponse(STATIC / "supervisor.html")
@@ -317,26 +331,11 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
                            "seconds": sessions.seconds_left(session)})
 
     async def socket(websocket: WebSocket) -> None:
-        if not same_origin(websocket):
-            await websocket.close(code=1008, reason="another site's page")
-            return
-        token = websocket.cookies.get(COOKIE)
-        if not signed_in_as(token, "dealer", "supervisor"):
-            await websocket.close(code=1008, reason="sign in first")
-            return
-        await websocket.accept()
-        was_signed_in = sessions.get(token) is not None
-        await websocket.send_text(role_message(sessions.get(token)))
-        key = id(websocket)
-        box = screens.open(key)
-
-        async def push() -> None:
-            while True:
-                await websocket.send_text(await box.get())
-
-        pusher = asyncio.ensure_future(push())
-        bucket = Bucket()
-        try:
+        async with opened_screen(websocket, "dealer", "supervisor") as (accepted, token):
+            if not accepted:
+                return
+            was_signed_in = sessions.get(token) is not None
+            bucket = Bucket()
             while True:
                 text = await next_text(websocket)
                 session = sessions.get(token)
@@ -369,13 +368,6 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
                 answer = await command(message, session)
                 await websocket.send_text(json.dumps({"type": "answer", "id": message.id,
                                                       **answer}))
-        except WebSocketDisconnect:
-            pass
-        finally:
-            pusher.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await pusher
-            screens.close(key)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette):

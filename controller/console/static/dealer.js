@@ -1,5 +1,6 @@
 // The dealer's screen: draws the console's view and sends the dealer's touches as commands.
 // It decides nothing: a button is shown only when the view lists its action.
+import { el } from "./dom.js";
 
 const SUITS = { s: ["\u2660", false], h: ["\u2665", true], d: ["\u2666", true], c: ["\u2663", false] };
 const WAGER_NAMES = { ante: "Ante", xtra_bonus: "Xtra", lowdown_bonus: "Lowdown", bonus: "Bonus",
@@ -9,18 +10,6 @@ const ACTION_NAMES = { raise: "Raise", check: "Check", bet: "Bet", fold: "Fold",
 
 const ui = { view: null, spot: null, wager: null, amount: 0, chosen: {}, socket: null,
   waiting: new Map(), session: { role: "dealer" }, reason: "" };
-
-function el(tag, attrs = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(attrs)) {
-    if (key === "class") node.className = value;
-    else if (key === "text") node.textContent = value;
-    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
-    else node.setAttribute(key, value);
-  }
-  for (const child of children) if (child) node.append(child);
-  return node;
-}
 
 function money(cents) {
   const sign = cents < 0 ? "-" : "";

@@ -1,18 +1,7 @@
 // The pit's read-only screen: the live table, the last hands step by step, the alarms.
+import { el } from "./dom.js";
 const SUITS = { s: "\u2660", h: "\u2665", d: "\u2666", c: "\u2663" };
 const state = { view: null, session: { role: "dealer" }, hand: null, upTo: 0, socket: null };
-
-function el(tag, attrs = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(attrs)) {
-    if (key === "class") node.className = value;
-    else if (key === "text") node.textContent = value;
-    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
-    else node.setAttribute(key, value);
-  }
-  for (const child of children) if (child) node.append(child);
-  return node;
-}
 
 function card(text, discarded = false) {
   const suit = text.slice(-1);
