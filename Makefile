@@ -5,8 +5,8 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 BUILT  := $(VENV)/.core-built
 #: The sources setup.py compiles (and their packages' __init__.py, which cost nothing to add).
-CORE   := controller/cards.py controller/events.py \
-          $(wildcard controller/rankings/*.py controller/games/*.py) \
+CORE   := controller/core/cards.py controller/core/events.py \
+          $(wildcard controller/core/rankings/*.py controller/core/games/*.py) \
           controller/par/three_card_lowball.py
 
 .PHONY: run test bench clean deps build-deps pure compiled

@@ -13,18 +13,18 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 #: The hot, pydantic-free core. Other modules import these as usual and stay Python. The
-#: events are native record classes (controller/events.py says how they keep the type hints and
+#: events are native record classes (controller/core/events.py says how they keep the type hints and
 #: docstrings the wire schema is generated from, which compiled classes lose).
 COMPILED = [
-    "controller/cards.py",
-    "controller/events.py",
-    "controller/rankings/_tables.py",
-    "controller/rankings/ace_to_five.py",
-    "controller/rankings/three_card.py",
-    "controller/games/base.py",
-    "controller/games/cali_lowball.py",
-    "controller/games/three_card_lowball.py",
-    "controller/games/house_way.py",
+    "controller/core/cards.py",
+    "controller/core/events.py",
+    "controller/core/rankings/_tables.py",
+    "controller/core/rankings/ace_to_five.py",
+    "controller/core/rankings/three_card.py",
+    "controller/core/games/base.py",
+    "controller/core/games/cali_lowball.py",
+    "controller/core/games/three_card_lowball.py",
+    "controller/core/games/house_way.py",
     "controller/par/three_card_lowball.py",
 ]
 

@@ -47,7 +47,7 @@ class ConsoleProcess:
         config = table_config.parent / "console.toml"
         config.write_text(f'table_config = "{table_config}"\nhost = "127.0.0.1"\nport = 0\n')
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "controller.cli", "console", "--config", str(config)],
+            [sys.executable, "-m", "controller.cli.main", "console", "--config", str(config)],
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         line = self.process.stdout.readline() if self.process.stdout else ""
         if not line.startswith("console: "):

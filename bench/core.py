@@ -10,10 +10,10 @@ from __future__ import annotations
 import random
 import time
 
-from controller.cards import DECK
-from controller.games import CaliLowballHand, Decision, ThreeCardLowballHand
-from controller.rankings import ace_to_five, three_card
-from controller.table_config import default_config_path, load_config
+from controller.core.cards import DECK
+from controller.core.games import CaliLowballHand, Decision, ThreeCardLowballHand
+from controller.core.rankings import ace_to_five, three_card
+from controller.settings.table_config import default_config_path, load_config
 
 HANDS = 200_000
 ENGINE_HANDS = 20_000

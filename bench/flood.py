@@ -86,7 +86,7 @@ class _Listener(threading.Thread):
 
 def _journaled_kinds(state_dir: Path, after_seq: int) -> Counter[str]:
     """How many records of each type the journal holds after ``after_seq``."""
-    from controller.journal import Journal, journal_path
+    from controller.stream.journal import Journal, journal_path
 
     journal = Journal.open_readonly(journal_path(state_dir))
     try:

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from bench.pipeline import ROOT
-from controller.cms_view import CARD_TYPES
+from controller.stream.cms_view import CARD_TYPES
 
 GAMES = ("three_card_lowball", "cali_lowball")
 #: Records the CMS family holds back until their hand settles: their lag is the hand's length
@@ -65,7 +65,7 @@ def worker(table_id: str, game: str, root: str) -> None:
 
 def _journal_seqs(state_dir: str) -> int:
     from bench.power_loss import JournalView
-    from controller.journal import journal_path
+    from controller.stream.journal import journal_path
 
     return JournalView(journal_path(state_dir)).last_seq()
 

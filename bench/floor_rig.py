@@ -1,6 +1,6 @@
 """Tables and a floor service as real processes, for the floor's tests and its benchmark.
 
-:class:`TableProcess` is the daemon (``python -m controller.cli run``) on simulators, as
+:class:`TableProcess` is the daemon (``python -m controller.cli.main run``) on simulators, as
 :class:`bench.pipeline.DaemonProcess` runs it, with its own table id and a CMS stream, and it
 can be killed (SIGKILL) and started again on the same journal and simulators.
 :class:`FloorProcess` is ``lowball-table floor`` on a floor.toml naming those tables.
@@ -22,7 +22,7 @@ from typing import Any
 
 from bench.pipeline import ROOT, DaemonProcess, StreamedDealer
 from bench.power_loss import CREDENTIAL, _toml_value
-from controller.table_config import default_config_path, load_config, shipped_config_dir
+from controller.settings.table_config import default_config_path, load_config, shipped_config_dir
 
 DEADLINE_S = 30.0
 
@@ -102,7 +102,7 @@ class TableProcess(DaemonProcess):
     def start(self) -> None:
         """Start the daemon on this table's journal and wait until it answers."""
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "controller.cli", "run", "--config", str(self.config),
+            [sys.executable, "-m", "controller.cli.main", "run", "--config", str(self.config),
              "--state-dir", str(self.state_dir), "--log-format", "json",
              "--durability", self.durability],
             cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT)
@@ -164,7 +164,7 @@ class FloorProcess:
     def start(self) -> None:
         self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop/kill
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "controller.cli", "floor", "--config", str(self.config),
+            [sys.executable, "-m", "controller.cli.main", "floor", "--config", str(self.config),
              "--log-format", "json"], cwd=ROOT, stdout=self._log, stderr=subprocess.STDOUT,
             env={**os.environ})
 

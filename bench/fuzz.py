@@ -16,7 +16,7 @@ Targets (each a function ``target(examples) -> inputs tried``):
 * ``spot_lines``: random bytes and valid lines among garbage through the spot-controller
   line splitter and line decoder.
 * ``commands_json``, ``commands_bytes``: random JSON values (biased towards almost-valid
-  commands) and random byte strings through :meth:`controller.daemon.TableDaemon.command` of
+  commands) and random byte strings through :meth:`controller.daemon.loop.TableDaemon.command` of
   a started daemon without devices: never raises, every refusal is ``{"ok": False, "error":
   <non-empty>}``, a refused command leaves the table's snapshot unchanged, and the journal
   rebuilds the same table at the end.
@@ -38,7 +38,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from controller.cards import DECK
+from controller.core.cards import DECK
 from drivers.lbs1 import (
     ETX,
     MAX_PAYLOAD,
@@ -343,10 +343,10 @@ def command_daemon(game: str = "cali_lowball") -> Iterator[Any]:
     journal batched: :meth:`TableDaemon.command` is called directly, never its loop."""
     import zmq
 
-    from controller.commands.demo import demo_config
-    from controller.daemon import TableDaemon
-    from controller.systemd_notify import Notifier
-    from controller.table_config import Devices, Limits, Stream
+    from controller.cli.demo import demo_config
+    from controller.daemon.loop import TableDaemon
+    from controller.daemon.systemd_notify import Notifier
+    from controller.settings.table_config import Devices, Limits, Stream
 
     with tempfile.TemporaryDirectory(prefix="lowball-fuzz-") as tmp:
         stream = Stream(events=f"ipc://{tmp}/events", replay=f"ipc://{tmp}/replay",
@@ -446,8 +446,8 @@ class CommandChecker:
 
     def check_rebuild(self) -> None:
         """The journal rebuilds exactly the table the daemon holds."""
-        from controller import wire
-        from controller.table import Table
+        from controller.stream import wire
+        from controller.core.table import Table
 
         table = Table(self.daemon.loaded)
         table.replay([wire.to_event(wire.decode_event(record.message))

@@ -3,10 +3,10 @@
 ``python -m bench.journal_start [--hands N] [--game G]`` journals N hands as the daemon
 would (the soak's table and journal, commits not synced), keeps that journal, and times:
 
-* ``journal verify`` (:meth:`controller.journal.Journal.verify`): read, hash and parse every
+* ``journal verify`` (:meth:`controller.stream.journal.Journal.verify`): read, hash and parse every
   record;
 * reading and parsing every record, as every start did before the check;
-* the daemon's start (:meth:`controller.daemon.TableDaemon.start`, no devices): the chain
+* the daemon's start (:meth:`controller.daemon.loop.TableDaemon.start`, no devices): the chain
   checked as it reads the journal, then the table rebuilt by replaying every input; the
   check is the part a start did not do before (hashing; every record was read and parsed
   already to rebuild the table).
@@ -51,10 +51,10 @@ def build(hands: int, game: str, folder: Path) -> Path:
 def measure(hands: int, game: str) -> dict[str, float]:
     import zmq
 
-    from controller import wire
-    from controller.daemon import TableDaemon
-    from controller.journal import Journal, journal_path
-    from controller.table_config import Stream, default_config_path, load_config
+    from controller.stream import wire
+    from controller.daemon.loop import TableDaemon
+    from controller.stream.journal import Journal, journal_path
+    from controller.settings.table_config import Stream, default_config_path, load_config
 
     with tempfile.TemporaryDirectory(prefix="lowball-journal-start-") as tmp:
         state = build(hands, game, Path(tmp))

@@ -16,12 +16,12 @@ import time
 from collections import defaultdict
 from fractions import Fraction
 
-from controller.cards import DECK
-from controller.events import COMMUNITY, DEALER, HandShown, ProgressiveAwarded
-from controller.games import CaliLowballHand, Decision, ThreeCardLowballHand
+from controller.core.cards import DECK
+from controller.core.events import COMMUNITY, DEALER, HandShown, ProgressiveAwarded
+from controller.core.games import CaliLowballHand, Decision, ThreeCardLowballHand
 from controller.par import cali_lowball as cali
 from controller.par import three_card_lowball as three
-from controller.table_config import Rules, default_config_path, load_config
+from controller.settings.table_config import Rules, default_config_path, load_config
 
 SEATS = tuple(range(1, 8))
 #: Agreement: every figure within this many standard errors of its exact value.
@@ -83,7 +83,7 @@ def simulate_cali(hands: int, rng: random.Random, paytable: str = "example",
     """Play ``hands`` seven-spot hands of the shipped Cali LowBall config (``rules``: other
     rule switches) with the optimal strategy; return the comparison rows and the CPU
     seconds the play took."""
-    from controller.commands.math import cali_inputs
+    from controller.cli.math import cali_inputs
 
     setup = load_config(default_config_path("cali_lowball")).setup("cali_lowball", paytable,
                                                                     rules)
@@ -223,8 +223,8 @@ def simulate_three_card_draw(hand_text: str, hands: int, rng: random.Random,
                              paytable: str) -> tuple[list[dict], float]:
     """One full-deck starting hand: every draw's exact value against the mean net of that
     draw played through the engine (the hand dealt to spot 1, the rest of the deck shuffled)."""
-    from controller.cards import parse_cards
-    from controller.commands.math import three_card_bonus
+    from controller.core.cards import parse_cards
+    from controller.cli.math import three_card_bonus
 
     setup = load_config(default_config_path("three_card_lowball")).setup(
         "three_card_lowball", paytable)
@@ -258,7 +258,7 @@ def simulate_three_card_draw(hand_text: str, hands: int, rng: random.Random,
 
 def house_way_draw(cards) -> tuple:
     """The player copies the dealer's house way."""
-    from controller.games.house_way import house_way
+    from controller.core.games.house_way import house_way
 
     return house_way(cards).discard
 
@@ -266,7 +266,7 @@ def house_way_draw(cards) -> tuple:
 def low_cards_draw(cards) -> tuple:
     """A plain player's rule: discard one card of a pair and every card above seven, at most
     two (the highest); a straight or flush kept whole gives up its highest card."""
-    from controller.rankings import three_card
+    from controller.core.rankings import three_card
 
     kept: list = []
     discard: list = []
@@ -315,7 +315,7 @@ def simulate_three_card_rule(hands: int, rng: random.Random, paytable: str,
 
 def main(cali_hands: int = 300_000, three_card_hands: int = 300_000,
          one_hand_deals: int = 100_000, rule_hands: int = 200_000) -> None:
-    from controller.commands.math import three_card_bonus, three_card_progressive
+    from controller.cli.math import three_card_bonus, three_card_progressive
 
     rng = random.Random(17)
     rows, seconds = simulate_cali(cali_hands, rng)

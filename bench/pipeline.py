@@ -16,7 +16,7 @@ prints a progress line per journal segment). ``make bench`` runs
 :data:`MAKE_BENCH_SOAK_HANDS` hands per game to stay within a few minutes.
 
 Everything but the soak runs the daemon as systemd does, as its own process
-(``python -m controller.cli run``, journal durability full: every commit synced before the
+(``python -m controller.cli.main run``, journal durability full: every commit synced before the
 table acts), against the device simulators on ptys in this process; a scripted dealer
 (:class:`StreamedDealer`) plays through the command channel and follows each hand on the
 event stream. The same run with ``--durability batched`` (commits not synced) shows the
@@ -100,7 +100,7 @@ def cpu_seconds(pid: int) -> float:
 # --- the daemon as its own process, over simulators in this one --------------------------------
 
 class DaemonProcess:
-    """``python -m controller.cli run`` (the daemon as systemd runs it) over simulators on
+    """``python -m controller.cli.main run`` (the daemon as systemd runs it) over simulators on
     ptys in this process, with a command client and a subscriber. ``durability="batched"``
     (``--durability batched``: commits not synced) shows the software without the disk."""
 
@@ -134,7 +134,7 @@ class DaemonProcess:
             self.state_dir = tmp / "state"
             self.log = self._resources.enter_context(open(tmp / "daemon.log", "wb"))
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "controller.cli", "run", "--config", str(self.config),
+                [sys.executable, "-m", "controller.cli.main", "run", "--config", str(self.config),
                  "--state-dir", str(self.state_dir), "--log-format", "json",
                  "--durability", durability],
                 cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT,
@@ -154,7 +154,7 @@ class DaemonProcess:
 
     def _await_ready(self, tmp: Path) -> None:
         """Wait for the daemon's answer to ``status``, then subscribe."""
-        from controller import wire
+        from controller.stream import wire
 
         deadline = time.monotonic() + DEADLINE_S
         while True:
@@ -180,7 +180,7 @@ class DaemonProcess:
                 break
 
     def topic(self, kind: str) -> bytes:
-        from controller import wire
+        from controller.stream import wire
 
         return wire.topic(self.table_id, kind)
 
@@ -255,8 +255,8 @@ class StreamedDealer:
 
     def __init__(self, daemon: DaemonProcess, seats: tuple[int, ...] = (1,), seed: int = 7,
                  on_card: Callable[[float], None] | None = None, one_card_at_a_time=False):
-        from controller.games import CaliLowballHand, ThreeCardLowballHand
-        from controller.table_config import load_config
+        from controller.core.games import CaliLowballHand, ThreeCardLowballHand
+        from controller.settings.table_config import load_config
 
         self.daemon, self.seats, self.rng = daemon, seats, random.Random(seed)
         self.second = "xtra_bonus" if daemon.game == "cali_lowball" else "bonus"
@@ -276,7 +276,7 @@ class StreamedDealer:
         return topic, message, when
 
     def _wait_cards(self, hand: Any, count: int) -> None:
-        from controller.cards import parse_card
+        from controller.core.cards import parse_card
 
         got = 0
         while got < count:
@@ -294,7 +294,7 @@ class StreamedDealer:
             raise RuntimeError(f"refused: {request}: {reply}")
 
     def hand(self) -> None:
-        from controller.games import Decision
+        from controller.core.games import Decision
 
         daemon = self.daemon
         wagers = {seat: {"ante": 1000, self.second: 1000} for seat in self.seats}
@@ -617,7 +617,7 @@ def idle_cpu(seconds: float = 60.0, hands: int = 20, verbose: bool = True) -> di
 def stalled_subscriber(seconds: float = 60.0, baseline_seconds: float = 10.0,
                        game: str = "cali_lowball", hands: int | None = None,
                        verbose: bool = True) -> dict[str, Any]:
-    """A surveillance subscriber (:class:`controller.stream_client.StreamClient`, default
+    """A surveillance subscriber (:class:`controller.stream.client.StreamClient`, default
     queues) that reads nothing for ``seconds`` (or ``hands`` hands) while the table deals as
     fast as it can, through the daemon process with its journal synced. First
     ``baseline_seconds`` of hands without it, for the table's own pace. Then it reads again:
@@ -625,9 +625,9 @@ def stalled_subscriber(seconds: float = 60.0, baseline_seconds: float = 10.0,
     exactly the journal's seqs after its snapshot, each once, in order, each message byte for
     byte as journaled (checked as they arrive against the journal, read beside the running
     daemon), and nothing after them."""
-    from controller import wire
-    from controller.journal import Journal, journal_path
-    from controller.stream_client import StreamClient
+    from controller.stream import wire
+    from controller.stream.journal import Journal, journal_path
+    from controller.stream.client import StreamClient
 
     with contextlib.ExitStack() as resources:          # undone last first, whatever fails
         daemon = DaemonProcess(game)
@@ -719,7 +719,7 @@ class SegmentedJournal:
     deleted."""
 
     def __init__(self, durability: str, verify_every: int):
-        from controller.journal import Journal, journal_path
+        from controller.stream.journal import Journal, journal_path
 
         if verify_every < 1:
             raise ValueError(f"verify_every must be 1 or more, not {verify_every}")
@@ -736,7 +736,7 @@ class SegmentedJournal:
         return self._open(self.folder)
 
     def _finish(self, last: bool) -> None:
-        from controller.journal import Journal, journal_path
+        from controller.stream.journal import Journal, journal_path
 
         self.journal.close()
         if last or (self.segments - 1) % self.verify_every == 0:
@@ -762,22 +762,22 @@ class SegmentedJournal:
 def soak(hands: int = 20_000, game: str = "three_card_lowball", sample_every: int = 1000,
          seed: int = 2026, durability: str = "batched", segment_hands: int = 10_000,
          verify_every: int = 10, verbose: bool = True) -> dict[str, Any]:
-    """``hands`` hands of ``game`` through :class:`controller.table.Table` and a journal, as
+    """``hands`` hands of ``game`` through :class:`controller.core.table.Table` and a journal, as
     the daemon applies them (each input and its effects in one transaction), checking money
     conservation per hand and over the run and sampling this process's RSS. The journal is
     a :class:`SegmentedJournal` of ``segment_hands`` hands per file."""
-    from controller.cards import DECK
-    from controller.events import (
+    from controller.core.cards import DECK
+    from controller.core.events import (
         HandSettled,
         MeterContributed,
         MeterSettled,
         ProgressiveAwarded,
         WagerSettled,
     )
-    from controller.table import Table
-    from controller.table_commands import DEALER_ROLE, SUPERVISOR_ROLE, parse_command
-    from controller.table_config import default_config_path, load_config
-    from controller.table_events import CommandRefused, HandVoided, JackpotVerified, LockRefused
+    from controller.core.table import Table
+    from controller.stream.table_commands import DEALER_ROLE, SUPERVISOR_ROLE, parse_command
+    from controller.settings.table_config import default_config_path, load_config
+    from controller.core.table_events import CommandRefused, HandVoided, JackpotVerified, LockRefused
 
     loaded = load_config(default_config_path(game))
     loaded = loaded.model_copy(update={"config": loaded.config.model_copy(update={

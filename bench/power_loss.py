@@ -1,7 +1,7 @@
 """Power loss at every journal boundary and at random instants: SIGKILL the real daemon
 process, restart it (at once, or slower than the old shoe's retry window), finish the hand.
 
-The daemon runs as its own process (``python -m controller.cli run --config <generated toml>
+The daemon runs as its own process (``python -m controller.cli.main run --config <generated toml>
 --state-dir <dir>``) against the LBS1 shoe, spot controller and meter simulators, which run on
 ptys in this process. A hand of a scenario file is played through the command channel and the
 simulated shoe by a *state-driven* dealer: it reads the table's status (and the journal, as a
@@ -27,7 +27,7 @@ deal one while the daemon is down: the card must reach its seat after the restar
 
 Checks after every run (:func:`check_run`): the journal verifies (hash chain, gapless seq); the
 kill left the journal exactly at a boundary; the hand's ``wager_settled`` records equal
-:func:`controller.scenario.replay`'s settlement, once each; every scenario card was dealt once
+:func:`controller.settings.scenario.replay`'s settlement, once each; every scenario card was dealt once
 (``card_dealt`` and ``shoe_card``, a card the shoe sent again counted once) and to the seat the
 deal order gives it (else *misassigned*); no seq was published twice or with other bytes than
 the journal's; the table's meter equals that of a run that was never killed. Cards that left
@@ -63,12 +63,12 @@ from typing import Any
 
 import zmq
 
-from controller import wire
-from controller.events import CardDealt
-from controller.journal import Journal, journal_path
-from controller.scenario import Scenario, load_scenario, replay, settlement_report
-from controller.table import Table
-from controller.table_config import default_config_path, load_config, shipped_config_dir
+from controller.stream import wire
+from controller.core.events import CardDealt
+from controller.stream.journal import Journal, journal_path
+from controller.settings.scenario import Scenario, load_scenario, replay, settlement_report
+from controller.core.table import Table
+from controller.settings.table_config import default_config_path, load_config, shipped_config_dir
 from drivers.lbs1 import Frame, FrameParser
 from simulators.meter import AlphaSignModel
 from simulators.pty_transport import PtyTransport
@@ -274,7 +274,7 @@ class PowerLossRig:
         environment = {key: value for key, value in os.environ.items()
                        if key not in ("NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID")}
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "controller.cli", "run", "--config", str(self.config),
+            [sys.executable, "-m", "controller.cli.main", "run", "--config", str(self.config),
              "--state-dir", str(self.state_dir), "--log-format", "json"],
             cwd=ROOT, stdout=self.log, stderr=self.log, env=environment)
         self.starts += 1

@@ -19,12 +19,12 @@ PACKAGE = Path(__file__).resolve().parent
 
 
 def compiled_modules() -> list[Path]:
-    """The compiled modules of the package (``controller/games/base.cpython-311-...so``)."""
+    """The compiled modules of the package (``controller/core/games/base.cpython-311-...so``)."""
     return sorted(PACKAGE.rglob("*.so"))
 
 
 def stale_compiled_modules() -> list[str]:
-    """Sources (``controller/games/base.py``) edited after their compiled module was built."""
+    """Sources (``controller/core/games/base.py``) edited after their compiled module was built."""
     # mypyc compiles the modules together into one shared library beside the package
     # (``<hash>__mypyc.cpython-311-...so``); each module's own .so only loads it, and may keep
     # its old time when a rebuild did not need to touch it. A build is as recent as its newest.

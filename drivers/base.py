@@ -40,7 +40,7 @@ from serial import rfc2217
 
 def debug_enabled(log: Any) -> bool:
     """Whether ``log.debug`` writes anything: structlog's filtering loggers (the ones
-    :func:`controller.logs.configure` sets up) know; any other logger is assumed to write.
+    :func:`controller.cli.logs.configure` sets up) know; any other logger is assumed to write.
     For a debug line whose arguments cost something to build, on a path run for every frame."""
     enabled = getattr(log, "is_enabled_for", None)
     return enabled is None or bool(enabled(logging.DEBUG))

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
-from controller.cards import CardError, parse_card
+from controller.core.cards import CardError, parse_card
 from drivers.crc import crc16_ccitt_false
 from drivers.shoe_events import (
     CardRead,

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from controller.cards import Card
+from controller.core.cards import Card
 
 
 class FaultCode(StrEnum):

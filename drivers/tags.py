@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from controller.cards import DECK, Card
+from controller.core.cards import DECK, Card
 
 SIMULATED_TAG_BASE = 0x04A1B200
 

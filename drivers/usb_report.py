@@ -9,7 +9,7 @@ to the project; they are fixed here and restated in docs/protocols.md.
 
 from __future__ import annotations
 
-from controller.cards import DECK, SUIT_CHARS, Card
+from controller.core.cards import DECK, SUIT_CHARS, Card
 from drivers.shoe_events import (
     MAX_CARD_COUNT,
     CardRead,

@@ -19,7 +19,7 @@ from typing import Any
 
 import zmq
 
-from controller.cards import parse_card
+from controller.core.cards import parse_card
 
 DEFAULT_SPOTS = (1, 2, 3, 4, 5, 6, 7)
 

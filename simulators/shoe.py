@@ -20,7 +20,7 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from controller.cards import DECK, Card, parse_card, parse_cards
+from controller.core.cards import DECK, Card, parse_card, parse_cards
 from drivers.lbs1 import (
     NAK_CONFLICT,
     FrameError,

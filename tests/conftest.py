@@ -1,9 +1,9 @@
 import pytest
 
 from controller import build_info
-from controller.cards import parse_cards
-from controller.games import Decision
-from controller.table_config import Rules, default_config_path, load_config
+from controller.core.cards import parse_cards
+from controller.core.games import Decision
+from controller.settings.table_config import Rules, default_config_path, load_config
 
 
 def pytest_configure(config):

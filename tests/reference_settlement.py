@@ -2,7 +2,7 @@
 
 It exists only to check the real engines in ``controller/`` against an independent reading of
 the rules. It is slow on purpose and shares nothing with the engines except card parsing
-(``controller.cards``). Validation is skipped: scenarios are assumed well formed.
+(``controller.core.cards``). Validation is skipped: scenarios are assumed well formed.
 
 Entry point: :func:`settle`.
 
@@ -17,7 +17,7 @@ from collections import Counter
 from fractions import Fraction
 from itertools import combinations
 
-from controller.cards import Card, parse_card
+from controller.core.cards import Card, parse_card
 
 RANK_NAMES = {1: "A", 2: "2", 3: "3", 4: "4", 5: "5", 6: "6", 7: "7", 8: "8", 9: "9",
               10: "10", 11: "J", 12: "Q", 13: "K"}

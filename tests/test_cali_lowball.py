@@ -1,8 +1,8 @@
 import pytest
 
-from controller.cards import parse_card
-from controller.events import CardDealt, DecisionsDue, HandSettled, PhaseStarted
-from controller.games import CaliLowballHand, Decision, IllegalAction, WagerError
+from controller.core.cards import parse_card
+from controller.core.events import CardDealt, DecisionsDue, HandSettled, PhaseStarted
+from controller.core.games import CaliLowballHand, Decision, IllegalAction, WagerError
 from tests.conftest import play
 
 W = {"ante": 1000, "xtra_bonus": 1000}

@@ -1,6 +1,6 @@
 import pytest
 
-from controller.cards import (
+from controller.core.cards import (
     DECK,
     Card,
     CardError,

@@ -17,10 +17,10 @@ import zmq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller import cms_view, wire
-from controller.journal import Journal, journal_path
-from controller.scenario import load_scenario
-from controller.stream_client import StreamClient
+from controller.stream import cms_view, wire
+from controller.stream.journal import Journal, journal_path
+from controller.settings.scenario import load_scenario
+from controller.stream.client import StreamClient
 from tests.test_daemon import DEADLINE_S, rig_factory, scenarios_for, wait_for  # noqa: F401
 
 

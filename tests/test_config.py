@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from controller.paytables import load_paytables
-from controller.table_config import GAMES, default_config_path, load_config, shipped_config_dir
-from controller.validation import InputError
+from controller.settings.paytables import load_paytables
+from controller.settings.table_config import GAMES, default_config_path, load_config, shipped_config_dir
+from controller.settings.validation import InputError
 
 SHIPPED = shipped_config_dir()
 

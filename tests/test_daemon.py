@@ -19,13 +19,13 @@ import structlog
 import structlog.testing
 import zmq
 
-from controller import wire
-from controller.commands.demo import demo_config
-from controller.daemon import TableDaemon
-from controller.journal import Journal, journal_path
-from controller.scenario import load_scenario, replay, settlement_report
-from controller.systemd_notify import Notifier
-from controller.table_config import Limits, Stream, default_config_path, load_config
+from controller.stream import wire
+from controller.cli.demo import demo_config
+from controller.daemon.loop import TableDaemon
+from controller.stream.journal import Journal, journal_path
+from controller.settings.scenario import load_scenario, replay, settlement_report
+from controller.daemon.systemd_notify import Notifier
+from controller.settings.table_config import Limits, Stream, default_config_path, load_config
 from simulators.meter import AlphaSignModel
 from simulators.pty_transport import PtyTransport
 from simulators.shoe import Lbs1ShoeModel
@@ -328,7 +328,7 @@ def test_a_supervisor_verifies_with_the_credential(rig_factory):
 
 
 def test_run_refuses_an_unknown_durability_by_name(capsys, tmp_path):
-    from controller.cli import main
+    from controller.cli.main import main
 
     with pytest.raises(SystemExit) as exit_:
         main(["run", "--config", str(tmp_path / "table.toml"), "--durability", "sometimes"])

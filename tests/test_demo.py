@@ -5,17 +5,17 @@ import sys
 
 import pytest
 
-from controller.commands.dealer import request_of
-from controller.journal import Journal, journal_path
-from controller.live_view import LiveView
-from controller.table import Table
-from controller.table_config import default_config_path, load_config
+from controller.cli.dealer import request_of
+from controller.stream.journal import Journal, journal_path
+from controller.stream.live_view import LiveView
+from controller.core.table import Table
+from controller.settings.table_config import default_config_path, load_config
 
 
 def test_the_demo_plays_hands_and_stops_cleanly(tmp_path):
     state = tmp_path / "state"
     done = subprocess.run(
-        [sys.executable, "-m", "controller.cli", "demo", "--hands", "2", "--no-view",
+        [sys.executable, "-m", "controller.cli.main", "demo", "--hands", "2", "--no-view",
          "--pace", "0", "--seed", "11", "--state-dir", str(state),
          "--events", f"ipc://{tmp_path}/e", "--replay", f"ipc://{tmp_path}/r",
          "--commands", f"ipc://{tmp_path}/c", "--cms-events", f"ipc://{tmp_path}/ce",
@@ -55,7 +55,7 @@ def test_dealer_usage_errors(words, says):
 
 def test_dealer_says_when_nobody_answers(tmp_path):
     done = subprocess.run(
-        [sys.executable, "-m", "controller.cli", "dealer", "--connect", f"ipc://{tmp_path}/x",
+        [sys.executable, "-m", "controller.cli.main", "dealer", "--connect", f"ipc://{tmp_path}/x",
          "--timeout", "0.2", "status"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and "no answer from" in done.stderr
 
@@ -87,12 +87,12 @@ def test_a_new_credential_verifies_as_supervisor(tmp_path):
     import stat
 
     path = tmp_path / "supervisor.credential"
-    done = subprocess.run([sys.executable, "-m", "controller.cli", "credential", str(path)],
+    done = subprocess.run([sys.executable, "-m", "controller.cli.main", "credential", str(path)],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     digest = hashlib.sha256(path.read_text().strip().encode()).hexdigest()
     assert f'supervisor_credential_sha256 = "{digest}"' in done.stdout
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    again = subprocess.run([sys.executable, "-m", "controller.cli", "credential", str(path)],
+    again = subprocess.run([sys.executable, "-m", "controller.cli.main", "credential", str(path)],
                            capture_output=True, text=True, timeout=60)
     assert again.returncode == 2 and "exists" in again.stderr

@@ -1,4 +1,4 @@
-"""The event records (controller/events.py) keep the API and behaviour the NamedTuples had,
+"""The event records (controller/core/events.py) keep the API and behaviour the NamedTuples had,
 compiled or pure: each is checked against a NamedTuple of the same name, fields and defaults.
 The wire side (schema, bytes, round trips) is tested in tests/stream."""
 
@@ -12,9 +12,9 @@ from typing import Union
 
 import pytest
 
-from controller import events
-from controller.cards import Card, parse_card, parse_cards
-from controller.events import (
+from controller.core import events
+from controller.core.cards import Card, parse_card, parse_cards
+from controller.core.events import (
     CardDealt,
     DecisionMade,
     HandShown,
@@ -25,7 +25,7 @@ from controller.events import (
     field_hints,
     is_record_type,
 )
-from controller.games.base import Decision, NextStep
+from controller.core.games.base import Decision, NextStep
 
 RECORDS = sorted({*events.KINDS, Wager, Decision, NextStep}, key=lambda cls: cls.__name__)
 

@@ -4,9 +4,9 @@ from itertools import combinations
 
 import pytest
 
-from controller.cards import DECK, TEN, parse_cards
-from controller.games import house_way as hw
-from controller.rankings import three_card
+from controller.core.cards import DECK, TEN, parse_cards
+from controller.core.games import house_way as hw
+from controller.core.rankings import three_card
 
 
 @pytest.mark.parametrize("hand, discard, rule", [

@@ -2,7 +2,7 @@ from fractions import Fraction
 
 import pytest
 
-from controller.money import MoneyError, Odds, format_cents, format_rate, parse_rate
+from controller.core.money import MoneyError, Odds, format_cents, format_rate, parse_rate
 
 
 @pytest.mark.parametrize("text, stake, paid", [

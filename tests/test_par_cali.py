@@ -11,13 +11,13 @@ from itertools import combinations
 import pytest
 
 from bench.par_check import TOLERANCE, simulate_cali
-from controller.cards import DECK, parse_cards
-from controller.cli import main
-from controller.commands.math import cali_inputs
-from controller.games import CaliLowballHand, Decision
+from controller.core.cards import DECK, parse_cards
+from controller.cli.main import main
+from controller.cli.math import cali_inputs
+from controller.core.games import CaliLowballHand, Decision
 from controller.par import cali_lowball as cali
-from controller.rankings import ace_to_five
-from controller.table_config import Rules, default_config_path, load_config
+from controller.core.rankings import ace_to_five
+from controller.settings.table_config import Rules, default_config_path, load_config
 
 VARIANT = Rules(xtra_bonus_loses_on_loss=True, lowdown_bonus_survives_fold=True)
 

@@ -11,14 +11,14 @@ from itertools import combinations
 import pytest
 
 from bench.par_check import TOLERANCE, simulate_three_card
-from controller.cards import DECK, parse_cards
-from controller.cli import main
-from controller.commands.math import three_card_bonus, three_card_progressive
-from controller.games import Decision, ThreeCardLowballHand
-from controller.games.house_way import house_way
+from controller.core.cards import DECK, parse_cards
+from controller.cli.main import main
+from controller.cli.math import three_card_bonus, three_card_progressive
+from controller.core.games import Decision, ThreeCardLowballHand
+from controller.core.games.house_way import house_way
 from controller.par import three_card_lowball as three
-from controller.rankings import three_card
-from controller.table_config import default_config_path, load_config
+from controller.core.rankings import three_card
+from controller.settings.table_config import default_config_path, load_config
 
 #: Twelve cards: A, 2, 4 and 10 of clubs, diamonds and hearts (both colours, every house-way
 #: branch but the high pair's).

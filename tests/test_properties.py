@@ -19,8 +19,8 @@ from collections import Counter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from controller.cards import DECK
-from controller.events import (
+from controller.core.cards import DECK
+from controller.core.events import (
     CardDealt,
     DecisionMade,
     HandSettled,
@@ -30,8 +30,8 @@ from controller.events import (
     WagerSettled,
     WagersLocked,
 )
-from controller.games import CaliLowballHand, Decision, ThreeCardLowballHand
-from controller.table_config import Rules, shipped_config_dir
+from controller.core.games import CaliLowballHand, Decision, ThreeCardLowballHand
+from controller.settings.table_config import Rules, shipped_config_dir
 from tests import reference_settlement
 
 PAYTABLES = tomllib.loads((shipped_config_dir() / "paytables.toml").read_text())
@@ -166,8 +166,8 @@ def test_three_card_lowball_random_hands(three_card_config, data, seats, seed, p
 
 def test_jackpot_hands_are_reached_and_split():
     """Random play rarely deals two pat 4-2-A hands, so force one through a stacked shoe."""
-    from controller.cards import parse_cards
-    from controller.table_config import default_config_path, load_config
+    from controller.core.cards import parse_cards
+    from controller.settings.table_config import default_config_path, load_config
 
     setup = load_config(default_config_path("three_card_lowball")).setup()
     hand = ThreeCardLowballHand(setup, {s: {"ante": 500, "bonus": 500, "progressive": 100}
@@ -188,7 +188,7 @@ def test_the_dealers_choice_between_equal_discards_can_decide_the_hand(three_car
     """Found by hypothesis: the dealer is dealt Qs Qh Qc and keeps one queen. The engine keeps
     Qc, and the draw (Ac 3c) makes a flush, which seat 3's K-high beats; keeping Qs would
     have made Q-high, which beats K-high. The reference must settle with the engine's choice."""
-    from controller.cards import parse_cards
+    from controller.core.cards import parse_cards
 
     seats = range(1, 6)
     wagers = {seat: {"ante": 500, "bonus": 500} for seat in seats}

@@ -11,8 +11,8 @@ from math import comb
 
 import pytest
 
-from controller.cards import DECK, parse_cards
-from controller.rankings import ace_to_five, three_card
+from controller.core.cards import DECK, parse_cards
+from controller.core.rankings import ace_to_five, three_card
 
 
 def reference_five(cards):

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.cards import DECK, parse_card, parse_cards
+from controller.core.cards import DECK, parse_card, parse_cards
 from tests.reference_settlement import (
     dealt_dealer_options,
     five_card_class,

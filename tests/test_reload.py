@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 import zmq
 
-from controller import wire
-from controller.daemon import ConfigMismatch, TableDaemon
-from controller.journal import Journal, journal_path
-from controller.table import Table
-from controller.table_commands import SUPERVISOR_ROLE, parse_command
-from controller.table_config import (
+from controller.stream import wire
+from controller.daemon.loop import ConfigMismatch, TableDaemon
+from controller.stream.journal import Journal, journal_path
+from controller.core.table import Table
+from controller.stream.table_commands import SUPERVISOR_ROLE, parse_command
+from controller.settings.table_config import (
     Security,
     Stream,
     game_settings,
@@ -24,7 +24,7 @@ from controller.table_config import (
     settings_fingerprint,
     shipped_config_dir,
 )
-from controller.table_events import CommandAccepted, CommandRefused, ConfigApplied, MeterChanged
+from controller.core.table_events import CommandAccepted, CommandRefused, ConfigApplied, MeterChanged
 
 CREDENTIAL = "reload-test-credential"
 

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from controller.scenario import (
+from controller.settings.scenario import (
     ScenarioError,
     load_scenario,
     parse_scenario,
     replay,
     settlement_report,
 )
-from controller.table_config import default_config_path, load_config
+from controller.settings.table_config import default_config_path, load_config
 
 SCENARIOS = Path(__file__).parent / "scenarios"
 CASES = sorted(path for path in SCENARIOS.glob("*.json") if not path.name.endswith(".expected.json"))
@@ -48,7 +48,7 @@ def test_scenario_settles_as_expected(path):
 
 
 def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "controller.cli", *args],
+    return subprocess.run([sys.executable, "-m", "controller.cli.main", *args],
                           capture_output=True, text=True, timeout=60)
 
 
@@ -75,7 +75,7 @@ def test_cli_output_into_a_closed_pipe_ends_quietly(unbuffered):
     read_end, write_end = os.pipe()
     os.close(read_end)                       # the reader went away before anything was written
     try:
-        done = subprocess.run([sys.executable, "-m", "controller.cli", "replay", str(CASES[0])],
+        done = subprocess.run([sys.executable, "-m", "controller.cli.main", "replay", str(CASES[0])],
                               stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=60,
                               env={**os.environ, "PYTHONUNBUFFERED": unbuffered})
     finally:

@@ -18,13 +18,13 @@ import structlog
 import zmq
 import zmq.auth
 
-from controller import wire
-from controller.cli import main as cli
-from controller.daemon import TableDaemon
-from controller.stream_client import StreamClient, StreamError
-from controller.stream_security import client as curve_client
-from controller.table_config import Security, Stream, TableConfig, default_config_path, load_config
-from controller.validation import InputError, validate
+from controller.stream import wire
+from controller.cli.main import main as cli
+from controller.daemon.loop import TableDaemon
+from controller.stream.client import StreamClient, StreamError
+from controller.stream.security import client as curve_client
+from controller.settings.table_config import Security, Stream, TableConfig, default_config_path, load_config
+from controller.settings.validation import InputError, validate
 
 DEADLINE_S = 15.0
 

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 import zmq
 
-from controller import wire
-from controller.commands.demo import demo_config
-from controller.daemon import TableDaemon
-from controller.systemd_notify import Notifier
-from controller.table_config import Devices, Limits, Security, Stream
+from controller.stream import wire
+from controller.cli.demo import demo_config
+from controller.daemon.loop import TableDaemon
+from controller.daemon.systemd_notify import Notifier
+from controller.settings.table_config import Devices, Limits, Security, Stream
 
 ALICE, BOB = "alice-credential-0123456789", "bob-credential-9876543210"
 

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from controller.cards import parse_card
-from controller.events import WagerSettled
-from controller.table import Table
-from controller.table_commands import parse_command
-from controller.validation import InputError
-from controller.table_config import default_config_path, load_config
-from controller.table_events import (
+from controller.core.cards import parse_card
+from controller.core.events import WagerSettled
+from controller.core.table import Table
+from controller.stream.table_commands import parse_command
+from controller.settings.validation import InputError
+from controller.settings.table_config import default_config_path, load_config
+from controller.core.table_events import (
     CommandAccepted,
     CommandRefused,
     Fault,
@@ -305,7 +305,7 @@ def test_scenarios_through_the_table_settle_as_replay_does(path):
     expected = json.loads(path.with_suffix(".expected.json").read_text())
     d = Driver(scenario["game"])
     table = d.table
-    from controller.table_config import Rules
+    from controller.settings.table_config import Rules
     table.setup = table.config.setup(paytable=scenario["paytable"],
                                      rules=Rules(**scenario.get("rules", {})))
     if "meter" in scenario:
@@ -369,7 +369,7 @@ def test_a_discard_must_name_its_cards():
 
 
 def test_a_jackpot_is_held_even_with_a_zero_seed():
-    from controller.table_config import Progressive
+    from controller.settings.table_config import Progressive
     d = Driver("three_card_lowball")
     config = d.table.config
     d.table.config = config.model_copy(update={"config": config.config.model_copy(
@@ -540,8 +540,8 @@ def test_a_journal_from_before_the_card_count_replays_as_it_was_played():
     reported) and rebuild the very table they were played on."""
     from datetime import UTC, datetime
 
-    from controller import wire
-    from controller.table_events import ShoeCard
+    from controller.stream import wire
+    from controller.core.table_events import ShoeCard
 
     d = jackpot_table()
     ts = datetime(2026, 11, 20, tzinfo=UTC)

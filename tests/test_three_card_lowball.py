@@ -1,8 +1,8 @@
 import pytest
 
-from controller.cards import parse_card, parse_cards
-from controller.events import HouseWay, MeterContributed, MeterSettled, ProgressiveAwarded
-from controller.games import Decision, IllegalAction, ThreeCardLowballHand, WagerError
+from controller.core.cards import parse_card, parse_cards
+from controller.core.events import HouseWay, MeterContributed, MeterSettled, ProgressiveAwarded
+from controller.core.games import Decision, IllegalAction, ThreeCardLowballHand, WagerError
 from tests.conftest import play
 
 W = {"ante": 1000, "bonus": 1000}

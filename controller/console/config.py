@@ -18,9 +18,9 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from controller.paytables import read_toml
-from controller.table_config import LoadedConfig, load_config
-from controller.validation import InputError, validate
+from controller.settings.paytables import read_toml
+from controller.settings.table_config import LoadedConfig, load_config
+from controller.settings.validation import InputError, validate
 
 
 class Account(BaseModel):

@@ -1,6 +1,6 @@
 """The console's link to its table: one thread owns every ZeroMQ socket the console uses.
 
-It follows the event stream with :class:`controller.stream_client.StreamClient` (snapshot,
+It follows the event stream with :class:`controller.stream.client.StreamClient` (snapshot,
 then every event exactly once, gaps filled by replay), notes each event on the
 :class:`~controller.console.board.Board`, and after each burst of events takes a fresh
 snapshot and hands the new view to the web side. Commands from the web side are queued to
@@ -21,10 +21,10 @@ from typing import Any, NamedTuple
 import structlog
 import zmq
 
-from controller import wire
+from controller.stream import wire
 from controller.console.board import Board
 from controller.console.recall import Alarms, Recall
-from controller.stream_client import StreamClient, StreamError
+from controller.stream.client import StreamClient, StreamError
 
 log = structlog.get_logger("lowball.console")
 
@@ -179,7 +179,7 @@ class TableLink:
         socket.setsockopt(zmq.LINGER, 0)
         socket.setsockopt(zmq.SNDHWM, MAX_IN_FLIGHT)
         if self.curve is not None:
-            from controller.stream_security import client
+            from controller.stream.security import client
             client(socket, **self.curve)
         socket.connect(self.endpoints["commands"])
         return socket

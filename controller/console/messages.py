@@ -2,7 +2,7 @@
 
 One message is one JSON object of at most :data:`MAX_MESSAGE_BYTES`, checked by a pydantic
 model that forbids unknown keys and bounds every field. A dealer's screen may send only the
-dealer's commands (the command models of :mod:`controller.table_commands`, which bound
+dealer's commands (the command models of :mod:`controller.stream.table_commands`, which bound
 spots, amounts and text); a supervisor's command is not a dealer message at all, whatever it
 says. Each command carries an ``id`` chosen by the browser: the console answers a repeated id
 with the first answer and does not send the command again (see :class:`Deduplicator`).
@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from controller.table_commands import (
+from controller.stream.table_commands import (
     Cancel,
     Close,
     Continue,
@@ -28,7 +28,7 @@ from controller.table_commands import (
     VerifyJackpot,
     Void,
 )
-from controller.validation import problems_of
+from controller.settings.validation import problems_of
 
 MAX_MESSAGE_BYTES = 4096
 #: Answers remembered for repeated ids (per console).

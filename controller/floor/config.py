@@ -1,6 +1,6 @@
 """floor.toml: the database, the tables to follow, shifts, and each paytable's house edge.
 
-Validated like the table config (:mod:`controller.table_config`): pydantic models that forbid
+Validated like the table config (:mod:`controller.settings.table_config`): pydantic models that forbid
 unknown keys, each error naming its key path. A house edge is an exact decimal written as
 text (``"0.0337"`` or ``"3.37%"``), never a float: theoretical win is money.
 """
@@ -17,9 +17,9 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, PlainValidator, field_validator, \
     model_validator
 
-from controller.paytables import read_toml
-from controller.table_config import is_local
-from controller.validation import InputError, validate
+from controller.settings.paytables import read_toml
+from controller.settings.table_config import is_local
+from controller.settings.validation import InputError, validate
 
 #: Table ids as the table config allows them (``table.id``).
 TableId = Annotated[str, Field(min_length=1, max_length=32, pattern=r"^[A-Za-z0-9_-]+$")]

@@ -2,7 +2,7 @@
 
 A feed waits for the table's heartbeat before it asks for anything (a table that is down
 costs nothing), then syncs from the seq the store resumes after
-(:meth:`controller.stream_client.StreamClient.sync` with ``replay_from``) and hands out events
+(:meth:`controller.stream.client.StreamClient.sync` with ``replay_from``) and hands out events
 in seq order, gaps filled by replay. Whatever goes wrong (the table stops answering, a reply
 makes no sense, the store failed), the feed is reset: its client is closed and a new one
 resumes from :attr:`TableFeed.resume_after`, so nothing is skipped, and the store's primary
@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import zmq
 
-from controller import wire
+from controller.stream import wire
 from controller.floor.config import FloorTable
 from controller.floor.store import Row
-from controller.stream_client import StreamClient, StreamError
+from controller.stream.client import StreamClient, StreamError
 
 
 class FeedError(RuntimeError):

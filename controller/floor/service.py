@@ -28,7 +28,7 @@ import zmq
 from controller.floor import store
 from controller.floor.config import LoadedFloorConfig
 from controller.floor.feed import FeedError, TableFeed
-from controller.stream_client import StreamError
+from controller.stream.client import StreamError
 
 log = structlog.get_logger("floor")
 #: How long a feed waits for its table's next message before it looks whether the service is
@@ -69,7 +69,7 @@ class FloorService:
         self.stored = self.repeated = self.batches = 0
 
     def _curves(self) -> dict[str, dict[str, bytes] | None]:
-        from controller.stream_security import client_keys
+        from controller.stream.security import client_keys
 
         curves: dict[str, dict[str, bytes] | None] = {}
         for table in self.config.tables:

@@ -5,8 +5,8 @@ dealer's two cards are all dealt from it (full card removal). Ace-to-five low ig
 so each deal is enumerated as rank multisets weighted by the number of ways the deck deals
 them: 91 two-card starts, up to 455 flops each, 91 dealer holdings each, which stands for all
 1,326 x 19,600 x 1,081 = 28,094,757,600 deals. Hands are ranked by the project's own
-ace-to-five ranking (``controller.rankings.ace_to_five``) and settled as the engine settles
-them (``controller.games.cali_lowball``):
+ace-to-five ranking (``controller.core.rankings.ace_to_five``) and settled as the engine settles
+them (``controller.core.games.cali_lowball``):
 
 - Raise (3x pre-flop, or 1x after a check): player lower or tied wins 1:1, else loses.
 - Ante: as the Raise, but pushes when the dealer holds a pair of jacks or higher.
@@ -36,9 +36,9 @@ from functools import cache
 from math import comb, lcm
 from typing import NamedTuple
 
-from controller.cards import DECK, RANK_CHARS, Card
+from controller.core.cards import DECK, RANK_CHARS, Card
 from controller.par.figures import mean_and_variance
-from controller.rankings import ace_to_five
+from controller.core.rankings import ace_to_five
 
 RAISE, CHECK, BET, FOLD = "raise", "check", "bet", "fold"
 #: What a fold loses: the Ante and the X-Tra Bonus.

@@ -5,8 +5,8 @@ One player against the dealer, one deck: the player's three cards and replacemen
 dealer's three cards and house-way replacements all come out of it (full card removal). Nobody
 acts on a card they cannot see, so the deal is enumerated in the order that is cheapest to
 count (the player's replacements, then the dealer's cards and draw), which has the same
-distribution as the table's order. Hands are ranked by ``controller.rankings.three_card`` and
-the dealer draws by ``controller.games.house_way`` itself, with its card choices.
+distribution as the table's order. Hands are ranked by ``controller.core.rankings.three_card`` and
+the dealer draws by ``controller.core.games.house_way`` itself, with its card choices.
 
 For one starting hand the dealer's every deal and draw from the cards the player does not
 hold is counted once, by its final strength, in total and per card and pair of cards it
@@ -30,9 +30,9 @@ from itertools import combinations
 from math import comb, lcm
 from typing import NamedTuple
 
-from controller.cards import DECK, SUIT_CHARS, Card
-from controller.games.house_way import house_way
-from controller.rankings import three_card
+from controller.core.cards import DECK, SUIT_CHARS, Card
+from controller.core.games.house_way import house_way
+from controller.core.rankings import three_card
 
 #: Best first: where the strategy breaks an exact tie between two draws.
 WIN, TIE, LOSE = 0, 1, 2

@@ -45,7 +45,7 @@ class Console:
 
     def __init__(self, config: Path):
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "controller.cli", "console", "--config", str(config),
+            [sys.executable, "-m", "controller.cli.main", "console", "--config", str(config),
              "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         line = self.process.stdout.readline()
         if not line.startswith("console: "):

@@ -6,7 +6,7 @@ import pytest
 
 from controller.console.board import Board, actions, banner
 from controller.console.config import ConsoleConfig
-from controller.validation import InputError, validate
+from controller.settings.validation import InputError, validate
 
 
 def state(name: str, **extra) -> dict:

@@ -7,7 +7,7 @@ import json
 
 from websockets.sync.client import connect
 
-from controller.scenario import load_scenario
+from controller.settings.scenario import load_scenario
 from tests.console.conftest import SUPERVISORS, shot
 from tests.console.test_supervisor import sign_in
 from tests.test_daemon import SCENARIOS, wait_for

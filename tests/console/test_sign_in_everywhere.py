@@ -15,7 +15,7 @@ from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
 from controller.console.config import ConsoleConfig
-from controller.validation import InputError, validate
+from controller.settings.validation import InputError, validate
 from tests.console.conftest import SUPERVISORS, Console, write_configs
 from tests.test_daemon import Rig, wait_for
 

@@ -11,7 +11,7 @@ import urllib.request
 import pytest
 
 from controller.console.sessions import FAILURES, Sessions
-from controller.scenario import load_scenario
+from controller.settings.scenario import load_scenario
 from tests.console.conftest import SUPERVISORS, shot
 from tests.test_daemon import SCENARIOS, wait_for
 

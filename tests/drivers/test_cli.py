@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import structlog
 
-from controller.cli import main
-from controller.commands.shoe_monitor import monitor
+from controller.cli.main import main
+from controller.cli.shoe_monitor import monitor
 from drivers.config import ShoeConfig, SpotsConfig
 from drivers.shoe_events import CardRead, ShoeConnected, ShoeFault
 from drivers.shoe_serial import SerialShoe
@@ -37,7 +37,7 @@ def _restore_structlog() -> Iterator[None]:
 
 
 def start_sim(*args: str) -> tuple[subprocess.Popen, str]:
-    process = subprocess.Popen([sys.executable, "-m", "controller.cli", "sim", *args],
+    process = subprocess.Popen([sys.executable, "-m", "controller.cli.main", "sim", *args],
                                cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                stderr=subprocess.DEVNULL, text=True, bufsize=1)
     assert process.stdout is not None

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from controller.cards import DECK, parse_card
+from controller.core.cards import DECK, parse_card
 from drivers.crc import crc16_ccitt_false
 from drivers.lbs1 import (
     ETX,

@@ -17,7 +17,7 @@ import pytest
 import serial
 from serial import rfc2217
 
-from controller.cards import parse_card
+from controller.core.cards import parse_card
 from drivers.base import FALLBACK_POLL_S, open_serial_port
 from drivers.config import ShoeConfig
 from drivers.shoe_events import CardRead, ShoeConnected

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from controller.cards import parse_card
+from controller.core.cards import parse_card
 from drivers.config import ShoeConfig
 from drivers.shoe_events import (
     CardRead,

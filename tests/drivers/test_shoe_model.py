@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from controller.cards import DECK, parse_cards
+from controller.core.cards import DECK, parse_cards
 from drivers.lbs1 import Frame, FrameParser, encode_frame
 from drivers.shoe_events import FaultCode
 from drivers.usb_report import decode_report

@@ -9,7 +9,7 @@ import pytest
 import usb.core
 import usb.util
 
-from controller.cards import parse_card
+from controller.core.cards import parse_card
 from drivers.config import ShoeConfig
 from drivers.shoe_events import (
     CardRead,

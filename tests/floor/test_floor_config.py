@@ -7,7 +7,7 @@ from decimal import Decimal
 import pytest
 
 from controller.floor.config import load_floor_config
-from controller.validation import InputError
+from controller.settings.validation import InputError
 
 BASE = """
 [database]
@@ -81,7 +81,7 @@ def test_a_missing_curve_key_file_is_named(tmp_path):
 
 
 def test_the_shipped_example_is_valid_and_names_the_example_tables():
-    from controller.table_config import load_config, shipped_config_dir
+    from controller.settings.table_config import load_config, shipped_config_dir
 
     floor = load_floor_config(shipped_config_dir() / "floor.toml").config
     tables = [load_config(shipped_config_dir() / name).config.table

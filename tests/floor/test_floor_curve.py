@@ -11,7 +11,7 @@ import zmq
 from bench.floor_rig import wait_until
 from controller.floor.config import LoadedFloorConfig, load_floor_config
 from controller.floor.service import FloorService
-from controller.journal import Journal, journal_path
+from controller.stream.journal import Journal, journal_path
 from tests.test_stream_security import SecureTable, make_keys
 
 
@@ -39,7 +39,7 @@ def count(dsn: str) -> int:
 
 
 def test_a_listed_floor_key_stores_the_stream_and_a_stranger_gets_nothing(tmp_path, postgres):
-    from controller.table_config import Security
+    from controller.settings.table_config import Security
 
     make_keys(tmp_path / "server", "table")
     make_keys(tmp_path / "cms-allowed", "floor")

@@ -10,7 +10,7 @@ import zmq
 
 from controller.floor.config import FloorTable
 from controller.floor.feed import FeedError, TableFeed
-from controller.journal import Journal, journal_path
+from controller.stream.journal import Journal, journal_path
 from tests.test_stream_security import SecureTable
 
 DEADLINE_S = 15.0

@@ -12,7 +12,7 @@ import pytest
 from bench.floor_rig import FloorProcess, RatedDealer, TableProcess, wait_until, \
     write_floor_config
 from bench.power_loss import CREDENTIAL, JournalView
-from controller.journal import journal_path
+from controller.stream.journal import journal_path
 
 
 def stored(dsn: str, table_id: str) -> list[tuple[int, str, str | None]]:

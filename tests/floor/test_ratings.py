@@ -14,10 +14,10 @@ import pytest
 from bench.floor_rig import FloorProcess, RatedDealer, TableProcess, wait_until, \
     write_floor_config
 from bench.power_loss import JournalView
-from controller.cli import main
+from controller.cli.main import main
 from controller.floor import store
 from controller.floor.report import print_report
-from controller.journal import journal_path
+from controller.stream.journal import journal_path
 
 EDGE = Decimal("0.0337")
 PLAYERS = {1: "P-100", 2: "P-100", 4: "P-200"}

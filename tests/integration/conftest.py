@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import zmq
 
-from controller.journal import Journal, JournalRecord, journal_path
+from controller.stream.journal import Journal, JournalRecord, journal_path
 from tests.stream.conftest import TableLoop
 from tests.test_daemon import Rig
 
@@ -109,7 +109,7 @@ def tools() -> Iterator[Callable[..., Tool]]:
 
 
 def watch_argv(*args: str) -> list[str]:
-    return ["-m", "controller.cli", "watch", *args]
+    return ["-m", "controller.cli.main", "watch", *args]
 
 
 def run_tool(*argv: str, timeout: float = DEADLINE_S) -> subprocess.CompletedProcess:

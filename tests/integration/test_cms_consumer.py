@@ -10,9 +10,9 @@ import signal
 import sys
 from pathlib import Path
 
-from controller import wire
-from controller.journal import Journal
-from controller.scenario import load_scenario
+from controller.stream import wire
+from controller.stream.journal import Journal
+from controller.settings.scenario import load_scenario
 from tests.stream.conftest import TABLE, sample_events
 from tests.test_daemon import scenarios_for, wait_for
 

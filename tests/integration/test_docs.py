@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from controller import cms_view, wire
-from controller.commands.demo import CMS_EVENTS, CMS_REPLAY
-from controller.table_config import Stream
+from controller.stream import cms_view, wire
+from controller.cli.demo import CMS_EVENTS, CMS_REPLAY
+from controller.settings.table_config import Stream
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 ASYNCAPI = DOCS / "asyncapi.json"
@@ -130,7 +130,7 @@ def test_the_guides_other_messages_parse():
 def test_the_guides_watch_view_is_what_watch_prints_for_that_hand():
     import io
 
-    from controller.commands.watch import Output
+    from controller.cli.watch import Output
 
     (block,) = guide_blocks("jsonl")
     (view,) = re.findall(r"```\n(#\d+ .*?)\n```", GUIDE.read_text(), re.S)

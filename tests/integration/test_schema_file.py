@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from controller import wire
+from controller.stream import wire
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "docs" / "schema" / "events.schema.json"
-REGENERATE = ("regenerate it: `.venv/bin/python -m controller.wire schema > "
+REGENERATE = ("regenerate it: `.venv/bin/python -m controller.stream.wire schema > "
               "docs/schema/events.schema.json`, review the diff (a change that could break a "
               "parser also needs wire.SCHEMA_VERSION raised) and commit it")
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from controller import wire
-from controller.commands.watch import VERBOSE_ONLY
-from controller.scenario import load_scenario
+from controller.stream import wire
+from controller.cli.watch import VERBOSE_ONLY
+from controller.settings.scenario import load_scenario
 from tests.stream.conftest import TABLE, sample_events
 from tests.test_daemon import Rig, scenarios_for, wait_for
 
@@ -311,9 +311,9 @@ def test_a_card_read_during_a_pause_is_shown_even_without_verbose():
     import io
     from datetime import UTC, datetime
 
-    from controller.cards import parse_card
-    from controller.commands.watch import Output
-    from controller.table_events import ShoeCard
+    from controller.core.cards import parse_card
+    from controller.cli.watch import Output
+    from controller.core.table_events import ShoeCard
 
     out = io.StringIO()
     output = Output(as_json=False, verbose=False, out=out, err=io.StringIO())

@@ -23,11 +23,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bench import fuzz
-from controller import wire
-from controller.publisher import MAX_REQUEST_BYTES
-from controller.table import Table
-from controller.table_commands import COMMAND_NAMES, COMMANDS
-from controller.table_events import CommandAccepted
+from controller.stream import wire
+from controller.stream.publisher import MAX_REQUEST_BYTES
+from controller.core.table import Table
+from controller.stream.table_commands import COMMAND_NAMES, COMMANDS
+from controller.core.table_events import CommandAccepted
 from tests.test_daemon import DEADLINE_S, rig_factory, wait_for  # noqa: F401 (a fixture)
 
 SECRET = "s3cr3t-never-journaled"
@@ -198,7 +198,7 @@ def test_an_unexpected_error_answers_its_request_and_the_table_goes_on(monkeypat
 def test_a_turn_serves_a_bounded_number_of_commands():
     """A queue of commands is served a turn's budget at a time, so the loop gets back to the
     shoe, the heartbeat and the watchdog between turns."""
-    from controller.daemon import MAX_COMMANDS_PER_TURN
+    from controller.daemon.loop import MAX_COMMANDS_PER_TURN
 
     with fuzz.command_daemon() as daemon:
         # A stopped clock: the turn's time budget never runs out, however loaded the
@@ -400,7 +400,7 @@ def test_the_command_socket_answers_every_hostile_command(replay_rig, payload):
 
 def test_past_the_transport_cap_a_command_closes_its_connection_and_the_table_goes_on(
         replay_rig):
-    from controller.daemon import MAX_COMMAND_FRAME_BYTES
+    from controller.daemon.loop import MAX_COMMAND_FRAME_BYTES
 
     socket = _dealer(replay_rig, replay_rig.stream.commands)
     try:

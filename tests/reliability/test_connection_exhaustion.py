@@ -23,7 +23,7 @@ import pytest
 import zmq
 import zmq.auth
 
-from controller.stream_security import client
+from controller.stream.security import client
 from tests.test_daemon import wait_for
 from tests.test_reload import config_file
 
@@ -95,7 +95,7 @@ def test_idle_unauthenticated_connections_do_not_lock_the_dealer_out(tmp_path, l
 
     log = (tmp_path / "daemon.log").open("w+")
     daemon = subprocess.Popen(
-        [sys.executable, "-m", "controller.cli", "run", "--config", str(path), "--state-dir",
+        [sys.executable, "-m", "controller.cli.main", "run", "--config", str(path), "--state-dir",
          str(tmp_path / "state"), "--log-format", "json"],
         cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, preexec_fn=limited)
     attackers: list[socket.socket] = []
@@ -161,8 +161,8 @@ def test_idle_unauthenticated_connections_do_not_lock_the_dealer_out(tmp_path, l
 
 
 def test_every_server_socket_times_handshakes_out(tmp_path):
-    from controller.stream_security import HANDSHAKE_TIMEOUT_MS
-    from controller.table_config import Stream
+    from controller.stream.security import HANDSHAKE_TIMEOUT_MS
+    from controller.settings.table_config import Stream
     from tests.test_reload import Daemon
 
     path = config_file(tmp_path)

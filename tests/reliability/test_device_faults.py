@@ -21,8 +21,8 @@ import time
 
 import pytest
 
-from controller.scenario import load_scenario, replay, settlement_report
-from controller.table_config import default_config_path, load_config
+from controller.settings.scenario import load_scenario, replay, settlement_report
+from controller.settings.table_config import default_config_path, load_config
 from drivers.alpha import format_cents
 from tests.test_daemon import CREDENTIAL, SCENARIOS, Rig, wait_for  # noqa: F401
 
@@ -226,7 +226,7 @@ def test_spot_controller_lost_mid_hand_keeps_the_hand(rig):
 
 
 def _lamps_match(rig: FaultRig) -> None:
-    from controller.devices import LAMPS
+    from controller.daemon.device_hub import LAMPS
 
     def matches():
         table = rig.status()["lamps"]

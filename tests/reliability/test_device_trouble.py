@@ -13,9 +13,9 @@ import serial
 import structlog.testing
 import zmq
 
-from controller.daemon import TableDaemon
-from controller.table_config import Stream, load_config
-from controller.table_events import DeviceStatus
+from controller.daemon.loop import TableDaemon
+from controller.settings.table_config import Stream, load_config
+from controller.core.table_events import DeviceStatus
 from drivers.alpha import format_cents
 from drivers.config import MeterConfig
 from drivers.meter import AlphaMeter, MeterConnected, MeterLost

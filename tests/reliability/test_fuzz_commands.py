@@ -1,5 +1,5 @@
 """Fuzzed wire input, the command channel: random JSON values and random byte strings
-through :meth:`controller.daemon.TableDaemon.command` of a started daemon without devices.
+through :meth:`controller.daemon.loop.TableDaemon.command` of a started daemon without devices.
 
 Proves: the daemon never raises on a command; every refusal is ``{"ok": False, "error":
 <non-empty>}`` with its journal seq; a refused command leaves the table's snapshot unchanged

@@ -5,7 +5,7 @@ through the command channel and the simulated shoe, and the daemon is SIGKILLed 
 boundary (as soon as the journal, read from this process, reaches that seq), restarted, the
 held hand continued and finished. :func:`bench.power_loss.check_run` then proves: the journal
 verifies and the kill left it exactly at a transaction boundary; the settlements equal
-``controller.scenario.replay``'s, each wager settled once; every card dealt once; no seq
+``controller.settings.scenario.replay``'s, each wager settled once; every card dealt once; no seq
 published twice or with other bytes than the journal's; the meter equals the unkilled run's.
 
 The kill points are: a wager placed, the lock, a card mid-deal, a decision (Cali LowBall) and

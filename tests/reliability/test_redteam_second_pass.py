@@ -10,8 +10,8 @@ from datetime import UTC, datetime
 import pytest
 
 from bench import fuzz
-from controller import cms_view, wire
-from controller.cards import parse_card
+from controller.stream import cms_view, wire
+from controller.core.cards import parse_card
 from tests.test_daemon import rig_factory, wait_for  # noqa: F401 (a fixture)
 
 #: Spellings the table reads as a card (``parse_card``) besides the canonical ``Kh``.
@@ -98,7 +98,7 @@ def test_a_config_file_that_is_not_utf8_is_one_line_exit_2(tmp_path, which):
         path.write_bytes(b"# caf\xe9\n" + path.read_bytes())
         named = str(path)
     else:
-        from controller.table_config import load_config
+        from controller.settings.table_config import load_config
 
         paytables = path.parent / load_config(path).config.table.paytables_file
         text = paytables.read_bytes()

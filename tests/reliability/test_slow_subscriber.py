@@ -1,7 +1,7 @@
 """A subscriber that stops reading never stalls the table, and then recovers every event.
 
 The daemon runs in-process over the pty simulators (the rig of tests/test_daemon.py). A
-:class:`controller.stream_client.StreamClient` syncs, then reads nothing while the table plays
+:class:`controller.stream.client.StreamClient` syncs, then reads nothing while the table plays
 hands. Its PUB queue is made small (SNDHWM 20 and 4 KiB socket buffers, standing in for the
 default 10,000 messages so the test needs a few hands, not hundreds), so the
 publisher must drop messages for it: the table still finishes every hand (progress counted
@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import zmq
 
-from controller.journal import Journal, journal_path
-from controller.scenario import load_scenario
-from controller.stream_client import StreamClient
+from controller.stream.journal import Journal, journal_path
+from controller.settings.scenario import load_scenario
+from controller.stream.client import StreamClient
 from tests.test_daemon import rig_factory, scenarios_for, wait_for  # noqa: F401 (fixture)
 
 HANDS = 12
@@ -72,6 +72,6 @@ def test_a_stalled_subscriber_never_stalls_the_table_and_recovers_by_replay(rig_
 
 
 def _bytes_of(envelope) -> bytes:
-    from controller import wire
+    from controller.stream import wire
 
     return wire.dumps(envelope)

@@ -2,7 +2,7 @@
 directory, a meter reset by a game change, start-up failures that hide their cause.
 
 The daemons here have no devices; the ones started as processes are the real command line
-(``python -m controller.cli run``) on a config file written for the test.
+(``python -m controller.cli.main run``) on a config file written for the test.
 """
 
 from __future__ import annotations
@@ -20,13 +20,13 @@ from pathlib import Path
 import pytest
 import zmq
 
-from controller import wire
-from controller.cards import parse_card
-from controller.journal import Journal, journal_path
-from controller.table import Table
-from controller.table_commands import SUPERVISOR_ROLE, parse_command
-from controller.table_config import default_config_path, load_config, shipped_config_dir
-from controller.table_events import JournalContinued, MeterChanged
+from controller.stream import wire
+from controller.core.cards import parse_card
+from controller.stream.journal import Journal, journal_path
+from controller.core.table import Table
+from controller.stream.table_commands import SUPERVISOR_ROLE, parse_command
+from controller.settings.table_config import default_config_path, load_config, shipped_config_dir
+from controller.core.table_events import JournalContinued, MeterChanged
 from tests.test_daemon import wait_for
 from tests.test_reload import CREDENTIAL, Daemon, config_file
 
@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def cli(*args: str, timeout: float = 30) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "controller.cli", *args], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "controller.cli.main", *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=timeout)
 
 
@@ -386,7 +386,7 @@ def in_a_full_file_system(tmp_path: Path, script: str,
 def test_disk_full_at_start_says_disk_full(tmp_path):
     path = run_config(tmp_path)
     result = in_a_full_file_system(
-        tmp_path, f"{sys.executable} -m controller.cli run --config {path} "
+        tmp_path, f"{sys.executable} -m controller.cli.main run --config {path} "
                   f"--state-dir {tmp_path}/full/state")
     one_line_exit_2(result, "disk full", "free space there")
 
@@ -396,8 +396,8 @@ def test_disk_full_on_append_says_disk_full_not_cannot_rollback(tmp_path):
     script.write_text(f"""
 import sys
 sys.path.insert(0, {str(ROOT)!r})
-from controller.journal import Journal, JournalError
-from controller.table_events import TableClosed
+from controller.stream.journal import Journal, JournalError
+from controller.core.table_events import TableClosed
 journal = Journal({str(tmp_path)!r} + "/full/journal.sqlite3")
 journal.append(TableClosed("x"), table_id="T-1", hand_id=None)
 try:
@@ -422,8 +422,8 @@ def test_checking_a_long_journal_extends_systemds_start_timeout(tmp_path):
     import socket as sockets
     import tempfile
 
-    from controller.daemon import TableDaemon
-    from controller.systemd_notify import Notifier
+    from controller.daemon.loop import TableDaemon
+    from controller.daemon.systemd_notify import Notifier
 
     path = run_config(tmp_path)
     context = zmq.Context()

@@ -19,8 +19,8 @@ import pytest
 import zmq
 from hypothesis import strategies as st
 
-from controller.cards import DECK, parse_card, parse_cards
-from controller.events import (
+from controller.core.cards import DECK, parse_card, parse_cards
+from controller.core.events import (
     CardDealt,
     DecisionMade,
     PhaseStarted,
@@ -29,9 +29,9 @@ from controller.events import (
     field_hints,
     is_record_type,
 )
-from controller.journal import Journal
-from controller.publisher import EventPublisher
-from controller.table_events import Fault, HandVoided
+from controller.stream.journal import Journal
+from controller.stream.publisher import EventPublisher
+from controller.core.table_events import Fault, HandVoided
 
 DEADLINE_S = 10.0
 TABLE = "CALI-01"
@@ -67,7 +67,7 @@ def strategy_for(hint: Any) -> st.SearchStrategy[Any]:
         return st.floats(allow_nan=False, allow_infinity=False)
     if hint is type(None):
         return st.none()
-    if hint.__module__ == "controller.cards" and hint.__name__ == "Card":
+    if hint.__module__ == "controller.core.cards" and hint.__name__ == "Card":
         return st.sampled_from(DECK)
     if is_record_type(hint):
         return st.builds(hint, **{name: strategy_for(field)

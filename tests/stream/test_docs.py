@@ -7,8 +7,8 @@ import re
 import sqlite3
 from pathlib import Path
 
-from controller import wire
-from controller.journal import Journal
+from controller.stream import wire
+from controller.stream.journal import Journal
 
 from .conftest import TABLE, sample_events
 
@@ -24,7 +24,7 @@ def test_doc_lists_every_event_type():
 def test_doc_event_table_is_the_generated_one():
     assert wire.render_event_table() in DOC.read_text(), (
         "docs/event-stream.md section 2 is out of date: paste the output of "
-        "`python -m controller.wire table`")
+        "`python -m controller.stream.wire table`")
 
 
 def test_doc_examples_parse():

@@ -1,10 +1,10 @@
 """The direct event encoder writes exactly the reference bytes, or steps aside.
 
-:func:`controller.wire.reference_encode` (pydantic validation, canonical JSON) defines an
-event's bytes; :mod:`controller.event_encoder` writes them without pydantic. For every event
+:func:`controller.stream.wire.reference_encode` (pydantic validation, canonical JSON) defines an
+event's bytes; :mod:`controller.stream.event_encoder` writes them without pydantic. For every event
 class, on generated values, both give the same bytes; on anything the direct writer is not
 sure of (values of another type, a time that is not UTC, a bad table id) it raises ``Unfit``
-and :func:`controller.wire.encode` gives the reference's result, error included.
+and :func:`controller.stream.wire.encode` gives the reference's result, error included.
 """
 
 from __future__ import annotations
@@ -16,8 +16,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller import event_encoder, events, wire
-from controller.cards import parse_card
+from controller.stream import event_encoder, wire
+
+from controller.core import events
+from controller.core.cards import parse_card
 
 from .conftest import HAND, SAMPLES, TABLE, TS, strategy_for
 

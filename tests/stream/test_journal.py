@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from controller import wire
-from controller.events import PhaseStarted
-from controller.journal import GENESIS_HASH, Journal, JournalError, chain_hash, journal_path
+from controller.stream import wire
+from controller.core.events import PhaseStarted
+from controller.stream.journal import GENESIS_HASH, Journal, JournalError, chain_hash, journal_path
 
 from .conftest import HAND, SAMPLES, TABLE, TS, sample_events
 
@@ -253,8 +253,8 @@ def test_full_durability_is_the_default(tmp_path):
 
 CHILD = """
 import sys
-from controller.events import PhaseStarted
-from controller.journal import Journal
+from controller.core.events import PhaseStarted
+from controller.stream.journal import Journal
 journal = Journal(sys.argv[1])
 while True:
     record = journal.append(PhaseStarted("deal"), table_id="CALI-01", hand_id=None)

@@ -8,8 +8,8 @@ import sqlite3
 
 import pytest
 
-from controller.commands import journal as command
-from controller.journal import Journal, journal_path
+from controller.cli import journal as command
+from controller.stream.journal import Journal, journal_path
 
 from .conftest import HAND, TABLE, TS, sample_events
 

@@ -8,10 +8,10 @@ import json
 import pytest
 import zmq
 
-from controller import wire
-from controller.journal import Journal
-from controller.publisher import EventPublisher
-from controller.startup import StartupError
+from controller.stream import wire
+from controller.stream.journal import Journal
+from controller.stream.publisher import EventPublisher
+from controller.errors import StartupError
 
 from .conftest import HAND, TABLE, await_subscription, sample_events, wait_for
 

@@ -7,8 +7,8 @@ import time
 import pytest
 import zmq
 
-from controller import wire
-from controller.stream_client import StreamClient, StreamError
+from controller.stream import wire
+from controller.stream.client import StreamClient, StreamError
 
 from .conftest import TABLE, sample_events
 

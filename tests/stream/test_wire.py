@@ -11,8 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
-from controller import events, table_events, wire
-from controller.cards import Card, parse_card
+from controller.core import events, table_events
+
+from controller.stream import wire
+from controller.core.cards import Card, parse_card
 
 from .conftest import HAND, SAMPLES, TABLE, TS, strategy_for
 

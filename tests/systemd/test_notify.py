@@ -7,7 +7,7 @@ import os
 import pytest
 from structlog.testing import capture_logs
 
-from controller.systemd_notify import (
+from controller.daemon.systemd_notify import (
     RECHECK_FRACTION,
     Notifier,
     Watchdog,

@@ -20,7 +20,7 @@ from .conftest import DEADLINE_S, ROOT, NotifySocket
 # neither arrive before the program is ready for it nor be lost between a check and a pause.
 PROGRAM = textwrap.dedent("""
     import signal
-    from controller.systemd_notify import Notifier
+    from controller.daemon.systemd_notify import Notifier
 
     notifier = Notifier.from_environment()
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})

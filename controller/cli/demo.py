@@ -1,0 +1,191 @@
+"""``lowball-table demo``: the whole table on simulators, with a live view (``make run``).
+
+Starts the card shoe, spot controller and meter simulators on pseudo-terminals (the drivers
+open them as real ttys), the daemon with a config that needs no hardware, and a simulated
+dealer that plays hands continuously through the command channel. The live view shows the
+table as the event stream does. Ctrl-C stops everything cleanly.
+
+The event stream, replay and command sockets are on the default loopback ports, so
+``lowball-table dealer status`` and any subscriber can join while it runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import secrets
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+from controller.cli import logs
+from controller.settings.table_config import (
+    Devices,
+    LoadedConfig,
+    Security,
+    Stream,
+    default_config_path,
+    load_config,
+)
+
+
+def register(subparsers, name: str, help_text: str) -> None:
+    parser = subparsers.add_parser(name, help=help_text, description=__doc__.splitlines()[0])
+    parser.add_argument("--game", choices=("cali_lowball", "three_card_lowball"),
+                        default="three_card_lowball")
+    parser.add_argument("--state-dir", help="where the journal and the log go "
+                                            "(default: a new temporary directory)")
+    parser.add_argument("--hands", type=int, help="stop after this many hands")
+    parser.add_argument("--pace", type=float, default=0.4,
+                        help="seconds the dealer takes per step (default 0.4)")
+    parser.add_argument("--seed", type=int, help="shuffle seed for repeatable demos")
+    parser.add_argument("--no-view", action="store_true",
+                        help="print one line per event instead of the live view")
+    parser.add_argument("--events", default=Stream().events)
+    parser.add_argument("--replay", default=Stream().replay)
+    parser.add_argument("--commands", default=Stream().commands)
+    parser.add_argument("--cms-events", default=CMS_EVENTS,
+                        help="the CMS family's PUB endpoint ('' for none)")
+    parser.add_argument("--cms-replay", default=CMS_REPLAY,
+                        help="the CMS family's replay endpoint ('' for none)")
+    parser.add_argument("--console-port", type=int, default=8080,
+                        help="where the console serves the table's screens (default 8080; "
+                             "0: any free port)")
+    parser.add_argument("--no-console", action="store_true",
+                        help="do not start the console beside the table")
+    parser.set_defaults(func=run)
+
+
+#: Where the demo (and the shipped configs) put the CMS family: what examples/cms_consumer.py
+#: connects to by default.
+CMS_EVENTS, CMS_REPLAY = "tcp://127.0.0.1:5558", "tcp://127.0.0.1:5559"
+
+
+def demo_config(game: str, *, shoe: str, spots: str, meter: str, credential: str,
+                stream: Stream) -> LoadedConfig:
+    shipped = load_config(default_config_path(game))
+    config = shipped.config.model_copy(update={
+        "devices": Devices.model_validate({"shoe": {"driver": "lbs1", "port": shoe},
+                                           "spots": {"driver": "spots-ascii", "port": spots},
+                                           "meter": {"driver": "alpha", "port": meter}}),
+        "stream": stream,
+        "security": Security(supervisor_credential_sha256=hashlib.sha256(
+            credential.encode()).hexdigest()),
+    })
+    return shipped.model_copy(update={"config": config})
+
+
+def start_console(state_dir: Path, loaded: LoadedConfig, port: int):
+    """``lowball-table console`` beside the demo, in its own process; (process, URL)."""
+    import subprocess
+
+    from controller.console.config import write_console_config
+
+    config = write_console_config(state_dir, loaded, port=port)
+    process = subprocess.Popen([sys.executable, "-m", "controller.cli.main", "console", "--config",
+                                str(config)], stdout=subprocess.PIPE,
+                               stderr=open(state_dir / "console.log", "a", encoding="utf-8"),
+                               text=True)
+    line = process.stdout.readline() if process.stdout else ""
+    if not line.startswith("console: "):
+        process.terminate()
+        raise RuntimeError(f"the console did not start (see {state_dir / 'console.log'})")
+    return process, line.split()[1]
+
+
+def run(args: argparse.Namespace) -> int:
+    from controller.daemon.loop import TableDaemon
+    from controller.stream.live_view import LiveView
+    from simulators.dealer import SimulatedDealer
+    from simulators.meter import AlphaSignModel
+    from simulators.pty_transport import PtyTransport
+    from simulators.shoe import Lbs1ShoeModel
+    from simulators.spots import SpotControllerModel
+
+    state_dir = Path(args.state_dir or tempfile.mkdtemp(prefix="lowball-demo-"))
+    state_dir.mkdir(parents=True, exist_ok=True)
+    log_path = state_dir / "daemon.log"
+    log_file = open(log_path, "a", encoding="utf-8")
+    logs.configure(json_lines=True, stream=log_file)
+
+    simulators = [PtyTransport(Lbs1ShoeModel(seed=args.seed), name="shoe"),
+                  PtyTransport(SpotControllerModel(), name="spots"),
+                  PtyTransport(AlphaSignModel(), name="meter")]
+    for simulator in simulators:
+        simulator.start()
+    shoe, spots, meter = simulators
+    credential = secrets.token_urlsafe(24)
+    stream = Stream(events=args.events, replay=args.replay, commands=args.commands,
+                    cms_events=args.cms_events or None, cms_replay=args.cms_replay or None)
+    loaded = demo_config(args.game, shoe=shoe.url, spots=spots.url, meter=meter.url,
+                         credential=credential, stream=stream)
+    daemon = TableDaemon(loaded, state_dir=state_dir)
+    view = LiveView(spots=loaded.config.table.spots)
+    latest: dict = {}
+
+    def observe(records, _events) -> None:  # runs in the daemon's thread
+        for record in records:
+            data = json.loads(record.message)["data"]  # what the stream says, cards as text
+            view.event(record.seq, record.type, data)
+            if args.no_view:
+                print(f"#{record.seq} {record.type} {json.dumps(data)}", flush=True)
+        latest.update(snapshot=daemon.table.snapshot(), seq=records[-1].seq,
+                      devices=daemon.devices.status())
+
+    daemon.observers.append(observe)
+    stop = threading.Event()
+    status = 0
+    try:
+        daemon.start()
+    except Exception as error:  # a busy port, an unwritable state dir: say so and clean up
+        print(f"lowball-table demo: cannot start the daemon: {error}", file=sys.stderr)
+        for simulator in simulators:
+            simulator.stop()
+        return 1
+    latest.update(snapshot=daemon.table.snapshot(), seq=daemon.journal.last_seq,
+                  devices=daemon.devices.status())
+    table_thread = threading.Thread(target=daemon.run, name="table", daemon=True)
+    table_thread.start()
+    console, footer = None, ""
+    if not args.no_console:
+        try:
+            console, url = start_console(state_dir, loaded, args.console_port)
+            footer = f"the dealer's screen: {url}   (the simulated dealer plays on it)\n"
+            print(f"demo: {footer}", end="", file=sys.stderr)
+        except RuntimeError as error:
+            print(f"demo: {error}; going on without it", file=sys.stderr)
+    dealer = SimulatedDealer(command_endpoint=stream.commands, shoe=shoe.device, game=args.game,
+                             supervisor_credential=credential, seed=args.seed,
+                             pace_s=args.pace)
+    dealer_thread = threading.Thread(target=dealer.run, args=(stop, args.hands),
+                                     name="dealer", daemon=True)
+    dealer_thread.start()
+    print(f"demo: {args.game}; journal and log in {state_dir}; events on {stream.events}",
+          file=sys.stderr)
+    try:
+        while dealer_thread.is_alive():
+            if not args.no_view:
+                sys.stdout.write(view.render(latest["snapshot"], latest["devices"],
+                                             latest["seq"]) + footer)
+                sys.stdout.flush()
+            dealer_thread.join(0.25)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        stop.set()
+        if console is not None:
+            console.terminate()
+            console.wait(10)
+        dealer_thread.join(10)
+        daemon.request_stop()
+        table_thread.join(10)
+        daemon.close()
+        for simulator in simulators:
+            simulator.stop()
+        log_file.close()
+        print(f"\ndemo stopped after {dealer.hands_played} hands; journal: "
+              f"{state_dir / 'journal.sqlite3'} (lowball-table journal verify --state-dir "
+              f"{state_dir})", file=sys.stderr)
+    return status

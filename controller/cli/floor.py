@@ -1,0 +1,62 @@
+"""``lowball-table floor [run|report] --config floor.toml``: the floor store in PostgreSQL.
+
+``run`` (the default) follows every table of the config on its CMS stream and stores each
+event once in PostgreSQL (migrating the schema first); ``report`` prints the ratings per
+player, table and shift, and each table's handle, hold, faults and device downtime.
+docs/floor.md documents the schema and the views.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import date
+
+
+def register(subparsers, name: str, help_text: str) -> None:
+    parser = subparsers.add_parser(name, help=help_text, description=__doc__.splitlines()[0])
+    parser.add_argument("action", nargs="?", choices=("run", "report"), default="run",
+                        help="run the floor service (default) or print the ratings")
+    parser.add_argument("--config", required=True, metavar="FLOOR_TOML",
+                        help="the floor config (tables, database, shifts, house edges)")
+    parser.add_argument("--date", type=date.fromisoformat, metavar="YYYY-MM-DD",
+                        help="report: only the shifts of this day")
+    parser.add_argument("--log-format", choices=("json", "console"),
+                        help="run: log lines as JSON (default when not on a terminal)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from controller.floor.config import load_floor_config
+    from controller.settings.validation import InputError
+
+    try:
+        loaded = load_floor_config(args.config)
+    except (InputError, ValueError) as error:
+        print(f"lowball-table floor: {error}", file=sys.stderr)
+        return 2
+    if args.action == "report":
+        return _report(loaded, args.date)
+    from controller.cli import logs
+    from controller.floor.service import serve
+
+    logs.configure(json_lines=None if args.log_format is None else args.log_format == "json")
+    return serve(loaded)
+
+
+def _report(loaded, day: date | None) -> int:
+    import psycopg
+
+    from controller.floor import store
+    from controller.floor.report import print_report
+
+    try:
+        with store.connect(loaded.config.database.dsn) as connection:
+            store.migrate(connection)
+            store.configure(connection, loaded.config)
+            print_report(connection, sys.stdout, day)
+            connection.commit()
+    except (psycopg.Error, store.SchemaError) as error:
+        print(f"lowball-table floor report: {error}".strip(), file=sys.stderr)
+        return 2
+    return 0

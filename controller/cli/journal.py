@@ -1,0 +1,125 @@
+"""``lowball-table journal verify|show|quarantine``: audit the journal; set a broken one aside.
+
+``verify`` recomputes the hash chain and prints ``journal OK: N records, last seq N, last hash
+H`` (exit 0) or ``journal BROKEN at seq N: reason`` (exit 1); keep the printed last seq and
+hash elsewhere, since they are what shows a journal cut short at its end. ``show`` prints the
+records (``--json``: the messages exactly as journaled and published, one per line). A missing
+or unreadable journal exits 2. The journal is opened read-only, so both are safe to run
+beside a live daemon.
+
+``quarantine --state-dir DIR --reason TEXT`` is a supervisor's way out of a broken journal
+(the daemon runs held on one): with the daemon stopped, it moves the journal aside, whole,
+into ``DIR/quarantine/`` and starts a new one whose first record names the archived file, its
+last record, the first bad seq and the jackpot meter carried over from the last verified
+record (:mod:`controller.daemon.journal_quarantine`); then start the daemon again. It refuses a
+sound journal, and a state directory a daemon holds (exit 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from controller.stream.journal import Journal, JournalError, JournalRecord, journal_path
+from controller.stream.wire import canonical_json
+
+
+def register(subparsers, name: str, help_text: str) -> None:
+    parser = subparsers.add_parser(name, help=help_text, description=__doc__.splitlines()[0])
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    verify = actions.add_parser("verify", help="check the hash chain; exit 1 if broken")
+    show = actions.add_parser("show", help="print the journaled events")
+    show.add_argument("--after", type=_count, default=0, metavar="N",
+                      help="only records with seq > N")
+    show.add_argument("--limit", type=_positive, metavar="N", help="at most N records")
+    show.add_argument("--json", action="store_true",
+                      help="print each message as journaled (JSON lines)")
+    for sub in (verify, show):
+        where = sub.add_mutually_exclusive_group(required=True)
+        where.add_argument("--journal", metavar="PATH", help="the journal database file")
+        where.add_argument("--state-dir", metavar="DIR",
+                           help="the daemon's state directory (holds journal.sqlite3)")
+        sub.set_defaults(func=run)
+    aside = actions.add_parser("quarantine", help="move a broken journal aside and start a new "
+                                                  "one (daemon stopped)")
+    aside.add_argument("--state-dir", metavar="DIR", required=True,
+                       help="the daemon's state directory (holds journal.sqlite3)")
+    aside.add_argument("--reason", required=True, help="why (journaled in the new journal)")
+    aside.add_argument("--by", help="who (journaled; default: the login name)")
+    aside.set_defaults(func=run_quarantine)
+
+
+def _count(text: str) -> int:
+    value = int(text) if text.isdigit() else -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, not {text!r}")
+    return value
+
+
+def _positive(text: str) -> int:
+    value = _count(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError("expected a whole number >= 1, not 0")
+    return value
+
+
+def run(args: argparse.Namespace) -> int:
+    path = args.journal or journal_path(args.state_dir)
+    try:
+        with Journal.open_readonly(path) as journal:
+            if args.action == "verify":
+                return _verify(journal)
+            for record in journal.records(after_seq=args.after, limit=args.limit):
+                print(record.message.decode() if args.json else render(record))
+            return 0
+    except JournalError as error:
+        print(f"lowball-table journal: {error}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # `journal show | head`: the reader has seen enough
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - no flush error at exit
+        return 0
+
+
+def run_quarantine(args: argparse.Namespace) -> int:
+    from controller.daemon.journal_quarantine import QuarantineRefused, quarantine
+
+    try:
+        done = quarantine(args.state_dir, args.reason, args.by)
+    except (QuarantineRefused, JournalError) as error:
+        print(f"lowball-table journal quarantine: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:
+        print(f"lowball-table journal quarantine: {error.strerror or error}"
+              f"{f': {error.filename}' if error.filename else ''}", file=sys.stderr)
+        return 2
+    record = done.record
+    meter = "none journaled before the break (the table starts at its seed)" \
+        if record.meter is None else f"{record.meter} (from {record.meter_from})"
+    print(f"journal quarantined: {done.archived} (broken at seq {record.first_bad_seq}: "
+          f"{record.broken}; last record seq {record.archived_seq} hash "
+          f"{record.archived_hash}); a new journal starts with journal_continued, meter "
+          f"{meter}. Start the daemon again.")
+    return 0
+
+
+def _verify(journal: Journal) -> int:
+    report = journal.verify()
+    if report.ok:
+        print(f"journal OK: {report.records_checked} records, last seq {report.last_seq}, "
+              f"last hash {report.last_hash}")
+        return 0
+    where = f"at seq {report.first_bad_seq}" if report.first_bad_seq is not None else "(schema)"
+    print(f"journal BROKEN {where}: {report.reason}")
+    return 1
+
+
+def render(record: JournalRecord) -> str:
+    """One line per record: seq, time, hand, type, the event's data, and the hash's start."""
+    try:
+        payload = canonical_json(json.loads(record.message)["data"]).decode()
+    except (ValueError, KeyError, TypeError):  # a damaged record: show it as it is
+        payload = record.message.decode(errors="replace")
+    return (f"{record.seq:>8}  {record.ts}  {record.hand_id or '-':<16} {record.type:<20} "
+            f"{payload}  #{record.hash[:12]}")

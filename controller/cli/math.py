@@ -1,0 +1,154 @@
+"""``lowball-table math par-sheet|advise``: exact game math of a paytable.
+
+``par-sheet --game G --paytable P [--config FILE] [--json]`` prints the par sheet (house edge,
+element of risk, every pay line, the optimal strategy); ``advise --game G --cards "..."
+[--flop "..."]`` the expected value of each choice in one situation. The paytables, rule
+switches and progressive are the config's (default: the shipped config of the game). Exit
+status 2 with a message naming what was wrong for a bad argument.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from fractions import Fraction
+
+from controller.core.cards import CardError, find_duplicate, format_cards, parse_cards
+from controller.par import cali_lowball as cali
+from controller.par import report
+from controller.par import three_card_lowball as three
+from controller.settings.table_config import GAMES, GameSetup, default_config_path, load_config
+from controller.settings.validation import InputError
+
+PROGRAM = "lowball-table math"
+THREE_CARD_PAR_SHEET = (
+    "--game three_card_lowball: the exact par sheet is not available yet: counting one "
+    "starting hand against every dealer deal and house-way draw takes about 12 s of CPU here, "
+    "so all 22,100 hands would take about 77 CPU-hours (README, Game math); 'math advise' "
+    "answers one hand exactly")
+
+
+class ArgumentError(ValueError):
+    """A bad argument; the message names it."""
+
+
+def register(subparsers, name: str, help_text: str) -> None:
+    parser = subparsers.add_parser(name, help=help_text, description=__doc__.splitlines()[0])
+    actions = parser.add_subparsers(dest="math_command", metavar="ACTION", required=True)
+    sheet = actions.add_parser("par-sheet", help="the par sheet of one paytable")
+    _common(sheet)
+    sheet.add_argument("--json", action="store_true",
+                       help="the stable JSON form (docs/par-sheets.md)")
+    sheet.set_defaults(func=run_par_sheet)
+    advice = actions.add_parser("advise", help="the expected value of each choice in one hand")
+    _common(advice)
+    advice.add_argument("--cards", required=True,
+                        help="the player's cards: two (Cali LowBall) or three (Three Card)")
+    advice.add_argument("--flop", help="Cali LowBall: the three community cards, after a check")
+    advice.add_argument("--json", action="store_true", help="print the values as JSON")
+    advice.set_defaults(func=run_advise)
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--game", required=True, choices=GAMES)
+    parser.add_argument("--paytable", help="a paytable of the game in the paytables file "
+                                           "(default: the config's)")
+    parser.add_argument("--config", help="table config (TOML) whose paytables and rules apply; "
+                                         "default: the shipped config of the game")
+
+
+def _setup(args: argparse.Namespace) -> GameSetup:
+    config = load_config(args.config or default_config_path(args.game))
+    return config.setup(args.game, args.paytable)
+
+
+def cali_inputs(setup: GameSetup) -> tuple[cali.CaliOdds, cali.CaliRules]:
+    paytable = setup.paytable
+    odds = cali.CaliOdds(
+        {name: Fraction(value.pays, value.per) for name, value in paytable.xtra_bonus.items()},
+        {name: Fraction(value.pays, value.per) for name, value in paytable.lowdown_bonus.items()})
+    rules = cali.CaliRules(setup.rules.xtra_bonus_loses_on_loss,
+                           setup.rules.lowdown_bonus_survives_fold)
+    return odds, rules
+
+
+def three_card_bonus(setup: GameSetup) -> dict[str, Fraction]:
+    return {name: Fraction(value.pays, value.per) for name, value in setup.paytable.bonus.items()}
+
+
+def three_card_progressive(setup: GameSetup) -> three.Progressive:
+    progressive = setup.progressive
+    awards = progressive.awards
+    return three.Progressive(progressive.wager, {
+        "pat-4-2-A-one-color": awards.pat_one_color, "pat-4-2-A-two-color": awards.pat_two_color,
+        "4-high": awards.four_high, "5-high": awards.five_high},
+        progressive.contribution_rate, progressive.seed)
+
+
+def run_par_sheet(args: argparse.Namespace) -> int:
+    try:
+        setup = _setup(args)
+    except InputError as error:
+        return _fail(error)
+    if args.game == "three_card_lowball":
+        return _fail(ArgumentError(THREE_CARD_PAR_SHEET))
+    odds, rules = cali_inputs(setup)
+    sheet = cali.par_sheet(cali.enumerate_deals(), odds, rules)
+    document = report.cali_document(sheet, setup.paytable_name, rules, odds)
+    print(json.dumps(document, indent=1) if args.json else report.cali_text(document))
+    return 0
+
+
+def _cards(text: str, count: int, what: str):
+    try:
+        cards = parse_cards(text)
+    except CardError as error:
+        raise ArgumentError(f"--{what}: {error}") from None
+    if len(cards) != count:
+        raise ArgumentError(f"--{what}: give {count} cards, not {len(cards)}")
+    return cards
+
+
+def run_advise(args: argparse.Namespace) -> int:
+    try:
+        setup = _setup(args)
+        if args.game == "cali_lowball":
+            cards = _cards(args.cards, 2, "cards")
+            flop = _cards(args.flop, 3, "flop") if args.flop is not None else None
+            duplicate = find_duplicate([*cards, *(flop or ())])
+            if duplicate is not None:
+                raise ArgumentError(f"card {duplicate} is given twice")
+            odds, rules = cali_inputs(setup)
+            values = cali.advise(tuple(sorted(card.rank for card in cards)),
+                                 tuple(sorted(card.rank for card in flop)) if flop else None,
+                                 odds, rules)
+            situation = f"cards {format_cards(cards)}" + (
+                f", flop {format_cards(flop)}, after a check" if flop else ", before the flop")
+        else:
+            if args.flop is not None:
+                raise ArgumentError("--flop: Three Card Lowball has no flop")
+            cards = _cards(args.cards, 3, "cards")
+            duplicate = find_duplicate(cards)
+            if duplicate is not None:
+                raise ArgumentError(f"card {duplicate} is given twice")
+            bonus = three_card_bonus(setup)
+            values = {("discard " + three.hand_key(draw.discard)) if draw.discard else "stand":
+                      draw.value(bonus) for draw in three.draws(cards)}
+            situation = f"cards {three.hand_key(cards)}, the draw"
+    except (InputError, ArgumentError) as error:
+        return _fail(error)
+    if args.json:
+        print(json.dumps({"game": args.game, "paytable": setup.paytable_name,
+                          "situation": situation,
+                          "best": max(values, key=lambda name: values[name]),
+                          "values": {name: report.exact(value)
+                                     for name, value in values.items()}}, indent=1))
+    else:
+        print(report.advice_text(args.game, situation, values))
+    return 0
+
+
+def _fail(error: Exception) -> int:
+    print(f"{PROGRAM}: {error}", file=sys.stderr)
+    return 2

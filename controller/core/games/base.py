@@ -1,0 +1,364 @@
+"""What every house-banked lowball hand shares: locked wagers, the deal order, decisions,
+settlement arithmetic, and the history of typed events.
+
+A hand is a state machine driven by two inputs, in the pokerkit manner:
+
+- ``deal(card)``: the next card out of the shoe. The hand knows whose it is (the deal order),
+  so the dealer never assigns cards by hand.
+- ``decide(seat, decision)``: a player's decision keyed in by the dealer.
+
+Each input has ``verify_x`` (raises :class:`IllegalAction` naming why), ``can_x`` (a bool) and
+``x`` (applies it and returns the events it caused). A refused input changes nothing, so the
+table can pause, fix the cause and carry on. :meth:`Hand.next_step` says what the hand expects.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Mapping
+from typing import Any, ClassVar, Final, final
+
+from controller.core.cards import Card, CardError, parse_cards
+from controller.core.events import (
+    DEALER,
+    CardDealt,
+    DecisionMade,
+    DecisionsDue,
+    Event,
+    HandSettled,
+    PhaseStarted,
+    Recipient,
+    Record,
+    Wager,
+    WagerSettled,
+    WagersLocked,
+)
+from controller.core.money import Odds
+from controller.settings.table_config import MAX_SPOTS, GameSetup
+
+#: Settlement results. ``Final`` (here and for the other names the engines compare and emit)
+#: lets the compiled build (setup.py) use them as constants rather than look them up.
+WIN: Final = "win"
+LOSE: Final = "lose"
+PUSH: Final = "push"
+FORFEIT: Final = "forfeit"
+
+class IllegalAction(ValueError):
+    """A card or decision the hand cannot take now; the message says why. Nothing changed."""
+
+
+class WagerError(ValueError):
+    """Wagers that cannot be locked; the message names the seat and the wager."""
+
+
+@final
+class Decision(Record):
+    """A player's decision: ``raise``, ``check``, ``bet``, ``fold`` (Cali LowBall), ``stand``
+    or ``discard`` with the discarded cards (Three Card Lowball).
+
+    A record (:class:`controller.core.events.Record`), like the events: the engines read its
+    fields on every decision."""
+
+    __slots__ = ("action", "cards")
+    _fields = ("action", "cards")
+    _hints = {"action": "str", "cards": "tuple[Card, ...]"}
+    action: Any
+    cards: Any
+
+    def __init__(self, action: Any, cards: Any = ()) -> None:
+        object.__setattr__(self, "action", action)
+        object.__setattr__(self, "cards", cards)
+
+    @classmethod
+    def parse(cls, text: object) -> Decision:
+        """``"raise"``, ``"stand"``, ``"discard:Kh,Qs"``; raises ValueError naming the problem."""
+        if not isinstance(text, str):
+            raise ValueError(f"a decision is text such as 'raise' or 'discard:Kh', "
+                             f"not {type(text).__name__}")
+        action, _, cards = text.strip().partition(":")
+        action = action.strip().lower()
+        if action == "discard":
+            try:
+                discarded = parse_cards(cards)
+            except CardError as error:
+                raise ValueError(f"decision {text!r}: {error}") from None
+            if not discarded:
+                raise ValueError(f"decision {text!r}: name the 1 or 2 cards discarded, "
+                                 f"such as 'discard:Kh' or 'discard:Kh,Qs'")
+            return cls("discard", discarded)
+        if cards:
+            raise ValueError(f"decision {text!r}: only 'discard' names cards")
+        return cls(action)
+
+    def __str__(self) -> str:
+        if self.action == "discard":
+            return "discard:" + ",".join(str(card) for card in self.cards)
+        return self.action
+
+
+@final
+class NextStep(Record):
+    """What the hand expects next: a ``card`` for ``to``, a ``decision`` from ``seats``
+    (one of ``options``), or nothing more because it is ``settled``. A record, like the
+    events."""
+
+    __slots__ = ("kind", "to", "seats", "options")
+    _fields = ("kind", "to", "seats", "options")
+    _hints = {"kind": "str", "to": "Recipient | None", "seats": "tuple[int, ...]",
+              "options": "tuple[str, ...]"}
+    kind: Any
+    to: Any
+    seats: Any
+    options: Any
+
+    def __init__(self, kind: Any, to: Any = None, seats: Any = (), options: Any = ()) -> None:
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "to", to)
+        object.__setattr__(self, "seats", seats)
+        object.__setattr__(self, "options", options)
+
+
+_SETTLED = NextStep("settled")
+
+
+def seat_name(recipient: Recipient) -> str:
+    return f"seat {recipient}" if isinstance(recipient, int) else f"the {recipient}"
+
+
+class Hand:
+    """One hand of a house-banked game, from locked wagers to settlement."""
+
+    game: ClassVar[str]
+    #: Wager keys in settlement order; the first ``len(REQUIRED_WAGERS)`` are required.
+    WAGER_KEYS: ClassVar[tuple[str, ...]]
+    REQUIRED_WAGERS: ClassVar[tuple[str, ...]]
+    #: Names of the wagers for messages.
+    WAGER_NAMES: ClassVar[dict[str, str]]
+    _KNOWN_KEYS: ClassVar[frozenset[str]]
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._KNOWN_KEYS = frozenset(cls.WAGER_KEYS)
+
+    def __init__(self, setup: GameSetup, wagers: Mapping[int, Mapping[str, int]]):
+        if setup.game != self.game:
+            raise ValueError(f"a {self.game} hand cannot use a {setup.game} setup")
+        self.setup = setup
+        self.rules = setup.rules
+        self.wagers: dict[int, dict[str, int]] = self._validated(wagers)
+        self.seats: tuple[int, ...] = tuple(sorted(self.wagers))
+        self.history: list[Event] = []
+        self.cards: dict[Recipient, list[Card]] = {seat: [] for seat in self.seats}
+        self.cards[DEALER] = []
+        self.phase = ""
+        self.settled = False
+        #: who holds each card of the deck (by Card.index), None if it is still in the shoe
+        self._holder: list[Recipient | None] = [None] * 52
+        self.cards_used = 0
+        self._expected: deque[Recipient] = deque()
+        self._due: list[int] = []
+        self._options: tuple[str, ...] = ()
+        self.history.append(WagersLocked(self.game, setup.paytable_name, tuple([
+            Wager(seat, key, amount)
+            for seat, amounts in self.wagers.items() for key, amount in amounts.items()])))
+
+    # -- wagers ---------------------------------------------------------------------------
+
+    def _validated(self, wagers: Mapping[Any, Mapping[Any, Any]]) -> dict[int, dict[str, int]]:
+        # Typed Any: whatever the caller passed arrives here, and each refusal names it.
+        if not wagers:
+            raise WagerError("no wagers: at least one spot must play")
+        keys, known, required = self.WAGER_KEYS, self._KNOWN_KEYS, self.REQUIRED_WAGERS
+        validated = {}
+        in_seat_order, previous = True, 0
+        for seat, seat_wagers in wagers.items():
+            if type(seat) is not int or not 1 <= seat <= MAX_SPOTS:
+                raise WagerError(f"seat {seat!r}: spots are numbered 1 to {MAX_SPOTS}")
+            if not known.issuperset(seat_wagers):
+                key = next(key for key in seat_wagers if key not in known)
+                raise WagerError(f"seat {seat}: {key!r} is not a {self.game} wager "
+                                 f"(wagers: {', '.join(keys)})")
+            # One pass over the wager keys (every key given is one of them) does every check
+            # and builds the amounts in settlement order, zero amounts left out: this runs
+            # for every seat of every hand. The refusals keep their precedence: a bad amount
+            # (the first in the caller's order) before a missing required wager.
+            amounts: dict[str, int] = {}
+            missing = None
+            for key in keys:
+                amount = seat_wagers.get(key, 0)
+                if type(amount) is not int or amount < 0:
+                    raise self._bad_amount(seat, seat_wagers)
+                if amount:
+                    amounts[key] = amount
+                elif missing is None and key in required:
+                    missing = key
+            if missing is not None:
+                raise WagerError(f"seat {seat}: the {self.WAGER_NAMES[missing]} wager is required")
+            self._check_seat_wagers(seat, amounts)
+            validated[seat] = amounts
+            in_seat_order, previous = in_seat_order and seat > previous, seat
+        # Wagers usually arrive in seat order, and sorting costs as much as checking a seat.
+        return validated if in_seat_order else dict(sorted(validated.items()))
+
+    @staticmethod
+    def _bad_amount(seat: int, seat_wagers: Mapping[str, object]) -> WagerError:
+        """The refusal of the first amount, in the caller's order, that is not a whole number
+        of cents of 0 or more."""
+        key, amount = next((key, amount) for key, amount in seat_wagers.items()
+                           if type(amount) is not int or amount < 0)
+        return WagerError(f"seat {seat}: {key} must be a whole number of cents "
+                          f"of 0 or more, not {amount!r}")
+
+    def _check_seat_wagers(self, seat: int, amounts: dict[str, int]) -> None:
+        """Game rules on one seat's wagers; raise :class:`WagerError`."""
+        first, second = self.REQUIRED_WAGERS
+        if amounts[first] != amounts[second]:
+            raise WagerError(
+                f"seat {seat}: {self.WAGER_NAMES[first]} {amounts[first]} and "
+                f"{self.WAGER_NAMES[second]} {amounts[second]} must be equal")
+
+    # -- what next ------------------------------------------------------------------------
+
+    def next_step(self) -> NextStep:
+        if self._expected:
+            return NextStep("card", self._expected[0])
+        if self.settled:
+            return _SETTLED
+        return NextStep("decision", None, tuple(self._due), self._options)
+
+    def cards_expected(self) -> int:
+        """How many more cards the current dealing step needs."""
+        return len(self._expected)
+
+    # -- cards ----------------------------------------------------------------------------
+
+    # The inputs are typed ``object``: anything may be keyed in, and a wrong type is refused
+    # with IllegalAction naming it, compiled or not (mypyc checks annotated types on entry).
+
+    def verify_deal(self, card: object) -> None:
+        if not isinstance(card, Card):
+            raise IllegalAction(f"not a card: {card!r}")
+        if not self._expected:
+            raise IllegalAction(f"card {card} was not expected: {self._waiting_for()}")
+        holder = self._holder[card.index]
+        if holder is not None:
+            raise IllegalAction(f"duplicate card {card}: already dealt to {seat_name(holder)}")
+
+    def can_deal(self, card: object) -> bool:
+        try:
+            self.verify_deal(card)
+        except IllegalAction:
+            return False
+        return True
+
+    def deal(self, card: object) -> tuple[Event, ...]:
+        # A cheap guard for the common case; anything unusual gets the full check and reason.
+        if type(card) is not Card or not self._expected or self._holder[card.index] is not None:
+            self.verify_deal(card)
+        # Verified above. An assert, not typing.cast, which would be a function call on every
+        # card in pure Python; compiled, it tells mypyc the type.
+        assert isinstance(card, Card)
+        to = self._expected.popleft()
+        self._holder[card.index] = to
+        self.cards_used += 1
+        self.cards[to].append(card)
+        event = CardDealt(card, to, self.phase)
+        self.history.append(event)
+        if self._expected:
+            return (event,)
+        start = len(self.history) - 1
+        self._cards_complete()
+        return tuple(self.history[start:])
+
+    def _waiting_for(self) -> str:
+        if self.settled:
+            return "the hand is settled"
+        seats = ", ".join(str(seat) for seat in self._due)
+        return f"waiting for {'the decision' if len(self._due) == 1 else 'decisions'} of " \
+               f"seat{'s' if len(self._due) > 1 else ''} {seats} ({self.phase})"
+
+    # -- decisions ------------------------------------------------------------------------
+
+    def verify_decide(self, seat: object, decision: object) -> None:
+        if not isinstance(decision, Decision):
+            raise IllegalAction(f"not a decision: {decision!r}")
+        if self.settled:
+            raise IllegalAction(f"seat {seat}: the hand is settled")
+        if self._expected:
+            raise IllegalAction(f"seat {seat}: no decision now; waiting for a card for "
+                                f"{seat_name(self._expected[0])} ({self.phase})")
+        if seat not in self.wagers:
+            raise IllegalAction(f"seat {seat} is not in this hand")
+        if seat not in self._due:
+            raise IllegalAction(f"seat {seat} has no decision to make now; {self._waiting_for()}")
+        if decision.action not in self._options:
+            raise IllegalAction(f"seat {seat}: {decision.action!r} is not allowed {self.phase}; "
+                                f"choose {' or '.join(self._options)}")
+        self._verify_game_decision(seat, decision)
+
+    def can_decide(self, seat: object, decision: object) -> bool:
+        try:
+            self.verify_decide(seat, decision)
+        except IllegalAction:
+            return False
+        return True
+
+    def decide(self, seat: object, decision: object) -> tuple[Event, ...]:
+        # A cheap guard for the common case; anything unusual gets the full check and reason.
+        if type(decision) is not Decision or decision.cards or decision.action == "discard" \
+                or self._expected or seat not in self._due or decision.action not in self._options:
+            self.verify_decide(seat, decision)
+        start = len(self.history)
+        assert isinstance(seat, int) and isinstance(decision, Decision)  # verified, as in deal
+        self._apply_decision(seat, decision)
+        return tuple(self.history[start:])
+
+    def _verify_game_decision(self, seat: int, decision: Decision) -> None:
+        """Game-specific checks beyond the allowed options; raise :class:`IllegalAction`."""
+
+    # -- the game's own steps (subclasses) ------------------------------------------------
+
+    def _cards_complete(self) -> None:
+        raise NotImplementedError
+
+    def _apply_decision(self, seat: int, decision: Decision) -> None:
+        raise NotImplementedError
+
+    # -- helpers for subclasses -----------------------------------------------------------
+
+    def _start_phase(self, phase: str) -> None:
+        self.phase = phase
+        self.history.append(PhaseStarted(phase))
+
+    def _expect_cards(self, recipients) -> None:
+        self._expected.extend(recipients)
+
+    def _ask(self, seats: tuple[int, ...], options: tuple[str, ...]) -> None:
+        self._due, self._options = list(seats), options
+        self.history.append(DecisionsDue(self.phase, seats, options))
+
+    def _record_decision(self, seat: int, decision: Decision, raised: int = 0) -> None:
+        self._due.remove(seat)
+        self.history.append(DecisionMade(seat, decision.action, raised, decision.cards))
+
+    def _settle(self, seat: int, wager: str, amount: int, result: str,
+                odds: Odds | None = None) -> int:
+        """Record one wager's settlement; return its net."""
+        if result == WIN:
+            net = amount * odds.pays // odds.per if odds is not None else amount
+        elif result == PUSH:
+            net = 0
+        else:
+            net = -amount
+        self.history.append(WagerSettled(seat, wager, amount, result, net))
+        return net
+
+    def _finish(self, players_net: int) -> None:
+        self.settled = True
+        self._due, self._options = [], ()
+        self.history.append(HandSettled(players_net, -players_net))
+
+    # -- results --------------------------------------------------------------------------
+
+    def settlements(self) -> list[WagerSettled]:
+        return [event for event in self.history if type(event) is WagerSettled]

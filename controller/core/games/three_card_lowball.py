@@ -1,0 +1,224 @@
+"""Three Card Lowball: three-card low against the dealer, one draw each, and a progressive.
+
+Wagers: Ante and Bonus (equal, both required), optional Progressive (one fixed amount). The
+hand runs:
+
+1. deal: three rounds, one card to each seat from seat 1 upward, then the dealer;
+2. player draws: seat by seat in order, each stands or discards one or two cards and receives
+   as many replacements before the next seat acts;
+3. dealer draw: the controller computes the house way; the dealer discards and draws by it;
+4. showdown.
+
+Settlement: dealer lower -> Ante and Bonus lose; tie -> both push; player lower -> Ante pays
+1:1 and Bonus pays by the paytable (push for a class the paytable does not list).
+
+Progressive, one award per seat that made the wager, the highest that applies:
+jackpot (player and dealer both dealt a pat 4-2-A, whoever wins; the meter is shared by the
+winners), pat 4-2-A one color and lower, pat 4-2-A two color and lower, final hand 4-high and
+lower, final hand 5-high and lower. The progressive wager itself is never returned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final, cast
+
+from controller.core.events import (
+    DEALER,
+    HandShown,
+    HouseWay,
+    MeterContributed,
+    MeterSettled,
+    ProgressiveAwarded,
+)
+from controller.core.games.base import (
+    LOSE,
+    PUSH,
+    WIN,
+    Decision,
+    Hand,
+    IllegalAction,
+    WagerError,
+)
+from controller.core.games.house_way import house_way
+from controller.settings.paytables import ThreeCardPaytable
+from controller.core.rankings import three_card
+from controller.settings.table_config import GameSetup
+
+STAND: Final = "stand"
+DISCARD: Final = "discard"
+DEAL: Final = "deal"
+PLAYER_DRAWS: Final = "player draws"
+DEALER_DRAW: Final = "dealer draw"
+SHOWDOWN: Final = "showdown"
+PHASES = (DEAL, PLAYER_DRAWS, DEALER_DRAW, SHOWDOWN)
+MAX_DISCARD = 2
+
+JACKPOT = "jackpot"
+PAT_ONE_COLOR, PAT_TWO_COLOR = "pat-4-2-A-one-color", "pat-4-2-A-two-color"
+FOUR_HIGH, FIVE_HIGH = "4-high", "5-high"
+#: Progressive awards, highest first.
+AWARDS = (JACKPOT, PAT_ONE_COLOR, PAT_TWO_COLOR, FOUR_HIGH, FIVE_HIGH)
+_PAT_AWARD = {"4-2-A one color": PAT_ONE_COLOR, "4-2-A two color": PAT_TWO_COLOR}
+
+
+class ThreeCardLowballHand(Hand):
+    game = "three_card_lowball"
+    WAGER_KEYS = ("ante", "bonus", "progressive")
+    REQUIRED_WAGERS = ("ante", "bonus")
+    WAGER_NAMES = {"ante": "Ante", "bonus": "Bonus", "progressive": "Progressive"}
+
+    def __init__(self, setup: GameSetup, wagers: Mapping[int, Mapping[str, int]],
+                 meter: object = None) -> None:
+        """``meter``: the jackpot meter before this hand (the progressive's seed if None); typed
+        ``object`` as anything passed is refused with a WagerError naming it."""
+        super().__init__(setup, wagers)
+        progressive = setup.progressive
+        meter_before = progressive.seed if meter is None else meter
+        if isinstance(meter_before, bool) or not isinstance(meter_before, int) \
+                or meter_before < 0:
+            raise WagerError(f"meter must be a whole number of cents of 0 or more, "
+                             f"not {meter_before!r}")
+        self.meter_before: int = meter_before
+        entries = sum(1 for seat in self.seats if "progressive" in self.wagers[seat])
+        self.contributions = entries * progressive.contribution
+        self.meter = self.meter_before + self.contributions
+        if self.contributions:
+            self.history.append(MeterContributed(self.meter_before, self.contributions,
+                                                 self.meter))
+        self.dealt: dict = {}
+        self.discarded: dict = {seat: () for seat in self.seats}
+        self.dealer_discard: tuple = ()
+        self._drawing = list(self.seats)
+        self._start_phase(DEAL)
+        self._expect_cards([*self.seats, DEALER] * 3)
+
+    def _check_seat_wagers(self, seat, amounts):
+        super()._check_seat_wagers(seat, amounts)
+        progressive = amounts.get("progressive")
+        if progressive and progressive != self.setup.progressive.wager:
+            raise WagerError(f"seat {seat}: the progressive wager is "
+                             f"{self.setup.progressive.wager} cents, not {progressive}")
+
+    # -- steps ----------------------------------------------------------------------------
+
+    def _cards_complete(self) -> None:
+        if self.phase == DEAL:
+            self.dealt = {who: tuple(cards) for who, cards in self.cards.items()}
+            self._start_phase(PLAYER_DRAWS)
+            self._next_player_draw()
+        elif self.phase == PLAYER_DRAWS:
+            self._next_player_draw()
+        else:
+            self._showdown()
+
+    def _next_player_draw(self) -> None:
+        if self._drawing:
+            self._ask((self._drawing.pop(0),), (STAND, DISCARD))
+            return
+        self._start_phase(DEALER_DRAW)
+        dealer_hand = self.dealt[DEALER]
+        draw = house_way(dealer_hand)
+        self.dealer_discard = draw.discard
+        self.history.append(HouseWay(dealer_hand, draw.discard, draw.rule))
+        if draw.discard:
+            self._expect_cards([DEALER] * len(draw.discard))
+        else:
+            self._showdown()
+
+    def _verify_game_decision(self, seat: int, decision: Decision) -> None:
+        if decision.action != DISCARD:
+            return
+        cards = decision.cards
+        if not 1 <= len(cards) <= MAX_DISCARD:
+            raise IllegalAction(f"seat {seat}: discard 1 or 2 cards (or stand), not {len(cards)}")
+        if len(set(cards)) != len(cards):
+            raise IllegalAction(f"seat {seat}: the same card is named twice in the discard")
+        for card in cards:
+            if card not in self.dealt[seat]:
+                held = " ".join(str(held) for held in self.dealt[seat])
+                raise IllegalAction(f"seat {seat}: cannot discard {card}, the seat holds {held}")
+
+    def _apply_decision(self, seat: int, decision: Decision) -> None:
+        self._record_decision(seat, decision)
+        if decision.action == DISCARD:
+            self.discarded[seat] = decision.cards
+            self._expect_cards([seat] * len(decision.cards))
+        else:
+            self._next_player_draw()
+
+    # -- showdown -------------------------------------------------------------------------
+
+    def final_hand(self, recipient) -> tuple:
+        discarded = self.dealer_discard if recipient == DEALER else self.discarded[recipient]
+        return tuple(card for card in self.cards[recipient] if card not in discarded)
+
+    def _showdown(self) -> None:
+        self._start_phase(SHOWDOWN)
+        history = self.history
+        dealer_hand = self.final_hand(DEALER)
+        dealer_strength, dealer_class = three_card.strength_and_class(dealer_hand)
+        history.append(HandShown(DEALER, dealer_hand, dealer_class, False))
+        dealer_pat = three_card.hand_class(self.dealt[DEALER]) in three_card.PAT_4_2_A_CLASSES
+        bonus_odds = cast(ThreeCardPaytable, self.setup.paytable).bonus
+        awards: dict[int, str] = {}
+        players_net = 0
+        for seat in self.seats:
+            hand = self.final_hand(seat)
+            strength, hand_class = three_card.strength_and_class(hand)
+            history.append(HandShown(seat, hand, hand_class, False))
+            wagers = self.wagers[seat]
+            ante, bonus = wagers["ante"], wagers["bonus"]
+            if strength < dealer_strength:
+                odds = bonus_odds.get(hand_class)
+                net = self._settle(seat, "ante", ante, WIN) + \
+                    self._settle(seat, "bonus", bonus, WIN if odds else PUSH, odds)
+            else:
+                result = PUSH if strength == dealer_strength else LOSE
+                net = self._settle(seat, "ante", ante, result) + \
+                    self._settle(seat, "bonus", bonus, result)
+            progressive = wagers.get("progressive")
+            if progressive:
+                net += self._settle(seat, "progressive", progressive, LOSE)
+                award = self._award(seat, hand_class, strength < dealer_strength, dealer_pat)
+                if award:
+                    awards[seat] = award
+            players_net += net
+        players_net += self._pay_awards(awards)
+        self._finish(players_net)
+
+    def _award(self, seat: int, final_class: str, lower: bool, dealer_pat: bool) -> str | None:
+        dealt_class = three_card.hand_class(self.dealt[seat])
+        if dealer_pat and dealt_class in three_card.PAT_4_2_A_CLASSES:
+            return JACKPOT
+        if not lower:
+            return None
+        if dealt_class in _PAT_AWARD:
+            return _PAT_AWARD[dealt_class]
+        if final_class in three_card.FOUR_HIGH_CLASSES:
+            return FOUR_HIGH
+        if final_class == "5-high":
+            return FIVE_HIGH
+        return None
+
+    def _pay_awards(self, awards: dict[int, str]) -> int:
+        """Emit each award and the meter's settlement; return the total paid to players."""
+        progressive = self.setup.progressive
+        fixed = {PAT_ONE_COLOR: progressive.awards.pat_one_color,
+                 PAT_TWO_COLOR: progressive.awards.pat_two_color,
+                 FOUR_HIGH: progressive.awards.four_high, FIVE_HIGH: progressive.awards.five_high}
+        winners = sum(1 for award in awards.values() if award == JACKPOT)
+        if winners and self.rules.jackpot_split == "equal":
+            share = self.meter // winners
+            from_meter = share * winners
+        else:
+            share = from_meter = self.meter if winners else 0
+        total = 0
+        for seat, award in awards.items():
+            amount = share if award == JACKPOT else fixed[award]
+            self.history.append(ProgressiveAwarded(seat, award, amount))
+            total += amount
+        reseed = progressive.seed if winners else 0
+        self.history.append(MeterSettled(self.meter_before, self.contributions, from_meter,
+                                         reseed, self.meter - from_meter + reseed))
+        return total

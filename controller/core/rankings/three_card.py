@@ -1,0 +1,118 @@
+"""Three-card low, the Three Card Lowball ranking.
+
+Aces are always low (A-2-3 is a straight; Q-K-A is not). Straights and flushes count against
+the player. Better (lower) to worse: no pair < one pair < flush < straight < three of a kind <
+straight flush. Within a class compare from the top card down (pairs: the pair's rank, then the
+kicker). The best hand is 4-2-A of at least two suits.
+
+Hand classes name the paytable lines: ``4-2-A one color`` (all red or all black, not all one
+suit), ``4-2-A two color``, ``4-3-A``, ``5-high`` .. ``K-high``, ``pair``, ``flush``,
+``straight``, ``three of a kind``, ``straight flush``.
+
+>>> from controller.core.cards import parse_cards
+>>> hand_class(parse_cards("4h 2d Ah"))
+'4-2-A one color'
+>>> hand_class(parse_cards("3s 2d Ah"))
+'straight'
+>>> strength(parse_cards("4h 2d Ac")) < strength(parse_cards("4h 3d Ac"))
+True
+>>> strength_and_class(parse_cards("4h 2d Ac"))
+(1, '4-2-A two color')
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from itertools import combinations_with_replacement
+
+from controller.core.cards import Card
+from controller.core.rankings._tables import dense_strengths, prime_product, rank_name
+
+NO_PAIR, PAIR, FLUSH, STRAIGHT, TRIPS, STRAIGHT_FLUSH = range(6)
+_CATEGORY_NAMES = ("no pair", "pair", "flush", "straight", "three of a kind", "straight flush")
+
+#: Every hand class, best first.
+HAND_CLASSES: tuple[str, ...] = (
+    "4-2-A one color", "4-2-A two color", "4-3-A",
+    *(f"{rank_name(top)}-high" for top in range(5, 14)), *_CATEGORY_NAMES[1:])
+
+#: 4-high hands (the two no-pair hands topped by a four): the progressive's "4 high".
+FOUR_HIGH_CLASSES = frozenset(HAND_CLASSES[:3])
+PAT_4_2_A_CLASSES = frozenset(HAND_CLASSES[:2])
+
+
+def is_straight(ranks: Sequence[int]) -> bool:
+    low, middle, high = sorted(ranks)
+    return middle == low + 1 and high == low + 2
+
+
+def order_key(description: tuple[tuple[int, ...], bool]) -> tuple:
+    """The comparison key of (ranks, is flush): smaller is a better low hand."""
+    ranks, flush = description
+    descending = tuple(sorted(ranks, reverse=True))
+    counts = Counter(ranks)
+    if len(counts) == 1:
+        return (TRIPS, descending[0])
+    if len(counts) == 2:
+        pair = max(counts, key=counts.__getitem__)
+        (kicker,) = (rank for rank in counts if rank != pair)
+        return (PAIR, pair, kicker)
+    straight = is_straight(ranks)
+    if straight and flush:
+        return (STRAIGHT_FLUSH, descending[0])
+    if straight:
+        return (STRAIGHT, descending[0])
+    return (FLUSH if flush else NO_PAIR, *descending)
+
+
+def _class_of(ranks: tuple[int, ...], flush: bool) -> str:
+    """The hand class, with ``4-2-A`` standing for both of its colour classes."""
+    category, *descending = order_key((ranks, flush))
+    if category != NO_PAIR:
+        return _CATEGORY_NAMES[category]
+    if descending == [4, 2, 1]:
+        return "4-2-A"
+    if descending == [4, 3, 1]:
+        return "4-3-A"
+    return f"{rank_name(descending[0])}-high"
+
+
+def _hands():
+    """(lookup key, (ranks, is flush)) for every three-card hand a deck can deal."""
+    for ranks in combinations_with_replacement(range(1, 14), 3):
+        yield prime_product(ranks) * 2, (ranks, False)
+        if len(set(ranks)) == 3:
+            yield prime_product(ranks) * 2 + 1, (ranks, True)
+
+
+_STRENGTH = dense_strengths(_hands(), order_key)
+_CLASS = {key: _class_of(*description) for key, description in _hands()}
+#: Both at once, for the showdown: one product and one lookup per hand.
+_STRENGTH_AND_CLASS = {key: (strength, _CLASS[key]) for key, strength in _STRENGTH.items()}
+DISTINCT_HANDS = len(set(_STRENGTH.values()))
+
+
+def strength(cards: Sequence[Card]) -> int:
+    """1 (4-2-A, not a flush) upward; lower is better. Exactly three cards."""
+    a, b, c = cards
+    return _STRENGTH[a.prime * b.prime * c.prime * 2 + (a.suit == b.suit == c.suit)]
+
+
+def hand_class(cards: Sequence[Card]) -> str:
+    a, b, c = cards
+    name = _CLASS[a.prime * b.prime * c.prime * 2 + (a.suit == b.suit == c.suit)]
+    if name == "4-2-A":
+        return "4-2-A one color" if a.is_red == b.is_red == c.is_red else "4-2-A two color"
+    return name
+
+
+def strength_and_class(cards: Sequence[Card]) -> tuple[int, str]:
+    """``(strength(cards), hand_class(cards))`` in one lookup."""
+    a, b, c = cards
+    strength, name = _STRENGTH_AND_CLASS[a.prime * b.prime * c.prime * 2
+                                         + (a.suit == b.suit == c.suit)]
+    if name == "4-2-A":
+        return strength, ("4-2-A one color" if a.is_red == b.is_red == c.is_red
+                          else "4-2-A two color")
+    return strength, name

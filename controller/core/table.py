@@ -1,0 +1,782 @@
+"""One table: spots and wagers, the hand in play, the jackpot meter, faults and lamps.
+
+The table is pure: it is driven by *inputs* (dealer and supervisor commands, cards from the
+shoe, device reports, wager sensors) and answers each with the list of events it caused, the
+input's own record first. It does no I/O. The daemon journals that list in one transaction
+before it publishes anything, lights a lamp or acknowledges anything, and after a restart
+rebuilds the table by feeding the journaled inputs back through :meth:`Table.replay`. Since the
+table is deterministic, the rebuilt table stands at the exact step the hand had reached.
+
+States (SPEC section 6): ``CLOSED -> OPEN -> LOCKED -> DEALING <-> DECIDING -> SETTLED ->
+OPEN``, and ``PAUSED`` from any in-hand state until the dealer continues (recoverable device
+fault) or a supervisor voids the hand. A jackpot holds the table after settlement until a
+supervisor verifies the hand-pay.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from controller.core.cards import Card
+from controller.core.events import (
+    DEALER,
+    DecisionsDue,
+    Event,
+    HouseWay,
+    MeterContributed,
+    MeterSettled,
+    ProgressiveAwarded,
+    Wager,
+    WagerSettled,
+)
+from controller.core.games import ENGINES, Decision, Hand, IllegalAction, WagerError
+from controller.stream.table_commands import (
+    SUPERVISOR_ROLE,
+    AdjustMeter,
+    Cancel,
+    Close,
+    Continue,
+    Decide,
+    Lock,
+    Open,
+    Place,
+    VerifyJackpot,
+    Void,
+    command_from_record,
+)
+from controller.settings.table_config import (
+    REGULATED,
+    LoadedConfig,
+    game_settings,
+    settings_changed,
+    settings_fingerprint,
+    with_settings,
+)
+from controller.core.table_events import (
+    CLOSED,
+    DEALING,
+    DECIDING,
+    IN_HAND,
+    LOCKED,
+    OPEN,
+    PAUSED,
+    SETTLED,
+    CommandAccepted,
+    CommandRefused,
+    ConfigApplied,
+    DeviceStatus,
+    Fault,
+    HandContinued,
+    HandStarted,
+    HandVoided,
+    JackpotPending,
+    JackpotVerified,
+    JournalContinued,
+    LampSet,
+    LockRefused,
+    MeterChanged,
+    SensorReport,
+    ShoeCard,
+    StateChanged,
+    TableClosed,
+    TableEvent,
+    TableOpened,
+    WagerCancelled,
+    WagerPlaced,
+)
+
+AnyEvent = Event | TableEvent
+
+# Lamp states a spot shows (the spot controller driver maps each to a colour and mode).
+ATTRACT, WAGER_ACCEPTED, CHANGED_AFTER_LOCK, TO_ACT = (
+    "attract", "wager_accepted", "changed_after_lock", "to_act")
+WIN_LAMP, LOSE_LAMP, PUSH_LAMP, PROGRESSIVE_WINNER = (
+    "win", "lose", "push", "progressive_winner")
+
+#: Shoe fault codes (as the shoe reports them, and CONFLICT: the driver refused a frame that
+#: reused the last SEQ with other content) -> the table's fault and whether the dealer may
+#: continue once it is cleared. A duplicate, an unknown tag or a conflict is a misdeal: void.
+SHOE_FAULTS: dict[str, tuple[str, bool]] = {
+    "JAM": ("shoe_jam", True), "MISREAD": ("shoe_misread", True),
+    "DOOR": ("shoe_door", True), "EMPTY": ("shoe_empty", True),
+    "TAGUNKNOWN": ("unknown_tag", False), "DUPLICATE": ("duplicate_card", False),
+    "CONFLICT": ("shoe_conflict", False),
+}
+#: Shoe faults that stand for a card out of the shoe (it left unread, or with a tag not in
+#: the deck): each takes one card count.
+CARD_FAULTS = frozenset({"MISREAD", "TAGUNKNOWN"})
+#: The card count of a card journaled before shoes reported one (a shoe's count starts at 1).
+UNCOUNTED = 0
+
+
+class CommandError(ValueError):
+    """A command the table refuses now; the message says why."""
+
+
+@dataclass
+class PendingJackpot:
+    hand_id: str
+    seats: tuple[int, ...]
+    amount: int
+    meter_after_reset: int
+
+
+class Table:
+    def __init__(self, config: LoadedConfig):
+        self.config = config
+        self.table_id = config.config.table.id
+        self.setup = config.setup()
+        self.limits = config.config.limits
+        #: the game settings in force (journaled with every ConfigApplied) and their hash
+        self.settings = game_settings(config)
+        self.fingerprint = settings_fingerprint(self.settings)
+        self.state = CLOSED
+        self.hand: Hand | None = None
+        self.hand_id: str | None = None
+        self.hand_number = 0
+        #: the jackpot meter (the players' money): the progressive's seed on a new journal;
+        #: then it moves only by contributions, awards, voids and a supervisor's adjustment,
+        #: whatever game the table runs (Cali LowBall carries it untouched)
+        self.meter = config.config.progressive.seed
+        #: wagers on the layout for the next hand: spot -> wager -> amount
+        self.wagers: dict[int, dict[str, int]] = defaultdict(dict)
+        self.players: dict[int, str] = {}
+        self.fault: Fault | None = None
+        self.jackpot: PendingJackpot | None = None
+        self.lamps: dict[int, str] = {}
+        #: (shoe seq, card, tag, count) of the last card accepted from the shoe, to recognise
+        #: a resend (the same four) and a conflict (the same seq and count, another card)
+        self.last_shoe_card: tuple[int, Card, str, int] | None = None
+        #: the shoe's card count as far as the table knows (the last card's, plus the cards
+        #: a misread or an unknown tag took); None before the first card
+        self.shoe_count: int | None = None
+        #: devices reported lost and not yet back (a device fault waits for them)
+        self.devices_down: set[str] = set()
+        #: the most recently settled hand (shown until the next one settles)
+        self.last_settled_hand: str | None = None
+        self.last_settlement: list[WagerSettled] = []
+
+    @property
+    def game(self) -> str:
+        return self.setup.game
+
+    # -- inputs ---------------------------------------------------------------------------
+
+    def command(self, command: Any, by: str, role: str) -> list[AnyEvent]:
+        """Carry out a validated command (see :mod:`controller.stream.table_commands`).
+
+        Returns ``[CommandAccepted, effects...]``, or ``[CommandRefused]`` naming why.
+        """
+        name, arguments = command.command, command.arguments()
+        if type(command).supervisor_only and role != SUPERVISOR_ROLE:
+            return [CommandRefused(name, arguments, by, role,
+                                   f"'{name}' needs the supervisor credential")]
+        return self._carry_out(command, by, role)
+
+    def _carry_out(self, command: Any, by: str, role: str) -> list[AnyEvent]:
+        """A command whose giver may give it: accepted with its effects, or refused by the
+        state of the table."""
+        name, arguments = command.command, command.arguments()
+        handler = getattr(self, f"_{name}")
+        try:
+            effects = handler(command, by)
+        except (CommandError, IllegalAction, WagerError) as error:
+            return [CommandRefused(name, arguments, by, role, str(error))]
+        return [CommandAccepted(name, arguments, by, role), *effects]
+
+    def shoe_card(self, card: Card, shoe_seq: int, tag: str, count: int) -> list[AnyEvent]:
+        """A card left the shoe, the ``count``-th since its last shuffle or reset.
+
+        Dealt to its recipient by the deal order; or recognised as the last card sent again
+        (counted once); or refused, with the hand paused, when the shoe contradicts itself
+        (the last card's SEQ and count with another card), when the count skips (a card left
+        the shoe and never arrived), or on a misdeal. A card that arrives while the hand is
+        paused is marked ``during_pause`` (see :meth:`_deal_while_paused`)."""
+        record = ShoeCard(card, shoe_seq, tag, count, self.state == PAUSED)
+        last = self.last_shoe_card
+        if count == UNCOUNTED:
+            # A card journaled before the shoes reported counts: replayed as it was played
+            # then (a resend is the same SEQ and card), and the reckoning starts afresh.
+            if last is not None and last[:2] == (shoe_seq, card):
+                return [record]
+            last = None
+            self.shoe_count = None
+        elif last == (shoe_seq, card, tag, count):
+            # The shoe sent the last card again: its acknowledgement was lost (the controller
+            # stopped between the journal commit and the acknowledgement). It is the same
+            # card: record it, count it once.
+            return [record]
+        if last is not None and last[3] == count and (last[0] == shoe_seq or count != 1):
+            # The shoe names another card for the count it gave the last one (a count of 1
+            # under a new SEQ is a new shuffle): the table keeps the card it has and refuses
+            # this one. The count, not the SEQ alone, decides, for the SEQ wraps every 256
+            # frames and the table sees only the cards.
+            was = f"{last[1]}{f' tag {last[2]}' if last[2] else ''} (SEQ {last[0]:02X})"
+            return [record, *self._pause(
+                "shoe_conflict", f"the shoe sent {card}{f' tag {tag}' if tag else ''} (SEQ "
+                f"{shoe_seq:02X}) as card count {count}, which was {was}: refused",
+                "shoe", recoverable=False)]
+        missing = self._missing_counts(count) if count != UNCOUNTED else ""
+        self.last_shoe_card = (shoe_seq, card, tag, count)
+        self.shoe_count = count if count != UNCOUNTED else None
+        if missing:
+            return [record, *self._pause(
+                "card_missing", f"{missing} left the shoe and never arrived (the shoe's card "
+                f"count went to {count}); {card} not dealt", "shoe", recoverable=False)]
+        if self.state == PAUSED and self.hand is not None and self.fault is not None \
+                and self.fault.recoverable and self.hand.cards_expected():
+            # A card the hand expects, out of the shoe while a device fault holds the hand
+            # (dealt while the controller restarted or the cable was out, and offered again
+            # by the shoe): the deal order says whose it is. Deal it; the hand stays paused.
+            return [record, *self._deal_while_paused(card)]
+        if self.hand is None or self.state not in (LOCKED, DEALING, DECIDING):
+            # No hand, or a card out of the shoe while a misdeal holds the hand: it belongs
+            # to no hand, so the hand can only be voided (a supervisor decides).
+            why = "no hand in play" if self.hand is None else \
+                f"the table {self.state} on {self.fault.code if self.fault else 'a fault'}"
+            return [record, *self._pause("unexpected_card", f"card {card} with {why}",
+                                         "shoe", recoverable=False)]
+        if self.hand.cards_expected() == 0:
+            return [record, *self._pause(
+                "unexpected_card", f"card {card} while waiting for decisions of spots "
+                f"{', '.join(map(str, self.hand.next_step().seats))}", "shoe", recoverable=False)]
+        try:
+            events: list[AnyEvent] = [record, *self.hand.deal(card)]
+        except IllegalAction as error:
+            code = "duplicate_card" if "duplicate" in str(error) else "unexpected_card"
+            return [record, *self._pause(code, str(error), "shoe", recoverable=False)]
+        return events + self._after_hand_step()
+
+    def _missing_counts(self, count: int) -> str:
+        """The card counts that should have come before ``count`` and did not, in words
+        ("" if none): a count follows the last one, or is 1 (the shoe was shuffled or
+        reset); before the first card any count starts the table's reckoning."""
+        known = self.shoe_count
+        if known is None or count == 1 or count == known + 1:
+            return ""
+        first = known + 1 if count > known else 1
+        if count - first == 1:
+            return f"card count {first}"
+        return f"card counts {first}-{count - 1}"
+
+    def _deal_while_paused(self, card: Card) -> list[AnyEvent]:
+        assert self.hand is not None
+        try:
+            events: list[AnyEvent] = list(self.hand.deal(card))
+        except IllegalAction as error:
+            code = "duplicate_card" if "duplicate" in str(error) else "unexpected_card"
+            return self._pause(code, str(error), "shoe", recoverable=False)
+        if self.hand.next_step().kind == "settled":
+            # The card completed the hand: it settles; nothing is left to pause.
+            self.fault = None
+            return events + self._settled()
+        return events
+
+    def shoe_fault(self, code: str, detail: str = "") -> list[AnyEvent]:
+        """The shoe reported a fault (JAM, MISREAD, DOOR, EMPTY, TAGUNKNOWN, DUPLICATE), or
+        its driver refused a conflicting frame (CONFLICT)."""
+        fault, recoverable = SHOE_FAULTS.get(code, ("shoe_error", True))
+        record = DeviceStatus("shoe", f"fault:{code}", detail)
+        if code in CARD_FAULTS and self.shoe_count is not None:
+            self.shoe_count += 1
+        if self.state not in IN_HAND:
+            return [record]
+        return [record, *self._pause(fault, f"shoe reported {code}" + (f": {detail}" if detail
+                                                                        else ""),
+                                     "shoe", recoverable)]
+
+    def device_status(self, device: str, status: str, detail: str = "") -> list[AnyEvent]:
+        """A device connected or was lost. Lost mid-hand pauses the hand (recoverable)."""
+        record = DeviceStatus(device, status, detail)
+        if status == "lost":
+            self.devices_down.add(device)
+        elif status == "connected":
+            self.devices_down.discard(device)
+        if status == "lost" and self.state in IN_HAND and device in ("shoe", "spots"):
+            return [record, *self._pause("device_lost", f"{device} lost: {detail}", device, True)]
+        if device == "controller" and status == "restarted" and self.state in IN_HAND:
+            # The devices may have moved on while the controller was down: hold the hand
+            # until the dealer has checked the layout and the shoe, then continue (or void).
+            return [record, *self._pause("controller_restart",
+                                         f"the controller restarted mid-hand: {detail}",
+                                         device, True)]
+        return [record]
+
+    def sensor(self, spot: int, covered: bool) -> list[AnyEvent]:
+        """The progressive wager sensor of ``spot`` was covered or uncovered."""
+        record = SensorReport(spot, covered)
+        if self.game != "three_card_lowball" or not 1 <= spot <= self.config.config.table.spots:
+            return [record]
+        amount = self.config.config.progressive.wager
+        if self.state in (OPEN, SETTLED) and self.jackpot is None:
+            if covered and self.wagers[spot].get("progressive") != amount:
+                self.wagers[spot]["progressive"] = amount
+                return [record, *self._opened_for_betting(),
+                        WagerPlaced(spot, "progressive", amount, self.players.get(spot, ""),
+                                    "sensor"), *self._lamp(spot, WAGER_ACCEPTED)]
+            if not covered and "progressive" in self.wagers.get(spot, {}):
+                del self.wagers[spot]["progressive"]
+                return [record, WagerCancelled(spot, "progressive", amount, "sensor"),
+                        *self._lamp(spot, WAGER_ACCEPTED if self.wagers[spot] else ATTRACT)]
+            return [record]
+        if self.state in IN_HAND:
+            locked = self.hand is not None and "progressive" in self.hand.wagers.get(spot, {})
+            if covered != locked:
+                return [record, *self._lamp(spot, CHANGED_AFTER_LOCK)]
+        return [record]
+
+    def reload(self, loaded: LoadedConfig, by: str, role: str) -> list[AnyEvent]:
+        """A supervisor's ``reload``: the game settings of ``loaded`` (the re-read config
+        file). The game, paytable and progressive change only with no hand in play."""
+        name, arguments = "reload", "{}"
+        if role != SUPERVISOR_ROLE:
+            return [CommandRefused(name, arguments, by, role,
+                                   f"'{name}' needs the supervisor credential")]
+        settings = game_settings(loaded)
+        changed = settings_changed(self.settings, settings)
+        regulated = [key for key in changed if key.split(".")[0] in REGULATED]
+        if regulated and not self.between_hands():
+            where = f"hand {self.hand_id} is in play ({self.state})" if self.jackpot is None \
+                else f"the jackpot of hand {self.jackpot.hand_id} awaits verification"
+            return [CommandRefused(name, arguments, by, role,
+                                   f"{', '.join(regulated)} cannot change while {where}: "
+                                   f"reload between hands")]
+        if "game" in changed and self.state != CLOSED:
+            return [CommandRefused(name, arguments, by, role,
+                                   f"the game changes only while the table is CLOSED "
+                                   f"(it is {self.state})")]
+        return [CommandAccepted(name, arguments, by, role),
+                self.apply_settings(settings, f"reloaded by {by}")]
+
+    def between_hands(self) -> bool:
+        """No hand in play and no jackpot pending: regulated settings may change."""
+        return self.state in (OPEN, SETTLED, CLOSED) and self.hand is None \
+            and self.jackpot is None
+
+    def apply_settings(self, settings: dict, reason: str) -> ConfigApplied:
+        """Run under ``settings`` from now on; the event to journal (a replay applies it)."""
+        changed = settings_changed(self.settings, settings)
+        config = with_settings(self.config, settings)
+        self.config, self.setup, self.limits = config, config.setup(), config.config.limits
+        self.settings, self.fingerprint = settings, settings_fingerprint(settings)
+        return ConfigApplied(self.fingerprint, reason, changed,
+                             json.dumps(settings, sort_keys=True, separators=(",", ":")))
+
+    # -- replay ---------------------------------------------------------------------------
+
+    def replay(self, events: list[AnyEvent]) -> None:
+        """Rebuild the table from journaled events by feeding their inputs back.
+
+        Only inputs are replayed (accepted commands, shoe cards and faults, device reports,
+        sensors, and the configuration: a journaled ``config_applied`` is applied as it was
+        journaled, so the table is rebuilt under the settings it ran with, whatever the config
+        file says now); the table regenerates its own effects, exactly as before. The meter
+        is then set to its last journaled value rather than re-derived (a ``meter_changed``,
+        or the meter a quarantined journal's successor carried over), whatever the game.
+        """
+        meter: int | None = None
+        for event in events:
+            kind = type(event)
+            if kind is ConfigApplied:
+                self.apply_settings(json.loads(event.config), event.reason)
+            elif kind is MeterChanged:
+                meter = event.amount
+            elif kind is JournalContinued:
+                meter = event.meter
+            elif kind is CommandAccepted and event.command == "reload":
+                continue  # its effect is the ConfigApplied that follows it
+            elif kind is CommandAccepted:
+                # Who could give the command was decided when it was accepted (the journal
+                # keeps the role the daemon gave it): a replay repeats the decision's effect,
+                # it does not take the decision again.
+                command = command_from_record(event.command, event.arguments)
+                result = self._carry_out(command, event.by, event.role)
+                if type(result[0]) is not CommandAccepted:
+                    raise RuntimeError(f"journal replay: {event.command} was accepted before "
+                                       f"but is refused now: {result[0].reason}")
+            elif kind is ShoeCard:
+                self.shoe_card(event.card, event.shoe_seq, event.tag, event.count)
+            elif kind is DeviceStatus:
+                if event.status.startswith("fault:"):
+                    self.shoe_fault(event.status.removeprefix("fault:"), event.detail)
+                else:
+                    self.device_status(event.device, event.status, event.detail)
+            elif kind is SensorReport:
+                self.sensor(event.spot, event.covered)
+        if meter is not None:
+            self.meter = meter
+
+    # -- commands -------------------------------------------------------------------------
+
+    def _open(self, command: Open, by: str) -> list[AnyEvent]:
+        if self.state not in (CLOSED, SETTLED):
+            raise CommandError(f"the table is {self.state}; it opens from CLOSED or SETTLED")
+        if self.jackpot is not None:
+            raise CommandError(f"jackpot of hand {self.jackpot.hand_id} awaits a "
+                               f"supervisor's verification")
+        events: list[AnyEvent] = []
+        if self.state == CLOSED:
+            paytable = self.setup.paytable
+            events.append(ConfigApplied(self.fingerprint, "table opened", (),
+                                        json.dumps(self.settings, sort_keys=True,
+                                                   separators=(",", ":"))))
+            events.append(TableOpened(self.table_id, self.game, self.setup.paytable_name,
+                                      paytable.status))
+            if self.game == "three_card_lowball":
+                events.append(MeterChanged(self.meter, "table opened"))
+        return events + self._set_state(OPEN, f"opened by {by}") + self._lamp(0, ATTRACT)
+
+    def _sign_in(self, command: Any, by: str) -> list[AnyEvent]:
+        return []
+
+    def _close(self, command: Close, by: str) -> list[AnyEvent]:
+        if self.state in IN_HAND:
+            raise CommandError(f"a hand is in play ({self.state}); void it or finish it first")
+        if self.state == CLOSED:
+            raise CommandError("the table is already closed")
+        if any(self.wagers.values()):
+            raise CommandError("wagers are on the layout; cancel them first")
+        return [TableClosed(by), *self._set_state(CLOSED, f"closed by {by}"),
+                *self._lamp(0, "off")]
+
+    def _place(self, command: Place, by: str) -> list[AnyEvent]:
+        if self.state not in (OPEN, SETTLED):
+            raise CommandError(f"wagers are taken only while the table is OPEN "
+                               f"(it is {self.state})")
+        spots = self.config.config.table.spots
+        if command.spot > spots:
+            raise CommandError(f"spot {command.spot}: this table has spots 1 to {spots}")
+        engine = ENGINES[self.game]
+        if command.wager not in engine.WAGER_KEYS:
+            raise CommandError(f"spot {command.spot}: {command.wager!r} is not a {self.game} "
+                               f"wager (wagers: {', '.join(engine.WAGER_KEYS)})")
+        problem = self.wager_limit_problem(command.spot, command.wager, command.amount)
+        if problem is not None:
+            raise CommandError(problem)
+        events = self._opened_for_betting()
+        self.wagers[command.spot][command.wager] = command.amount
+        if command.player:
+            self.players[command.spot] = command.player
+        return events + [WagerPlaced(command.spot, command.wager, command.amount,
+                                     self.players.get(command.spot, ""), "dealer"),
+                         *self._lamp(command.spot, WAGER_ACCEPTED)]
+
+    def _cancel(self, command: Cancel, by: str) -> list[AnyEvent]:
+        if self.state not in (OPEN, SETTLED):
+            raise CommandError(f"wagers are cancelled only while the table is OPEN "
+                               f"(it is {self.state})")
+        amount = self.wagers.get(command.spot, {}).get(command.wager)
+        if amount is None:
+            raise CommandError(f"spot {command.spot} has no {command.wager} wager")
+        del self.wagers[command.spot][command.wager]
+        if not self.wagers[command.spot]:
+            self.players.pop(command.spot, None)
+        lamp = WAGER_ACCEPTED if self.wagers[command.spot] else ATTRACT
+        return [WagerCancelled(command.spot, command.wager, amount, "dealer"),
+                *self._lamp(command.spot, lamp)]
+
+    def _lock(self, command: Lock, by: str) -> list[AnyEvent]:
+        if self.state != OPEN:
+            raise CommandError(f"wagers lock only while the table is OPEN (it is {self.state})")
+        wagers = {spot: dict(amounts) for spot, amounts in self.wagers.items() if amounts}
+        problems = self.lock_problems(wagers)
+        if problems:
+            return [LockRefused(tuple(problems))]
+        engine = ENGINES[self.game]
+        hand_number = self.hand_number + 1
+        hand_id = f"{self.table_id}-{hand_number:06d}"
+        try:
+            hand = engine(self.setup, wagers, self.meter) if self.game == "three_card_lowball" \
+                else engine(self.setup, wagers)
+        except WagerError as error:
+            return [LockRefused((str(error),))]
+        self.hand, self.hand_id, self.hand_number = hand, hand_id, hand_number
+        self.wagers = defaultdict(dict)
+        self.players = {}
+        events: list[AnyEvent] = [HandStarted(hand_id, self.game, self.setup.paytable_name,
+                                              hand_number), *self._set_state(LOCKED, "locked")]
+        events += hand.history
+        for event in hand.history:
+            if type(event) is MeterContributed:
+                self.meter = event.after
+                events.append(MeterChanged(self.meter, f"contributions of hand {hand_id}"))
+        return events
+
+    def lock_problems(self, wagers: dict[int, dict[str, int]]) -> list[str]:
+        """Why these wagers cannot lock (ante = bonus, limits, four spots a player)."""
+        if not wagers:
+            return ["no wagers on the layout"]
+        limits, problems = self.limits, []
+        first, second = ENGINES[self.game].REQUIRED_WAGERS
+        for spot, amounts in sorted(wagers.items()):
+            ante = amounts.get("ante")
+            if ante is None:
+                problems.append(f"spot {spot}: no ante")
+                continue
+            if amounts.get(second) != ante:
+                problems.append(f"spot {spot}: {second} {amounts.get(second, 0)} must equal "
+                                f"the ante {ante}")
+            problems += [problem for wager, amount in amounts.items()
+                         if wager != second
+                         and (problem := self.wager_limit_problem(spot, wager, amount))]
+        by_player: dict[str, list[int]] = defaultdict(list)
+        for spot in wagers:
+            by_player[self.players.get(spot, f"spot {spot}")].append(spot)
+        for player, spots in sorted(by_player.items()):
+            if len(spots) > limits.max_spots_per_player:
+                problems.append(f"spot {max(spots)}: player {player!r} wagers on "
+                                f"{len(spots)} spots ({', '.join(map(str, sorted(spots)))}); "
+                                f"at most {limits.max_spots_per_player}")
+        return problems
+
+    def wager_limit_problem(self, spot: int, wager: str, amount: int) -> str | None:
+        """Why one wager's amount is outside the table's limits, or None. The ante and the
+        wager that must equal it share the ante's limits; the progressive is one amount."""
+        limits = self.limits
+        if wager in ENGINES[self.game].REQUIRED_WAGERS:
+            if not limits.min_ante <= amount <= limits.max_ante:
+                return (f"spot {spot}: {wager} {amount} is outside the table limits "
+                        f"{limits.min_ante} to {limits.max_ante}")
+        elif wager == "lowdown_bonus":
+            if amount > limits.max_lowdown_bonus:
+                return (f"spot {spot}: lowdown_bonus {amount} is over the limit "
+                        f"{limits.max_lowdown_bonus}")
+        elif wager == "progressive":
+            if amount != self.config.config.progressive.wager:
+                return (f"spot {spot}: the progressive wager is "
+                        f"{self.config.config.progressive.wager}, not {amount}")
+        return None
+
+    def _decide(self, command: Decide, by: str) -> list[AnyEvent]:
+        if self.hand is None or self.state not in (DECIDING, DEALING, LOCKED):
+            raise CommandError(f"no decision is expected (the table is {self.state})")
+        try:
+            decision = Decision.parse(command.decision)
+        except ValueError as error:
+            raise CommandError(f"spot {command.spot}: {error}") from None
+        events: list[AnyEvent] = list(self.hand.decide(command.spot, decision))
+        return events + self._lamp(command.spot, WAGER_ACCEPTED) + self._after_hand_step()
+
+    def _continue(self, command: Continue, by: str) -> list[AnyEvent]:
+        if self.state != PAUSED or self.fault is None:
+            raise CommandError(f"nothing to continue: the table is {self.state}")
+        if not self.fault.recoverable:
+            raise CommandError(f"{self.fault.code} is a misdeal: only a supervisor can void "
+                               f"the hand")
+        down = sorted(self.devices_down & {"shoe", "spots"})
+        if down:
+            raise CommandError(f"{', '.join(down)} still lost: reconnect it before continuing")
+        self.fault = None
+        hand = self.hand
+        assert hand is not None
+        # Resume where the hand now stands (cards may have been dealt during the pause).
+        step = hand.next_step()
+        resumed = LOCKED if hand.cards_used == 0 else DEALING if step.kind == "card" \
+            else DECIDING
+        events: list[AnyEvent] = [HandContinued(by), *self._set_state(resumed,
+                                                                        f"continued by {by}")]
+        for spot in step.seats:
+            events += self._lamp(spot, TO_ACT)
+        return events
+
+    def _void(self, command: Void, by: str) -> list[AnyEvent]:
+        if self.hand is None or self.state not in IN_HAND:
+            raise CommandError(f"no hand in play to void (the table is {self.state})")
+        hand, hand_id = self.hand, self.hand_id
+        returned = tuple(Wager(spot, key, amount) for spot, amounts in hand.wagers.items()
+                         for key, amount in amounts.items())
+        # A Cali LowBall Raise made before the void is returned too.
+        returned += tuple(Wager(spot, "raise", amount)
+                          for spot, amount in sorted(getattr(hand, "raised", {}).items()))
+        contributions = getattr(hand, "contributions", 0)
+        events: list[AnyEvent] = [HandVoided(hand_id or "", by, command.reason, returned,
+                                             contributions)]
+        if contributions:
+            self.meter -= contributions
+            events.append(MeterChanged(self.meter, f"hand {hand_id} voided"))
+        self.hand, self.fault = None, None
+        return events + self._set_state(OPEN, f"hand {hand_id} voided by {by}") + \
+            self._lamp(0, ATTRACT)
+
+    def _adjust_meter(self, command: AdjustMeter, by: str) -> list[AnyEvent]:
+        if not self.between_hands():
+            waits = "" if self.jackpot is None else ", a jackpot awaits verification"
+            raise CommandError(f"the meter is adjusted only between hands (the table is "
+                               f"{self.state}{waits})")
+        if command.amount == 0:
+            raise CommandError("amount: an adjustment of 0 changes nothing")
+        meter = self.meter + command.amount
+        if meter < 0:
+            raise CommandError(f"amount: {command.amount} would take the meter "
+                               f"({self.meter}) below 0")
+        self.meter = meter
+        return [MeterChanged(meter, f"adjusted by {by} ({command.amount:+d}): "
+                                    f"{command.reason}")]
+
+    def _verify_jackpot(self, command: VerifyJackpot, by: str) -> list[AnyEvent]:
+        if self.jackpot is None:
+            raise CommandError("no jackpot awaits verification")
+        jackpot, self.jackpot = self.jackpot, None
+        self.meter = jackpot.meter_after_reset
+        return [JackpotVerified(jackpot.hand_id, by, self.meter),
+                MeterChanged(self.meter, f"reset to seed after the jackpot of {jackpot.hand_id}")]
+
+    # -- helpers --------------------------------------------------------------------------
+
+    def _opened_for_betting(self) -> list[AnyEvent]:
+        """Betting on a settled table starts the next round: SETTLED -> OPEN."""
+        if self.state == SETTLED:
+            if self.jackpot is not None:
+                raise CommandError(f"jackpot of hand {self.jackpot.hand_id} awaits a "
+                                   f"supervisor's verification")
+            return self._set_state(OPEN, "next hand") + self._lamp(0, ATTRACT)
+        if self.state != OPEN:
+            raise CommandError(f"wagers are taken only while the table is OPEN "
+                               f"(it is {self.state})")
+        return []
+
+    def _after_hand_step(self) -> list[AnyEvent]:
+        """State, lamps and meter after the hand moved on."""
+        hand = self.hand
+        assert hand is not None
+        step = hand.next_step()
+        if step.kind == "card":
+            return self._set_state(DEALING, "dealing") if self.state != DEALING else []
+        if step.kind == "decision":
+            events = self._set_state(DECIDING, "decisions due") if self.state != DECIDING else []
+            due = hand.history[-1]
+            if type(due) is DecisionsDue:
+                for spot in due.seats:
+                    events += self._lamp(spot, TO_ACT)
+            return events
+        return self._settled()
+
+    def _settled(self) -> list[AnyEvent]:
+        hand, hand_id = self.hand, self.hand_id
+        assert hand is not None and hand_id is not None
+        events: list[AnyEvent] = []
+        nets: dict[int, int] = defaultdict(int)
+        winners: set[int] = set()
+        jackpot_seats, jackpot_amount = [], 0
+        for event in hand.history:
+            kind = type(event)
+            if kind is WagerSettled:
+                nets[event.seat] += event.net
+            elif kind is ProgressiveAwarded:
+                nets[event.seat] += event.amount
+                winners.add(event.seat)
+                if event.award == "jackpot":
+                    jackpot_seats.append(event.seat)
+                    jackpot_amount += event.amount
+            elif kind is MeterSettled:
+                self.meter = event.after - event.reseed
+                if event.awards:
+                    events.append(MeterChanged(self.meter, f"jackpot paid on hand {hand_id}"))
+                if jackpot_seats:
+                    self.jackpot = PendingJackpot(hand_id, tuple(jackpot_seats), jackpot_amount,
+                                                  event.after)
+                    events.append(JackpotPending(hand_id, tuple(jackpot_seats), jackpot_amount))
+        self.last_settlement = hand.settlements()
+        self.last_settled_hand = hand_id
+        for spot in hand.seats:
+            if spot in winners:
+                lamp = PROGRESSIVE_WINNER
+            else:
+                lamp = WIN_LAMP if nets[spot] > 0 else LOSE_LAMP if nets[spot] < 0 else PUSH_LAMP
+            events += self._lamp(spot, lamp)
+        self.hand = None
+        return events + self._set_state(SETTLED, f"hand {hand_id} settled")
+
+    def _pause(self, code: str, detail: str, device: str, recoverable: bool) -> list[AnyEvent]:
+        fault = Fault(code, detail, device, recoverable)
+        if self.state == PAUSED:
+            # Already paused: record the new fault; a misdeal makes the pause unrecoverable.
+            if self.fault is not None and self.fault.recoverable and not recoverable:
+                self.fault = fault
+            return [fault]
+        if self.state not in IN_HAND:
+            return [fault]
+        self.fault = fault
+        return [fault, *self._set_state(PAUSED, code)]
+
+    def _set_state(self, state: str, reason: str) -> list[AnyEvent]:
+        previous, self.state = self.state, state
+        return [StateChanged(state, previous, reason)]
+
+    def _lamp(self, spot: int, lamp: str) -> list[AnyEvent]:
+        if spot == 0:
+            self.lamps = {number: lamp for number in range(1, self.config.config.table.spots + 1)}
+        elif self.lamps.get(spot) == lamp:
+            return []
+        else:
+            self.lamps[spot] = lamp
+        return [LampSet(spot, lamp)]
+
+    # -- what the dealer and a late joiner see ---------------------------------------------
+
+    def expecting(self) -> str:
+        """What the table waits for, in the dealer's words."""
+        if self.state == PAUSED and self.fault is not None:
+            way_out = "dealer: continue when cleared" if self.fault.recoverable \
+                else "supervisor: void the hand"
+            return f"PAUSED ({self.fault.code}: {self.fault.detail}); {way_out}"
+        if self.jackpot is not None:
+            return f"jackpot {self.jackpot.amount} on hand {self.jackpot.hand_id}: " \
+                   f"supervisor must verify the hand-pay"
+        if self.hand is None:
+            return {CLOSED: "table closed", OPEN: "place wagers, then lock",
+                    SETTLED: "hand settled: place wagers for the next hand"}[self.state]
+        step = self.hand.next_step()
+        if step.kind == "card":
+            who = "the dealer" if step.to == DEALER else (
+                f"spot {step.to}" if isinstance(step.to, int) else f"the {step.to}")
+            way = self.house_way()
+            if way is not None and step.to == DEALER:
+                discard = " ".join(str(card) for card in way.discard)
+                return f"house way: dealer discards {discard} ({way.rule}); " \
+                       f"deal a card to the dealer"
+            return f"deal a card to {who} ({self.hand.phase})"
+        spots = ", ".join(map(str, step.seats))
+        return f"decision from spot{'s' if len(step.seats) > 1 else ''} {spots}: " \
+               f"{' or '.join(step.options)}"
+
+    def house_way(self) -> HouseWay | None:
+        """The Three Card Lowball dealer's draw, once the controller has computed it."""
+        if self.hand is None:
+            return None
+        return next((event for event in reversed(self.hand.history)
+                     if type(event) is HouseWay), None)
+
+    def snapshot(self) -> dict[str, Any]:
+        """The table's state as plain data, for a late joiner and the dealer's screen."""
+        hand = self.hand
+        hand_view = None
+        if hand is not None:
+            hand_view = {
+                "hand_id": self.hand_id, "phase": hand.phase,
+                "wagers": {str(spot): dict(amounts) for spot, amounts in hand.wagers.items()},
+                "cards": {str(who): [str(card) for card in cards]
+                          for who, cards in hand.cards.items() if cards},
+                "next": hand.next_step()._asdict(),
+                "house_way": None if self.house_way() is None else {
+                    "discard": [str(card) for card in self.house_way().discard],
+                    "rule": self.house_way().rule},
+            }
+        return {
+            "table_id": self.table_id, "game": self.game, "paytable": self.setup.paytable_name,
+            "state": self.state, "expecting": self.expecting(), "hand_number": self.hand_number,
+            "hand": hand_view,
+            "layout": {str(spot): dict(amounts) for spot, amounts in self.wagers.items()
+                       if amounts},
+            "lamps": {str(spot): lamp for spot, lamp in sorted(self.lamps.items())},
+            "meter": self.meter if self.game == "three_card_lowball" else None,
+            "jackpot_pending": None if self.jackpot is None else {
+                "hand_id": self.jackpot.hand_id, "seats": list(self.jackpot.seats),
+                "amount": self.jackpot.amount},
+            "fault": None if self.fault is None else self.fault._asdict(),
+            "last_settled_hand": self.last_settled_hand,
+            "last_settlement": [settlement._asdict() for settlement in self.last_settlement],
+        }

@@ -1,0 +1,667 @@
+"""The table daemon: devices in, table in the middle, journal and event stream out.
+
+One thread owns the table, the journal and every ZeroMQ socket (ZeroMQ sockets are not
+thread-safe, and one owner makes the order of events the order of the journal). It sleeps in
+a ZeroMQ poller on the command and replay sockets and on a wake-up socket the device threads
+write to, so it uses no CPU while the table is idle and reacts at once when a card is read.
+
+Every input goes through :meth:`TableDaemon.apply`: the table computes the events; the journal
+commits them (synced) in one transaction; only then are they published and turned into
+lamps and meter updates. A power cut therefore loses nothing that was acted on, and on start
+the table is rebuilt from the journal's inputs (:meth:`controller.core.table.Table.replay`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import re
+import time
+import unicodedata
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import structlog
+import zmq
+
+from controller.stream import wire
+from controller.daemon.device_hub import DeviceHub, Report
+from controller.core.events import KINDS as CORE_KINDS
+from controller.stream.journal import ChainCheck, Journal, JournalBroken, JournalError, journal_path
+from controller.stream.publisher import EventPublisher
+from controller.errors import StartupError
+from controller.daemon.state_lock import StateDirLocked, StateLock
+from controller.stream.security import COMMANDS_DOMAIN, StreamSecurity, bind
+from controller.daemon.systemd_notify import Notifier, Watchdog
+from controller.core.table import Table
+from controller.stream.transport_identity import LOCAL_CLIENT, client_of
+from controller.daemon.refusal_ledger import CredentialWatch, RefusalLedger
+from controller.stream.table_commands import (
+    COMMANDS,
+    DEALER_ROLE,
+    SUPERVISOR_ROLE,
+    name_of,
+    parse_command,
+    refused_arguments,
+)
+from controller.settings.table_config import LoadedConfig, game_settings, load_config, settings_changed
+from controller.core.table_events import (
+    CommandRefused,
+    HandStarted,
+    HandVoided,
+    JackpotPending,
+    JackpotVerified,
+    LampSet,
+    LockRefused,
+    MeterChanged,
+    RequestRefused,
+)
+from controller.settings.validation import InputError
+from drivers.base import debug_enabled
+
+log = structlog.get_logger("lowball.daemon")
+
+#: Events that belong to a hand even when the table has just finished with it.
+HAND_EVENTS = frozenset(CORE_KINDS) | {HandStarted, HandVoided, JackpotPending}
+#: Events worth a log line of their own (the rest are in the journal and on the stream).
+NOTABLE = frozenset({"hand_started", "hand_settled", "fault", "hand_continued", "hand_voided",
+                     "jackpot_pending", "jackpot_verified", "command_refused", "lock_refused",
+                     "table_opened", "table_closed", "device_status", "refusals_counted",
+                     "alarm", "request_refused"})
+#: Notable events logged as warnings.
+WARNED = frozenset({"fault", "command_refused", "lock_refused", "refusals_counted", "alarm",
+                    "request_refused"})
+#: Requests on the command socket that only read (answered, not journaled).
+QUERIES = ("status",)
+#: The longest command the table reads: a longer one is refused, saying so.
+MAX_COMMAND_BYTES = 4096
+#: The longest message the command socket's transport takes at all: ZeroMQ closes the
+#: connection of a client that sends more, without delivering it (so it cannot be answered).
+MAX_COMMAND_FRAME_BYTES = 64 * 1024
+#: One loop turn serves at most this many commands, for at most this long, before it goes
+#: back to the devices, the heartbeat and the watchdog: no client can hold a card back for
+#: longer than one turn.
+MAX_COMMANDS_PER_TURN = 32
+TURN_BUDGET_S = 0.02
+BAD_CREDENTIAL = "the supervisor credential is not valid"
+MISPLACED_CREDENTIAL = ("the supervisor credential was sent outside \"credential\": the command "
+                        "is refused and none of it is kept; change the credential, it may "
+                        "have been seen")
+#: Who gives a command (journaled with it): printable text, as the client names itself.
+_BY = re.compile(r"[\x20-\x7e]{1,64}")
+#: While the journal is checked at start, systemd's start timeout is extended this often.
+START_PROGRESS_S = 10.0
+
+
+def _not_json(constant: str) -> Any:
+    """``NaN`` and ``Infinity`` are not JSON (RFC 8259), whatever Python's parser accepts."""
+    raise ValueError(f"{constant} is not a JSON value")
+
+
+#: Unicode categories of characters no command text may hold: controls, format characters
+#: (bidirectional overrides, zero-width spaces, the BOM), surrogates, private use,
+#: unassigned, line and paragraph separators. A console, a log or a C consumer of the stream
+#: would otherwise show something other than what was journaled.
+_UNREADABLE = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+#: The keys a command may hold: a refusal names one of these, never a client's own key.
+_COMMAND_FIELDS = frozenset({"command", "by", "credential"}) | frozenset(
+    name for cls in COMMANDS.values() for name in cls.model_fields)
+
+
+def _unreadable_text(request: dict[str, Any]) -> str | None:
+    """Where a decoded command holds a text (a key or a value, at any depth) with a
+    character of :data:`_UNREADABLE`: the top-level key if it is a command field, else
+    ``a key or value`` (a client's own key is never repeated); None if nowhere."""
+    for top, value in request.items():
+        pending: list[Any] = [top, value]
+        while pending:
+            item = pending.pop()
+            if isinstance(item, str):
+                if not item.isprintable() if item.isascii() else \
+                        any(unicodedata.category(c) in _UNREADABLE for c in item):
+                    return top if top in _COMMAND_FIELDS and item is not top \
+                        else "a key or value"
+            elif isinstance(item, dict):
+                pending.extend(item.keys())
+                pending.extend(item.values())
+            elif isinstance(item, list):
+                pending.extend(item)
+    return None
+
+
+def _json_type(value: Any) -> str:
+    names = {list: "an array", str: "a string", int: "a number", float: "a number",
+             bool: "true or false", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
+
+
+class ConfigMismatch(StartupError):
+    """The journal holds a hand in play under other game settings than the config file."""
+
+
+class TableDaemon:
+    def __init__(self, loaded: LoadedConfig, *, state_dir: Path | None = None,
+                 context: zmq.Context | None = None, usb_backend: Any = None,
+                 notifier: Notifier | None = None, durability: str = "full",
+                 clock: Callable[[], float] = time.monotonic):
+        self.loaded = loaded
+        config = loaded.config
+        self.table_id = config.table.id
+        self.state_dir = state_dir or Path(loaded.path).parent / config.state_dir
+        self.context = context or zmq.Context.instance()
+        self.clock = clock
+        self.notifier = notifier or Notifier.from_environment()
+        self.log = log.bind(table=self.table_id)
+        #: whether the per-input debug line is written (structlog's filtering loggers know)
+        self._log_debug = debug_enabled(self.log)
+        self.table = Table(loaded)
+        # One daemon per state directory: the lock before anything else is touched.
+        self.lock = StateLock(self.state_dir)
+        try:
+            self.lock.acquire()
+        except StateDirLocked as error:
+            raise StartupError(str(error)) from None
+        except OSError as error:
+            raise StartupError(f"cannot use the state directory {self.state_dir}: "
+                               f"{error.strerror or error}; the daemon's user needs to create "
+                               f"and write files there") from None
+        self.durability = durability
+        #: the first bad record of a journal that failed its check at start: the daemon then
+        #: runs held (:meth:`start`)
+        self.journal_broken: JournalBroken | None = None
+        try:
+            # An existing journal is opened read-only until its chain has been checked.
+            path = journal_path(self.state_dir)
+            self.journal = Journal.open_readonly(path) if path.is_file() \
+                else Journal(path, durability=durability)
+        except JournalError as error:
+            self.lock.release()
+            raise StartupError(str(error)) from None
+        try:
+            self.devices = DeviceHub(config.devices, usb_backend=usb_backend)
+        except BaseException:
+            self.journal.close()
+            self.lock.release()
+            raise
+        self.publisher: EventPublisher | None = None
+        self.security: StreamSecurity | None = None
+        self.commands: zmq.Socket | None = None
+        self.watchdog = Watchdog(self.notifier, self.healthy, clock=clock)
+        self._stopping = False
+        self._stopped_threads: list[str] = []
+        self._next_heartbeat = 0.0
+        self.refusals = RefusalLedger()
+        self.credentials = CredentialWatch()
+        #: called with (records, events) after each input is journaled and published, from
+        #: the daemon's thread (the demo's live view uses it)
+        self.observers: list[Callable[[list[Any], list[Any]], None]] = []
+
+    # -- life cycle -----------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Check the journal's chain and rebuild the table from it, start devices and sockets,
+        then READY. A failure raises :class:`StartupError` naming the cause and what to do
+        (a configuration or environment problem: the daemon exits 2).
+
+        A broken chain (an altered, missing or reordered record) holds the table: the journal
+        is evidence, kept read-only and untouched; nothing is rebuilt, no device is started,
+        every command but ``status`` is refused naming the first bad seq, and the heartbeat and
+        the status say where it broke until a supervisor quarantines it
+        (``lowball-table journal quarantine``) and restarts the daemon."""
+        self._rebuild()
+        if self.journal_broken is not None:
+            self._start_sockets()
+            self._start_held()
+            return
+        file_settings = game_settings(self.loaded)
+        changed = settings_changed(self.table.settings, file_settings)
+        if changed and not self.table.between_hands():
+            what = f"hand {self.table.hand_id}" if self.table.jackpot is None else \
+                f"the jackpot of hand {self.table.jackpot.hand_id}"
+            raise ConfigMismatch(
+                f"{what} is in play under the journaled config (fingerprint "
+                f"{self.table.fingerprint[:12]}), but {self.loaded.path} changed "
+                f"{', '.join(changed)}: refusing to rebuild it under a different config; "
+                f"restore the file to finish the hand, then change it between hands")
+        self._start_sockets()
+        stream = self.loaded.config.stream
+        if changed:  # between hands: the file's settings apply from now on, journaled
+            self.apply([self.table.apply_settings(
+                file_settings, "the daemon started with a changed config file")])
+        if self.table.hand is not None:
+            self.apply(self.table.device_status("controller", "restarted",
+                                                f"journal seq {self.journal.last_seq}"))
+        self.devices.start()
+        self._show_outputs()
+        if self.journal.durability != "full":
+            self.log.warning("journal commits are not synced (durability batched): a power cut "
+                             "may lose the last inputs; for simulations and benchmarks only, "
+                             "never at a live table", durability=self.journal.durability)
+        self.notifier.ready(f"table {self.table_id} {self.table.state}")
+        self.log.info("table daemon ready", state=self.table.state, seq=self.journal.last_seq,
+                      events=stream.events, commands=stream.commands, replay=stream.replay)
+
+    def _start_sockets(self) -> None:
+        stream = self.loaded.config.stream
+        try:
+            self.security = StreamSecurity(self.context, self.loaded)
+        except InputError as error:
+            raise StartupError(str(error)) from None
+        if not self.security.enabled:
+            self.log.warning("the event stream and command channel are unauthenticated "
+                             "(no CURVE keys): bound to loopback only",
+                             endpoints=sorted(stream.endpoints().values()))
+        self.publisher = EventPublisher(
+            self.context, table_id=self.table_id, pub_endpoint=stream.events,
+            replay_endpoint=stream.replay, journal=self.journal, snapshot=self.table.snapshot,
+            cms_pub_endpoint=stream.cms_events, cms_replay_endpoint=stream.cms_replay,
+            secure=self.security.server)
+        self.commands = self.context.socket(zmq.ROUTER)
+        self.commands.setsockopt(zmq.LINGER, 0)
+        self.commands.setsockopt(zmq.MAXMSGSIZE, MAX_COMMAND_FRAME_BYTES)
+        self.security.server(self.commands, COMMANDS_DOMAIN)
+        bind(self.commands, stream.commands)
+        self.security.start_watch()
+
+    def _rebuild(self) -> None:
+        """Check the hash chain record by record as the journal is read, then rebuild the
+        table from it; a broken chain leaves the table unbuilt (:attr:`journal_broken`)."""
+        check, events = ChainCheck(), []
+        started = progress_due = time.monotonic()
+        try:
+            for record in self.journal.records():
+                events.append(wire.to_event(check(record)))
+                if (now := time.monotonic()) >= progress_due:
+                    # A long journal takes minutes: systemd must not take that for a hang.
+                    self.notifier.extend_timeout(
+                        START_PROGRESS_S * 3, f"checking the journal: seq {record.seq} of "
+                                              f"{self.journal.last_seq}")
+                    progress_due = now + START_PROGRESS_S
+            if missing := self.journal.missing_triggers():
+                raise JournalBroken(check.last_seq + 1, f"append-only trigger(s) missing: "
+                                                        f"{', '.join(missing)}")
+        except JournalBroken as broken:
+            self.journal_broken = broken
+            return
+        self.log.info("journal verified", records=check.checked, seq=check.last_seq,
+                      hash=check.last_hash, seconds=round(time.monotonic() - started, 3))
+        if self.journal.readonly:  # sound: from now on it is written
+            self.journal.close()
+            try:
+                self.journal = Journal(journal_path(self.state_dir), durability=self.durability)
+            except JournalError as error:
+                raise StartupError(str(error)) from None
+        try:
+            self.table.replay(events)
+        except RuntimeError as error:
+            raise StartupError(f"cannot rebuild the table from the journal: {error}; the "
+                               f"journal is left as it is: keep it and report it") from None
+        if events:
+            self.log.info("table rebuilt from the journal", records=len(events),
+                          state=self.table.state, hand=self.table.hand_id)
+
+    def _start_held(self) -> None:
+        broken = self.journal_broken
+        assert broken is not None
+        self.log.critical(
+            "journal broken: the table is held (no hand can start, every command but status "
+            "is refused); the journal is kept as evidence, read-only and untouched. "
+            "A supervisor: stop the daemon, run `lowball-table journal quarantine "
+            f"--state-dir {self.state_dir} --reason TEXT`, then start it again",
+            first_bad_seq=broken.seq, reason=broken.reason, journal=str(self.journal.path))
+        self.notifier.ready(f"table {self.table_id} held: journal broken at seq {broken.seq}")
+
+    def held_reason(self) -> str | None:
+        """Why every command but ``status`` is refused, while the journal is broken."""
+        broken = self.journal_broken
+        if broken is None:
+            return None
+        return (f"the table is held: the journal is broken at seq {broken.seq} "
+                f"({broken.reason}); a supervisor must quarantine it "
+                f"(lowball-table journal quarantine) and restart the daemon")
+
+    def journal_status(self) -> dict[str, Any]:
+        """The journal's head (seq and hash of its last record) and, if its chain is
+        broken, the first bad seq and why."""
+        broken = self.journal_broken
+        return {"seq": self.journal.last_seq, "hash": self.journal.last_hash,
+                "broken_at": None if broken is None else broken.seq,
+                "broken": None if broken is None else broken.reason}
+
+    def request_stop(self) -> None:
+        """Ask the main loop to stop (safe from a signal handler): it wakes at once."""
+        self._stopping = True
+        self.devices.wake_loop()
+
+    def run(self) -> None:
+        """The main loop, until :meth:`request_stop`."""
+        poller = zmq.Poller()
+        assert self.publisher is not None and self.commands is not None
+        poller.register(self.commands, zmq.POLLIN)
+        replay_sockets = self.publisher.sockets
+        for socket in replay_sockets:
+            poller.register(socket, zmq.POLLIN)
+        poller.register(self.devices.wake, zmq.POLLIN)
+        while not self._stopping:
+            timeout = self._poll_timeout()
+            ready = dict(poller.poll(timeout))
+            if self.devices.wake.fileno() in ready or self.devices.wake in ready:
+                self.devices.drain_wake()
+            self.handle_device_reports()
+            if self.commands in ready:
+                self.handle_commands()
+            if any(socket in ready for socket in replay_sockets):
+                # (asking an idle ROUTER raises zmq.Again)
+                self.publisher.handle_replay(deadline=time.monotonic() + TURN_BUDGET_S)
+                self._journal_request_refusals()
+            self._tick()
+
+    def _poll_timeout(self) -> int:
+        now = self.clock()
+        waits = [max(0.0, self._next_heartbeat - now)]
+        for due in (self.watchdog.next_due(), self.refusals.next_due(now)):
+            if due is not None:
+                waits.append(due)
+        return int(min(waits) * 1000) + 1
+
+    def _tick(self) -> None:
+        now = self.clock()
+        if now >= self._next_heartbeat:
+            assert self.publisher is not None
+            broken = self.journal_broken
+            self.publisher.heartbeat(self.table.state,
+                                     broken_at=None if broken is None else broken.seq)
+            self._next_heartbeat = now + self.loaded.config.stream.heartbeat_s
+        for count in self.refusals.due(now):
+            if self.journal_broken is None:
+                self.apply([count])
+        self.watchdog.tick()
+
+    def healthy(self) -> bool:
+        """For the systemd watchdog, asked from the main loop (so the loop is turning): every
+        device thread is still running. A lost device is not unhealthy (its driver keeps
+        trying, and a restart would not bring it back); a thread that has ended is."""
+        if self._stopping:
+            return False
+        stopped = self.devices.stopped_threads()
+        if stopped and stopped != self._stopped_threads:
+            self.log.error("device thread ended: withholding the watchdog ping so that "
+                           "systemd restarts the daemon", threads=stopped)
+        self._stopped_threads = stopped
+        return not stopped
+
+    def close(self) -> None:
+        """Stop cleanly: nothing in flight is lost (every applied input is journaled)."""
+        self.notifier.stopping()
+        self.devices.stop()
+        if self.commands is not None:
+            self.commands.close(0)
+        if self.publisher is not None:
+            self.publisher.close()
+        if self.security is not None:
+            self.security.stop()
+        self.journal.close()
+        self.lock.release()
+        self.log.info("table daemon stopped", seq=self.journal.last_seq)
+
+    # -- inputs ---------------------------------------------------------------------------
+
+    def apply(self, events: list[Any]) -> list[Any]:
+        """Journal ``events`` (one input and its effects), then publish and act on them."""
+        in_hand = self.table.hand is not None or any(type(event) in HAND_EVENTS
+                                                      for event in events)
+        hand_id = self.table.hand_id if in_hand else None
+        records = self.journal.append_all(events, table_id=self.table_id, hand_id=hand_id)
+        assert self.publisher is not None
+        try:
+            for record, event in zip(records, events):
+                self.publisher.publish(record)
+                self._act(event)
+        finally:
+            self._log(records, events, hand_id)  # after the stream: the journal is the record
+        for observer in self.observers:
+            observer(records, events)
+        return records
+
+    def _log(self, records: list[Any], events: list[Any], hand_id: str | None) -> None:
+        """One log line per journaled input (debug), and the ones an operator wants to see."""
+        # Most inputs log nothing at the default level (info): then no bound logger is built.
+        debug = self._log_debug
+        if not debug and not any(record.type in NOTABLE for record in records):
+            return
+        log = self.log.bind(hand=hand_id, seq=records[-1].seq)
+        if debug:
+            log.debug("input journaled", input=records[0].type, events=len(events))
+        for record, event in zip(records, events):
+            if record.type in NOTABLE:
+                level = log.warning if record.type in WARNED else log.info
+                level(record.type.replace("_", " "), seq=record.seq, **event._asdict())
+
+    def _act(self, event: Any) -> None:
+        kind = type(event)
+        if kind is LampSet:
+            self.devices.set_lamp(event.spot, event.lamp)
+        elif kind is MeterChanged:
+            self.devices.show_meter(event.amount)
+        elif kind is JackpotPending:
+            self.devices.show_jackpot(self.table_id, event.amount)
+        elif kind is JackpotVerified:
+            self.devices.reset_jackpot()
+
+    def _show_outputs(self) -> None:
+        """After a (re)start, put the lamps and the meter where the table says they are."""
+        for spot, lamp in self.table.lamps.items():
+            self.devices.set_lamp(spot, lamp)
+        if self.table.game == "three_card_lowball":
+            if self.table.jackpot is not None:
+                self.devices.show_jackpot(self.table_id, self.table.jackpot.amount)
+            else:
+                self.devices.show_meter(self.table.meter)
+
+    def handle_device_reports(self) -> None:
+        reports = self.devices.reports
+        while not reports.empty():
+            self.handle_report(reports.get_nowait())
+
+    def handle_report(self, report: Report) -> None:
+        table = self.table
+        if report.kind == "card":
+            self.apply(table.shoe_card(*report.args))
+            self.devices.card_committed(report.args[1])
+        elif report.kind == "shoe_fault":
+            self.apply(table.shoe_fault(*report.args))
+        elif report.kind == "sensor":
+            self.apply(table.sensor(*report.args))
+        else:
+            self.apply(table.device_status(*report.args))
+            device, status = report.args[0], report.args[1]
+            if device == "spots" and status == "connected":
+                # Lamp commands sent while the controller was away were dropped: put every
+                # spot back to what the table says.
+                self._show_outputs()
+
+    # -- the command channel --------------------------------------------------------------
+
+    def handle_commands(self) -> None:
+        """Serve the commands already waiting, within one turn's budget (at most
+        :data:`MAX_COMMANDS_PER_TURN`, at most :data:`TURN_BUDGET_S`, and none once a device
+        report waits): then the loop goes back to the devices, the heartbeat and the watchdog,
+        and serves the rest next turn. A card therefore waits for one command at most. The
+        ROUTER queues each client's requests apart and takes them in turn, so one client's
+        flood delays another's command by one turn at most."""
+        commands, reports = self.commands, self.devices.reports
+        assert commands is not None
+        deadline = self.clock() + TURN_BUDGET_S
+        for _ in range(MAX_COMMANDS_PER_TURN):
+            if not reports.empty():
+                return  # a card or a device report waits: it goes first
+            # Ask the socket whether a request waits before each read: a read of an empty
+            # socket raises zmq.Again, which costs more than the question.
+            if not commands.get(zmq.EVENTS) & zmq.POLLIN:
+                return
+            try:
+                frames = commands.recv_multipart(zmq.NOBLOCK, copy=False)
+            except zmq.Again:
+                return
+            route, payload = [frame.bytes for frame in frames[:-1]], frames[-1]
+            reply = self.command(payload.bytes, client=client_of(payload))
+            try:
+                commands.send_multipart([*route, json.dumps(reply).encode()], zmq.NOBLOCK)
+            except zmq.ZMQError as error:  # the client went away: its command still stands
+                self.log.warning("command reply not delivered", error=str(error))
+            if self.clock() >= deadline:
+                return
+
+    def command(self, payload: bytes, client: str = LOCAL_CLIENT) -> dict[str, Any]:
+        """One request from the command channel; always answers, never raises (but for the
+        journal failing: then the table cannot go on, see :meth:`apply`)."""
+        try:
+            outcome = self._command_outcome(payload, client)
+        except Exception as error:  # a fault serving one request must not end the table
+            self.log.exception("command failed", client=client)
+            outcome = [CommandRefused("?", "", "?", DEALER_ROLE,
+                                      f"the controller could not serve this command "
+                                      f"({type(error).__name__}); nothing was carried out")]
+        if isinstance(outcome, dict):
+            return outcome
+        return self._answer(outcome, client)
+
+    def _command_outcome(self, payload: bytes, client: str) -> dict[str, Any] | list[Any]:
+        """A query's answer, or the events a command causes (the first is its record)."""
+        if len(payload) > MAX_COMMAND_BYTES:
+            return [CommandRefused("?", "", "?", DEALER_ROLE,
+                                   f"a command is at most {MAX_COMMAND_BYTES} bytes; this one "
+                                   f"is {len(payload)}")]
+        try:
+            request = json.loads(payload.decode("utf-8"), parse_constant=_not_json)
+            # A lone surrogate escape ("\ud800") decodes to text that no UTF-8 message can
+            # carry: refuse it here, before the table acts on a command it could not journal.
+            json.dumps(request, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            return [CommandRefused("?", "", "?", DEALER_ROLE,
+                                   "not valid JSON: a \\u escape names a lone surrogate, "
+                                   "not a character")]
+        except (ValueError, RecursionError) as error:  # bad UTF-8 or JSON, or nested too deep
+            return [CommandRefused("?", "", "?", DEALER_ROLE, f"not valid JSON: {error}")]
+        if not isinstance(request, dict):
+            return [CommandRefused("?", "", "?", DEALER_ROLE,
+                                   f"a command is a JSON object such as {{\"command\": "
+                                   f"\"lock\"}}, not {_json_type(request)}")]
+        name = name_of(request)
+        if self._credential_misplaced(request):
+            return [CommandRefused(name, "", "?", DEALER_ROLE, MISPLACED_CREDENTIAL)]
+        by = request.pop("by", "dealer")
+        if not isinstance(by, str) or not _BY.fullmatch(by):
+            return [CommandRefused(name, refused_arguments(request), "?", DEALER_ROLE,
+                                   "by: who gives the command is printable text of 1 to 64 "
+                                   "characters")]
+        credential = request.pop("credential", None)
+        if request.get("command") in QUERIES:
+            if len(request) > 1:
+                return [CommandRefused("?", refused_arguments(request), by, DEALER_ROLE,
+                                       f"'{request['command']}' takes no arguments")]
+            return {"ok": True, "state": self.table.snapshot(), "seq": self.journal.last_seq,
+                    "devices": self.devices.status(), "journal": self.journal_status()}
+        if (held := self.held_reason()) is not None:  # nothing is journaled: it is evidence
+            self.log.warning("command refused", command=name, reason=held, by=by)
+            return {"ok": False, "error": held}
+        role = DEALER_ROLE
+        if credential is not None:
+            supervisor = self._supervisor(credential)
+            if supervisor is None:
+                return [CommandRefused(name, "", by, SUPERVISOR_ROLE, BAD_CREDENTIAL)]
+            role, by = SUPERVISOR_ROLE, supervisor or by
+        if (where := _unreadable_text(request)) is not None:
+            return [CommandRefused(name, "", by, role,
+                                   f"{where}: a control, format or separator character "
+                                   f"(NUL, a newline, a bidirectional override, a zero-width "
+                                   f"space) is not text a command may carry")]
+        try:
+            command = parse_command(request)
+        except InputError as error:
+            # A supervisor command without the credential says so first, whatever else is
+            # wrong with it.
+            kind = COMMANDS.get(name)
+            needs = [f"'{name}' needs the supervisor credential"] \
+                if kind is not None and kind.supervisor_only and role != SUPERVISOR_ROLE else []
+            return [CommandRefused(name, refused_arguments(request), by, role,
+                                   "; ".join([*needs, *error.problems]))]
+        if command.command == "reload":
+            return self._reload(by, role)
+        return self.table.command(command, by, role)
+
+    def _answer(self, events: list[Any], client: str) -> dict[str, Any]:
+        """Journal what a command caused and say so. A refusal is journaled in full, or
+        counted when its client was already refused in this window (see
+        :mod:`controller.daemon.refusal_ledger`)."""
+        first, now = events[0], self.clock()
+        if (held := self.held_reason()) is not None:  # nothing is journaled: it is evidence
+            return {"ok": False, "error": first.reason if type(first) is CommandRefused
+                    else held}
+        if type(first) is CommandRefused:
+            alarms = self.credentials.failed(client, now) \
+                if first.reason == BAD_CREDENTIAL else []
+            journaled, counts = self.refusals.admit(client, first.command, first.reason, now)
+            for event in [*counts, *alarms]:
+                self.apply([event])
+            if not journaled:
+                return {"ok": False, "error": first.reason, "counted": True}
+        records = self.apply(events)
+        if type(first) is CommandRefused:
+            return {"ok": False, "error": first.reason, "seq": records[0].seq}
+        problems = [p for e in events if type(e) is LockRefused for p in e.problems]
+        if problems:
+            return {"ok": False, "error": "; ".join(problems), "seq": records[-1].seq}
+        return {"ok": True, "seq": records[-1].seq, "state": self.table.state,
+                "expecting": self.table.expecting()}
+
+    def _journal_request_refusals(self) -> None:
+        """The replay sockets' refused requests, journaled like refused commands: in full,
+        or counted when their client was refused often in this window."""
+        assert self.publisher is not None
+        refusals = self.publisher.take_refusals()
+        if self.journal_broken is not None:
+            return  # nothing is journaled on a broken journal: it is evidence
+        for family, client, reason in refusals:
+            journaled, counts = self.refusals.admit(client, f"{family} request", reason,
+                                                    self.clock())
+            for event in counts:
+                self.apply([event])
+            if journaled:
+                self.apply([RequestRefused(family, client, reason)])
+
+    def _reload(self, by: str, role: str) -> list[Any]:
+        """Re-read the config file; the table decides whether its game settings may change
+        now. Only the game settings are reloaded: endpoints, keys, devices and the credential
+        need a restart."""
+        try:
+            loaded = load_config(self.loaded.path)
+        except InputError as error:
+            return [CommandRefused("reload", "{}", by, role,
+                                   f"the config file is not valid: {error}")]
+        return self.table.reload(loaded, by, role)
+
+    def _credential_misplaced(self, request: dict[str, Any]) -> bool:
+        """Whether the supervisor credential is a key or a text value of ``request`` anywhere
+        but under ``credential`` (a supervisor who typed it into ``by`` or a reason): such a
+        command is refused whole, since what a refusal keeps is journaled and published."""
+        texts = [*request, *(value for key, value in request.items() if key != "credential")]
+        return any(self._supervisor(text.strip()) is not None for text in texts
+                   if isinstance(text, str))
+
+    def _supervisor(self, credential: Any) -> str | None:
+        """Whose credential this is: a supervisor's name (``[security.supervisors]``), ``""``
+        for the table's shared supervisor credential, None for no valid credential. Every
+        hash is compared, so the time taken says nothing about which one matched."""
+        security = self.loaded.config.security
+        if not isinstance(credential, str) or len(credential) > 256:
+            return None
+        digest = hashlib.sha256(credential.encode("utf-8")).hexdigest()
+        found = None
+        for supervisor, expected in [("", security.supervisor_credential_sha256),
+                                     *security.supervisors.items()]:
+            if expected is not None and hmac.compare_digest(digest, expected):
+                found = supervisor
+        return found

@@ -1,5 +1,0 @@
-"""Hand rankings: pure functions from cards to a strength (lower is better) and a hand class."""
-
-from controller.rankings import ace_to_five, three_card
-
-__all__ = ["ace_to_five", "three_card"]

@@ -1,0 +1,324 @@
+"""The table configuration: which game, which paytable, limits, variant rules, progressive.
+
+An operator edits a TOML file (see ``config/*.toml``); this module validates it with pydantic
+models that forbid unknown keys, so a typo fails with the key path instead of being ignored.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from controller.settings.paytables import (
+    CaliPaytable,
+    Paytables,
+    ThreeCardPaytable,
+    load_paytables,
+    read_toml,
+)
+from controller.settings.validation import Cents, InputError, PositiveCents, RateText, validate
+from drivers.config import MeterConfig, ShoeConfig, SpotsConfig
+
+Game = Literal["cali_lowball", "three_card_lowball"]
+GAMES: tuple[str, ...] = ("cali_lowball", "three_card_lowball")
+#: The betting spots of a table, numbered from the dealer's left.
+MAX_SPOTS = 7
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Rules(_Section):
+    """The variant switches where the seeds allow two readings (SPEC sections 4 to 6)."""
+
+    #: Cali LowBall: a J-high-or-worse X-Tra Bonus loses when the player loses the hand.
+    xtra_bonus_loses_on_loss: bool = False
+    #: Cali LowBall: the Lowdown Bonus is settled on a folded hand instead of forfeited.
+    lowdown_bonus_survives_fold: bool = False
+    #: Cali LowBall: one burn card leaves the shoe before the flop (read, journaled, unused).
+    burn_before_flop: bool = False
+    #: Three Card Lowball: several jackpot winners on one hand split the meter equally
+    #: ("equal", the odd cent stays on the meter) or are each paid the whole meter.
+    jackpot_split: Literal["equal", "full_each"] = "equal"
+
+
+class ProgressiveAwards(_Section):
+    """Fixed progressive awards in cents, paid by the house (the jackpot comes from the meter)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    pat_one_color: Cents = Field(20000, alias="pat-4-2-A-one-color")
+    pat_two_color: Cents = Field(5000, alias="pat-4-2-A-two-color")
+    four_high: Cents = Field(1000, alias="4-high")
+    five_high: Cents = Field(300, alias="5-high")
+
+
+class Progressive(_Section):
+    """The Three Card Lowball progressive: wager amount, meter seed and contribution."""
+
+    #: The progressive wager is one fixed amount.
+    wager: PositiveCents = 100
+    #: What the meter starts at, and is reset to after a verified jackpot.
+    seed: Cents = 500_000
+    #: The share of each progressive wager added to the meter at lock, e.g. "20%".
+    contribution_rate: RateText = Fraction(1, 5)
+    awards: ProgressiveAwards = ProgressiveAwards()
+
+    @model_validator(mode="after")
+    def _whole_cent_contribution(self):
+        contribution = self.wager * self.contribution_rate
+        if contribution.denominator != 1:
+            raise ValueError(f"contribution_rate x wager = {float(contribution):.4f} cents; "
+                             f"choose a rate that gives whole cents for a {self.wager}-cent wager")
+        return self
+
+    @property
+    def contribution(self) -> int:
+        """Cents added to the meter by one progressive wager."""
+        return int(self.wager * self.contribution_rate)
+
+
+class Limits(_Section):
+    min_ante: PositiveCents = 500
+    max_ante: PositiveCents = 100_000
+    max_lowdown_bonus: Cents = 10_000
+    #: Seed rule: a player may wager on at most four games (spots) at once.
+    max_spots_per_player: Annotated[int, Field(strict=True, ge=1, le=MAX_SPOTS)] = 4
+
+    @model_validator(mode="after")
+    def _ordered(self):
+        if self.min_ante > self.max_ante:
+            raise ValueError(f"min_ante {self.min_ante} is above max_ante {self.max_ante}")
+        return self
+
+
+class Table(_Section):
+    id: Annotated[str, Field(min_length=1, max_length=32, pattern=r"^[A-Za-z0-9_-]+$")]
+    game: Game
+    paytable: str
+    #: Path of the paytables file, relative to the table config file.
+    paytables_file: str = "paytables.toml"
+    spots: Annotated[int, Field(strict=True, ge=1, le=MAX_SPOTS)] = MAX_SPOTS
+
+
+class Devices(_Section):
+    """The table's devices; a device left out is not used (the demo config simulates all)."""
+
+    shoe: ShoeConfig | None = None
+    spots: SpotsConfig | None = None
+    meter: MeterConfig | None = None
+
+
+class Stream(_Section):
+    """ZeroMQ endpoints. Without CURVE keys (``[security] server_secret_key_file``) every one
+    must be on loopback (``tcp://127.0.0.1``, ``tcp://[::1]``, ``tcp://localhost``) or local
+    (``ipc://``, ``inproc://``)."""
+
+    #: PUB socket, surveillance family: every event live, topic
+    #: ``surveillance.<table id>.<event type>``, and heartbeats.
+    events: str = "tcp://127.0.0.1:5555"
+    #: ROUTER socket: snapshot and replay for late joiners (Clone pattern), surveillance.
+    replay: str = "tcp://127.0.0.1:5556"
+    #: ROUTER socket: dealer and supervisor commands.
+    commands: str = "tcp://127.0.0.1:5557"
+    #: PUB and ROUTER sockets of the CMS family (topic ``cms.<table id>.<event type>``): no
+    #: card before its hand settles (WAC 230-16-152). Unset: the table has no CMS stream.
+    cms_events: str | None = None
+    cms_replay: str | None = None
+    heartbeat_s: Annotated[float, Field(gt=0, le=60)] = 1.0
+
+    @model_validator(mode="after")
+    def _cms_pair(self):
+        if (self.cms_events is None) != (self.cms_replay is None):
+            raise ValueError("cms_events and cms_replay go together: set both or neither")
+        return self
+
+    def endpoints(self) -> dict[str, str]:
+        """Every endpoint set, by key."""
+        keys = ("events", "replay", "commands", "cms_events", "cms_replay")
+        return {key: getattr(self, key) for key in keys if getattr(self, key) is not None}
+
+
+def is_local(endpoint: str) -> bool:
+    """Whether ``endpoint`` is reachable from this machine only."""
+    if endpoint.startswith(("ipc://", "inproc://")):
+        return True
+    if not endpoint.startswith("tcp://"):
+        return False
+    host = endpoint.removeprefix("tcp://").rsplit(":", 1)[0].strip("[]")
+    return host in ("127.0.0.1", "localhost", "::1") or host.startswith("127.")
+
+
+class Security(_Section):
+    #: SHA-256 (hex) of the supervisor credential; supervisor commands need the credential.
+    #: ``lowball-table credential`` makes a new credential and prints its hash.
+    supervisor_credential_sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None = None
+    #: One credential per supervisor: name -> SHA-256 (hex) of that supervisor's credential.
+    #: A command given with one of them is journaled as given by that supervisor (the daemon
+    #: decides who acted, whatever name the client gives).
+    supervisors: dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,31}$")],
+                      Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]] = {}
+    #: The table's CURVE secret key file (``lowball-table keys new NAME`` writes
+    #: ``NAME.key_secret``); relative to the config file. Set: every socket uses CURVE.
+    server_secret_key_file: str | None = None
+    #: Public keys (``*.key``) of clients allowed on the surveillance stream, its replay socket
+    #: and the command socket (on-site: surveillance room, dealer terminals).
+    authorized_keys_dir: str | None = None
+    #: Public keys of clients allowed on the CMS stream and its replay socket (may be
+    #: off-site: they never see a card before the hand settles).
+    cms_authorized_keys_dir: str | None = None
+
+    @model_validator(mode="after")
+    def _keys_together(self):
+        if self.server_secret_key_file is not None and self.authorized_keys_dir is None:
+            raise ValueError("server_secret_key_file needs authorized_keys_dir (the client "
+                             "public keys allowed to connect)")
+        if self.server_secret_key_file is None and (self.authorized_keys_dir is not None or
+                                                    self.cms_authorized_keys_dir is not None):
+            raise ValueError("authorized_keys_dir needs server_secret_key_file (the table's "
+                             "own CURVE key)")
+        return self
+
+
+class TableConfig(_Section):
+    table: Table
+    limits: Limits = Limits()
+    rules: Rules = Rules()
+    progressive: Progressive = Progressive()
+    devices: Devices = Devices()
+    stream: Stream = Stream()
+    security: Security = Security()
+    #: Where the journal lives (systemd's StateDirectory); relative to the config file.
+    state_dir: str = "state"
+
+    @model_validator(mode="after")
+    def _loopback_without_keys(self):
+        if self.security.server_secret_key_file is None:
+            exposed = [f"stream.{key} = {endpoint!r}"
+                       for key, endpoint in self.stream.endpoints().items()
+                       if not is_local(endpoint)]
+            if exposed:
+                raise ValueError(
+                    f"{', '.join(exposed)}: without CURVE keys the stream is not "
+                    "authenticated and must bind to loopback (tcp://127.0.0.1:PORT) or ipc://; "
+                    "set [security] server_secret_key_file and authorized_keys_dir "
+                    "(lowball-table keys new NAME) to listen on a network")
+        if self.stream.cms_events is not None and self.security.server_secret_key_file \
+                is not None and self.security.cms_authorized_keys_dir is None:
+            raise ValueError("stream.cms_events with CURVE keys needs "
+                             "security.cms_authorized_keys_dir (the CMS clients' public keys)")
+        return self
+
+
+class GameSetup(BaseModel):
+    """What a hand needs from configuration: the game, its paytable, rules and progressive."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    game: Game
+    paytable_name: str
+    paytable: CaliPaytable | ThreeCardPaytable
+    rules: Rules
+    progressive: Progressive
+
+
+class LoadedConfig(BaseModel):
+    """A validated table config with its paytables resolved."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    config: TableConfig
+    paytables: Paytables
+
+    def setup(self, game: str | None = None, paytable: str | None = None,
+              rules: Rules | None = None) -> GameSetup:
+        """The game setup of this table, or of another game/paytable from the same files."""
+        game = game or self.config.table.game
+        name = paytable or (self.config.table.paytable if game == self.config.table.game
+                            else next(iter(self.paytables.for_game(game)), ""))
+        tables = self.paytables.for_game(game)
+        if name not in tables:
+            known = ", ".join(sorted(tables)) or "none"
+            raise InputError(self.path, [f"paytable: no {game} paytable named {name!r} "
+                                         f"(known: {known})"])
+        return GameSetup(game=game, paytable_name=name, paytable=tables[name],
+                         rules=rules or self.config.rules, progressive=self.config.progressive)
+
+
+#: Game settings regulations forbid changing while a hand is in play.
+REGULATED = ("game", "paytable", "paytable_lines", "progressive")
+
+
+def game_settings(loaded: LoadedConfig) -> dict:
+    """The game-relevant configuration as plain JSON data: what a hand's outcome depends on.
+    It is journaled with every :class:`controller.core.table_events.ConfigApplied`, so a replay
+    applies exactly the configuration the table ran with."""
+    config = loaded.config
+    return {"game": config.table.game, "paytable": config.table.paytable,
+            "spots": config.table.spots,
+            "paytable_lines": loaded.setup().paytable.model_dump(mode="json", by_alias=True),
+            "rules": config.rules.model_dump(mode="json", by_alias=True),
+            "limits": config.limits.model_dump(mode="json", by_alias=True),
+            "progressive": config.progressive.model_dump(mode="json", by_alias=True)}
+
+
+def settings_fingerprint(settings: dict) -> str:
+    """SHA-256 (hex) of the canonical JSON of :func:`game_settings`."""
+    import hashlib
+    import json
+    text = json.dumps(settings, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def settings_changed(before: dict, after: dict) -> tuple[str, ...]:
+    """The dotted keys whose value differs (``progressive.contribution_rate``)."""
+    changed: list[str] = []
+    for key in sorted(set(before) | set(after)):
+        old, new = before.get(key), after.get(key)
+        if isinstance(old, dict) and isinstance(new, dict) and key != "paytable_lines":
+            changed += [f"{key}.{inner}" for inner in settings_changed(old, new)]
+        elif old != new:
+            changed.append(key)
+    return tuple(changed)
+
+
+def with_settings(loaded: LoadedConfig, settings: dict) -> LoadedConfig:
+    """``loaded`` with its game settings replaced by ``settings`` (journaled data)."""
+    config = loaded.config
+    game, name = settings["game"], settings["paytable"]
+    table = config.table.model_copy(update={"game": game, "paytable": name,
+                                            "spots": settings["spots"]})
+    new = config.model_copy(update={
+        "table": table, "rules": Rules.model_validate(settings["rules"]),
+        "limits": Limits.model_validate(settings["limits"]),
+        "progressive": Progressive.model_validate(settings["progressive"])})
+    kind = CaliPaytable if game == "cali_lowball" else ThreeCardPaytable
+    tables = {**loaded.paytables.for_game(game),
+              name: kind.model_validate(settings["paytable_lines"])}
+    paytables = loaded.paytables.model_copy(update={game: tables})
+    return LoadedConfig(path=loaded.path, config=new, paytables=paytables)
+
+
+def shipped_config_dir() -> Path:
+    """The ``config/`` directory shipped with the software (in the wheel or the checkout)."""
+    package = Path(__file__).resolve().parent.parent
+    packaged = package / "shipped_config"
+    return packaged if packaged.is_dir() else package.parent / "config"
+
+
+def default_config_path(game: str = "cali_lowball") -> Path:
+    return shipped_config_dir() / f"{game.replace('_', '-')}.toml"
+
+
+def load_config(path: Path | str) -> LoadedConfig:
+    path = Path(path)
+    config: TableConfig = validate(TableConfig, read_toml(path), str(path))
+    paytables = load_paytables(path.parent / config.table.paytables_file)
+    loaded = LoadedConfig(path=str(path), config=config, paytables=paytables)
+    loaded.setup()  # the table's own paytable must exist
+    return loaded

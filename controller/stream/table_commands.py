@@ -1,0 +1,202 @@
+"""Dealer and supervisor commands: what may be asked of the table, validated before use.
+
+A command arrives as JSON (``{"command": "place", "spot": 3, "wager": "ante", "amount":
+1000}``) on the command channel or from ``lowball-table dealer``. Each is a pydantic model that
+forbids unknown keys, so a typo is answered with the key path. An accepted command is
+journaled with its arguments and can be replayed exactly.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Annotated, Any, ClassVar, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from controller.settings.validation import InputError, PositiveCents, problems_of
+
+Spot = Annotated[int, Field(strict=True, ge=1, le=7)]
+DEALER_ROLE, SUPERVISOR_ROLE = "dealer", "supervisor"
+#: The largest meter adjustment one command makes, in cents (100 million dollars).
+MAX_METER_ADJUSTMENT = 10**10
+
+
+class _Command(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    #: Whether only a supervisor may give the command: a property of the command's class,
+    #: decided by the daemon, never a field (a client's JSON cannot reach a ClassVar).
+    supervisor_only: ClassVar[bool] = False
+
+    def arguments(self) -> str:
+        """The arguments as canonical JSON (what the journal keeps)."""
+        data = self.model_dump(exclude={"command"})
+        return json.dumps(data, sort_keys=True, separators=(",", ":"))
+
+
+class Open(_Command):
+    """Open the table for betting (from CLOSED, or after a settled hand)."""
+
+    command: Literal["open"]
+
+
+class Close(_Command):
+    """Close the table; refused while a hand is in play."""
+
+    command: Literal["close"]
+
+
+class Place(_Command):
+    """Place (or change) one wager on a spot while the table is open."""
+
+    command: Literal["place"]
+    spot: Spot
+    wager: Annotated[str, Field(min_length=1, max_length=32)]
+    amount: PositiveCents
+    #: Who is playing the spot (a player card, a seat name); spots of one player count
+    #: against the four-spot limit. Empty = the spot's own player.
+    player: Annotated[str, Field(max_length=64)] = ""
+
+
+class Cancel(_Command):
+    command: Literal["cancel"]
+    spot: Spot
+    wager: Annotated[str, Field(min_length=1, max_length=32)]
+
+
+class Lock(_Command):
+    """Lock the wagers and start the hand."""
+
+    command: Literal["lock"]
+
+
+class Decide(_Command):
+    """A player's decision: ``raise``, ``check``, ``bet``, ``fold`` (Cali LowBall);
+    ``stand`` or ``discard:Kh,Qs`` (Three Card Lowball)."""
+
+    command: Literal["decide"]
+    spot: Spot
+    decision: Annotated[str, Field(min_length=1, max_length=32)]
+
+
+class Continue(_Command):
+    """Resume a paused hand after a recoverable device fault was cleared."""
+
+    command: Literal["continue"]
+
+
+class Void(_Command):
+    """Void the hand in play: every wager returned, progressive contributions reversed."""
+
+    command: Literal["void"]
+    reason: Annotated[str, Field(min_length=1, max_length=200)]
+    supervisor_only: ClassVar[bool] = True
+
+
+class VerifyJackpot(_Command):
+    """A supervisor verified the jackpot hand-pay: the meter resets to its seed."""
+
+    command: Literal["verify_jackpot"]
+    supervisor_only: ClassVar[bool] = True
+
+
+class Reload(_Command):
+    """Re-read the table's config file. The game, paytable and progressive change only
+    between hands (regulations); the daemon reads the file, the table decides."""
+
+    command: Literal["reload"]
+    supervisor_only: ClassVar[bool] = True
+
+
+class AdjustMeter(_Command):
+    """A supervisor's correction of the jackpot meter between hands: ``amount`` cents added
+    (negative: taken off), with the reason journaled beside it. The meter never goes below 0."""
+
+    command: Literal["adjust_meter"]
+    amount: Annotated[int, Field(strict=True, ge=-MAX_METER_ADJUSTMENT,
+                                 le=MAX_METER_ADJUSTMENT)]
+    reason: Annotated[str, Field(min_length=1, max_length=200)]
+    supervisor_only: ClassVar[bool] = True
+
+
+class SignIn(_Command):
+    """A supervisor signed in (at the console): journaled with who it was, changes nothing
+    at the table. A wrong credential is refused and counted like any other."""
+
+    command: Literal["sign_in"]
+    supervisor_only: ClassVar[bool] = True
+
+
+COMMAND_CLASSES = (Open, Close, Place, Cancel, Lock, Decide, Continue, Void, VerifyJackpot,
+                   Reload, AdjustMeter, SignIn)
+Command = Annotated[Union[COMMAND_CLASSES], Field(discriminator="command")]  # noqa: UP007
+#: Command name -> its class.
+COMMANDS: dict[str, type[_Command]] = {
+    cls.model_fields["command"].annotation.__args__[0]: cls  # type: ignore[union-attr]
+    for cls in COMMAND_CLASSES}
+COMMAND_NAMES = tuple(COMMANDS)
+_ADAPTER: TypeAdapter[Any] = TypeAdapter(Command)
+#: A command name worth repeating in an error or a journal record (anything else a client
+#: sends as a name is described by its length only: it could be anything, a secret included).
+_NAME_LIKE = re.compile(r"[a-z_]{1,32}")
+
+
+def name_of(data: Any) -> str:
+    """The command's name as a refusal may record it: a known name, or ``?``."""
+    name = data.get("command") if isinstance(data, dict) else None
+    return name if isinstance(name, str) and name in COMMANDS else "?"
+
+
+def refused_arguments(data: dict[str, Any]) -> str:
+    """What the journal keeps of a command refused before it could be parsed: the values of
+    the command's own fields (cut short), and the *names* only of any other key. A value
+    under an unknown key (``"Credential"``, ``"secret"``) is never repeated, since the
+    journal is published, to the CMS too."""
+    cls = COMMANDS.get(name_of(data))
+    fields = set(cls.model_fields) - {"command"} if cls is not None else set()
+    shown: dict[str, Any] = {key: _short(value) for key, value in data.items()
+                             if key in fields}
+    unknown = sorted(_short(str(key), 32) for key in data if key not in fields
+                     and key != "command")
+    if unknown:
+        shown["unknown_keys"] = unknown[:10] + ([f"... {len(unknown) - 10} more"]
+                                                if len(unknown) > 10 else [])
+    return json.dumps(shown, sort_keys=True, separators=(",", ":"))
+
+
+def _short(value: Any, length: int = 64) -> Any:
+    """A value small enough for a refusal record: short text, a bounded integer, or a
+    description of anything else."""
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return value if abs(value) <= 2**63 - 1 else f"(an integer of {len(str(value))} digits)"
+    if isinstance(value, str):
+        return value if len(value) <= length else value[:length] + "..."
+    return f"(a JSON {'array' if isinstance(value, list) else type(value).__name__})"
+
+
+def _said(name: Any) -> str:
+    """An unknown command name as an error may repeat it."""
+    if isinstance(name, str):
+        return repr(name) if _NAME_LIKE.fullmatch(name) else f"(text of {len(name)} characters)"
+    return f"(not text: {type(name).__name__})"
+
+
+def parse_command(data: Any, source: str = "command") -> Any:
+    """A command model from decoded JSON; :class:`InputError` names each bad key."""
+    if isinstance(data, dict) and "command" in data and data["command"] not in COMMAND_NAMES:
+        raise InputError(source, [f"command: unknown command {_said(data['command'])} "
+                                  f"(commands: {', '.join(COMMAND_NAMES)})"])
+    try:
+        return _ADAPTER.validate_python(data)
+    except ValidationError as error:
+        problems = [problem.replace(f"{data.get('command')}.", "", 1)
+                    if isinstance(data, dict) else problem for problem in problems_of(error)]
+        raise InputError(source, problems) from None
+
+
+def command_from_record(name: str, arguments: str) -> Any:
+    """Rebuild a journaled command (for replay after a restart)."""
+    return parse_command({"command": name, **json.loads(arguments)}, "journal")
