@@ -44,7 +44,13 @@ def existing_executable() -> str:
     return str(script) if script.exists() else shutil.which("true") or "/bin/true"
 
 
-def verify_copy(unit_text: str, directory: Path) -> list[str]:
+#: Every unit the project ships: the table daemon, its console, the floor service.
+UNITS = sorted(SYSTEMD_DIR.glob("*.service"))
+CONSOLE_UNIT = SYSTEMD_DIR / "lowball-table-console.service"
+FLOOR_UNIT = SYSTEMD_DIR / "lowball-floor.service"
+
+
+def verify_copy(unit_text: str, directory: Path, unit: Path = UNIT) -> list[str]:
     """Run ``systemd-analyze verify`` on a copy of the unit; the lines it says about it.
 
     verify fails a unit whose ExecStart binary does not exist ("Command ... is not
@@ -53,20 +59,47 @@ def verify_copy(unit_text: str, directory: Path) -> list[str]:
     """
     analyze = require_tool("systemd-analyze")
     assert unit_text.count(f"ExecStart={INSTALLED_BINARY} ") == 1
-    copy = directory / UNIT.name  # verify wants the real unit name and suffix
+    copy = directory / unit.name  # verify wants the real unit name and suffix
     copy.write_text(unit_text.replace(f"ExecStart={INSTALLED_BINARY} ",
                                       f"ExecStart={existing_executable()} "))
     result = subprocess.run([analyze, "verify", "--man=no", str(copy)], capture_output=True,
                             text=True, timeout=DEADLINE_S)
     about_unit = [line for line in (result.stdout + result.stderr).splitlines()
-                  if UNIT.name in line]
+                  if unit.name in line]
     if result.returncode != 0:
         about_unit.append(f"exit status {result.returncode}: {result.stderr.strip()}")
     return about_unit
 
 
-def test_systemd_analyze_verify_is_clean(tmp_path: Path) -> None:
-    assert verify_copy(UNIT.read_text(), tmp_path) == []
+@pytest.mark.parametrize("unit", UNITS, ids=lambda unit: unit.name)
+def test_systemd_analyze_verify_is_clean(tmp_path: Path, unit: Path) -> None:
+    assert verify_copy(unit.read_text(), tmp_path, unit) == []
+
+
+def test_the_units_are_the_three_the_docs_install() -> None:
+    assert [unit.name for unit in UNITS] == ["lowball-floor.service",
+                                             "lowball-table-console.service",
+                                             "lowball-table.service"]
+    install = (ROOT / "docs" / "install.md").read_text()
+    assert all(unit.name in install for unit in UNITS)
+
+
+@pytest.mark.parametrize("unit", [CONSOLE_UNIT, FLOOR_UNIT], ids=lambda unit: unit.name)
+def test_the_network_services_see_no_device_and_keep_no_state(unit: Path) -> None:
+    """The console and the floor service drive no device and hold nothing a restart loses."""
+    settings = unit_settings(unit.read_text())
+    assert settings["PrivateDevices"] == ["yes"] and "DeviceAllow" not in settings
+    assert "SupplementaryGroups" not in settings and "StateDirectory" not in settings
+    assert settings["User"] == ["lowball-table"] and settings["NoNewPrivileges"] == ["yes"]
+    assert settings["CapabilityBoundingSet"] == [""]
+    assert "AF_NETLINK" not in settings["RestrictAddressFamilies"][0].split()
+    command = settings["ExecStart"][0].split()
+    assert command[:2] == [INSTALLED_BINARY, "console" if unit == CONSOLE_UNIT else "floor"]
+
+
+def test_the_console_starts_after_the_daemon() -> None:
+    after = unit_settings(CONSOLE_UNIT.read_text())["After"][0].split()
+    assert "lowball-table.service" in after
 
 
 def test_verify_check_catches_a_misspelt_key(tmp_path: Path) -> None:
