@@ -4,7 +4,8 @@
 :class:`bench.pipeline.DaemonProcess` runs it, with its own table id and a CMS stream, and it
 can be killed (SIGKILL) and started again on the same journal and simulators.
 :class:`FloorProcess` is ``lowball-table floor`` on a floor.toml naming those tables.
-:class:`RatedDealer` plays hands with a player id on each spot.
+:class:`RatedDealer` plays hands with a player id on each spot, :class:`PoolDealer` with a
+progressive wager on each spot too (and, when asked, a jackpot dealt).
 """
 
 from __future__ import annotations
@@ -140,13 +141,47 @@ class RatedDealer(StreamedDealer):
         super()._ask(request)
 
 
+#: A Three Card Lowball deck that deals seat 1 and the dealer both a pat 4-2-A: the jackpot
+#: (for a hand with one seat; the rest of the deck is never reached).
+JACKPOT_DECK = "4c 4d 2c 2d Ah As Kc Kd Ks Qc Qd Qs"
+
+
+class PoolDealer(RatedDealer):
+    """A :class:`RatedDealer` that places the progressive on every spot before each lock; after
+    :meth:`jackpot_next` its next hand deals :data:`JACKPOT_DECK` (seat 1 only)."""
+
+    def __init__(self, table: TableProcess, players: dict[int, str], **kwargs: Any):
+        super().__init__(table, players, **kwargs)
+        self.deck: str | None = None
+
+    def jackpot_next(self) -> None:
+        assert self.seats == (1,), "the jackpot deck deals one seat"
+        self.deck = JACKPOT_DECK
+
+    def _ask(self, request: dict[str, Any]) -> None:
+        if request.get("command") == "lock":
+            for seat in self.seats:
+                super()._ask({"command": "place", "spot": seat, "wager": "progressive",
+                              "amount": 100})
+            if self.deck is not None:
+                self.daemon.shoe.device.load(self.deck)
+                self.deck = None
+        super()._ask(request)
+
+
 def write_floor_config(path: Path, dsn: str, tables: list[TableProcess],
-                       house_edges: dict[str, str], **service: Any) -> Path:
+                       house_edges: dict[str, str], pools: dict[str, list[str]] | None = None,
+                       **service: Any) -> Path:
+    """floor.toml for ``tables``; ``pools``: pool id -> its tables (the progressive's
+    defaults, as the tables' configs have them)."""
     lines = [_toml({"database": {"dsn": dsn}, "service": service} if service
                    else {"database": {"dsn": dsn}})]
     for table in tables:
         lines.append("[[tables]]\n" + "".join(f"{key} = {_toml_value(value)}\n"
                                               for key, value in table.floor_entry().items()))
+    for pool_id, members in (pools or {}).items():
+        lines.append(f"[[pools]]\nid = {_toml_value(pool_id)}\n"
+                     f"tables = [{', '.join(_toml_value(table) for table in members)}]\n")
     for paytable, edge in house_edges.items():
         lines.append(f'[paytables."{paytable}"]\nhouse_edge = "{edge}"\n')
     path.write_text("\n".join(lines), encoding="utf-8")
