@@ -319,13 +319,13 @@ CREATE INDEX floor_pool_hits_unverified ON floor_pool_hits (pool_id) WHERE verif
 
 CREATE VIEW floor_pool_meters AS
 SELECT p.pool_id, p.meter,
-       coalesce(sum(l.amount), 0) AS ledger_sum,
-       coalesce(sum(l.amount) FILTER (WHERE l.kind = 'contribution'), 0) AS contributions,
-       coalesce(-sum(l.amount) FILTER (WHERE l.kind = 'void'), 0) AS voided,
-       coalesce(-sum(l.amount) FILTER (WHERE l.kind = 'jackpot'), 0) AS jackpots,
-       coalesce(sum(l.amount) FILTER (WHERE l.kind = 'reseed'), 0) AS reseeds,
-       coalesce(sum(l.amount) FILTER (WHERE l.kind = 'adjustment'), 0) AS adjustments,
-       coalesce(sum(l.paid) FILTER (WHERE l.kind = 'fixed_award'), 0) AS fixed_awards,
+       coalesce(sum(l.amount), 0)::bigint AS ledger_sum,
+       coalesce(sum(l.amount) FILTER (WHERE l.kind = 'contribution'), 0)::bigint AS contributions,
+       coalesce(-sum(l.amount) FILTER (WHERE l.kind = 'void'), 0)::bigint AS voided,
+       coalesce(-sum(l.amount) FILTER (WHERE l.kind = 'jackpot'), 0)::bigint AS jackpots,
+       coalesce(sum(l.amount) FILTER (WHERE l.kind = 'reseed'), 0)::bigint AS reseeds,
+       coalesce(sum(l.amount) FILTER (WHERE l.kind = 'adjustment'), 0)::bigint AS adjustments,
+       coalesce(sum(l.paid) FILTER (WHERE l.kind = 'fixed_award'), 0)::bigint AS fixed_awards,
        (SELECT h.table_id FROM floor_pool_hits h
          WHERE h.pool_id = p.pool_id AND h.verified_seq IS NULL
          ORDER BY h.hit LIMIT 1) AS locked_by_table,
