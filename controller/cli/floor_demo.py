@@ -20,8 +20,10 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from controller.cli import logs
+from controller.settings.table_config import Stream
 
 POOL_ID = "LINK-1"
 #: How long the demo waits, after the dealers stop, for the floor to store the last hands.
@@ -29,11 +31,10 @@ CATCH_UP_S = 30.0
 
 
 def _table(number: int, state_dir: Path, credential: str, args: argparse.Namespace,
-           resources: contextlib.ExitStack):
+           resources: contextlib.ExitStack) -> tuple[str, Any, Any, Stream]:
     """Start table ``TCL-NN`` on simulators; (table id, daemon, shoe simulator, endpoints)."""
     from controller.cli.demo import demo_config
     from controller.daemon.loop import TableDaemon
-    from controller.settings.table_config import Stream
     from simulators.meter import AlphaSignModel
     from simulators.pty_transport import PtyTransport
     from simulators.shoe import Lbs1ShoeModel
@@ -69,7 +70,7 @@ def _table(number: int, state_dir: Path, credential: str, args: argparse.Namespa
     return table_id, daemon, shoe, stream
 
 
-def _floor_toml(path: Path, dsn: str, tables: list[tuple[str, object]]) -> Path:
+def _floor_toml(path: Path, dsn: str, tables: list[tuple[str, Stream]]) -> Path:
     lines = ["[database]", f'dsn = "{dsn}"', ""]
     for table_id, stream in tables:
         lines += ["[[tables]]", f'id = "{table_id}"', f'cms_events = "{stream.cms_events}"',
@@ -80,7 +81,7 @@ def _floor_toml(path: Path, dsn: str, tables: list[tuple[str, object]]) -> Path:
     return path
 
 
-def _floor_state(dsn: str) -> dict | None:
+def _floor_state(dsn: str) -> dict[str, Any] | None:
     """Hands stored per table, the pool's meter row and what the pool has read, or None while
     the database is not ready."""
     import psycopg
@@ -89,10 +90,10 @@ def _floor_state(dsn: str) -> dict | None:
 
     try:
         with psycopg.connect(dsn, connect_timeout=5) as connection:
-            hands = dict(connection.execute(
+            hands: dict[str, int] = dict(connection.execute(
                 "SELECT table_id, count(*) FROM floor_events WHERE type = 'hand_settled' "
                 "GROUP BY table_id").fetchall())
-            applied = dict(connection.execute(
+            applied: dict[str, int] = dict(connection.execute(
                 "SELECT table_id, applied_through FROM floor_pool_tables").fetchall())
             meters = pool.meters(connection)
     except psycopg.Error:
@@ -101,7 +102,7 @@ def _floor_state(dsn: str) -> dict | None:
             "meter": next((row for row in meters if row["pool_id"] == POOL_ID), None)}
 
 
-def _status_line(state: dict | None, tables: int) -> str:
+def _status_line(state: dict[str, Any] | None, tables: int) -> str:
     from controller.core.money import format_cents
 
     if state is None or state["meter"] is None:
@@ -194,7 +195,7 @@ def run(args: argparse.Namespace) -> int:
     return status
 
 
-def _summary(state: dict | None, dealers: list) -> int:
+def _summary(state: dict[str, Any] | None, dealers: list[Any]) -> int:
     from controller.core.money import format_cents
 
     played = sum(dealer.hands_played for dealer in dealers)
@@ -204,9 +205,9 @@ def _summary(state: dict | None, dealers: list) -> int:
         return 1
     meter = state["meter"]
     balanced = meter["meter"] == meter["ledger_sum"]
+    ledger = "= the sum of its ledger" if balanced else f"!= its ledger's sum {meter['ledger_sum']}"
     print(f"demo stopped after {played} hands; {sum(state['hands'].values())} stored; pool "
-          f"{POOL_ID}: meter {format_cents(meter['meter'])} "
-          f"{'= the sum of its ledger' if balanced else '!= its ledger ' + str(meter['ledger_sum'])}"
+          f"{POOL_ID}: meter {format_cents(meter['meter'])} {ledger}"
           f" (contributions {format_cents(meter['contributions'])}, jackpots "
           f"{format_cents(meter['jackpots'])}, reseeds {format_cents(meter['reseeds'])})",
           file=sys.stderr)

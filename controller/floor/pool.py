@@ -134,7 +134,8 @@ def configure(connection: psycopg.Connection, pools: Sequence[Pool]) -> None:
                        VALUES (%s, 'reseed', %s, 'opened', 'the pool opened at its seed')""",
                     (pool.id, pool.seed))
         members = [(table, pool.id) for pool in pools for table in pool.tables]
-        connection.execute("DELETE FROM floor_pool_tables WHERE NOT (table_id = ANY(%s))",
+        connection.execute("DELETE FROM floor_pool_tables "
+                           "WHERE NOT (table_id = ANY(%s::text[]))",
                            ([table for table, _ in members],))
         with connection.cursor() as cursor:
             cursor.executemany(
@@ -164,8 +165,17 @@ class _Pool:
         if row is None:
             raise PoolError(f"no pool {pool_id!r} in the floor store")
         self.connection, self.pool_id = connection, pool_id
-        self.seed, self.contribution, self.simultaneous_hit, self.awards, self.meter = row
+        self.seed: int = row[0]
+        self.contribution: int = row[1]
+        self.simultaneous_hit: str = row[2]
+        self.awards: dict[str, int] = row[3]
+        self.meter: int = row[4]
         self.rows = 0
+
+    def scalar(self, sql: str, *args: object) -> int:
+        row = self.connection.execute(sql, args).fetchone()
+        assert row is not None
+        return int(row[0])
 
     def record(self, kind: str, amount: int, *, paid: int | None = None,
                event: _Event | Hit | None = None, hand_id: str | None = None,
@@ -207,10 +217,10 @@ class _Pool:
 
     def voided(self, event: _Event) -> None:
         hand_id = _text(event, "hand_id")
-        contributed = self.connection.execute(
-            """SELECT coalesce(sum(amount), 0) FROM floor_pool_ledger
+        contributed = self.scalar(
+            """SELECT coalesce(sum(amount), 0)::bigint FROM floor_pool_ledger
                 WHERE pool_id = %s AND table_id = %s AND hand_id = %s AND kind = 'contribution'""",
-            (self.pool_id, event.table_id, hand_id)).fetchone()[0]
+            self.pool_id, event.table_id, hand_id)
         back = min(contributed, self.meter)
         if back <= 0:
             return
@@ -237,9 +247,9 @@ class _Pool:
         on the meter. None if the hit was already claimed."""
         if not hit.seats:
             raise _Refused(f"jackpot of hand {hit.hand_id} names no seat")
-        waiting = self.connection.execute(
+        waiting = self.scalar(
             "SELECT count(*) FROM floor_pool_hits WHERE pool_id = %s AND verified_seq IS NULL",
-            (self.pool_id,)).fetchone()[0]
+            self.pool_id)
         first = waiting == 0
         from_house = not first and self.simultaneous_hit == "seed"
         available = self.seed if from_house else self.meter

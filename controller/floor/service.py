@@ -247,5 +247,6 @@ def serve(loaded: LoadedFloorConfig) -> int:
         log.error("floor service cannot go on", error=str(error).strip())
         return 2
     log.info("floor service stopped", stored=service.stored, repeated=service.repeated,
-             batches=service.batches, ledger_rows=service.ledger_rows, seconds=round(time.monotonic() - started, 1))
+             batches=service.batches, ledger_rows=service.ledger_rows,
+             seconds=round(time.monotonic() - started, 1))
     return 0

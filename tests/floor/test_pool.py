@@ -279,3 +279,11 @@ def test_a_garbled_event_is_left_out_and_the_rest_applied(connection):
     tables.store()
     assert pool.apply(connection, "LINK-1") == 1
     assert meter(connection)["meter"] == SEED + 20
+
+
+def test_a_pool_left_out_of_the_config_keeps_its_ledger_and_follows_nothing(connection):
+    pool.configure(connection, [linked()])
+    pool.configure(connection, [])
+    with connection.transaction():
+        assert connection.execute("SELECT count(*) FROM floor_pool_tables").fetchone() == (0,)
+    assert meter(connection)["meter"] == SEED
