@@ -287,3 +287,25 @@ def test_a_pool_left_out_of_the_config_keeps_its_ledger_and_follows_nothing(conn
     with connection.transaction():
         assert connection.execute("SELECT count(*) FROM floor_pool_tables").fetchone() == (0,)
     assert meter(connection)["meter"] == SEED
+
+
+def test_floor_adjust_and_report_from_the_command_line(database, tmp_path, capsys):
+    from controller.cli.main import main
+
+    config = tmp_path / "floor.toml"
+    config.write_text(f'[database]\ndsn = "{database}"\n\n'
+                      '[[tables]]\nid = "TCL-01"\ncms_events = "ipc:///tmp/a"\n'
+                      'cms_replay = "ipc:///tmp/b"\n\n'
+                      '[[pools]]\nid = "LINK-1"\ntables = ["TCL-01"]\nseed = 100000\n',
+                      encoding="utf-8")
+    base = ["floor", "adjust", "--config", str(config), "--pool", "LINK-1"]
+    assert main([*base, "--amount", "-2500", "--reason", "sign repaired", "--by", "sup-7"]) == 0
+    assert "pool LINK-1: meter $975.00" in capsys.readouterr().out
+    assert main([*base, "--amount", "-97501", "--reason", "too much", "--by", "sup-7"]) == 1
+    assert "would take the meter (97500) below 0" in capsys.readouterr().err
+    assert main([*base, "--amount", "5"]) == 2
+    assert "needs --reason, --by" in capsys.readouterr().err
+    assert main(["floor", "report", "--config", str(config)]) == 0
+    printed = capsys.readouterr().out
+    assert "Pools (the meter is the sum of the ledger)" in printed
+    assert "LINK-1  open    $975.00" in printed and "-$25.00" in printed
