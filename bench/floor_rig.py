@@ -141,22 +141,52 @@ class RatedDealer(StreamedDealer):
         super()._ask(request)
 
 
-#: A Three Card Lowball deck that deals seat 1 and the dealer both a pat 4-2-A: the jackpot
-#: (for a hand with one seat; the rest of the deck is never reached).
-JACKPOT_DECK = "4c 4d 2c 2d Ah As Kc Kd Ks Qc Qd Qs"
+#: The pat 4-2-A dealt to the first seat and to the dealer of a jackpot hand.
+_JACKPOT_SEAT, _JACKPOT_DEALER = ("4c", "2c", "Ah"), ("4d", "2d", "As")
+
+
+def jackpot_deck(seats: int, seed: int = 0) -> list[str]:
+    """A Three Card Lowball deck for ``seats`` spots whose first spot and the dealer are both
+    dealt a pat 4-2-A (the jackpot); the other spots and the draws take cards shuffled with
+    ``seed`` from the rest."""
+    from simulators.shoe import card_order
+
+    rest = [str(card) for card in card_order(seed=seed)
+            if str(card) not in _JACKPOT_SEAT + _JACKPOT_DEALER]
+    deck: list[str] = []
+    for round_ in range(3):
+        deck += [_JACKPOT_SEAT[round_], *(rest.pop() for _ in range(seats - 1)),
+                 _JACKPOT_DEALER[round_]]
+    return deck + rest
 
 
 class PoolDealer(RatedDealer):
-    """A :class:`RatedDealer` that places the progressive on every spot before each lock; after
-    :meth:`jackpot_next` its next hand deals :data:`JACKPOT_DECK` (seat 1 only)."""
+    """A :class:`RatedDealer` that places the progressive on every spot before each lock.
+    After :meth:`jackpot_next` its next hand deals a jackpot to its first spot; the jackpot is
+    verified (by :data:`bench.power_loss.CREDENTIAL`'s supervisor) when :meth:`verify` is
+    called, or before the hand after it, as a supervisor would take a while to come."""
 
     def __init__(self, table: TableProcess, players: dict[int, str], **kwargs: Any):
         super().__init__(table, players, **kwargs)
-        self.deck: str | None = None
+        self.deck: list[str] | None = None
+        self.awaiting_verification = False
+        self.jackpots = 0
 
     def jackpot_next(self) -> None:
-        assert self.seats == (1,), "the jackpot deck deals one seat"
-        self.deck = JACKPOT_DECK
+        self.deck = jackpot_deck(len(self.seats), self.rng.randrange(2**32))
+
+    def verify(self) -> None:
+        if self.awaiting_verification:
+            self._ask({"command": "verify_jackpot", "credential": CREDENTIAL})
+            self.awaiting_verification = False
+
+    def hand(self) -> None:
+        self.verify()
+        jackpot = self.deck is not None
+        super().hand()
+        if jackpot:
+            self.awaiting_verification = True
+            self.jackpots += 1
 
     def _ask(self, request: dict[str, Any]) -> None:
         if request.get("command") == "lock":

@@ -14,7 +14,7 @@ import pytest
 
 from bench.floor_rig import FloorProcess, PoolDealer, TableProcess, wait_until, \
     write_floor_config
-from bench.power_loss import CREDENTIAL, JournalView
+from bench.power_loss import JournalView
 from controller.stream.journal import journal_path
 
 SEED = 500_000  # the tables' and the pool's progressive seed (the shipped default)
@@ -96,8 +96,8 @@ def test_the_pool_pays_each_hit_once_in_order_through_kills_and_restarts(postgre
         assert query(database, "SELECT locked_by_table FROM floor_pool_meters")[0][0]
 
         # PostgreSQL restarted while the tables verify their jackpots and deal on
-        for table in tables:
-            assert table.ask({"command": "verify_jackpot", "credential": CREDENTIAL})["ok"]
+        for dealer in dealers:
+            dealer.verify()
         dealing = deal(dealers, 2)
         postgres.restart()
         finish(dealing)
