@@ -1,8 +1,8 @@
 """A linked pool fed by real table daemons on the simulators through the floor service, into a
 real PostgreSQL: two hits dealt at once on two tables ordered and each paid once, through the
-floor service killed between events, PostgreSQL restarted and a table's stream replayed from
-its first seq; the ledger equals the tables' journaled contributions minus jackpots plus
-reseeds."""
+floor service killed between events, PostgreSQL restarted, a table killed mid-hand (its hand
+voided) and a table's stream replayed from its first seq; the ledger equals the tables'
+journaled contributions minus voids and jackpots plus reseeds."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 
 from bench.floor_rig import FloorProcess, PoolDealer, TableProcess, wait_until, \
     write_floor_config
-from bench.power_loss import JournalView
+from bench.power_loss import CREDENTIAL, JournalView
 from controller.stream.journal import journal_path
 
 SEED = 500_000  # the tables' and the pool's progressive seed (the shipped default)
@@ -104,6 +104,21 @@ def test_the_pool_pays_each_hit_once_in_order_through_kills_and_restarts(postgre
         wait_until(lambda: pool_caught_up(database, tables), "every hand in the pool",
                    timeout=60)
 
+        # TCL-02 killed mid-hand, its progressive contributed: restarted, the hand voided
+        table = tables[1]
+        for wager, amount in (("ante", 500), ("bonus", 500), ("progressive", 100)):
+            assert table.ask({"command": "place", "spot": 2, "wager": wager, "amount": amount,
+                              "player": "P-9"})["ok"]
+        assert table.ask({"command": "lock"})["ok"]
+        table.shoe.device.load(seed=11)
+        table.shoe.device.deal(3)
+        wait_until(lambda: sum(kind == "card_dealt" for _, kind, _ in journal(table)[-12:])
+                   >= 3, "cards dealt")
+        table.kill()
+        table.start()
+        assert table.ask({"command": "void", "reason": "controller restarted in a test",
+                          "credential": CREDENTIAL})["ok"]
+
         # TCL-01's whole stream replayed from its first seq
         assert floor.stop() == 0, floor.log_tail()
         with psycopg.connect(database) as connection:
@@ -122,7 +137,7 @@ def test_the_pool_pays_each_hit_once_in_order_through_kills_and_restarts(postgre
                         for _, kind, data in records if kind == "meter_contributed")
     jackpots = {(table_id, data["hand_id"]) for table_id, records in journaled.items()
                 for _, kind, data in records if kind == "jackpot_pending"}
-    assert len(jackpots) == 2 and contributions == 20 * 9 * 2
+    assert len(jackpots) == 2 and contributions == 20 * (9 * 2 + 1)
     with psycopg.connect(database) as connection:
         hits = connection.execute("SELECT table_id, hand_id, lock_order, paid, verified_by "
                                   "FROM floor_pool_hits ORDER BY hit").fetchall()
@@ -138,13 +153,15 @@ def test_the_pool_pays_each_hit_once_in_order_through_kills_and_restarts(postgre
                                   "FROM floor_pool_ledger WHERE table_id IS NOT NULL").fetchone()
     assert {(table_id, hand_id) for table_id, hand_id, *_ in hits} == jackpots  # each once
     assert [order for _, _, order, _, _ in hits] == [1, 2]
-    # the first paid the meter as it stood (the seed and every contribution before it), the
-    # second, while the pool was locked, the seed
-    assert before_first >= SEED + 20 * 5 * 2
+    # the first paid the meter as it stood at its claim (the seed and every contribution the
+    # floor had by then: one journaled just before may reach it after), the second, while the
+    # pool was locked, the seed
+    assert before_first > SEED
     assert [paid for *_, paid, _ in hits] == [before_first, SEED]
     assert all(by for *_, by in hits)
-    assert ledger["contribution"] == contributions and "void" not in ledger
+    assert ledger["contribution"] == contributions and ledger["void"] == -20
     assert -ledger["jackpot"] == before_first + SEED
     assert ledger["reseed"] == SEED * 3  # the opening, the second hit's, the first's verified
-    assert meter == ledger_sum == contributions + ledger["jackpot"] + ledger["reseed"]
+    assert meter == ledger_sum == (contributions + ledger["void"] + ledger["jackpot"]
+                                   + ledger["reseed"])
     assert keys[0] == keys[1]
