@@ -89,17 +89,15 @@ class FloorService:
     # --- the database ---------------------------------------------------------------------------
 
     def _database(self) -> psycopg.Connection | None:
-        """The connection: connecting migrates, applies the ratings settings and restarts
-        every feed from the database's resume points."""
+        """The connection: connecting migrates, applies the ratings settings and the pools,
+        brings each pool's ledger up to the store, and restarts every feed from the
+        database's resume points. None (after ``retry_s``) while the database is unavailable,
+        going away included."""
         if self.connection is not None and not self.connection.closed:
             return self.connection
+        connection = None
         try:
             connection = store.connect(self.config.database.dsn)
-        except psycopg.OperationalError as error:
-            log.warning("database unavailable", error=str(error).strip())
-            self.stopping.wait(self.config.service.retry_s)
-            return None
-        try:
             applied = store.migrate(connection)
             if applied:
                 log.info("schema migrated", versions=applied)
@@ -108,8 +106,15 @@ class FloorService:
             for linked in self.config.pools:
                 pool.apply(connection, linked.id)
             points = store.resume_points(connection)
+        except psycopg.OperationalError as error:
+            if connection is not None:
+                connection.close()
+            log.warning("database unavailable", error=str(error).strip())
+            self.stopping.wait(self.config.service.retry_s)
+            return None
         except BaseException:
-            connection.close()
+            if connection is not None:
+                connection.close()
             raise
         self._drop_handover(points)
         log.info("database connected")

@@ -309,3 +309,29 @@ def test_floor_adjust_and_report_from_the_command_line(database, tmp_path, capsy
     printed = capsys.readouterr().out
     assert "Pools (the meter is the sum of the ledger)" in printed
     assert "LINK-1  open    $975.00" in printed and "-$25.00" in printed
+
+
+def test_a_database_going_away_while_the_service_connects_is_retried(connection, database,
+                                                                     tmp_path):
+    """An operational error after connecting (here a lock not granted in time; a PostgreSQL
+    shutting down is another) is the database being unavailable: retried, not fatal."""
+    from controller.floor.config import load_floor_config
+    from controller.floor.service import FloorService
+
+    pool.configure(connection, [linked(("TCL-01",))])
+    config = tmp_path / "floor.toml"
+    config.write_text(f'[database]\ndsn = "{database} options=\'-c lock_timeout=50\'"\n\n'
+                      '[service]\nretry_s = 0.05\n\n'
+                      '[[tables]]\nid = "TCL-01"\ncms_events = "ipc:///tmp/a"\n'
+                      'cms_replay = "ipc:///tmp/b"\n\n'
+                      '[[pools]]\nid = "LINK-1"\ntables = ["TCL-01"]\n', encoding="utf-8")
+    service = FloorService(load_floor_config(config))
+    try:
+        with store.connect(database) as holder:
+            holder.execute("LOCK TABLE floor_pools IN ACCESS EXCLUSIVE MODE")
+            assert service._database() is None
+        assert service._database() is not None
+    finally:
+        if service.connection is not None:
+            service.connection.close()
+        service.context.term()
