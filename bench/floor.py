@@ -7,6 +7,14 @@ scripted dealer), so the tables do not share one interpreter's lock. The floor s
 Figures: events stored per second while the tables deal, and the lag from each event's
 journal time (``ts``) to its row in the store (``stored_at``, in the batch's transaction):
 median and p99. Every seq of every journal is then checked stored exactly once.
+
+The Three Card Lowball tables are linked in one pool (``LINK-1``) and wager the progressive on
+every spot; every ``JACKPOT_EVERY``-th hand of each deals a jackpot, so the tables hit within
+a fraction of a second of each other, and each supervisor verifies at the table's next hand.
+The pool's figures: hits claimed, how many while the pool was locked by an earlier one, and
+whether they were ordered and paid as the pool's rules say (the first the meter as it stood,
+each later one the seed), each journaled hit claimed once and the ledger equal to the
+journaled contributions minus jackpots plus reseeds.
 """
 
 from __future__ import annotations
@@ -27,6 +35,9 @@ GAMES = ("three_card_lowball", "cali_lowball")
 #: Records the CMS family holds back until their hand settles: their lag is the hand's length
 #: by design, so it is reported apart.
 HELD = tuple(sorted(CARD_TYPES))
+#: Every how many hands a Three Card Lowball table deals a jackpot.
+JACKPOT_EVERY = 5
+POOL_ID = "LINK-1"
 #: Tables starting at once: twenty daemons importing at the same time on two cores would not
 #: all answer within the start deadline.
 STARTING = 4
@@ -36,31 +47,53 @@ def worker(table_id: str, game: str, root: str) -> None:
     """One table: print its endpoints, then obey lines on stdin: ``go SECONDS PACE OFFSET``
     deals for that long, a hand every PACE seconds (0: one after another) from OFFSET seconds
     on (the tables of a floor do not all start a hand at the same instant), and prints the
-    hands; ``stop`` ends."""
-    from bench.floor_rig import RatedDealer, TableProcess
+    hands (and a Three Card Lowball table's contributions and jackpots, from its journal);
+    ``stop`` ends."""
+    from bench.floor_rig import PoolDealer, RatedDealer, TableProcess
 
     table = TableProcess(table_id, game, durability="batched", root=Path(root))
     try:
         print(json.dumps({**table.floor_entry(), "state_dir": str(table.state_dir),
-                          "paytable": table.paytable}), flush=True)
+                          "paytable": table.paytable, "game": game}), flush=True)
         for line in sys.stdin:
             command = line.split()
             if command[0] == "go":
-                dealer = RatedDealer(table, {1: f"{table_id}-P1", 3: f"{table_id}-P3"},
-                                     seed=hash(table_id) & 0xFFFF)
+                linked = game == "three_card_lowball"
+                dealer = (PoolDealer if linked else RatedDealer)(
+                    table, {1: f"{table_id}-P1", 3: f"{table_id}-P3"},
+                    seed=hash(table_id) & 0xFFFF)
                 seconds, pace, offset = (float(value) for value in command[1:4])
                 hands, start = 0, time.monotonic() + offset
                 time.sleep(offset)
                 while time.monotonic() < start + seconds:
+                    if linked and hands % JACKPOT_EVERY == JACKPOT_EVERY - 1:
+                        dealer.jackpot_next()
                     dealer.hand()
                     hands += 1
                     # the pace of a busy table, not synchronisation: the next hand's slot
                     time.sleep(max(0.0, start + hands * pace - time.monotonic()))
-                print(json.dumps({"hands": hands}), flush=True)
+                if linked:
+                    dealer.verify()
+                print(json.dumps({"hands": hands, **_progressive(str(table.state_dir))}),
+                      flush=True)
             elif command[0] == "stop":
                 break
     finally:
         table.close()
+
+
+def _progressive(state_dir: str) -> dict[str, int]:
+    """A table's journaled contributions and jackpot hits."""
+    from bench.power_loss import JournalView
+    from controller.stream.journal import journal_path
+
+    contributions = hits = 0
+    for _seq, _ts, kind, message in JournalView(journal_path(state_dir)).records():
+        if kind == "meter_contributed":
+            contributions += json.loads(message)["data"]["contribution"]
+        elif kind == "jackpot_pending":
+            hits += 1
+    return {"contributions": contributions, "hits": hits}
 
 
 def _journal_seqs(state_dir: str) -> int:
@@ -114,19 +147,23 @@ def floor_at_scale(tables: int = 20, seconds: float = 30.0, pace: float = 0.0,
             for number, process in enumerate(workers):
                 process.stdin.write(f"go {seconds} {pace} {pace * number / tables}\n")
                 process.stdin.flush()
-            hands = sum(json.loads(process.stdout.readline())["hands"] for process in workers)
+            dealt = [json.loads(process.stdout.readline()) for process in workers]
+            hands = sum(table["hands"] for table in dealt)
             total = sum(_journal_seqs(entry["state_dir"]) for entry in entries)
             if catch_up:
                 began = time.monotonic()
                 floor = FloorProcess(config, Path(tmp) / "floor.log")
             wait_until(lambda: count() >= total, "every event stored", 600, poll=0.2)
             took = time.monotonic() - began if catch_up else 0.0
+            wait_until(lambda: _pool_caught_up(dsn, entries), "the pool's ledger filled", 120,
+                       poll=0.2)
         finally:
             if floor is not None:
                 floor.stop()
             _stop(workers)
         with psycopg.connect(dsn) as connection:
             figures = _figures(connection, started)
+            figures.update(_pool_figures(connection, dealt))
             gaps = connection.execute(
                 """SELECT count(*) FROM (SELECT table_id, count(*) AS n, max(seq) AS top
                                            FROM floor_events GROUP BY table_id) t
@@ -135,6 +172,47 @@ def floor_at_scale(tables: int = 20, seconds: float = 30.0, pace: float = 0.0,
             figures["events_per_s"] = total / took
         return {**figures, "tables": tables, "hands": hands, "hands_per_s": hands / seconds,
                 "all_seqs_once": float(figures["stored"] == total and gaps == 0)}
+
+
+def _pool_caught_up(dsn: str, entries: list[dict]) -> bool:
+    """The pool has read every stored event of its tables."""
+    import psycopg
+
+    try:
+        with psycopg.connect(dsn) as connection:
+            behind = connection.execute(
+                """SELECT count(*) FROM floor_pool_tables t JOIN floor_cursors c USING (table_id)
+                    WHERE t.applied_through < c.resume_after""").fetchone()[0]
+            linked = connection.execute("SELECT count(*) FROM floor_pool_tables").fetchone()[0]
+    except psycopg.Error:
+        return False
+    return behind == 0 and linked == sum(entry["game"] == "three_card_lowball"
+                                         for entry in entries)
+
+
+def _pool_figures(connection, dealt: list[dict]) -> dict[str, float]:
+    """The pool's hits, and whether each was claimed once and paid as the rules say."""
+    seed, = connection.execute("SELECT seed FROM floor_pools WHERE pool_id = %s",
+                               (POOL_ID,)).fetchone()
+    hits = connection.execute(
+        """SELECT h.lock_order, h.paid, cardinality(h.seats),
+                  (SELECT coalesce(sum(l.amount), 0) FROM floor_pool_ledger l
+                    WHERE l.pool_id = h.pool_id AND l.entry < j.entry)
+             FROM floor_pool_hits h
+             JOIN floor_pool_ledger j ON j.table_id = h.table_id AND j.seq = h.seq
+                                     AND j.kind = 'jackpot'
+            ORDER BY h.hit""").fetchall()
+    ordered = all(paid == (meter // seats if order == 1 else seed // seats) * seats
+                  for order, paid, seats, meter in hits)
+    meters = connection.execute(
+        "SELECT meter, ledger_sum, contributions FROM floor_pool_meters WHERE pool_id = %s",
+        (POOL_ID,)).fetchone()
+    journaled_hits = sum(table.get("hits", 0) for table in dealt)
+    journaled = sum(table.get("contributions", 0) for table in dealt)
+    return {"pool_hits": len(hits),
+            "pool_hits_while_locked": sum(order > 1 for order, *_ in hits),
+            "pool_ordered": float(ordered and len(hits) == journaled_hits
+                                  and meters[0] == meters[1] and meters[2] == journaled)}
 
 
 def _ready(process: subprocess.Popen) -> dict:
@@ -151,6 +229,10 @@ def _floor_config(path: Path, dsn: str, entries: list[dict]) -> Path:
     for entry in entries:
         text += "[[tables]]\n" + "".join(f"{key} = {_toml_value(entry[key])}\n"
                                          for key in ("id", "cms_events", "cms_replay"))
+    linked = [entry["id"] for entry in entries if entry["game"] == "three_card_lowball"]
+    if linked:
+        text += (f"[[pools]]\nid = {_toml_value(POOL_ID)}\n"
+                 f"tables = [{', '.join(_toml_value(table) for table in linked)}]\n")
     for paytable in sorted({entry["paytable"] for entry in entries}):
         text += f'[paytables."{paytable}"]\nhouse_edge = "0.03"\n'
     path.write_text(text, encoding="utf-8")
@@ -215,6 +297,11 @@ def report(tables: int = 20, seconds: float = 30.0, pace: float = 0.0,
           f"{figures['bytes_per_event']:,.0f} bytes an event in floor_events with its indexes")
     print(f"  every seq of every journal stored exactly once: "
           f"{'yes' if figures['all_seqs_once'] else 'NO'}")
+    print(f"  linked pool ({(tables + 1) // 2} Three Card Lowball tables): "
+          f"{figures['pool_hits']} jackpot hits, {figures['pool_hits_while_locked']} while an "
+          f"earlier one awaited verification; ordered and paid as the rules say, each once, "
+          f"the ledger equal to the journaled contributions: "
+          f"{'yes' if figures['pool_ordered'] else 'NO'}")
     return figures
 
 

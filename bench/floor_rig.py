@@ -4,7 +4,8 @@
 :class:`bench.pipeline.DaemonProcess` runs it, with its own table id and a CMS stream, and it
 can be killed (SIGKILL) and started again on the same journal and simulators.
 :class:`FloorProcess` is ``lowball-table floor`` on a floor.toml naming those tables.
-:class:`RatedDealer` plays hands with a player id on each spot.
+:class:`RatedDealer` plays hands with a player id on each spot, :class:`PoolDealer` with a
+progressive wager on each spot too (and, when asked, a jackpot dealt).
 """
 
 from __future__ import annotations
@@ -140,13 +141,77 @@ class RatedDealer(StreamedDealer):
         super()._ask(request)
 
 
+#: The pat 4-2-A dealt to the first seat and to the dealer of a jackpot hand.
+_JACKPOT_SEAT, _JACKPOT_DEALER = ("4c", "2c", "Ah"), ("4d", "2d", "As")
+
+
+def jackpot_deck(seats: int, seed: int = 0) -> list[str]:
+    """A Three Card Lowball deck for ``seats`` spots whose first spot and the dealer are both
+    dealt a pat 4-2-A (the jackpot); the other spots and the draws take cards shuffled with
+    ``seed`` from the rest."""
+    from simulators.shoe import card_order
+
+    rest = [str(card) for card in card_order(seed=seed)
+            if str(card) not in _JACKPOT_SEAT + _JACKPOT_DEALER]
+    deck: list[str] = []
+    for round_ in range(3):
+        deck += [_JACKPOT_SEAT[round_], *(rest.pop() for _ in range(seats - 1)),
+                 _JACKPOT_DEALER[round_]]
+    return deck + rest
+
+
+class PoolDealer(RatedDealer):
+    """A :class:`RatedDealer` that places the progressive on every spot before each lock.
+    After :meth:`jackpot_next` its next hand deals a jackpot to its first spot; the jackpot is
+    verified (by :data:`bench.power_loss.CREDENTIAL`'s supervisor) when :meth:`verify` is
+    called, or before the hand after it, as a supervisor would take a while to come."""
+
+    def __init__(self, table: TableProcess, players: dict[int, str], **kwargs: Any):
+        super().__init__(table, players, **kwargs)
+        self.deck: list[str] | None = None
+        self.awaiting_verification = False
+        self.jackpots = 0
+
+    def jackpot_next(self) -> None:
+        self.deck = jackpot_deck(len(self.seats), self.rng.randrange(2**32))
+
+    def verify(self) -> None:
+        if self.awaiting_verification:
+            self._ask({"command": "verify_jackpot", "credential": CREDENTIAL})
+            self.awaiting_verification = False
+
+    def hand(self) -> None:
+        self.verify()
+        jackpot = self.deck is not None
+        super().hand()
+        if jackpot:
+            self.awaiting_verification = True
+            self.jackpots += 1
+
+    def _ask(self, request: dict[str, Any]) -> None:
+        if request.get("command") == "lock":
+            for seat in self.seats:
+                super()._ask({"command": "place", "spot": seat, "wager": "progressive",
+                              "amount": 100})
+            if self.deck is not None:
+                self.daemon.shoe.device.load(self.deck)
+                self.deck = None
+        super()._ask(request)
+
+
 def write_floor_config(path: Path, dsn: str, tables: list[TableProcess],
-                       house_edges: dict[str, str], **service: Any) -> Path:
+                       house_edges: dict[str, str], pools: dict[str, list[str]] | None = None,
+                       **service: Any) -> Path:
+    """floor.toml for ``tables``; ``pools``: pool id -> its tables (the progressive's
+    defaults, as the tables' configs have them)."""
     lines = [_toml({"database": {"dsn": dsn}, "service": service} if service
                    else {"database": {"dsn": dsn}})]
     for table in tables:
         lines.append("[[tables]]\n" + "".join(f"{key} = {_toml_value(value)}\n"
                                               for key, value in table.floor_entry().items()))
+    for pool_id, members in (pools or {}).items():
+        lines.append(f"[[pools]]\nid = {_toml_value(pool_id)}\n"
+                     f"tables = [{', '.join(_toml_value(table) for table in members)}]\n")
     for paytable, edge in house_edges.items():
         lines.append(f'[paytables."{paytable}"]\nhouse_edge = "{edge}"\n')
     path.write_text("\n".join(lines), encoding="utf-8")

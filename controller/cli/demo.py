@@ -55,7 +55,25 @@ def register(subparsers, name: str, help_text: str) -> None:
                              "0: any free port)")
     parser.add_argument("--no-console", action="store_true",
                         help="do not start the console beside the table")
+    parser.add_argument("--floor", type=_table_count, metavar="N",
+                        help=f"N Three Card Lowball tables (1 to {MAX_FLOOR_TABLES}), the "
+                             "floor service and one linked pool on a throwaway PostgreSQL "
+                             "(no live view, no console)")
     parser.set_defaults(func=run)
+
+
+#: The most tables ``--floor`` starts (each is a daemon and three simulators in this process).
+MAX_FLOOR_TABLES = 20
+
+
+def _table_count(text: str) -> int:
+    try:
+        count = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of tables") from None
+    if not 1 <= count <= MAX_FLOOR_TABLES:
+        raise argparse.ArgumentTypeError(f"{count}: from 1 to {MAX_FLOOR_TABLES} tables")
+    return count
 
 
 #: Where the demo (and the shipped configs) put the CMS family: what examples/cms_consumer.py
@@ -96,6 +114,10 @@ def start_console(state_dir: Path, loaded: LoadedConfig, port: int):
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.floor:
+        from controller.cli import floor_demo
+
+        return floor_demo.run(args)
     from controller.daemon.loop import TableDaemon
     from controller.stream.live_view import LiveView
     from simulators.dealer import SimulatedDealer

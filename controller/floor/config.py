@@ -1,4 +1,5 @@
-"""floor.toml: the database, the tables to follow, shifts, and each paytable's house edge.
+"""floor.toml: the database, the tables to follow, the linked pools, shifts, and each
+paytable's house edge.
 
 Validated like the table config (:mod:`controller.settings.table_config`): pydantic models that forbid
 unknown keys, each error naming its key path. A house edge is an exact decimal written as
@@ -12,13 +13,13 @@ import zoneinfo
 from datetime import time
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PlainValidator, field_validator, \
     model_validator
 
 from controller.settings.paytables import read_toml
-from controller.settings.table_config import is_local
+from controller.settings.table_config import Progressive, is_local
 from controller.settings.validation import InputError, validate
 
 #: Table ids as the table config allows them (``table.id``).
@@ -135,6 +136,25 @@ class Paytable(_Section):
     wagers: dict[Annotated[str, Field(pattern=r"^[a-z_]{1,32}$")], HouseEdge] = {}
 
 
+#: The most tables one pool links (AGS links about 40; a whole floor is a few hundred).
+MAX_POOL_TABLES = 500
+
+
+class Pool(Progressive):
+    """A linked progressive: one meter, seed, contribution rate and set of fixed awards shared
+    by Three Card Lowball tables (``wager``, ``seed``, ``contribution_rate`` and ``awards`` as
+    a table config's ``[progressive]``)."""
+
+    id: TableId
+    #: The linked tables (their ``tables[].id``); a table is in one pool at most.
+    tables: Annotated[tuple[TableId, ...], Field(min_length=1, max_length=MAX_POOL_TABLES)]
+    #: What a hit is paid while the pool is locked by an earlier hit awaiting verification:
+    #: ``seed`` (the house puts up the seed and pays it) or ``meter`` (the meter as it then
+    #: stands: what the tables contributed since the earlier hit emptied it, plus the seed if
+    #: that hit was verified meanwhile).
+    simultaneous_hit: Literal["seed", "meter"] = "seed"
+
+
 class FloorConfig(_Section):
     database: Database
     service: Service = Service()
@@ -144,11 +164,12 @@ class FloorConfig(_Section):
     #: Paytable name (``table.paytable`` of a table config) -> its house edge. Until the
     #: game-math par sheets land, theoretical win uses these.
     paytables: dict[Annotated[str, Field(min_length=1, max_length=64)], Paytable] = {}
+    pools: Annotated[tuple[Pool, ...], Field(max_length=100)] = ()
 
     @model_validator(mode="after")
     def _tables(self):
         seen: set[str] = set()
-        problems = []
+        problems = self._pool_problems()
         for index, table in enumerate(self.tables):
             if table.id in seen:
                 problems.append(f"tables[{index}].id: {table.id!r} is listed twice")
@@ -166,6 +187,30 @@ class FloorConfig(_Section):
         if problems:
             raise ValueError("; ".join(problems))
         return self
+
+    def _pool_problems(self) -> list[str]:
+        followed = {table.id for table in self.tables}
+        pool_of: dict[str, str] = {}
+        ids: set[str] = set()
+        problems = []
+        for index, pool in enumerate(self.pools):
+            if pool.id in ids:
+                problems.append(f"pools[{index}].id: {pool.id!r} is listed twice")
+            ids.add(pool.id)
+            for place, table in enumerate(pool.tables):
+                key = f"pools[{index}].tables[{place}]"
+                if table not in followed:
+                    problems.append(f"{key}: {table!r} is not one of the [[tables]] the floor "
+                                    "follows")
+                elif table in pool_of:
+                    problems.append(f"{key}: {table!r} is already linked to pool "
+                                    f"{pool_of[table]!r} (a table is in one pool at most)")
+                else:
+                    pool_of[table] = pool.id
+        return problems
+
+    def pool_of(self, table_id: str) -> Pool | None:
+        return next((pool for pool in self.pools if table_id in pool.tables), None)
 
 
 class LoadedFloorConfig(BaseModel):

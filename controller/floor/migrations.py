@@ -238,9 +238,108 @@ SELECT k.table_id, k.shift_date, k.shift,
   LEFT JOIN down d USING (table_id, shift_date, shift);
 """
 
+POOLS = """
+CREATE FUNCTION floor_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION '% is append-only: % refused', TG_TABLE_NAME, TG_OP;
+END $$;
+
+CREATE TABLE floor_pools (
+    pool_id          text        PRIMARY KEY,
+    seed             bigint      NOT NULL CHECK (seed >= 0),
+    wager            bigint      NOT NULL CHECK (wager > 0),
+    contribution     bigint      NOT NULL CHECK (contribution >= 0),
+    contribution_rate text       NOT NULL,
+    simultaneous_hit text        NOT NULL CHECK (simultaneous_hit IN ('seed', 'meter')),
+    awards           jsonb       NOT NULL,
+    meter            bigint      NOT NULL CHECK (meter >= 0),
+    configured_at    timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+
+CREATE TABLE floor_pool_tables (
+    table_id        text   PRIMARY KEY,
+    pool_id         text   NOT NULL REFERENCES floor_pools,
+    applied_through bigint NOT NULL CHECK (applied_through >= 0)
+);
+
+CREATE TABLE floor_pool_ledger (
+    entry       bigserial   PRIMARY KEY,
+    pool_id     text        NOT NULL REFERENCES floor_pools,
+    kind        text        NOT NULL CHECK (kind IN ('reseed', 'contribution', 'void', 'jackpot',
+                                                     'fixed_award', 'adjustment')),
+    amount      bigint      NOT NULL,
+    paid        bigint      CHECK (paid >= 0),
+    table_id    text,
+    seq         bigint,
+    hand_id     text,
+    ts          timestamptz,
+    reference   text,
+    detail      text        NOT NULL DEFAULT '',
+    recorded_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    UNIQUE (table_id, seq, kind),
+    UNIQUE (pool_id, reference),
+    CHECK ((table_id IS NULL) = (seq IS NULL)),
+    CHECK ((table_id IS NULL) <> (reference IS NULL)),
+    CHECK (CASE kind WHEN 'contribution' THEN amount > 0
+                     WHEN 'reseed' THEN amount >= 0
+                     WHEN 'void' THEN amount < 0
+                     WHEN 'jackpot' THEN amount <= 0 AND paid = -amount
+                     WHEN 'fixed_award' THEN amount = 0 AND paid IS NOT NULL
+                     ELSE amount <> 0 END)
+);
+CREATE INDEX floor_pool_ledger_by_hand ON floor_pool_ledger (table_id, hand_id)
+    WHERE table_id IS NOT NULL;
+CREATE TRIGGER floor_pool_ledger_no_update_or_delete
+    BEFORE UPDATE OR DELETE ON floor_pool_ledger
+    FOR EACH ROW EXECUTE FUNCTION floor_append_only();
+CREATE TRIGGER floor_pool_ledger_no_truncate BEFORE TRUNCATE ON floor_pool_ledger
+    FOR EACH STATEMENT EXECUTE FUNCTION floor_append_only();
+
+CREATE TABLE floor_pool_hits (
+    hit          bigserial   PRIMARY KEY,
+    pool_id      text        NOT NULL REFERENCES floor_pools,
+    table_id     text        NOT NULL,
+    seq          bigint      NOT NULL,
+    hand_id      text        NOT NULL,
+    seats        integer[]   NOT NULL,
+    ts           timestamptz NOT NULL,
+    claimed_at   timestamptz NOT NULL DEFAULT clock_timestamp(),
+    lock_order   integer     NOT NULL CHECK (lock_order >= 1),
+    paid         bigint      NOT NULL CHECK (paid >= 0),
+    share        bigint      NOT NULL CHECK (share >= 0),
+    reseed_due   bigint      NOT NULL CHECK (reseed_due >= 0),
+    table_amount bigint      NOT NULL,
+    verified_seq bigint,
+    verified_at  timestamptz,
+    verified_by  text,
+    UNIQUE (table_id, seq),
+    UNIQUE (table_id, hand_id)
+);
+CREATE INDEX floor_pool_hits_unverified ON floor_pool_hits (pool_id) WHERE verified_seq IS NULL;
+
+CREATE VIEW floor_pool_meters AS
+SELECT p.pool_id, p.meter,
+       coalesce(sum(l.amount), 0)::bigint AS ledger_sum,
+       coalesce(sum(l.amount) FILTER (WHERE l.kind = 'contribution'), 0)::bigint AS contributions,
+       coalesce(-sum(l.amount) FILTER (WHERE l.kind = 'void'), 0)::bigint AS voided,
+       coalesce(-sum(l.amount) FILTER (WHERE l.kind = 'jackpot'), 0)::bigint AS jackpots,
+       coalesce(sum(l.amount) FILTER (WHERE l.kind = 'reseed'), 0)::bigint AS reseeds,
+       coalesce(sum(l.amount) FILTER (WHERE l.kind = 'adjustment'), 0)::bigint AS adjustments,
+       coalesce(sum(l.paid) FILTER (WHERE l.kind = 'fixed_award'), 0)::bigint AS fixed_awards,
+       (SELECT h.table_id FROM floor_pool_hits h
+         WHERE h.pool_id = p.pool_id AND h.verified_seq IS NULL
+         ORDER BY h.hit LIMIT 1) AS locked_by_table,
+       (SELECT h.hand_id FROM floor_pool_hits h
+         WHERE h.pool_id = p.pool_id AND h.verified_seq IS NULL
+         ORDER BY h.hit LIMIT 1) AS locked_by_hand
+  FROM floor_pools p LEFT JOIN floor_pool_ledger l ON l.pool_id = p.pool_id
+ GROUP BY p.pool_id, p.meter;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "events and resume points", EVENTS),
     Migration(2, "typed views: hands, wagers, settlements, awards, faults, device status",
               TYPED_VIEWS),
     Migration(3, "ratings and theoretical win", RATINGS),
+    Migration(4, "linked pools: ledger, hits and meters", POOLS),
 )

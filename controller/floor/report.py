@@ -1,7 +1,7 @@
 """``lowball-table floor report``: the ratings views, printed for people.
 
-Per player, table and shift (``floor_player_ratings``) and per table and shift
-(``floor_table_ratings``). Money stays exact: cents are integers, theoretical win and averages
+Per player, table and shift (``floor_player_ratings``), per table and shift
+(``floor_table_ratings``), and each linked pool's meter and ledger (``floor_pool_meters``). Money stays exact: cents are integers, theoretical win and averages
 are PostgreSQL numerics, shown rounded to the cent (half to even) only here.
 """
 
@@ -24,6 +24,9 @@ TABLES = """SELECT table_id, shift_date, shift, hands, handle, win, hold_percent
               FROM floor_table_ratings
              WHERE (%(day)s::date IS NULL OR shift_date = %(day)s::date)
              ORDER BY shift_date, shift, table_id"""
+POOLS = """SELECT pool_id, meter, contributions, voided, jackpots, reseeds, adjustments,
+                  fixed_awards, locked_by_table, locked_by_hand
+             FROM floor_pool_meters ORDER BY pool_id"""
 
 
 def money(cents: int | Decimal | None) -> str:
@@ -81,3 +84,14 @@ def print_report(connection: psycopg.Connection, out: IO[str], day: date | None 
            [(table, f"{shift_date} {shift}", str(hands), money(handle), money(win),
              _number(hold, "0.01"), str(faults), duration(down))
             for table, shift_date, shift, hands, handle, win, hold, faults, down in tables])
+    pools = connection.execute(POOLS).fetchall()
+    if not pools:
+        return
+    out.write("\nPools (the meter is the sum of the ledger)\n")
+    _table(out, ("pool", "status", "meter", "contributions", "voided", "jackpots", "reseeds",
+                 "adjustments", "fixed awards"),
+           [(pool, f"JACKPOT {table} {hand}" if table else "open", money(meter),
+             money(contributions), money(voided), money(jackpots), money(reseeds),
+             money(adjustments), money(fixed))
+            for pool, meter, contributions, voided, jackpots, reseeds, adjustments, fixed, table,
+            hand in pools])

@@ -7,6 +7,10 @@ to the writer, which stores everything handed to it in one transaction
 (:func:`controller.floor.store.store_batch`), every ``batch_wait_ms`` or as soon as
 ``batch_max`` events wait.
 
+After each batch, every linked pool with a table in it reads that table's newly stored events
+into its ledger (:func:`controller.floor.pool.apply`, its own serializable transaction); at
+connecting, every pool catches up with what was stored before.
+
 When the database fails, the batch and everything handed over since are dropped and every
 feed starts again from the resume points last committed; when a table fails, only its feed
 does, from the last resume point it handed over. So after any crash or restart (the
@@ -25,7 +29,7 @@ import psycopg
 import structlog
 import zmq
 
-from controller.floor import store
+from controller.floor import pool, store
 from controller.floor.config import LoadedFloorConfig
 from controller.floor.feed import FeedError, TableFeed
 from controller.stream.client import StreamError
@@ -67,6 +71,8 @@ class FloorService:
         self.threads: list[threading.Thread] = []
         #: Events stored, and events received again that the store already held.
         self.stored = self.repeated = self.batches = 0
+        #: Rows written to the linked pools' ledgers.
+        self.ledger_rows = 0
 
     def _curves(self) -> dict[str, dict[str, bytes] | None]:
         from controller.stream.security import client_keys
@@ -83,24 +89,32 @@ class FloorService:
     # --- the database ---------------------------------------------------------------------------
 
     def _database(self) -> psycopg.Connection | None:
-        """The connection: connecting migrates, applies the ratings settings and restarts
-        every feed from the database's resume points."""
+        """The connection: connecting migrates, applies the ratings settings and the pools,
+        brings each pool's ledger up to the store, and restarts every feed from the
+        database's resume points. None (after ``retry_s``) while the database is unavailable,
+        going away included."""
         if self.connection is not None and not self.connection.closed:
             return self.connection
+        connection = None
         try:
             connection = store.connect(self.config.database.dsn)
-        except psycopg.OperationalError as error:
-            log.warning("database unavailable", error=str(error).strip())
-            self.stopping.wait(self.config.service.retry_s)
-            return None
-        try:
             applied = store.migrate(connection)
             if applied:
                 log.info("schema migrated", versions=applied)
             store.configure(connection, self.config)
+            pool.configure(connection, self.config.pools)
+            for linked in self.config.pools:
+                pool.apply(connection, linked.id)
             points = store.resume_points(connection)
+        except psycopg.OperationalError as error:
+            if connection is not None:
+                connection.close()
+            log.warning("database unavailable", error=str(error).strip())
+            self.stopping.wait(self.config.service.retry_s)
+            return None
         except BaseException:
-            connection.close()
+            if connection is not None:
+                connection.close()
             raise
         self._drop_handover(points)
         log.info("database connected")
@@ -154,6 +168,13 @@ class FloorService:
                     continue
                 with handover.lock:
                     handover.committed.update(cursors)
+                try:
+                    for linked in self.config.pools:
+                        if any(table in cursors for table in linked.tables):
+                            self.ledger_rows += pool.apply(connection, linked.id)
+                except psycopg.Error as error:
+                    self._lost_database(error)
+                    continue
                 self.batches += 1
                 self.stored += stored
                 self.repeated += len(rows) - stored
@@ -231,5 +252,6 @@ def serve(loaded: LoadedFloorConfig) -> int:
         log.error("floor service cannot go on", error=str(error).strip())
         return 2
     log.info("floor service stopped", stored=service.stored, repeated=service.repeated,
-             batches=service.batches, seconds=round(time.monotonic() - started, 1))
+             batches=service.batches, ledger_rows=service.ledger_rows,
+             seconds=round(time.monotonic() - started, 1))
     return 0

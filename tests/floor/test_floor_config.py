@@ -88,3 +88,32 @@ def test_the_shipped_example_is_valid_and_names_the_example_tables():
               for name in ("cali-lowball.toml", "three-card-lowball.toml")]
     assert [table.id for table in floor.tables] == [table.id for table in tables]
     assert {table.paytable for table in tables} <= set(floor.paytables)
+
+
+POOL = '[[pools]]\nid = "LINK-1"\ntables = ["CALI-01"]\n'
+
+
+def test_a_pool_has_the_progressive_defaults(tmp_path):
+    (linked,) = load(tmp_path, POOL).config.pools
+    assert (linked.seed, linked.wager, linked.contribution, linked.simultaneous_hit) == \
+        (500_000, 100, 20, "seed")
+    assert linked.awards.pat_one_color == 20000
+
+
+@pytest.mark.parametrize("text, says", [
+    ('[[pools]]\nid = "L"\ntables = ["T9"]\n', "pools[0].tables[0]: 'T9' is not one of the "
+                                               "[[tables]]"),
+    (POOL + POOL, "pools[1].id: 'LINK-1' is listed twice"),
+    (POOL + '[[pools]]\nid = "L2"\ntables = ["CALI-01"]\n',
+     "pools[1].tables[0]: 'CALI-01' is already linked to pool 'LINK-1'"),
+    ('[[pools]]\nid = "L"\ntables = []\n', "pools[0].tables"),
+    (POOL + 'seed = -1\n', "pools[0].seed"),
+    (POOL + 'seed = 5000.5\n', "pools[0].seed"),
+    (POOL + 'contribution_rate = 0.2\n', "pools[0].contribution_rate"),
+    (POOL + 'contribution_rate = "12.345%"\n', "whole cents"),
+    (POOL + 'simultaneous_hit = "split"\n', "pools[0].simultaneous_hit"),
+    (POOL + 'jackpot = 5\n', "pools[0].jackpot: unknown key"),
+    (POOL + '[pools.awards]\n"4-high" = -5\n', "pools[0].awards.4-high"),
+])
+def test_a_bad_pool_is_named(tmp_path, text, says):
+    assert says in problems(tmp_path, text)

@@ -1,0 +1,427 @@
+"""The linked pools' ledger in PostgreSQL, filled from the member tables' stored events.
+
+Every movement of a pool's meter is one row of ``floor_pool_ledger``: the seed it opened at,
+each table's journaled contribution (``meter_contributed``), a voided hand's contributions
+taken back (``hand_voided``), each jackpot paid (``jackpot_pending``: the hit, claimed here),
+the reseed after a verified jackpot (``jackpot_verified``) and a supervisor's adjustment.
+Fixed awards (paid by the house, not the meter) are rows too, moving the meter by 0. The
+meter (``floor_pools.meter``) moves in the same transaction as its rows, so it is always
+their sum (``floor_pool_meters`` shows both).
+
+Exactly once: a row that comes from a table's event is keyed by ``(table_id, seq, kind)``, and
+each member table's ``applied_through`` (the last seq the pool has read) moves in the same
+transaction as the rows. The pool reads only events up to the table's resume point
+(``floor_cursors``): everything up to it is stored, so nothing arrives later below it. A
+floor service killed, a table's stream replayed or PostgreSQL restarted leaves the ledger
+where its last transaction did, and the next one goes on from there.
+
+Each application and each claim is one SERIALIZABLE transaction that starts by locking the
+pool's row; a transaction that loses a race with another floor service (two services may
+follow tables of one pool) fails with a serialization failure and is run again. Hits are
+ordered by that: the transaction that claims first is the first hit. Within one
+transaction (one floor service's batch), the member tables' events are taken in the order of
+their journal times, each table's in seq order.
+
+While a hit awaits its supervisor's verification the pool is *locked*: tables keep dealing
+and contributing, and a hit meanwhile is paid what the pool's ``simultaneous_hit`` says (the
+seed, put up by the house, or the meter as it then stands). docs/floor.md says more.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import random
+import time
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
+from typing import Any, NamedTuple, TypeVar
+
+import psycopg
+import structlog
+from psycopg import errors
+from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
+
+from controller.floor.config import Pool
+from controller.settings.validation import MAX_CENTS
+
+log = structlog.get_logger("floor.pool")
+
+#: The table events a pool reads.
+POOL_EVENTS = ("meter_contributed", "hand_voided", "progressive_awarded", "jackpot_pending",
+               "jackpot_verified")
+#: How many times a transaction that lost a serialization race is run again.
+ATTEMPTS = 50
+T = TypeVar("T")
+
+
+class PoolError(ValueError):
+    """A pool operation refused (an unknown pool, an adjustment the meter cannot take)."""
+
+
+class Hit(NamedTuple):
+    """A jackpot hit as a table journaled it (its ``jackpot_pending``)."""
+    table_id: str
+    seq: int
+    hand_id: str
+    seats: tuple[int, ...]
+    ts: datetime
+    #: What the table's own meter paid (its ``jackpot_pending`` amount).
+    table_amount: int
+
+
+class Claim(NamedTuple):
+    """What the pool paid a hit: ``lock_order`` 1 is a hit on an open pool (paid the meter);
+    2 and up came while earlier hits awaited verification."""
+    hit: int
+    lock_order: int
+    paid: int
+    share: int
+
+
+class _Event(NamedTuple):
+    table_id: str
+    seq: int
+    type: str
+    hand_id: str | None
+    ts: datetime
+    data: dict[str, Any]
+
+
+def serializable(connection: psycopg.Connection, work: Callable[[], T]) -> T:
+    """``work()`` in one SERIALIZABLE transaction, run again (a little later each time) when
+    it loses a race with a concurrent one."""
+    for attempt in itertools.count(1):
+        try:
+            with connection.transaction():
+                connection.execute("SET TRANSACTION ISOLATION LEVEL SERIALIZABLE")
+                return work()
+        except (errors.SerializationFailure, errors.DeadlockDetected):
+            if attempt >= ATTEMPTS:
+                raise
+            time.sleep(random.uniform(0, 0.002 * attempt))
+    raise AssertionError("unreachable")
+
+
+# --- the configuration -------------------------------------------------------------------------
+
+def configure(connection: psycopg.Connection, pools: Sequence[Pool]) -> None:
+    """Make the pools and their tables those of floor.toml. A new pool opens at its seed (a
+    ledger row); a pool's meter and ledger are never touched by its settings changing. A table
+    newly linked to a pool joins it at the floor's resume point for it: what the floor had
+    stored of that table before is not the pool's."""
+    def work() -> None:
+        for pool in pools:
+            created = connection.execute(
+                """INSERT INTO floor_pools (pool_id, seed, wager, contribution, contribution_rate,
+                                            simultaneous_hit, awards, meter)
+                   VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
+                   ON CONFLICT (pool_id) DO UPDATE
+                      SET seed = excluded.seed, wager = excluded.wager,
+                          contribution = excluded.contribution,
+                          contribution_rate = excluded.contribution_rate,
+                          simultaneous_hit = excluded.simultaneous_hit,
+                          awards = excluded.awards, configured_at = clock_timestamp()
+                   RETURNING xmax = 0""",
+                (pool.id, pool.seed, pool.wager, pool.contribution,
+                 pool.model_dump(mode="json")["contribution_rate"], pool.simultaneous_hit,
+                 Jsonb(pool.awards.model_dump(by_alias=True)), pool.seed)).fetchone()
+            if created is not None and created[0]:
+                connection.execute(
+                    """INSERT INTO floor_pool_ledger (pool_id, kind, amount, reference, detail)
+                       VALUES (%s, 'reseed', %s, 'opened', 'the pool opened at its seed')""",
+                    (pool.id, pool.seed))
+        members = [(table, pool.id) for pool in pools for table in pool.tables]
+        connection.execute("DELETE FROM floor_pool_tables "
+                           "WHERE NOT (table_id = ANY(%s::text[]))",
+                           ([table for table, _ in members],))
+        with connection.cursor() as cursor:
+            cursor.executemany(
+                """INSERT INTO floor_pool_tables (table_id, pool_id, applied_through)
+                   SELECT %(table)s, %(pool)s, coalesce(
+                          (SELECT resume_after FROM floor_cursors WHERE table_id = %(table)s), 0)
+                   ON CONFLICT (table_id) DO UPDATE
+                      SET pool_id = excluded.pool_id,
+                          applied_through = CASE
+                              WHEN floor_pool_tables.pool_id = excluded.pool_id
+                              THEN floor_pool_tables.applied_through
+                              ELSE excluded.applied_through END""",
+                [{"table": table, "pool": pool_id} for table, pool_id in members])
+
+    serializable(connection, work)
+
+
+# --- filling the ledger ------------------------------------------------------------------------
+
+class _Pool:
+    """One pool inside one transaction: its settings, and its meter as the rows move it."""
+
+    def __init__(self, connection: psycopg.Connection, pool_id: str):
+        row = connection.execute(
+            """SELECT seed, contribution, simultaneous_hit, awards, meter FROM floor_pools
+                WHERE pool_id = %s FOR UPDATE""", (pool_id,)).fetchone()
+        if row is None:
+            raise PoolError(f"no pool {pool_id!r} in the floor store")
+        self.connection, self.pool_id = connection, pool_id
+        self.seed: int = row[0]
+        self.contribution: int = row[1]
+        self.simultaneous_hit: str = row[2]
+        self.awards: dict[str, int] = row[3]
+        self.meter: int = row[4]
+        self.rows = 0
+
+    def scalar(self, sql: str, *args: object) -> int:
+        row = self.connection.execute(sql, args).fetchone()
+        assert row is not None
+        return int(row[0])
+
+    def record(self, kind: str, amount: int, *, paid: int | None = None,
+               event: _Event | Hit | None = None, hand_id: str | None = None,
+               reference: str | None = None, detail: str = "") -> bool:
+        """One ledger row, and the meter moved by ``amount``; False if the row was already
+        there (its key: the event and kind, or the reference)."""
+        table_id, seq, ts = (event.table_id, event.seq, event.ts) if event else (None, None, None)
+        inserted = self.connection.execute(
+            """INSERT INTO floor_pool_ledger (pool_id, kind, amount, paid, table_id, seq,
+                                              hand_id, ts, reference, detail)
+               VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+               ON CONFLICT DO NOTHING RETURNING entry""",
+            (self.pool_id, kind, amount, paid, table_id, seq, hand_id, ts, reference,
+             detail)).fetchone()
+        if inserted is None:
+            return False
+        self.meter += amount
+        self.rows += 1
+        return True
+
+    def save(self) -> None:
+        self.connection.execute("UPDATE floor_pools SET meter = %s WHERE pool_id = %s",
+                                (self.meter, self.pool_id))
+
+    # --- the events ---
+
+    def contributed(self, event: _Event) -> None:
+        amount = _cents(event, "contribution")
+        if amount == 0:
+            return
+        detail = ""
+        if self.contribution == 0 or amount % self.contribution:
+            detail = (f"not a whole number of the pool's contribution ({self.contribution} "
+                      "cents a wager): the table's contribution rate is not the pool's")
+            log.warning("contribution at another rate than the pool's", pool=self.pool_id,
+                        table=event.table_id, seq=event.seq, contribution=amount,
+                        pool_contribution=self.contribution)
+        self.record("contribution", amount, event=event, hand_id=event.hand_id, detail=detail)
+
+    def voided(self, event: _Event) -> None:
+        hand_id = _text(event, "hand_id")
+        contributed = self.scalar(
+            """SELECT coalesce(sum(amount), 0)::bigint FROM floor_pool_ledger
+                WHERE pool_id = %s AND table_id = %s AND hand_id = %s AND kind = 'contribution'""",
+            self.pool_id, event.table_id, hand_id)
+        back = min(contributed, self.meter)
+        if back <= 0:
+            return
+        detail = "" if back == contributed else (
+            f"{contributed - back} of the hand's {contributed} cents had already gone to a "
+            "jackpot: the meter gives back what it holds")
+        self.record("void", -back, event=event, hand_id=hand_id, detail=detail)
+
+    def awarded(self, event: _Event) -> None:
+        award = _text(event, "award")
+        if award == "jackpot":
+            return  # the hit is claimed from the table's jackpot_pending
+        amount = _cents(event, "amount")
+        expected = self.awards.get(award)
+        detail = "" if expected == amount else (
+            f"the pool's {award} award is {expected} cents" if expected is not None
+            else f"{award!r} is not one of the pool's awards")
+        self.record("fixed_award", 0, paid=amount, event=event, hand_id=event.hand_id,
+                    detail=detail)
+
+    def claim(self, hit: Hit) -> Claim | None:
+        """The pool pays ``hit``: the meter if no earlier hit awaits verification, otherwise
+        what ``simultaneous_hit`` says; several seats share it equally, the odd cents staying
+        on the meter. None if the hit was already claimed."""
+        if not hit.seats:
+            raise _Refused(f"jackpot of hand {hit.hand_id} names no seat")
+        waiting = self.scalar(
+            "SELECT count(*) FROM floor_pool_hits WHERE pool_id = %s AND verified_seq IS NULL",
+            self.pool_id)
+        first = waiting == 0
+        from_house = not first and self.simultaneous_hit == "seed"
+        available = self.seed if from_house else self.meter
+        share = available // len(hit.seats)
+        paid = share * len(hit.seats)
+        claimed = self.connection.execute(
+            """INSERT INTO floor_pool_hits (pool_id, table_id, seq, hand_id, seats, ts,
+                                            lock_order, paid, share, reseed_due, table_amount)
+               VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+               ON CONFLICT DO NOTHING RETURNING hit""",
+            (self.pool_id, hit.table_id, hit.seq, hit.hand_id, list(hit.seats), hit.ts,
+             waiting + 1, paid, share, self.seed if first else 0,
+             hit.table_amount)).fetchone()
+        if claimed is None:
+            return None
+        order = "first hit" if first else f"hit {waiting + 1} while the pool is locked"
+        if from_house:
+            self.record("reseed", paid, event=hit, hand_id=hit.hand_id,
+                        detail=f"the house puts up the seed for the {order}")
+        self.record("jackpot", -paid, paid=paid, event=hit, hand_id=hit.hand_id,
+                    detail=f"{order}: {len(hit.seats)} seat(s), {share} cents each")
+        log.info("jackpot claimed", pool=self.pool_id, table=hit.table_id, hand=hit.hand_id,
+                 lock_order=waiting + 1, paid=paid, table_paid=hit.table_amount)
+        return Claim(claimed[0], waiting + 1, paid, share)
+
+    def verified(self, event: _Event) -> None:
+        hand_id = _text(event, "hand_id")
+        row = self.connection.execute(
+            """UPDATE floor_pool_hits SET verified_seq = %s, verified_at = %s, verified_by = %s
+                WHERE pool_id = %s AND table_id = %s AND hand_id = %s AND verified_seq IS NULL
+                RETURNING reseed_due""",
+            (event.seq, event.ts, _text(event, "by")[:200], self.pool_id, event.table_id,
+             hand_id)).fetchone()
+        if row is None:
+            log.warning("a verified jackpot the pool did not claim", pool=self.pool_id,
+                        table=event.table_id, hand=hand_id, seq=event.seq)
+            return
+        if row[0]:
+            self.record("reseed", row[0], event=event, hand_id=hand_id,
+                        detail=f"reseed after the verified jackpot of {hand_id}")
+
+    def apply(self, event: _Event) -> None:
+        try:
+            if event.type == "meter_contributed":
+                self.contributed(event)
+            elif event.type == "hand_voided":
+                self.voided(event)
+            elif event.type == "progressive_awarded":
+                self.awarded(event)
+            elif event.type == "jackpot_pending":
+                self.claim(Hit(event.table_id, event.seq, _text(event, "hand_id"),
+                               _seats(event), event.ts, _cents(event, "amount")))
+            elif event.type == "jackpot_verified":
+                self.verified(event)
+        except _Refused as refused:
+            log.error("a table event the pool cannot read: left out of the ledger (it stays "
+                      "in floor_events)", pool=self.pool_id, table=event.table_id,
+                      seq=event.seq, type=event.type, problem=str(refused))
+
+
+class _Refused(ValueError):
+    pass
+
+
+def _cents(event: _Event, key: str) -> int:
+    value = event.data.get(key)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_CENTS:
+        raise _Refused(f"{key}: {value!r} is not a whole number of cents from 0 to {MAX_CENTS}")
+    return value
+
+
+def _text(event: _Event, key: str) -> str:
+    value = event.data.get(key)
+    if not isinstance(value, str) or not 0 < len(value) <= 200:
+        raise _Refused(f"{key}: {value!r} is not a text of 1 to 200 characters")
+    return value
+
+
+def _seats(event: _Event) -> tuple[int, ...]:
+    value = event.data.get("seats")
+    if not isinstance(value, list) or not all(
+            isinstance(seat, int) and not isinstance(seat, bool) and 1 <= seat <= 64
+            for seat in value) or len(set(value)) != len(value):
+        raise _Refused(f"seats: {value!r} is not a list of distinct seats")
+    return tuple(value)
+
+
+def apply(connection: psycopg.Connection, pool_id: str) -> int:
+    """Read the member tables' stored events the pool has not read yet into its ledger, in
+    one serializable transaction; the number of ledger rows written."""
+    def work() -> int:
+        pool = _Pool(connection, pool_id)
+        members = connection.execute(
+            """SELECT t.table_id, t.applied_through, c.resume_after
+                 FROM floor_pool_tables t JOIN floor_cursors c USING (table_id)
+                WHERE t.pool_id = %s AND c.resume_after > t.applied_through
+                ORDER BY t.table_id""", (pool_id,)).fetchall()
+        if not members:
+            return 0
+        events = [_Event(*row) for row in connection.execute(
+            """SELECT e.table_id, e.seq, e.type, e.hand_id, e.ts, e.message->'data'
+                 FROM floor_events e
+                 JOIN unnest(%s::text[], %s::bigint[], %s::bigint[]) AS m(table_id, after, through)
+                   ON e.table_id = m.table_id AND e.seq > m.after AND e.seq <= m.through
+                WHERE e.type = ANY(%s)
+                ORDER BY e.table_id, e.seq""",
+            ([m[0] for m in members], [m[1] for m in members], [m[2] for m in members],
+             list(POOL_EVENTS))).fetchall()]
+        for event in in_journal_order(events):
+            pool.apply(event)
+        pool.save()
+        with connection.cursor() as cursor:
+            cursor.executemany("UPDATE floor_pool_tables SET applied_through = %s "
+                               "WHERE table_id = %s",
+                               [(through, table_id) for table_id, _, through in members])
+        return pool.rows
+
+    return serializable(connection, work)
+
+
+def in_journal_order(events: Iterable[_Event]) -> Iterable[_Event]:
+    """Events of several tables (each table's in seq order) merged by journal time: each
+    table's stay in seq order even if its clock stepped back."""
+    tables = [list(group) for _, group in itertools.groupby(events, key=lambda e: e.table_id)]
+    return heapq.merge(*tables, key=lambda event: (event.ts, event.table_id))
+
+
+def claim(connection: psycopg.Connection, pool_id: str, hit: Hit) -> Claim | None:
+    """Claim one hit in its own serializable transaction (what :func:`apply` does for each
+    ``jackpot_pending``); None if it was already claimed."""
+    def work() -> Claim | None:
+        pool = _Pool(connection, pool_id)
+        result = pool.claim(hit)
+        pool.save()
+        return result
+
+    return serializable(connection, work)
+
+
+def adjust(connection: psycopg.Connection, pool_id: str, amount: int, reason: str, by: str,
+           reference: str | None = None) -> int:
+    """A supervisor's adjustment of the meter, with its reason; the meter after. Refused
+    while a hit awaits verification, at 0, or below 0. ``reference`` makes a retried request
+    count once (a new one is made when None)."""
+    if isinstance(amount, bool) or not isinstance(amount, int) or amount == 0 \
+            or abs(amount) > MAX_CENTS:
+        raise PoolError(f"amount: {amount!r} is not a non-zero whole number of cents")
+    reason, by = reason.strip(), by.strip()
+    if not 0 < len(reason) <= 200 or not 0 < len(by) <= 64:
+        raise PoolError("an adjustment needs a reason (1 to 200 characters) and who made it "
+                        "(1 to 64)")
+
+    def work() -> int:
+        pool = _Pool(connection, pool_id)
+        locked = connection.execute(
+            "SELECT hand_id FROM floor_pool_hits WHERE pool_id = %s AND verified_seq IS NULL "
+            "ORDER BY hit LIMIT 1", (pool_id,)).fetchone()
+        if locked is not None:
+            raise PoolError(f"pool {pool_id} is locked: the jackpot of {locked[0]} awaits "
+                            "verification")
+        if pool.meter + amount < 0:
+            raise PoolError(f"amount: {amount:+d} would take the meter ({pool.meter}) below 0")
+        pool.record("adjustment", amount, reference=reference or f"adjustment {uuid.uuid4()}",
+                    detail=f"by {by}: {reason}")
+        pool.save()
+        return pool.meter
+
+    return serializable(connection, work)
+
+
+def meters(connection: psycopg.Connection) -> list[dict[str, Any]]:
+    """Each pool's row of ``floor_pool_meters``."""
+    with connection.transaction():
+        with connection.cursor(row_factory=dict_row) as cursor:
+            return cursor.execute("SELECT * FROM floor_pool_meters ORDER BY pool_id").fetchall()

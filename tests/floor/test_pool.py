@@ -1,0 +1,337 @@
+"""The linked pool's ledger against a real PostgreSQL: filled from stored table events exactly
+once, hits claimed in serializable transactions and ordered, concurrent claims from several
+connections each paid once."""
+
+from __future__ import annotations
+
+import json
+import threading
+from datetime import datetime, timedelta, timezone
+
+import psycopg
+import pytest
+
+from controller.floor import pool, store
+from controller.floor.config import Pool
+from controller.floor.store import Row
+
+T0 = datetime(2026, 11, 25, 3, 0, tzinfo=timezone.utc)
+SEED = 500_000
+
+
+def linked(tables=("TCL-01", "TCL-02"), **settings) -> Pool:
+    return Pool.model_validate({"id": "LINK-1", "tables": list(tables), "seed": SEED,
+                                "contribution_rate": "20%", **settings})
+
+
+class Tables:
+    """Synthetic table streams: each event gets its table's next seq and a journal time."""
+
+    def __init__(self, connection: psycopg.Connection):
+        self.connection = connection
+        self.seqs: dict[str, int] = {}
+        self.rows: list[Row] = []
+        self.clock = T0
+
+    def event(self, table: str, kind: str, hand: str | None, **data) -> Row:
+        seq = self.seqs[table] = self.seqs.get(table, 0) + 1
+        self.clock += timedelta(milliseconds=10)
+        row = Row(table, seq, kind, hand, self.clock,
+                  json.dumps({"table_id": table, "seq": seq, "type": kind, "hand_id": hand,
+                              "data": data}))
+        self.rows.append(row)
+        return row
+
+    def hand(self, table: str, number: int, entries: int, award: str | None = None,
+             seats=(1,), table_amount: int = 0) -> str:
+        hand = f"{table}-{number:06d}"
+        self.event(table, "hand_started", hand)
+        if entries:
+            self.event(table, "meter_contributed", hand, before=0, contribution=20 * entries,
+                       after=0)
+        if award == "jackpot":
+            for seat in seats:
+                self.event(table, "progressive_awarded", hand, seat=seat, award="jackpot",
+                           amount=table_amount // len(seats))
+            self.event(table, "hand_settled", hand)
+            self.event(table, "jackpot_pending", hand, hand_id=hand, seats=list(seats),
+                       amount=table_amount)
+        elif award:
+            self.event(table, "progressive_awarded", hand, seat=seats[0], award=award,
+                       amount=20000)
+            self.event(table, "hand_settled", hand)
+        else:
+            self.event(table, "hand_settled", hand)
+        return hand
+
+    def store(self, rows: list[Row] | None = None) -> None:
+        rows = self.rows if rows is None else rows
+        cursors = {}
+        for row in rows:
+            cursors[row.table_id] = max(cursors.get(row.table_id, 0), row.seq)
+        store.store_batch(self.connection, rows, cursors)
+
+
+@pytest.fixture
+def connection(database):
+    with store.connect(database) as connection:
+        store.migrate(connection)
+        yield connection
+
+
+def ledger(connection) -> list[tuple]:
+    with connection.transaction():
+        return connection.execute(
+            "SELECT kind, amount, paid, table_id, seq FROM floor_pool_ledger ORDER BY entry"
+        ).fetchall()
+
+
+def meter(connection, pool_id="LINK-1") -> dict:
+    (row,) = [row for row in pool.meters(connection) if row["pool_id"] == pool_id]
+    assert row["meter"] == row["ledger_sum"] == (row["contributions"] - row["voided"]
+                                                 - row["jackpots"] + row["reseeds"]
+                                                 + row["adjustments"])
+    return row
+
+
+def test_the_ledger_is_the_tables_events_each_once(connection):
+    pool.configure(connection, [linked()])
+    tables = Tables(connection)
+    tables.hand("TCL-01", 1, entries=3)
+    tables.hand("TCL-02", 1, entries=2, award="pat-4-2-A-one-color")
+    voided = "TCL-01-000002"
+    tables.event("TCL-01", "hand_started", voided)
+    tables.event("TCL-01", "meter_contributed", voided, before=0, contribution=40, after=0)
+    tables.event("TCL-01", "hand_voided", voided, hand_id=voided, by="sup", reason="misdeal",
+                 returned=[], contributions_reversed=40)
+    tables.store()
+    assert pool.apply(connection, "LINK-1") == 5
+    row = meter(connection)
+    assert row["meter"] == SEED + 60 + 40
+    assert (row["contributions"], row["voided"], row["fixed_awards"]) == (140, 40, 20000)
+
+    # the whole stream again (a replay from seq 1), and the pool applied again: nothing moves
+    store.store_batch(connection, tables.rows, {"TCL-01": 0, "TCL-02": 0})
+    before = ledger(connection)
+    assert pool.apply(connection, "LINK-1") == 0
+    tables.store()
+    assert pool.apply(connection, "LINK-1") == 0
+    assert ledger(connection) == before
+
+
+def test_a_hit_locks_the_pool_until_verified_then_reseeds(connection):
+    pool.configure(connection, [linked()])
+    tables = Tables(connection)
+    tables.hand("TCL-01", 1, entries=5)
+    hand = tables.hand("TCL-01", 2, entries=1, award="jackpot", seats=(2, 5),
+                       table_amount=SEED + 120)
+    tables.hand("TCL-02", 1, entries=4)  # other tables keep dealing while the pool is locked
+    tables.store()
+    pool.apply(connection, "LINK-1")
+    row = meter(connection)
+    assert row["locked_by_table"] == "TCL-01" and row["locked_by_hand"] == hand
+    assert row["jackpots"] == SEED + 120 and row["meter"] == 80
+
+    with pytest.raises(pool.PoolError, match="locked"):
+        pool.adjust(connection, "LINK-1", 100, "a test", "sup")
+    tables.event("TCL-01", "jackpot_verified", None, hand_id=hand, by="sup-1", meter=0)
+    tables.store(tables.rows[-1:])
+    pool.apply(connection, "LINK-1")
+    row = meter(connection)
+    assert row["locked_by_table"] is None and row["meter"] == SEED + 80
+
+
+def test_several_seats_share_a_hit_the_odd_cents_stay(connection):
+    pool.configure(connection, [linked(seed=1000)])
+    tables = Tables(connection)
+    tables.hand("TCL-01", 1, entries=1)  # 1020 on the meter
+    tables.hand("TCL-01", 2, entries=0, award="jackpot", seats=(1, 2, 3, 4, 5, 6, 7))
+    tables.store()
+    pool.apply(connection, "LINK-1")
+    with connection.transaction():
+        paid, share = connection.execute("SELECT paid, share FROM floor_pool_hits").fetchone()
+    assert (paid, share) == (1015, 145)
+    assert meter(connection)["meter"] == 5
+
+
+@pytest.mark.parametrize("rule, second_paid, meter_after", [
+    ("seed", SEED, 40),    # the house puts up the seed; the meter keeps what came since
+    ("meter", 40, 0),      # the meter as it stands: what came since the first emptied it
+])
+def test_hits_in_one_batch_are_ordered_by_journal_time(connection, rule, second_paid,
+                                                        meter_after):
+    pool.configure(connection, [linked(simultaneous_hit=rule)])
+    tables = Tables(connection)
+    tables.hand("TCL-02", 1, entries=2)
+    second = tables.hand("TCL-02", 2, entries=0, award="jackpot")
+    first = tables.hand("TCL-01", 1, entries=0, award="jackpot")
+    # TCL-01's hit is journaled first, before TCL-02's contributions
+    tables.rows = [row._replace(ts=T0 - timedelta(seconds=1)) if row.hand_id == first else row
+                   for row in tables.rows]
+    tables.store()
+    pool.apply(connection, "LINK-1")
+    with connection.transaction():
+        hits = connection.execute("SELECT hand_id, lock_order, paid, reseed_due "
+                                  "FROM floor_pool_hits ORDER BY hit").fetchall()
+    assert hits == [(first, 1, SEED, SEED), (second, 2, second_paid, 0)]
+    assert meter(connection)["meter"] == meter_after
+
+
+def test_concurrent_claims_are_ordered_and_each_paid_once(connection, database):
+    tables = [f"TCL-{n:02d}" for n in range(1, 9)]
+    pool.configure(connection, [linked(tables)])
+    hits = [pool.Hit(table, 10, f"{table}-000001", (1,), T0, SEED) for table in tables]
+    results: dict[str, list] = {table: [] for table in tables}
+    start = threading.Barrier(len(tables) * 2)
+
+    def claimant(hit: pool.Hit) -> None:
+        with store.connect(database) as own:
+            start.wait()
+            results[hit.table_id].append(pool.claim(own, "LINK-1", hit))
+
+    threads = [threading.Thread(target=claimant, args=(hit,)) for hit in hits * 2]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    claims = []
+    for table in tables:
+        made = [claim for claim in results[table] if claim is not None]
+        assert len(results[table]) == 2 and len(made) == 1, results[table]  # paid once
+        claims.append(made[0])
+    assert sorted(claim.lock_order for claim in claims) == list(range(1, len(tables) + 1))
+    by_order = sorted(claims, key=lambda claim: claim.lock_order)
+    assert by_order[0].paid == SEED and all(claim.paid == SEED for claim in by_order[1:])
+    assert [claim.hit for claim in by_order] == sorted(claim.hit for claim in claims)
+    row = meter(connection)
+    assert row["jackpots"] == SEED * len(tables) and row["meter"] == 0
+    assert row["reseeds"] == SEED * len(tables)  # the opening seed and one a later hit
+
+
+def test_floor_services_applying_one_pool_at_once_count_each_event_once(connection, database):
+    tables = [f"TCL-{n:02d}" for n in range(1, 5)]
+    pool.configure(connection, [linked(tables)])
+    stream = Tables(connection)
+    for number in range(1, 31):
+        for table in tables:
+            stream.hand(table, number, entries=1 + number % 3)
+    stream.store()
+    start = threading.Barrier(4)
+    written: list[int] = []
+
+    def service() -> None:
+        with store.connect(database) as own:
+            start.wait()
+            written.append(pool.apply(own, "LINK-1"))
+
+    threads = [threading.Thread(target=service) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert sorted(written) == [0, 0, 0, 120]
+    expected = sum(20 * (1 + number % 3) for number in range(1, 31)) * len(tables)
+    assert meter(connection)["meter"] == SEED + expected
+
+
+def test_a_table_joins_a_pool_at_the_floors_resume_point(connection):
+    pool.configure(connection, [linked(("TCL-01",))])
+    tables = Tables(connection)
+    tables.hand("TCL-01", 1, entries=1)
+    tables.hand("TCL-02", 1, entries=7)  # before TCL-02 was linked: not the pool's
+    tables.store()
+    pool.apply(connection, "LINK-1")
+    pool.configure(connection, [linked(("TCL-01", "TCL-02"))])
+    tables.rows = []
+    tables.hand("TCL-02", 2, entries=2)
+    tables.store()
+    pool.apply(connection, "LINK-1")
+    assert meter(connection)["contributions"] == 20 + 40
+
+
+def test_adjustments_are_rows_with_reasons_refused_below_zero(connection):
+    pool.configure(connection, [linked(seed=100)])
+    assert pool.adjust(connection, "LINK-1", -40, "meter sign test", "sup-1", "adj-1") == 60
+    assert pool.adjust(connection, "LINK-1", -40, "meter sign test", "sup-1", "adj-1") == 60
+    with pytest.raises(pool.PoolError, match="below 0"):
+        pool.adjust(connection, "LINK-1", -61, "too much", "sup-1")
+    with pytest.raises(pool.PoolError, match="non-zero"):
+        pool.adjust(connection, "LINK-1", 0, "nothing", "sup-1")
+    with pytest.raises(pool.PoolError, match="no pool"):
+        pool.adjust(connection, "LINK-9", 5, "no such pool", "sup-1")
+    assert meter(connection)["adjustments"] == -40
+
+
+def test_the_ledger_is_append_only(connection):
+    pool.configure(connection, [linked()])
+    with pytest.raises(psycopg.errors.RaiseException, match="floor_pool_ledger is append-only"):
+        with connection.transaction():
+            connection.execute("UPDATE floor_pool_ledger SET amount = 0")
+
+
+def test_a_garbled_event_is_left_out_and_the_rest_applied(connection):
+    pool.configure(connection, [linked()])
+    tables = Tables(connection)
+    tables.event("TCL-01", "meter_contributed", "TCL-01-000001", contribution="20")
+    tables.event("TCL-01", "jackpot_pending", "TCL-01-000001", hand_id="TCL-01-000001",
+                 seats=[], amount=5)
+    tables.hand("TCL-01", 2, entries=1)
+    tables.store()
+    assert pool.apply(connection, "LINK-1") == 1
+    assert meter(connection)["meter"] == SEED + 20
+
+
+def test_a_pool_left_out_of_the_config_keeps_its_ledger_and_follows_nothing(connection):
+    pool.configure(connection, [linked()])
+    pool.configure(connection, [])
+    with connection.transaction():
+        assert connection.execute("SELECT count(*) FROM floor_pool_tables").fetchone() == (0,)
+    assert meter(connection)["meter"] == SEED
+
+
+def test_floor_adjust_and_report_from_the_command_line(database, tmp_path, capsys):
+    from controller.cli.main import main
+
+    config = tmp_path / "floor.toml"
+    config.write_text(f'[database]\ndsn = "{database}"\n\n'
+                      '[[tables]]\nid = "TCL-01"\ncms_events = "ipc:///tmp/a"\n'
+                      'cms_replay = "ipc:///tmp/b"\n\n'
+                      '[[pools]]\nid = "LINK-1"\ntables = ["TCL-01"]\nseed = 100000\n',
+                      encoding="utf-8")
+    base = ["floor", "adjust", "--config", str(config), "--pool", "LINK-1"]
+    assert main([*base, "--amount", "-2500", "--reason", "sign repaired", "--by", "sup-7"]) == 0
+    assert "pool LINK-1: meter $975.00" in capsys.readouterr().out
+    assert main([*base, "--amount", "-97501", "--reason", "too much", "--by", "sup-7"]) == 1
+    assert "would take the meter (97500) below 0" in capsys.readouterr().err
+    assert main([*base, "--amount", "5"]) == 2
+    assert "needs --reason, --by" in capsys.readouterr().err
+    assert main(["floor", "report", "--config", str(config)]) == 0
+    printed = capsys.readouterr().out
+    assert "Pools (the meter is the sum of the ledger)" in printed
+    assert "LINK-1  open    $975.00" in printed and "-$25.00" in printed
+
+
+def test_a_database_going_away_while_the_service_connects_is_retried(connection, database,
+                                                                     tmp_path):
+    """An operational error after connecting (here a lock not granted in time; a PostgreSQL
+    shutting down is another) is the database being unavailable: retried, not fatal."""
+    from controller.floor.config import load_floor_config
+    from controller.floor.service import FloorService
+
+    pool.configure(connection, [linked(("TCL-01",))])
+    config = tmp_path / "floor.toml"
+    config.write_text(f'[database]\ndsn = "{database} options=\'-c lock_timeout=50\'"\n\n'
+                      '[service]\nretry_s = 0.05\n\n'
+                      '[[tables]]\nid = "TCL-01"\ncms_events = "ipc:///tmp/a"\n'
+                      'cms_replay = "ipc:///tmp/b"\n\n'
+                      '[[pools]]\nid = "LINK-1"\ntables = ["TCL-01"]\n', encoding="utf-8")
+    service = FloorService(load_floor_config(config))
+    try:
+        with store.connect(database) as holder:
+            holder.execute("LOCK TABLE floor_pools IN ACCESS EXCLUSIVE MODE")
+            assert service._database() is None
+        assert service._database() is not None
+    finally:
+        if service.connection is not None:
+            service.connection.close()
+        service.context.term()
