@@ -141,8 +141,9 @@ class FloorConfig(_Section):
     curve: Curve | None = None
     tables: Annotated[tuple[FloorTable, ...], Field(min_length=1, max_length=2000)]
     ratings: Ratings = Ratings()
-    #: Paytable name (``table.paytable`` of a table config) -> its house edge. Until the
-    #: game-math par sheets land, theoretical win uses these.
+    #: Paytable name (``table.paytable`` of a table config) -> its house edge: what
+    #: theoretical win is computed with (``lowball-table math`` prints a paytable's exact
+    #: figures to write here).
     paytables: dict[Annotated[str, Field(min_length=1, max_length=64)], Paytable] = {}
 
     @model_validator(mode="after")

@@ -34,9 +34,6 @@ class TableFeed:
         self.resume_after = resume_after
         self.client: StreamClient | None = None
         self.synced = False
-        #: Why the last reset happened (monitoring), and how many there were.
-        self.problem: str | None = None
-        self.resets = 0
 
     @property
     def table_id(self) -> str:
@@ -50,15 +47,13 @@ class TableFeed:
                                    curve=self.curve)
         self.synced = False
 
-    def reset(self, problem: str) -> None:
+    def reset(self) -> None:
         """Drop the client and what it had not handed out; the next :meth:`open` resumes from
         :attr:`resume_after`."""
         if self.client is not None:
             self.client.close()
         self.client = None
         self.synced = False
-        self.problem = problem
-        self.resets += 1
 
     def take(self, limit: int, wait_s: float) -> list[Row]:
         """Up to ``limit`` events in seq order, waiting up to ``wait_s`` for the first (and

@@ -67,10 +67,6 @@ class LocalCluster:
         self._run("initdb", "-D", str(self.data), "-U", SUPERUSER, "--auth=trust", "-E", "UTF8",
                   "--locale=C", "--no-sync")
 
-    @property
-    def socket_dir(self) -> Path:
-        return self.root
-
     def dsn_for(self, dbname: str) -> str:
         return f"host={self.root} port={PORT} user={SUPERUSER} dbname={dbname}"
 

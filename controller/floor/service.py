@@ -179,8 +179,8 @@ class FloorService:
             while not self.stopping.is_set():
                 with handover.lock:
                     if handover.epoch != epoch:      # the writer dropped what we handed over
-                        epoch = handover.epoch
-                        feed.reset("the database failed or reconnected")
+                        epoch = handover.epoch       # (the database failed or reconnected)
+                        feed.reset()
                         feed.resume_after = handover.committed.get(table.id, 0)
                     # a writer that cannot keep up holds the feeds back, a batch at most each
                     handover.lock.wait_for(lambda: len(handover.rows) < 2 * handover.batch_max
@@ -191,7 +191,7 @@ class FloorService:
                 except (StreamError, FeedError) as error:
                     log.warning("table stream failed: resuming from the store",
                                 table=table.id, resume_after=feed.resume_after, error=str(error))
-                    feed.reset(str(error))
+                    feed.reset()
                     self.stopping.wait(service.retry_s if isinstance(error, FeedError) else 0)
                     continue
                 if not rows and (point is None or point == feed.resume_after):

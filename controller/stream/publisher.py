@@ -132,13 +132,9 @@ class EventPublisher:
         raise LookupError(f"no {name} sockets (stream.cms_events / stream.cms_replay unset)")
 
     @property
-    def _pub(self) -> zmq.Socket:
-        """The surveillance PUB socket (kept under its old name for tests that tune it)."""
+    def surveillance_pub(self) -> zmq.SyncSocket:
+        """The surveillance PUB socket (its high-water mark and buffers may be tuned)."""
         return self._family(wire.SURVEILLANCE).pub
-
-    @property
-    def _router(self) -> zmq.Socket:
-        return self._family(wire.SURVEILLANCE).router
 
     @property
     def pub_endpoint(self) -> str:
