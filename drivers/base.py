@@ -378,10 +378,10 @@ class DeviceDriver(ABC, Generic[E]):
                 self._stopping.wait(self._backoff.next_delay())
                 continue
             except Exception as exc:  # a driver bug must not kill the thread silently
-                reason = f"driver error while connecting: {exc!r}"
-                if reason != self._lost_reason:  # the traceback once, not once per attempt
+                failure = f"driver error while connecting: {exc!r}"
+                if failure != self._lost_reason:  # the traceback once, not once per attempt
                     self.log.exception("connect failed unexpectedly")
-                self._report_lost(reason)
+                self._report_lost(failure)
                 self._stopping.wait(self._backoff.next_delay())
                 continue
             self._backoff.reset()
@@ -389,7 +389,7 @@ class DeviceDriver(ABC, Generic[E]):
             self._lost_reason = None
             self._connected.set()
             self.log.info("connected")
-            reason = None
+            reason: str | None = None
             try:
                 self._on_connected()
                 while not self._stopping.is_set():
@@ -462,8 +462,10 @@ class DeviceDriver(ABC, Generic[E]):
         no descriptor waits up to :data:`FALLBACK_POLL_S` for a first byte. DeviceUnavailable
         if the read fails, as it does on a pulled cable."""
         try:
+            data: bytes
             if port_descriptor(port) is not None:
-                return port.read(READ_CHUNK)
+                data = port.read(READ_CHUNK)
+                return data
             data = port.read(1)  # rfc2217:// hands out queued bytes one per read call
             while data and (waiting := port.in_waiting):
                 data += port.read(waiting)

@@ -210,7 +210,7 @@ class ShoeDriver(DeviceDriver[ShoeEvent]):
                 self._silent = False
                 self.log.info("shoe heard again")
                 self._emit(ShoeConnected(self.port_label))
-        if verdict.ack is not None and not self._hold_ack(verdict):
+        if verdict.ack is not None and not self._hold_ack(verdict.ack, verdict.events):
             self._send_ack(verdict.ack)
         if verdict.nak is not None:
             self._send_nak(*verdict.nak)
@@ -227,16 +227,16 @@ class ShoeDriver(DeviceDriver[ShoeEvent]):
                 self.log.debug("shoe event", detail=repr(event))
             self._emit(event)
 
-    def _hold_ack(self, verdict: Verdict) -> bool:
-        """Whether this acknowledgement waits for the table's journal (a new card, or a
-        retransmission of a card not yet committed)."""
+    def _hold_ack(self, ack: int, events: list[ShoeEvent]) -> bool:
+        """Whether the acknowledgement of ``ack`` waits for the table's journal (a new card,
+        or a retransmission of a card not yet committed)."""
         if not self.ack_cards_on_commit:
             return False
         with self._commit_lock:
-            if verdict.ack in self._uncommitted:
+            if ack in self._uncommitted:
                 return True
-            if any(isinstance(event, CardRead) for event in verdict.events):
-                self._uncommitted.add(verdict.ack)
+            if any(isinstance(event, CardRead) for event in events):
+                self._uncommitted.add(ack)
                 return True
         return False
 

@@ -12,7 +12,7 @@ import zoneinfo
 from datetime import time
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, PlainValidator, field_validator, \
     model_validator
@@ -118,7 +118,7 @@ class Ratings(_Section):
         return value
 
     @model_validator(mode="after")
-    def _distinct_shifts(self):
+    def _distinct_shifts(self) -> Self:
         names = [shift.name for shift in self.shifts]
         starts = [shift.starts for shift in self.shifts]
         if len(set(names)) != len(names):
@@ -147,7 +147,7 @@ class FloorConfig(_Section):
     paytables: dict[Annotated[str, Field(min_length=1, max_length=64)], Paytable] = {}
 
     @model_validator(mode="after")
-    def _tables(self):
+    def _tables(self) -> Self:
         seen: set[str] = set()
         problems = []
         for index, table in enumerate(self.tables):

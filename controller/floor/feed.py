@@ -26,7 +26,7 @@ class FeedError(RuntimeError):
 class TableFeed:
     """Used from one thread (its ZeroMQ sockets are)."""
 
-    def __init__(self, context: zmq.Context, table: FloorTable,
+    def __init__(self, context: zmq.SyncContext, table: FloorTable,
                  curve: dict[str, bytes] | None, resume_after: int, timeout_s: float):
         self.table = table
         self.context, self.curve, self.timeout_s = context, curve, timeout_s
@@ -82,7 +82,8 @@ class TableFeed:
             if envelope.table_id != self.table.id:
                 raise StreamError(f"table {self.table.id}: a message of table "
                                   f"{envelope.table_id!r} on its stream")
-            rows.append(Row(self.table.id, envelope.seq, envelope.type, envelope.hand_id,
+            kind: str = envelope.type  # type: ignore[attr-defined]  # each generated envelope model declares it
+            rows.append(Row(self.table.id, envelope.seq, kind, envelope.hand_id,
                             envelope.ts, envelope.model_dump_json()))
         return rows
 

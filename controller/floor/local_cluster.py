@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Any
 
 SUPERUSER = "lowball"
 #: The socket's name is .s.PGSQL.<port>; only the directory keeps clusters apart.
@@ -75,7 +76,7 @@ class LocalCluster:
         return self.dsn_for("postgres")
 
     def _run(self, program: str, *args: str) -> None:
-        user = {} if self.owner is None else {"user": self.owner.pw_uid,
+        user: dict[str, Any] = {} if self.owner is None else {"user": self.owner.pw_uid,
                                                "group": self.owner.pw_gid, "extra_groups": []}
         result = subprocess.run([str(self.bin / program), *args], capture_output=True,
                                 text=True, cwd=self.root, **user)

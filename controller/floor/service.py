@@ -26,7 +26,7 @@ import structlog
 import zmq
 
 from controller.floor import store
-from controller.floor.config import LoadedFloorConfig
+from controller.floor.config import FloorTable, LoadedFloorConfig
 from controller.floor.feed import FeedError, TableFeed
 from controller.stream.client import StreamError
 
@@ -56,7 +56,7 @@ class _Handover:
 
 
 class FloorService:
-    def __init__(self, loaded: LoadedFloorConfig, context: zmq.Context | None = None):
+    def __init__(self, loaded: LoadedFloorConfig, context: zmq.SyncContext | None = None):
         self.loaded = loaded
         self.config = loaded.config
         self.context = context or zmq.Context()
@@ -169,7 +169,7 @@ class FloorService:
 
     # --- one table ------------------------------------------------------------------------------
 
-    def _follow(self, table) -> None:
+    def _follow(self, table: FloorTable) -> None:
         service, handover = self.config.service, self.handover
         with handover.lock:
             epoch = handover.epoch
