@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,3 +64,16 @@ def test_mypy_strict_passes() -> None:
         env={**os.environ, "MYPY_FORCE_COLOR": "0"})
     assert done.returncode == 0, f"mypy --strict:\n{done.stdout}{done.stderr}"
 
+
+def test_every_package_ships_py_typed() -> None:
+    """PEP 561: an installed ``controller``, ``drivers`` or ``simulators`` carries its type
+    hints to the projects that import it (``py.typed`` beside each package, and in the
+    package data, so that the wheel holds it)."""
+    with open(ROOT / "pyproject.toml", "rb") as file:
+        setuptools = tomllib.load(file)["tool"]["setuptools"]
+    packages = [pattern.rstrip("*") for pattern in setuptools["packages"]["find"]["include"]]
+    assert packages
+    for package in packages:
+        assert (ROOT / package / "py.typed").is_file(), f"{package}/py.typed is missing"
+        assert "py.typed" in setuptools["package-data"].get(package, []), (
+            f"pyproject.toml's package-data does not ship {package}/py.typed")
