@@ -52,11 +52,12 @@ def measure(tree: Path, cards: int, hands: int) -> dict[str, float]:
                           cwd=tree, capture_output=True, text=True, timeout=1800, check=False)
     if done.returncode != 0:
         raise SystemExit(f"{tree}: the probe failed:\n{done.stderr[-2000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    figures: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return figures
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--before", type=Path, required=True, help="the other tree (checkout)")
     parser.add_argument("--rounds", type=int, default=3, choices=range(1, 11), metavar="1-10")
     parser.add_argument("--cards", type=int, default=300, choices=range(50, 5001),

@@ -9,18 +9,23 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import TypeVar
 
-from controller.core.cards import DECK
+from controller.core.cards import DECK, Card
 from controller.core.games import CaliLowballHand, Decision, ThreeCardLowballHand
 from controller.core.rankings import ace_to_five, three_card
-from controller.settings.table_config import default_config_path, load_config
+from controller.settings.table_config import GameSetup, default_config_path, load_config
 
 HANDS = 200_000
 ENGINE_HANDS = 20_000
 SEATS = range(1, 8)
 
+Hand = TypeVar("Hand", CaliLowballHand, ThreeCardLowballHand)
+Wagers = Mapping[int, Mapping[str, int]]
 
-def best_rate(function, count: int, repeats: int = 3) -> float:
+
+def best_rate(function: Callable[[], object], count: int, repeats: int = 3) -> float:
     """Items per second of this process's CPU time, best of ``repeats`` runs (CPU time, so
     that other work on the machine does not count against the figure)."""
     best = float("inf")
@@ -34,14 +39,14 @@ def best_rate(function, count: int, repeats: int = 3) -> float:
 def rankings(rng: random.Random) -> dict[str, float]:
     fives = [rng.sample(DECK, 5) for _ in range(HANDS)]
     threes = [rng.sample(DECK, 3) for _ in range(HANDS)]
-    results = {}
+    results: dict[str, float] = {}
 
-    def ours_five():
+    def ours_five() -> None:
         strength = ace_to_five.strength
         for hand in fives:
             strength(hand)
 
-    def ours_three():
+    def ours_three() -> None:
         strength = three_card.strength
         for hand in threes:
             strength(hand)
@@ -55,7 +60,7 @@ def rankings(rng: random.Random) -> dict[str, float]:
     to_pokerkit = {card: next(iter(pokerkit.Card.parse(str(card)))) for card in DECK}
     sample = [[to_pokerkit[card] for card in hand] for hand in fives[: HANDS // 10]]
 
-    def theirs():
+    def theirs() -> None:
         for hand in sample:
             pokerkit.RegularLowHand(hand)
 
@@ -80,7 +85,8 @@ def _three_card_policy(hand: ThreeCardLowballHand, seat: int) -> Decision:
     return Decision("discard", high) if high else _STAND
 
 
-def play(engine, setup, wagers, decks, policy) -> None:
+def play(engine: Callable[[GameSetup, Wagers], Hand], setup: GameSetup, wagers: Wagers,
+         decks: Sequence[Sequence[Card]], policy: Callable[[Hand, int], Decision]) -> None:
     """Complete hands: each dealing step's cards in one go, then the decisions asked for."""
     for deck in decks:
         hand = engine(setup, wagers)

@@ -64,7 +64,8 @@ class _Listener(threading.Thread):
 
     def __init__(self, receiver: Any):
         super().__init__(daemon=True)
-        self.receiver, self.times, self.stopping = receiver, [], False
+        self.receiver, self.stopping = receiver, False
+        self.times: list[float] = []
 
     def run(self) -> None:
         receive, close = self.receiver()

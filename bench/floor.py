@@ -26,10 +26,15 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
 
 from bench.pipeline import ROOT
 from controller.stream.cms_view import CARD_TYPES
+
+if TYPE_CHECKING:
+    import psycopg
 
 GAMES = ("three_card_lowball", "cali_lowball")
 #: Records the CMS family holds back until their hand settles: their lag is the hand's length
@@ -59,21 +64,22 @@ def worker(table_id: str, game: str, root: str) -> None:
             command = line.split()
             if command[0] == "go":
                 linked = game == "three_card_lowball"
-                dealer = (PoolDealer if linked else RatedDealer)(
-                    table, {1: f"{table_id}-P1", 3: f"{table_id}-P3"},
-                    seed=hash(table_id) & 0xFFFF)
+                players = {1: f"{table_id}-P1", 3: f"{table_id}-P3"}
+                seed = hash(table_id) & 0xFFFF
+                pool_dealer = PoolDealer(table, players, seed=seed) if linked else None
+                dealer = pool_dealer or RatedDealer(table, players, seed=seed)
                 seconds, pace, offset = (float(value) for value in command[1:4])
                 hands, start = 0, time.monotonic() + offset
                 time.sleep(offset)
                 while time.monotonic() < start + seconds:
-                    if linked and hands % JACKPOT_EVERY == JACKPOT_EVERY - 1:
-                        dealer.jackpot_next()
+                    if pool_dealer and hands % JACKPOT_EVERY == JACKPOT_EVERY - 1:
+                        pool_dealer.jackpot_next()
                     dealer.hand()
                     hands += 1
                     # the pace of a busy table, not synchronisation: the next hand's slot
                     time.sleep(max(0.0, start + hands * pace - time.monotonic()))
-                if linked:
-                    dealer.verify()
+                if pool_dealer:
+                    pool_dealer.verify()
                 print(json.dumps({"hands": hands, **_progressive(str(table.state_dir))}),
                       flush=True)
             elif command[0] == "stop":
@@ -122,14 +128,15 @@ def floor_at_scale(tables: int = 20, seconds: float = 30.0, pace: float = 0.0,
         def count() -> int:
             try:
                 with psycopg.connect(dsn) as connection:
-                    return connection.execute("SELECT count(*) FROM floor_events").fetchone()[0]
+                    stored: int = _scalar(connection, "SELECT count(*) FROM floor_events")
+                    return stored
             except psycopg.Error:
                 return 0
 
-        workers: list[subprocess.Popen] = []
+        workers: list[subprocess.Popen[str]] = []
         floor = None
         try:
-            entries = []
+            entries: list[dict[str, Any]] = []
             for number in range(tables):
                 workers.append(subprocess.Popen(
                     [sys.executable, "-m", "bench.floor", "worker", f"T-{number + 1:02d}",
@@ -145,9 +152,11 @@ def floor_at_scale(tables: int = 20, seconds: float = 30.0, pace: float = 0.0,
                 wait_until(lambda: count() >= opened, "the tables' opening events stored", 120)
             started = time.time()
             for number, process in enumerate(workers):
-                process.stdin.write(f"go {seconds} {pace} {pace * number / tables}\n")
-                process.stdin.flush()
-            dealt = [json.loads(process.stdout.readline()) for process in workers]
+                commands = _pipes(process)[0]
+                commands.write(f"go {seconds} {pace} {pace * number / tables}\n")
+                commands.flush()
+            dealt: list[dict[str, Any]] = [json.loads(_pipes(process)[1].readline())
+                                           for process in workers]
             hands = sum(table["hands"] for table in dealt)
             total = sum(_journal_seqs(entry["state_dir"]) for entry in entries)
             if catch_up:
@@ -164,36 +173,63 @@ def floor_at_scale(tables: int = 20, seconds: float = 30.0, pace: float = 0.0,
         with psycopg.connect(dsn) as connection:
             figures = _figures(connection, started)
             figures.update(_pool_figures(connection, dealt))
-            gaps = connection.execute(
-                """SELECT count(*) FROM (SELECT table_id, count(*) AS n, max(seq) AS top
-                                           FROM floor_events GROUP BY table_id) t
-                    WHERE n <> top""").fetchone()[0]
+            gaps = _scalar(connection,
+                           """SELECT count(*) FROM (SELECT table_id, count(*) AS n, max(seq) AS top
+                                                      FROM floor_events GROUP BY table_id) t
+                               WHERE n <> top""")
         if catch_up:
             figures["events_per_s"] = total / took
         return {**figures, "tables": tables, "hands": hands, "hands_per_s": hands / seconds,
                 "all_seqs_once": float(figures["stored"] == total and gaps == 0)}
 
 
-def _pool_caught_up(dsn: str, entries: list[dict]) -> bool:
+def _pipes(process: subprocess.Popen[str]) -> tuple[IO[str], IO[str]]:
+    """A worker's stdin and stdout (it was started with both piped)."""
+    assert process.stdin is not None and process.stdout is not None
+    return process.stdin, process.stdout
+
+
+def _row(connection: psycopg.Connection[Any], query: str,
+         params: Sequence[Any] = ()) -> tuple[Any, ...]:
+    """The one row ``query`` returns (an aggregate always returns one)."""
+    row = connection.execute(query, params).fetchone()
+    assert row is not None, query
+    return tuple(row)
+
+
+def _scalar(connection: psycopg.Connection[Any], query: str, params: Sequence[Any] = ()) -> Any:
+    return _row(connection, query, params)[0]
+
+
+def _ready(process: subprocess.Popen[str]) -> dict[str, Any]:
+    line = _pipes(process)[1].readline()
+    if not line:
+        raise RuntimeError(f"a table worker did not start (exit status {process.wait()})")
+    entry: dict[str, Any] = json.loads(line)
+    return entry
+
+
+def _pool_caught_up(dsn: str, entries: list[dict[str, Any]]) -> bool:
     """The pool has read every stored event of its tables."""
     import psycopg
 
     try:
         with psycopg.connect(dsn) as connection:
-            behind = connection.execute(
-                """SELECT count(*) FROM floor_pool_tables t JOIN floor_cursors c USING (table_id)
-                    WHERE t.applied_through < c.resume_after""").fetchone()[0]
-            linked = connection.execute("SELECT count(*) FROM floor_pool_tables").fetchone()[0]
+            behind = _scalar(connection,
+                             """SELECT count(*) FROM floor_pool_tables t
+                                  JOIN floor_cursors c USING (table_id)
+                                 WHERE t.applied_through < c.resume_after""")
+            linked = _scalar(connection, "SELECT count(*) FROM floor_pool_tables")
     except psycopg.Error:
         return False
-    return behind == 0 and linked == sum(entry["game"] == "three_card_lowball"
-                                         for entry in entries)
+    return bool(behind == 0 and linked == sum(entry["game"] == "three_card_lowball"
+                                              for entry in entries))
 
 
-def _pool_figures(connection, dealt: list[dict]) -> dict[str, float]:
+def _pool_figures(connection: psycopg.Connection[Any],
+                  dealt: list[dict[str, Any]]) -> dict[str, float]:
     """The pool's hits, and whether each was claimed once and paid as the rules say."""
-    seed, = connection.execute("SELECT seed FROM floor_pools WHERE pool_id = %s",
-                               (POOL_ID,)).fetchone()
+    seed = _scalar(connection, "SELECT seed FROM floor_pools WHERE pool_id = %s", (POOL_ID,))
     hits = connection.execute(
         """SELECT h.lock_order, h.paid, cardinality(h.seats),
                   (SELECT coalesce(sum(l.amount), 0) FROM floor_pool_ledger l
@@ -204,9 +240,9 @@ def _pool_figures(connection, dealt: list[dict]) -> dict[str, float]:
             ORDER BY h.hit""").fetchall()
     ordered = all(paid == (meter // seats if order == 1 else seed // seats) * seats
                   for order, paid, seats, meter in hits)
-    meters = connection.execute(
-        "SELECT meter, ledger_sum, contributions FROM floor_pool_meters WHERE pool_id = %s",
-        (POOL_ID,)).fetchone()
+    meters = _row(connection,
+                  "SELECT meter, ledger_sum, contributions FROM floor_pool_meters WHERE pool_id = %s",
+                  (POOL_ID,))
     journaled_hits = sum(table.get("hits", 0) for table in dealt)
     journaled = sum(table.get("contributions", 0) for table in dealt)
     return {"pool_hits": len(hits),
@@ -215,14 +251,7 @@ def _pool_figures(connection, dealt: list[dict]) -> dict[str, float]:
                                   and meters[0] == meters[1] and meters[2] == journaled)}
 
 
-def _ready(process: subprocess.Popen) -> dict:
-    line = process.stdout.readline()
-    if not line:
-        raise RuntimeError(f"a table worker did not start (exit status {process.wait()})")
-    return json.loads(line)
-
-
-def _floor_config(path: Path, dsn: str, entries: list[dict]) -> Path:
+def _floor_config(path: Path, dsn: str, entries: list[dict[str, Any]]) -> Path:
     from bench.power_loss import _toml_value
 
     text = f"[database]\ndsn = {_toml_value(dsn)}\n\n"
@@ -239,31 +268,33 @@ def _floor_config(path: Path, dsn: str, entries: list[dict]) -> Path:
     return path
 
 
-def _figures(connection, started: float) -> dict[str, float]:
+def _figures(connection: psycopg.Connection[Any], started: float) -> dict[str, float]:
     """Events stored since ``started`` and their lag from journal to store (cards apart)."""
-    stored_all, events, first, last = connection.execute(
+    stored_all, events, first, last = _row(
+        connection,
         """SELECT (SELECT count(*) FROM floor_events), count(*), min(stored_at), max(stored_at)
-             FROM floor_events WHERE ts >= to_timestamp(%s)""", (started,)).fetchone()
+             FROM floor_events WHERE ts >= to_timestamp(%s)""", (started,))
     lag = """SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY stored_at - ts),
                     percentile_cont(0.99) WITHIN GROUP (ORDER BY stored_at - ts),
                     max(stored_at - ts)
                FROM floor_events WHERE ts >= to_timestamp(%s) AND {} type = ANY(%s)"""
-    live = connection.execute(lag.format("NOT"), (started, list(HELD))).fetchone()
-    held = connection.execute(lag.format(""), (started, list(HELD))).fetchone()
+    live = _row(connection, lag.format("NOT"), (started, list(HELD)))
+    held = _row(connection, lag.format(""), (started, list(HELD)))
     milliseconds = [value.total_seconds() * 1000 for value in (*live, *held)]
-    size = connection.execute("SELECT pg_total_relation_size('floor_events')").fetchone()[0]
+    size = _scalar(connection, "SELECT pg_total_relation_size('floor_events')")
     return {"stored": stored_all, "events": events, "bytes_per_event": size / stored_all,
             "events_per_s": events / (last - first).total_seconds(),
             "lag_median_ms": milliseconds[0], "lag_p99_ms": milliseconds[1],
             "lag_max_ms": milliseconds[2], "held_median_ms": milliseconds[3]}
 
 
-def _stop(workers: list[subprocess.Popen]) -> None:
+def _stop(workers: list[subprocess.Popen[str]]) -> None:
     for process in workers:
         if process.poll() is None:
+            commands = _pipes(process)[0]
             try:
-                process.stdin.write("stop\n")
-                process.stdin.flush()
+                commands.write("stop\n")
+                commands.flush()
             except BrokenPipeError:
                 pass
     for process in workers:

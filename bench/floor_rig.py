@@ -19,13 +19,15 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from bench.pipeline import ROOT, DaemonProcess, StreamedDealer
 from bench.power_loss import CREDENTIAL, _toml_value
 from controller.settings.table_config import default_config_path, load_config, shipped_config_dir
 
 DEADLINE_S = 30.0
+T = TypeVar("T")
 
 
 def _toml(sections: dict[str, dict[str, Any]]) -> str:
@@ -223,7 +225,7 @@ class FloorProcess:
 
     def __init__(self, config: Path, log: Path):
         self.config, self.log_path = config, log
-        self.process: subprocess.Popen | None = None
+        self.process: subprocess.Popen[bytes] | None = None
         self.start()
 
     def start(self) -> None:
@@ -255,7 +257,8 @@ class FloorProcess:
         return self.log_path.read_bytes()[-3000:].decode("utf-8", "replace")
 
 
-def wait_until(predicate, what: str, timeout: float = DEADLINE_S, poll: float = 0.05):
+def wait_until(predicate: Callable[[], T], what: str, timeout: float = DEADLINE_S,
+               poll: float = 0.05) -> T:
     """Poll ``predicate`` until it returns something true, or fail naming ``what``."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -84,14 +84,14 @@ _TAGS = st.none() | st.text("0123456789ABCDEF", min_size=2, max_size=20)
 
 
 @st.composite
-def card_frames(draw) -> bytes:
+def card_frames(draw: st.DrawFn) -> bytes:
     card = draw(st.sampled_from(DECK))
     return encode_frame(draw(st.integers(0, 255)), "C",
                         card_payload(str(card), draw(_TAGS), draw(st.integers(1, 0xFFFF))))
 
 
 @st.composite
-def any_frames(draw) -> bytes:
+def any_frames(draw: st.DrawFn) -> bytes:
     return encode_frame(draw(st.integers(0, 255)), draw(_TYPES), draw(_PRINTABLE))
 
 
@@ -99,7 +99,7 @@ VALID_FRAMES = card_frames() | any_frames()
 
 
 @st.composite
-def bad_segments(draw) -> bytes:
+def bad_segments(draw: st.DrawFn) -> bytes:
     """Garbage, a bit-flipped frame, a truncated frame, or an over-long frame."""
     kind = draw(st.sampled_from(("garbage", "flip", "truncate", "overlong", "badcrc")))
     if kind == "garbage":
@@ -172,7 +172,7 @@ def lbs1_stream(examples: int) -> int:
     @_settings(examples)
     @given(st.lists(st.tuples(st.booleans(), VALID_FRAMES, bad_segments()), max_size=12),
            st.lists(st.integers(0, 2000), max_size=20))
-    def check(segments, cuts):
+    def check(segments: list[tuple[bool, bytes, bytes]], cuts: list[int]) -> None:
         nonlocal tried
         tried += 1
         data, good = b"", []
@@ -201,7 +201,7 @@ def lbs1_bitflip(examples: int) -> int:
 
     @_settings(examples)
     @given(VALID_FRAMES, st.data(), VALID_FRAMES)
-    def check(frame, data, after):
+    def check(frame: bytes, data: st.DataObject, after: bytes) -> None:
         nonlocal tried
         tried += 1
         position = data.draw(st.integers(0, len(frame) - 1))
@@ -225,7 +225,7 @@ def lbs1_random(examples: int) -> int:
 
     @_settings(examples)
     @given(st.binary(max_size=600), st.lists(st.integers(0, 600), max_size=10))
-    def check(data, cuts):
+    def check(data: bytes, cuts: list[int]) -> None:
         nonlocal tried
         tried += 1
         items = _parse(data, cuts)
@@ -249,7 +249,7 @@ def usb_reports(examples: int) -> int:
                      .map(lambda t: bytes([t[0]]) + t[1]),
                      st.binary(min_size=CARD_REPORT_SIZE - 1, max_size=CARD_REPORT_SIZE - 1)
                      .map(lambda rest: bytes([REPORT_CARD]) + rest)))
-    def check(report):
+    def check(report: bytes) -> None:
         nonlocal tried
         tried += 1
         event = decode_to_event(report)             # never raises
@@ -294,7 +294,8 @@ def spot_lines(examples: int) -> int:
     @given(st.lists(st.tuples(st.binary(max_size=200), _VALID_LINES,
                               st.sampled_from((b"\r\n", b"\n"))), max_size=10),
            st.binary(max_size=300), st.lists(st.integers(0, 3000), max_size=10))
-    def check(segments, tail, cuts):
+    def check(segments: list[tuple[bytes, str, bytes]], tail: bytes,
+              cuts: list[int]) -> None:
         nonlocal tried
         tried += 1
         data, valid = b"", []
@@ -420,7 +421,7 @@ class CommandChecker:
         self.daemon = daemon
         self.tried = self.accepted = self.refused = self.counted = 0
 
-    def __call__(self, payload: bytes) -> dict:
+    def __call__(self, payload: bytes) -> dict[str, Any]:
         daemon = self.daemon
         before, seq = daemon.table.snapshot(), daemon.journal.last_seq
         reply = daemon.command(payload)                     # must never raise
@@ -460,7 +461,7 @@ class CommandChecker:
 COMMAND_OUTCOMES: dict[str, dict[str, int]] = {}
 
 
-def _command_target(strategy: st.SearchStrategy, encode: Callable[[Any], bytes],
+def _command_target(strategy: st.SearchStrategy[Any], encode: Callable[[Any], bytes],
                     examples: int, games: tuple[str, ...], name: str) -> int:
     tried = 0
     outcomes = COMMAND_OUTCOMES[name] = {"accepted": 0, "refused": 0}
@@ -471,7 +472,7 @@ def _command_target(strategy: st.SearchStrategy, encode: Callable[[Any], bytes],
 
             @_settings(max(1, examples // len(games)))
             @given(strategy)
-            def check(value):
+            def check(value: Any) -> None:
                 checker(encode(value))
 
             check()

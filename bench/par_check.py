@@ -14,9 +14,17 @@ import random
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Callable, Iterator, Sequence
 from fractions import Fraction
+from typing import Any
 
-from controller.core.cards import DECK
+from controller.cli.math import (
+    cali_inputs,
+    three_card_bonus,
+    three_card_paytable,
+    three_card_progressive,
+)
+from controller.core.cards import DECK, Card
 from controller.core.events import COMMUNITY, DEALER, HandShown, ProgressiveAwarded
 from controller.core.games import CaliLowballHand, Decision, ThreeCardLowballHand
 from controller.par import cali_lowball as cali
@@ -50,9 +58,9 @@ class Tally:
         return mean / per, math.sqrt(variance / n) / per
 
 
-def compare(tally: Tally, exact: dict[str, Fraction], per: int) -> list[dict]:
+def compare(tally: Tally, exact: dict[str, Fraction], per: int) -> list[dict[str, Any]]:
     """Each figure's exact value, simulated mean, standard error and distance in errors."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name, value in exact.items():
         mean, error = tally.mean_and_error(name, per)
         distance = abs(mean - float(value)) / error if error else (
@@ -79,16 +87,14 @@ def cali_exact(sheet: cali.CaliParSheet) -> dict[str, Fraction]:
 
 def simulate_cali(hands: int, rng: random.Random, paytable: str = "example",
                   deals: tuple[cali.Start, ...] | None = None,
-                  rules: Rules | None = None) -> tuple[list[dict], float]:
+                  rules: Rules | None = None) -> tuple[list[dict[str, Any]], float]:
     """Play ``hands`` seven-spot hands of the shipped Cali LowBall config (``rules``: other
     rule switches) with the optimal strategy; return the comparison rows and the CPU
     seconds the play took."""
-    from controller.cli.math import cali_inputs
-
     setup = load_config(default_config_path("cali_lowball")).setup("cali_lowball", paytable,
                                                                     rules)
-    odds, rules = cali_inputs(setup)
-    sheet = cali.par_sheet(deals or cali.enumerate_deals(), odds, rules)
+    odds, math_rules = cali_inputs(setup)
+    sheet = cali.par_sheet(deals or cali.enumerate_deals(), odds, math_rules)
     strategy = sheet.strategy
     unit = 100 * math.lcm(*(value.denominator for value in
                             (*odds.xtra_bonus.values(), *odds.lowdown_bonus.values())))
@@ -103,13 +109,17 @@ def simulate_cali(hands: int, rng: random.Random, paytable: str = "example",
         cards = iter(deck)
         for _ in range(hand.cards_expected()):
             hand.deal(next(cards))
-        starts = {seat: tuple(sorted(card.rank for card in hand.cards[seat])) for seat in SEATS}
+        starts: dict[int, tuple[int, int]] = {}
+        for seat in SEATS:
+            low, high = sorted(card.rank for card in hand.cards[seat])
+            starts[seat] = (low, high)
         for seat in SEATS:
             hand.decide(seat, raise_ if strategy.pre_flop[starts[seat]].decision == cali.RAISE
                         else check)
         for _ in range(hand.cards_expected()):
             hand.deal(next(cards))
-        flop = tuple(sorted(card.rank for card in hand.cards[COMMUNITY]))
+        first, second, third = sorted(card.rank for card in hand.cards[COMMUNITY])
+        flop = (first, second, third)
         for seat in hand.next_step().seats:
             hand.decide(seat, bet if strategy.post_flop_bets[starts[seat], flop] else fold)
         assert hand.settled and DEALER in hand.cards
@@ -142,7 +152,7 @@ def simulate_cali(hands: int, rng: random.Random, paytable: str = "example",
     return compare(tally, exact, len(SEATS)), seconds
 
 
-def print_rows(title: str, rows: list[dict], hands: int, seconds: float,
+def print_rows(title: str, rows: list[dict[str, Any]], hands: int, seconds: float,
                spots: int = len(SEATS)) -> None:
     print(f"{title}: {hands:,} hands x {spots} spot{'s' if spots > 1 else ''} "
           f"in {seconds:.0f} s CPU")
@@ -166,33 +176,42 @@ def three_card_exact(sheet: three.ThreeCardParSheet) -> dict[str, Fraction]:
     return figures
 
 
-def simulate_three_card(hands: int, rng: random.Random, deck: list, paytable: str,
-                        sheet: three.ThreeCardParSheet) -> tuple[list[dict], float]:
+def play_out(hand: ThreeCardLowballHand, cards: Iterator[Card],
+             decide: Callable[[Sequence[Card]], Decision]) -> None:
+    """Deal from ``cards`` until ``hand`` settles; each spot asked decides ``decide(its
+    cards)``."""
+    while True:
+        for _ in range(hand.cards_expected()):
+            hand.deal(next(cards))
+        step = hand.next_step()
+        if step.kind == "settled":
+            return
+        if step.kind == "decision":
+            for seat in step.seats:
+                hand.decide(seat, decide(hand.dealt[seat]))
+
+
+def _decision(discard: Sequence[Card]) -> Decision:
+    return Decision("discard", tuple(discard)) if discard else Decision("stand")
+
+
+def simulate_three_card(hands: int, rng: random.Random, deck: list[Card], paytable: str,
+                        sheet: three.ThreeCardParSheet) -> tuple[list[dict[str, Any]], float]:
     """Play ``hands`` one-spot hands of the shipped Three Card Lowball config, shoes shuffled
     from ``deck`` (the exact par sheet ``sheet`` was counted on the same deck), with the
     sheet's strategy; return the comparison rows and the CPU seconds the play took."""
     setup = load_config(default_config_path("three_card_lowball")).setup(
         "three_card_lowball", paytable)
-    unit = 100 * math.lcm(*(odds.per for odds in setup.paytable.bonus.values()))
+    unit = 100 * math.lcm(*(odds.per for odds in three_card_paytable(setup).bonus.values()))
     wagers = {1: {"ante": unit, "bonus": unit, "progressive": setup.progressive.wager}}
-    stand = Decision("stand")
-    decisions = {}
-    for hand_cards, best in sheet.strategy.items():
-        decision = Decision("discard", best.discard) if best.discard else stand
-        decisions[frozenset(hand_cards)] = decision
+    decisions = {frozenset(hand_cards): _decision(best.discard)
+                 for hand_cards, best in sheet.strategy.items()}
     tally = Tally()
     started = time.process_time()
     for _ in range(hands):
         hand = ThreeCardLowballHand(setup, wagers)
-        cards = iter(rng.sample(deck, len(deck)))
-        while True:
-            for _ in range(hand.cards_expected()):
-                hand.deal(next(cards))
-            step = hand.next_step()
-            if step.kind == "settled":
-                break
-            if step.kind == "decision":
-                hand.decide(1, decisions[frozenset(hand.dealt[1])])
+        play_out(hand, iter(rng.sample(deck, len(deck))),
+                 lambda cards: decisions[frozenset(cards)])
         values: dict[str, float] = defaultdict(float)
         final_class = next(event.hand_class for event in hand.history
                            if type(event) is HandShown and event.to == 1)
@@ -220,23 +239,22 @@ SMALL_DECK = [card for card in DECK if card.rank in (1, 2, 4, 10) and card.suit 
 
 
 def simulate_three_card_draw(hand_text: str, hands: int, rng: random.Random,
-                             paytable: str) -> tuple[list[dict], float]:
+                             paytable: str) -> tuple[list[dict[str, Any]], float]:
     """One full-deck starting hand: every draw's exact value against the mean net of that
     draw played through the engine (the hand dealt to spot 1, the rest of the deck shuffled)."""
     from controller.core.cards import parse_cards
-    from controller.cli.math import three_card_bonus
 
     setup = load_config(default_config_path("three_card_lowball")).setup(
         "three_card_lowball", paytable)
     bonus = three_card_bonus(setup)
     held = parse_cards(hand_text)
     counted = three.draws(held)
-    unit = 100 * math.lcm(*(odds.per for odds in setup.paytable.bonus.values()))
+    unit = 100 * math.lcm(*(odds.per for odds in three_card_paytable(setup).bonus.values()))
     rest = [card for card in DECK if card not in held]
     tally = Tally()
     started = time.process_time()
     for _ in range(hands):
-        values = {}
+        values: dict[str, float] = {}
         shuffled = rng.sample(rest, len(rest))
         for draw in counted:
             hand = ThreeCardLowballHand(setup, {1: {"ante": unit, "bonus": unit}})
@@ -244,8 +262,7 @@ def simulate_three_card_draw(hand_text: str, hands: int, rng: random.Random,
             for card in held:
                 hand.deal(card)
                 hand.deal(next(dealer))
-            hand.decide(1, Decision("discard", draw.discard) if draw.discard
-                        else Decision("stand"))
+            hand.decide(1, _decision(draw.discard))
             while not hand.settled:
                 hand.deal(next(dealer))
             values[three.hand_key(draw.discard) or "stand"] = \
@@ -256,20 +273,20 @@ def simulate_three_card_draw(hand_text: str, hands: int, rng: random.Random,
     return compare(tally, exact, 1), seconds
 
 
-def house_way_draw(cards) -> tuple:
+def house_way_draw(cards: Sequence[Card]) -> tuple[Card, ...]:
     """The player copies the dealer's house way."""
     from controller.core.games.house_way import house_way
 
     return house_way(cards).discard
 
 
-def low_cards_draw(cards) -> tuple:
+def low_cards_draw(cards: Sequence[Card]) -> tuple[Card, ...]:
     """A plain player's rule: discard one card of a pair and every card above seven, at most
     two (the highest); a straight or flush kept whole gives up its highest card."""
     from controller.core.rankings import three_card
 
-    kept: list = []
-    discard: list = []
+    kept: list[Card] = []
+    discard: list[Card] = []
     for card in sorted(cards, key=lambda card: card.rank):
         (discard if any(other.rank == card.rank for other in kept) else kept).append(card)
     discard += [card for card in kept if card.rank > 7]
@@ -280,33 +297,23 @@ def low_cards_draw(cards) -> tuple:
 
 
 def simulate_three_card_rule(hands: int, rng: random.Random, paytable: str,
-                             draw) -> tuple[list[dict], float]:
+                             draw: Callable[[Sequence[Card]], tuple[Card, ...]]
+                             ) -> tuple[list[dict[str, Any]], float]:
     """Seven spots that each draw by ``draw(cards) -> discard``, full deck: the return of the
     Ante and Bonus and the house edge, by simulation only (no exact figure to compare with)."""
     setup = load_config(default_config_path("three_card_lowball")).setup(
         "three_card_lowball", paytable)
-    unit = 100 * math.lcm(*(odds.per for odds in setup.paytable.bonus.values()))
+    unit = 100 * math.lcm(*(odds.per for odds in three_card_paytable(setup).bonus.values()))
     wagers = {seat: {"ante": unit, "bonus": unit} for seat in SEATS}
     tally = Tally()
     started = time.process_time()
     for _ in range(hands):
         hand = ThreeCardLowballHand(setup, wagers)
-        cards = iter(rng.sample(DECK, 52))
-        while True:
-            for _ in range(hand.cards_expected()):
-                hand.deal(next(cards))
-            step = hand.next_step()
-            if step.kind == "settled":
-                break
-            if step.kind == "decision":
-                (seat,) = step.seats
-                discard = draw(hand.dealt[seat])
-                hand.decide(seat, Decision("discard", discard) if discard
-                            else Decision("stand"))
+        play_out(hand, iter(rng.sample(DECK, 52)), lambda cards: _decision(draw(cards)))
         net = sum(event.net for event in hand.settlements()) / unit
         tally.add({"return total": net, "house edge": -net / 2})
     seconds = time.process_time() - started
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name in ("return total", "house edge"):
         mean, error = tally.mean_and_error(name, len(SEATS))
         rows.append({"figure": name, "simulated": mean, "standard_error": error})
@@ -315,8 +322,6 @@ def simulate_three_card_rule(hands: int, rng: random.Random, paytable: str,
 
 def main(cali_hands: int = 300_000, three_card_hands: int = 300_000,
          one_hand_deals: int = 100_000, rule_hands: int = 200_000) -> None:
-    from controller.cli.math import three_card_bonus, three_card_progressive
-
     rng = random.Random(17)
     rows, seconds = simulate_cali(cali_hands, rng)
     print_rows("Cali LowBall, paytable example, optimal strategy", rows, cali_hands, seconds)

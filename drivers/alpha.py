@@ -1,8 +1,7 @@
 """Alpha Sign Communications Protocol, the subset a progressive meter needs: pure codec.
 
 Write TEXT file: ``NUL x5, SOH, type code, address, STX, 'A' (write text), file label, text,
-ETX, checksum (4 uppercase hex digits: 16-bit sum of the bytes STX..ETX), EOT``. Money is
-formatted from integer cents, never floats, so ``$12,345.67`` is exactly what was won.
+ETX, checksum (4 uppercase hex digits: 16-bit sum of the bytes STX..ETX), EOT``.
 """
 
 from __future__ import annotations
@@ -13,17 +12,6 @@ NUL, SOH, STX, ETX, EOT = 0x00, 0x01, 0x02, 0x03, 0x04
 WRITE_TEXT = ord("A")
 #: Longest text the meter writes; far inside any Alpha sign's default TEXT file.
 MAX_TEXT = 125
-
-
-def format_cents(cents: int) -> str:
-    """``1234567`` -> ``$12,345.67``. Integer cents only: a float is a bug upstream."""
-    if isinstance(cents, bool) or not isinstance(cents, int):
-        raise TypeError(f"meter amounts are integer cents, got {type(cents).__name__} "
-                        f"{cents!r}")
-    if cents < 0:
-        raise ValueError(f"meter amount cannot be negative: {cents} cents")
-    dollars, rest = divmod(cents, 100)
-    return f"${dollars:,}.{rest:02d}"
 
 
 def checksum(data: bytes) -> int:

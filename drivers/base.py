@@ -25,17 +25,24 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import queue
 import select
 import termios
 import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar
 
 import serial
 import structlog
 from serial import rfc2217
+
+if TYPE_CHECKING:
+    from drivers.config import DriverConfig
+
+#: What a driver reports: its device kind's events.
+E = TypeVar("E")
 
 
 def debug_enabled(log: Any) -> bool:
@@ -96,8 +103,9 @@ class Backoff:
 
 #: How much one read takes at most; a read returns at once with what has arrived.
 READ_CHUNK = 4096
-#: Ports with no descriptor to wait on (``rfc2217://``, ``loop://``) are looked at this often,
-#: as every port was before; device paths, ptys and ``socket://`` never are.
+#: Ports with no descriptor to wait on (``rfc2217://``, ``loop://``) are looked at this often
+#: (a read waits this long at most); device paths, ptys and ``socket://`` are waited on with
+#: select() and never polled.
 FALLBACK_POLL_S = 0.05
 #: select() takes descriptors below this only (FD_SETSIZE); pyserial's read and write use it.
 SELECT_LIMIT = 1024
@@ -253,10 +261,13 @@ class Wakeup:
                     pass
 
 
-class DeviceDriver(ABC):
+class DeviceDriver(ABC, Generic[E]):
     """A device served by one background thread that reconnects on its own.
 
     Use as a context manager, or call :meth:`start` and :meth:`stop` (which joins the thread).
+    Its events go to ``listener`` if there is one, else to the queue :meth:`get_event` reads:
+    never both, for no one reads the queue of a driver with a listener (the daemon's), and it
+    would keep every card and heartbeat for the life of the process.
     """
 
     #: "shoe", "spots" or "meter": names the logger and the thread.
@@ -264,14 +275,17 @@ class DeviceDriver(ABC):
     #: The config name of the protocol this class speaks ("lbs1", "alpha", ...).
     protocol: str = ""
 
-    def __init__(self, *, name: str, port_label: str, reconnect_initial_s: float,
-                 reconnect_max_s: float, clock: Callable[[], float] = time.monotonic) -> None:
-        self.name = name
+    def __init__(self, config: DriverConfig, *, port_label: str,
+                 listener: Callable[[E], None] | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.name = config.label
         self.port_label = port_label
         self.clock = clock
         self.log = structlog.get_logger(f"drivers.{self.kind}").bind(
-            device=name, port=port_label, protocol=self.protocol)
-        self._backoff = Backoff(reconnect_initial_s, reconnect_max_s)
+            device=self.name, port=port_label, protocol=self.protocol)
+        self._listener = listener
+        self._events: queue.Queue[E] = queue.Queue()
+        self._backoff = Backoff(config.reconnect_initial_s, config.reconnect_max_s)
         self._stopping = threading.Event()
         self._connected = threading.Event()
         self._thread: threading.Thread | None = None
@@ -327,6 +341,23 @@ class DeviceDriver(ABC):
     def connected(self) -> bool:
         return self._connected.is_set()
 
+    def get_event(self, timeout: float | None = None) -> E | None:
+        """The next event, waiting up to ``timeout`` seconds; None if none came. For a
+        driver built without a listener: with one, every event goes to the listener."""
+        try:
+            return self._events.get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+    def _emit(self, event: E) -> None:
+        if self._listener is None:
+            self._events.put(event)
+            return
+        try:
+            self._listener(event)
+        except Exception:
+            self.log.exception(f"{self.kind} event listener failed", detail=repr(event))
+
     @property
     def running(self) -> bool:
         """The driver's thread is alive (started and not ended), connected or not."""
@@ -347,10 +378,10 @@ class DeviceDriver(ABC):
                 self._stopping.wait(self._backoff.next_delay())
                 continue
             except Exception as exc:  # a driver bug must not kill the thread silently
-                reason = f"driver error while connecting: {exc!r}"
-                if reason != self._lost_reason:  # the traceback once, not once per attempt
+                failure = f"driver error while connecting: {exc!r}"
+                if failure != self._lost_reason:  # the traceback once, not once per attempt
                     self.log.exception("connect failed unexpectedly")
-                self._report_lost(reason)
+                self._report_lost(failure)
                 self._stopping.wait(self._backoff.next_delay())
                 continue
             self._backoff.reset()
@@ -358,7 +389,7 @@ class DeviceDriver(ABC):
             self._lost_reason = None
             self._connected.set()
             self.log.info("connected")
-            reason = None
+            reason: str | None = None
             try:
                 self._on_connected()
                 while not self._stopping.is_set():
@@ -409,7 +440,7 @@ class DeviceDriver(ABC):
 
         A port with no descriptor (``rfc2217://``, ``loop://``) cannot be waited on here: its
         read waits instead, up to :data:`FALLBACK_POLL_S`, so such a port is looked at that
-        often (as every port was before), deadlines included.
+        often, deadlines included.
         """
         wakeup = self._wakeup.fileno()
         fd = port_descriptor(port)
@@ -431,8 +462,10 @@ class DeviceDriver(ABC):
         no descriptor waits up to :data:`FALLBACK_POLL_S` for a first byte. DeviceUnavailable
         if the read fails, as it does on a pulled cable."""
         try:
+            data: bytes
             if port_descriptor(port) is not None:
-                return port.read(READ_CHUNK)
+                data = port.read(READ_CHUNK)
+                return data
             data = port.read(1)  # rfc2217:// hands out queued bytes one per read call
             while data and (waiting := port.in_waiting):
                 data += port.read(waiting)

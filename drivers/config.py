@@ -17,7 +17,7 @@ DEFAULT_USB_VENDOR_ID = 0x1209
 DEFAULT_USB_PRODUCT_ID = 0x4C42
 
 
-class _DriverConfig(BaseModel):
+class DriverConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     #: Which device kind this config is for; set by each subclass.
@@ -39,7 +39,7 @@ class _DriverConfig(BaseModel):
         return value
 
     @model_validator(mode="after")
-    def _port_when_needed(self) -> _DriverConfig:
+    def _port_when_needed(self) -> DriverConfig:
         if driver_entry(self.device_kind, self.driver).needs_port and self.port is None:
             raise ValueError(f"port is required for {self.device_kind} driver {self.driver!r} "
                              "(a device path, socket://host:port or rfc2217://host:port)")
@@ -52,7 +52,7 @@ class _DriverConfig(BaseModel):
         return self.name or self.device_kind
 
 
-class ShoeConfig(_DriverConfig):
+class ShoeConfig(DriverConfig):
     """A card shoe: ``driver`` is ``lbs1`` (serial) or ``usb``."""
 
     device_kind: ClassVar[str] = "shoe"
@@ -72,7 +72,7 @@ class ShoeConfig(_DriverConfig):
     lost_after_s: float = Field(default=3.0, gt=0, le=60)
 
 
-class SpotsConfig(_DriverConfig):
+class SpotsConfig(DriverConfig):
     """The betting-spot controller: LEDs and progressive wager sensors."""
 
     device_kind: ClassVar[str] = "spots"
@@ -86,7 +86,7 @@ class SpotsConfig(_DriverConfig):
     spots: int = Field(default=7, ge=1, le=7)
 
 
-class MeterConfig(_DriverConfig):
+class MeterConfig(DriverConfig):
     """The progressive meter sign (Alpha protocol)."""
 
     device_kind: ClassVar[str] = "meter"

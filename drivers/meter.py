@@ -5,9 +5,10 @@ holds ``JACKPOT``, the table and the pending amount until a supervisor resets it
 rate limit; a protocol subclass only encodes the text (:class:`AlphaMeter`). Writes happen in
 the driver thread, so a slow or unplugged sign never stalls the game. A ``listener`` hears
 :class:`MeterConnected` and :class:`MeterLost` (once per outage), so the table can tell
-surveillance and the CMS that the sign is dark. The thread sleeps until
-a new text is offered, the rate limit lets a pending one go, or the sign's line has input or
-fails; an idle meter costs nothing.
+surveillance and the CMS that the sign is dark. Amounts are integer cents, never floats, so
+``$12,345.67`` is exactly what was won (:func:`meter_text` refuses anything else). The thread
+sleeps until a new text is offered, the rate limit lets a pending one go, or the sign's line
+has input or fails; an idle meter costs nothing.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from typing import Generic, TypeVar
 
 import serial
 
-from drivers.alpha import format_cents, write_text_packet
+from controller.core.money import format_cents
+from drivers.alpha import write_text_packet
 from drivers.base import DeviceDriver, DeviceUnavailable, open_serial_port
 from drivers.config import MeterConfig
 
@@ -40,6 +42,17 @@ class MeterLost:
 
 
 MeterEvent = MeterConnected | MeterLost
+
+
+def meter_text(cents: int) -> str:
+    """What the sign shows for an amount: ``1234567`` -> ``$12,345.67``. Integer cents, not
+    negative: a float, a bool or a negative amount is a bug upstream, refused here."""
+    if isinstance(cents, bool) or not isinstance(cents, int):
+        raise TypeError(f"meter amounts are integer cents, got {type(cents).__name__} "
+                        f"{cents!r}")
+    if cents < 0:
+        raise ValueError(f"meter amount cannot be negative: {cents} cents")
+    return format_cents(cents)
 
 
 class Coalescer(Generic[T]):
@@ -76,16 +89,14 @@ class Coalescer(Generic[T]):
         return max(0.0, self._last_take + self.min_interval - now)
 
 
-class MeterDriver(DeviceDriver):
+class MeterDriver(DeviceDriver[MeterEvent]):
     kind = "meter"
 
     def __init__(self, config: MeterConfig, *,
                  listener: Callable[[MeterEvent], None] | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         assert config.port is not None
-        super().__init__(name=config.label, port_label=config.port,
-                         reconnect_initial_s=config.reconnect_initial_s,
-                         reconnect_max_s=config.reconnect_max_s, clock=clock)
+        super().__init__(config, port_label=config.port, listener=listener, clock=clock)
         self.config = config
         self._port: serial.SerialBase | None = None
         self._coalescer: Coalescer[str] = Coalescer(1.0 / config.max_writes_per_s)
@@ -95,18 +106,17 @@ class MeterDriver(DeviceDriver):
         self._amount_cents: int | None = None
         self._jackpot: tuple[str, int] | None = None
         self._shown: str | None = None
-        self._listener = listener
         self.writes = 0
 
     # -- what the table calls -----------------------------------------------------------
 
     def show_amount(self, cents: int) -> None:
         """The live progressive amount; held back while a jackpot is on the sign."""
-        format_cents(cents)  # validate now, in the caller's thread
+        text = meter_text(cents)  # refused now, in the caller's thread
         with self._lock:
             self._amount_cents = cents
             if self._jackpot is None:
-                self._offer(format_cents(cents))
+                self._offer(text)
 
     def show_jackpot(self, table: str, cents: int) -> None:
         """A progressive hit: show ``JACKPOT <table> <amount>`` until :meth:`reset_jackpot`."""
@@ -120,11 +130,11 @@ class MeterDriver(DeviceDriver):
         with self._lock:
             self._jackpot = None
             if self._amount_cents is not None:
-                self._offer(format_cents(self._amount_cents))
+                self._offer(meter_text(self._amount_cents))
 
     @staticmethod
     def jackpot_text(table: str, cents: int) -> str:
-        return f"JACKPOT {table} {format_cents(cents)}"
+        return f"JACKPOT {table} {meter_text(cents)}"
 
     @property
     def text(self) -> str | None:
@@ -157,14 +167,6 @@ class MeterDriver(DeviceDriver):
 
     def _on_lost(self, reason: str) -> None:
         self._emit(MeterLost(reason))
-
-    def _emit(self, event: MeterEvent) -> None:
-        if self._listener is None:
-            return
-        try:
-            self._listener(event)
-        except Exception:
-            self.log.exception("meter event listener failed", detail=repr(event))
 
     def _serve_once(self) -> None:
         port = self._port

@@ -58,4 +58,5 @@ def driver_class(kind: str, name: str) -> type[Any]:
         module = importlib.import_module(entry.module)
     except ImportError as exc:
         raise UnknownDriver(f"{kind} driver {name!r} cannot be loaded: {exc}") from exc
-    return getattr(module, entry.class_name)
+    found: type[Any] = getattr(module, entry.class_name)
+    return found

@@ -17,13 +17,12 @@ The driver thread does not poll: each read waits for input until the silence dea
 (``lost_after_s`` after the last valid message), so a live shoe wakes it only with its own
 messages (a heartbeat a second when idle), and a silent one once, to be reported lost.
 
-Events are delivered on a queue (:meth:`ShoeDriver.get_event`) and, if given, to a listener
-callback called from the driver thread.
+Events go to a listener callback, called from the driver thread, if one is given; else to a
+queue (:meth:`~drivers.base.DeviceDriver.get_event`).
 """
 
 from __future__ import annotations
 
-import queue
 import threading
 import time
 from abc import abstractmethod
@@ -143,7 +142,7 @@ class ShoeReceiver:
         return Verdict(events, nak=(item.seq, CONFLICT))
 
 
-class ShoeDriver(DeviceDriver):
+class ShoeDriver(DeviceDriver[ShoeEvent]):
     """Base class of every shoe driver; see the module docstring for what it guarantees."""
 
     kind = "shoe"
@@ -155,12 +154,9 @@ class ShoeDriver(DeviceDriver):
         """``ack_cards_on_commit``: hold each card's acknowledgement until the table has
         journaled it (:meth:`card_committed`), so a power cut can never lose a card the shoe
         believes was delivered: unacknowledged, the shoe sends it again."""
-        super().__init__(name=config.label, port_label=self._port_label(config),
-                         reconnect_initial_s=config.reconnect_initial_s,
-                         reconnect_max_s=config.reconnect_max_s, clock=clock)
+        super().__init__(config, port_label=self._port_label(config), listener=listener,
+                         clock=clock)
         self.config = config
-        self._listener = listener
-        self._events: queue.Queue[ShoeEvent] = queue.Queue()
         self._receiver = ShoeReceiver()
         self._last_heard = 0.0
         self._silent = False
@@ -178,27 +174,7 @@ class ShoeDriver(DeviceDriver):
 
     # -- for the table ------------------------------------------------------------------
 
-    def get_event(self, timeout: float | None = None) -> ShoeEvent | None:
-        """The next event, waiting up to ``timeout`` seconds; None if none came. For a
-        driver built without a listener: with one, every event goes to the listener."""
-        try:
-            return self._events.get(timeout=timeout)
-        except queue.Empty:
-            return None
-
     # -- the shared rules ---------------------------------------------------------------
-
-    def _emit(self, event: ShoeEvent) -> None:
-        # An event goes to the listener if there is one, else to the queue get_event() reads:
-        # never both, for no one reads the queue of a driver with a listener (the daemon's),
-        # and it would keep every card and heartbeat for the life of the process.
-        if self._listener is None:
-            self._events.put(event)
-            return
-        try:
-            self._listener(event)
-        except Exception:
-            self.log.exception("shoe event listener failed", detail=repr(event))
 
     def _on_connected(self) -> None:
         self._last_heard = self.clock()
@@ -234,7 +210,7 @@ class ShoeDriver(DeviceDriver):
                 self._silent = False
                 self.log.info("shoe heard again")
                 self._emit(ShoeConnected(self.port_label))
-        if verdict.ack is not None and not self._hold_ack(verdict):
+        if verdict.ack is not None and not self._hold_ack(verdict.ack, verdict.events):
             self._send_ack(verdict.ack)
         if verdict.nak is not None:
             self._send_nak(*verdict.nak)
@@ -251,16 +227,16 @@ class ShoeDriver(DeviceDriver):
                 self.log.debug("shoe event", detail=repr(event))
             self._emit(event)
 
-    def _hold_ack(self, verdict: Verdict) -> bool:
-        """Whether this acknowledgement waits for the table's journal (a new card, or a
-        retransmission of a card not yet committed)."""
+    def _hold_ack(self, ack: int, events: list[ShoeEvent]) -> bool:
+        """Whether the acknowledgement of ``ack`` waits for the table's journal (a new card,
+        or a retransmission of a card not yet committed)."""
         if not self.ack_cards_on_commit:
             return False
         with self._commit_lock:
-            if verdict.ack in self._uncommitted:
+            if ack in self._uncommitted:
                 return True
-            if any(isinstance(event, CardRead) for event in verdict.events):
-                self._uncommitted.add(verdict.ack)
+            if any(isinstance(event, CardRead) for event in events):
+                self._uncommitted.add(ack)
                 return True
         return False
 

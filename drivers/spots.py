@@ -120,7 +120,7 @@ class Reply:
     error: str | None = None
 
 
-class SpotControllerDriver(DeviceDriver):
+class SpotControllerDriver(DeviceDriver[SpotsEvent]):
     """Base class of spot-controller drivers."""
 
     kind = "spots"
@@ -129,12 +129,8 @@ class SpotControllerDriver(DeviceDriver):
                  listener: Callable[[SpotsEvent], None] | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         assert config.port is not None
-        super().__init__(name=config.label, port_label=config.port,
-                         reconnect_initial_s=config.reconnect_initial_s,
-                         reconnect_max_s=config.reconnect_max_s, clock=clock)
+        super().__init__(config, port_label=config.port, listener=listener, clock=clock)
         self.config = config
-        self._listener = listener
-        self._events: queue.Queue[SpotsEvent] = queue.Queue()
         self._replies: queue.Queue[Reply] = queue.Queue()
         self._port: serial.SerialBase | None = None
         self._splitter = LineSplitter()
@@ -174,14 +170,6 @@ class SpotControllerDriver(DeviceDriver):
             raise SpotControllerError(f"controller answered the query of spot {spot} "
                                       "without a sensor report")
         return answer
-
-    def get_event(self, timeout: float | None = None) -> SpotsEvent | None:
-        """The next event, waiting up to ``timeout`` seconds; None if none came. For a
-        driver built without a listener: with one, every event goes to the listener."""
-        try:
-            return self._events.get(timeout=timeout)
-        except queue.Empty:
-            return None
 
     def _check_spot(self, spot: int, *, allow_all: bool) -> None:
         low = 0 if allow_all else 1
@@ -238,18 +226,6 @@ class SpotControllerDriver(DeviceDriver):
             self._responsive = responsive
         if changed:
             self._emit(SpotsConnected(self.port_label) if responsive else SpotsLost(reason))
-
-    def _emit(self, event: SpotsEvent) -> None:
-        # An event goes to the listener if there is one, else to the queue get_event() reads:
-        # never both, for no one reads the queue of a driver with a listener (the daemon's),
-        # and it would keep every card and heartbeat for the life of the process.
-        if self._listener is None:
-            self._events.put(event)
-            return
-        try:
-            self._listener(event)
-        except Exception:
-            self.log.exception("spots event listener failed", detail=repr(event))
 
     # -- the reader thread ------------------------------------------------------------
 

@@ -30,10 +30,6 @@ class PtyTransport(SerialTransport):
     def url(self) -> str:
         return self._link
 
-    @property
-    def slave_path(self) -> str:
-        return os.readlink(self._link)
-
     def _open_pty(self) -> None:
         master, slave = os.openpty()
         # Raw at once: with the default line discipline the slave would echo our own output

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import random
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from controller.core.cards import DECK, Card, parse_card, parse_cards
@@ -205,9 +205,6 @@ class ShoeModel:
     def close_door(self) -> None:
         self._door_open = False
         self._set_state(ShoeState.READY)
-
-    def set_state(self, state: ShoeState | str) -> None:
-        self._set_state(ShoeState(state))
 
     def drop_acks(self, count: int = 1) -> None:
         """Ignore the next ``count`` acknowledgements, so the shoe retransmits."""
@@ -445,8 +442,3 @@ class UsbShoeModel(ShoeModel):
             assert message.state is not None
             return encode_status(seq, message.state)
         return encode_heartbeat(seq, message.uptime_s)
-
-
-def tags_of(cards: Iterable[Card]) -> dict[str, Card]:
-    """The tag -> card registry of the simulated deck restricted to ``cards``."""
-    return {deck_tag(card): card for card in cards}

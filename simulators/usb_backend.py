@@ -36,7 +36,7 @@ class _Handle:
         self.generation = generation
 
 
-class SimulatedUsbShoe(usb.backend.IBackend):
+class SimulatedUsbShoe(usb.backend.IBackend):  # type: ignore[misc]  # pyusb has no type hints
     """One simulated USB shoe on its own bus; see the module docstring."""
 
     #: How often a waiting read steps the model (its timers are 200 ms and up).
@@ -160,7 +160,7 @@ class SimulatedUsbShoe(usb.backend.IBackend):
 
     # -- transfers ------------------------------------------------------------------------
 
-    def intr_read(self, dev_handle: _Handle, ep: int, intf: int, buff: array.array,
+    def intr_read(self, dev_handle: _Handle, ep: int, intf: int, buff: array.array[int],
                   timeout: int) -> int:
         if ep != REPORT_ENDPOINT:
             raise usb.core.USBError(f"no IN endpoint {ep:#04x}", _LIBUSB_ERROR_PIPE,
@@ -182,7 +182,7 @@ class SimulatedUsbShoe(usb.backend.IBackend):
                 self._changed.wait(min(left, self.TICK_S))
 
     def ctrl_transfer(self, dev_handle: _Handle, bmRequestType: int, bRequest: int,
-                      wValue: int, wIndex: int, data: array.array, timeout: int) -> int:
+                      wValue: int, wIndex: int, data: array.array[int], timeout: int) -> int:
         with self._changed:
             self._check(dev_handle)
             if not self.model.control(bmRequestType, bRequest, wValue, wIndex):

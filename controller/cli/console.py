@@ -11,9 +11,15 @@ from __future__ import annotations
 import argparse
 import socket
 import sys
+from typing import TYPE_CHECKING
+
+from controller.cli import Subcommands
+
+if TYPE_CHECKING:
+    from controller.console.config import LoadedConsole
 
 
-def register(subparsers, name: str, help_text: str) -> None:
+def register(subparsers: Subcommands, name: str, help_text: str) -> None:
     parser = subparsers.add_parser(name, help=help_text, description=__doc__.splitlines()[0])
     parser.add_argument("--config", required=True, help="the console's config file")
     parser.add_argument("--port", type=int, help="listen on this port instead (0: any free)")
@@ -67,10 +73,15 @@ def run(args: argparse.Namespace) -> int:
         return 1
     server = uvicorn.Server(uvicorn.Config(
         app, log_level="warning", ws_max_size=64 * 1024, ws_ping_interval=5.0,
-        ssl_certfile=str(loaded.relative(config.tls_cert_file)) if tls else None,
-        ssl_keyfile=str(loaded.relative(config.tls_key_file)) if tls else None))
+        ssl_certfile=_path(loaded, config.tls_cert_file),
+        ssl_keyfile=_path(loaded, config.tls_key_file)))
     host = f"[{config.host}]" if family == socket.AF_INET6 else config.host
     print(f"console: {'https' if tls else 'http'}://{host}:{listener.getsockname()[1]}/ "
           f"(table {table.id})", flush=True)
     server.run(sockets=[listener])
     return 0
+
+
+def _path(loaded: LoadedConsole, name: str | None) -> str | None:
+    """A file the config names (relative to the config's folder), or None."""
+    return None if name is None else str(loaded.relative(name))

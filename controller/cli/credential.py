@@ -14,8 +14,10 @@ import os
 import secrets
 import sys
 
+from controller.cli import Subcommands
 
-def register(subparsers, name: str, help_text: str) -> None:
+
+def register(subparsers: Subcommands, name: str, help_text: str) -> None:
     parser = subparsers.add_parser(name, help=help_text, description=__doc__.splitlines()[0])
     parser.add_argument("file", help="where to write the credential (must not exist)")
     parser.set_defaults(func=run)

@@ -15,12 +15,14 @@ import argparse
 import hashlib
 import json
 import secrets
+import subprocess
 import sys
 import tempfile
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from controller.cli import logs
+from controller.cli import Subcommands, logs
 from controller.settings.table_config import (
     Devices,
     LoadedConfig,
@@ -30,8 +32,11 @@ from controller.settings.table_config import (
     load_config,
 )
 
+if TYPE_CHECKING:
+    from controller.stream.journal import JournalRecord
 
-def register(subparsers, name: str, help_text: str) -> None:
+
+def register(subparsers: Subcommands, name: str, help_text: str) -> None:
     parser = subparsers.add_parser(name, help=help_text, description=__doc__.splitlines()[0])
     parser.add_argument("--game", choices=("cali_lowball", "three_card_lowball"),
                         default="three_card_lowball")
@@ -95,10 +100,9 @@ def demo_config(game: str, *, shoe: str, spots: str, meter: str, credential: str
     return shipped.model_copy(update={"config": config})
 
 
-def start_console(state_dir: Path, loaded: LoadedConfig, port: int):
+def start_console(state_dir: Path, loaded: LoadedConfig, port: int
+                  ) -> tuple[subprocess.Popen[str], str]:
     """``lowball-table console`` beside the demo, in its own process; (process, URL)."""
-    import subprocess
-
     from controller.console.config import write_console_config
 
     config = write_console_config(state_dir, loaded, port=port)
@@ -145,9 +149,9 @@ def run(args: argparse.Namespace) -> int:
                          credential=credential, stream=stream)
     daemon = TableDaemon(loaded, state_dir=state_dir)
     view = LiveView(spots=loaded.config.table.spots)
-    latest: dict = {}
+    latest: dict[str, Any] = {}
 
-    def observe(records, _events) -> None:  # runs in the daemon's thread
+    def observe(records: list[JournalRecord], _events: list[Any]) -> None:  # runs in the daemon's thread
         for record in records:
             data = json.loads(record.message)["data"]  # what the stream says, cards as text
             view.event(record.seq, record.type, data)

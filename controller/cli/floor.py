@@ -14,8 +14,15 @@ import argparse
 import sys
 from datetime import date
 
+from typing import TYPE_CHECKING
 
-def register(subparsers, name: str, help_text: str) -> None:
+from controller.cli import Subcommands
+
+if TYPE_CHECKING:
+    from controller.floor.config import LoadedFloorConfig
+
+
+def register(subparsers: Subcommands, name: str, help_text: str) -> None:
     parser = subparsers.add_parser(name, help=help_text, description=__doc__.splitlines()[0])
     parser.add_argument("action", nargs="?", choices=("run", "report", "adjust"),
                         default="run", help="run the floor service (default), print the "
@@ -54,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     return serve(loaded)
 
 
-def _report(loaded, day: date | None) -> int:
+def _report(loaded: LoadedFloorConfig, day: date | None) -> int:
     import psycopg
 
     from controller.floor import pool, store
@@ -73,7 +80,7 @@ def _report(loaded, day: date | None) -> int:
     return 0
 
 
-def _adjust(loaded, args: argparse.Namespace) -> int:
+def _adjust(loaded: LoadedFloorConfig, args: argparse.Namespace) -> int:
     import psycopg
 
     from controller.floor import pool, store

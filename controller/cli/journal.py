@@ -22,11 +22,12 @@ import json
 import os
 import sys
 
+from controller.cli import Subcommands
 from controller.stream.journal import Journal, JournalError, JournalRecord, journal_path
 from controller.stream.wire import canonical_json
 
 
-def register(subparsers, name: str, help_text: str) -> None:
+def register(subparsers: Subcommands, name: str, help_text: str) -> None:
     parser = subparsers.add_parser(name, help=help_text, description=__doc__.splitlines()[0])
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     verify = actions.add_parser("verify", help="check the hash chain; exit 1 if broken")

@@ -13,8 +13,10 @@ import os
 import sys
 from pathlib import Path
 
+from controller.cli import Subcommands
 
-def register(subparsers, name: str, help_text: str) -> None:
+
+def register(subparsers: Subcommands, name: str, help_text: str) -> None:
     parser = subparsers.add_parser(name, help=help_text, description=__doc__.splitlines()[0])
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     new = actions.add_parser("new", help="create NAME.key and NAME.key_secret")

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import logging
 import sys
+from typing import TextIO
 
 import structlog
 
 
 def configure(*, json_lines: bool | None = None, level: int = logging.INFO,
-              stream=None) -> None:
+              stream: TextIO | None = None) -> None:
     stream = stream or sys.stdout
     if json_lines is None:
         json_lines = not stream.isatty()

@@ -14,10 +14,13 @@ import json
 import sys
 from fractions import Fraction
 
-from controller.core.cards import CardError, find_duplicate, format_cards, parse_cards
+from controller.cli import Subcommands
+from controller.core.cards import Card, CardError, find_duplicate, format_cards, parse_cards
 from controller.par import cali_lowball as cali
 from controller.par import report
+from controller.par.figures import exact
 from controller.par import three_card_lowball as three
+from controller.settings.paytables import CaliPaytable, ThreeCardPaytable
 from controller.settings.table_config import GAMES, GameSetup, default_config_path, load_config
 from controller.settings.validation import InputError
 
@@ -33,7 +36,7 @@ class ArgumentError(ValueError):
     """A bad argument; the message names it."""
 
 
-def register(subparsers, name: str, help_text: str) -> None:
+def register(subparsers: Subcommands, name: str, help_text: str) -> None:
     parser = subparsers.add_parser(name, help=help_text, description=__doc__.splitlines()[0])
     actions = parser.add_subparsers(dest="math_command", metavar="ACTION", required=True)
     sheet = actions.add_parser("par-sheet", help="the par sheet of one paytable")
@@ -63,8 +66,20 @@ def _setup(args: argparse.Namespace) -> GameSetup:
     return config.setup(args.game, args.paytable)
 
 
+def cali_paytable(setup: GameSetup) -> CaliPaytable:
+    if not isinstance(setup.paytable, CaliPaytable):
+        raise InputError(setup.paytable_name, ["not a Cali LowBall paytable"])
+    return setup.paytable
+
+
+def three_card_paytable(setup: GameSetup) -> ThreeCardPaytable:
+    if not isinstance(setup.paytable, ThreeCardPaytable):
+        raise InputError(setup.paytable_name, ["not a Three Card Lowball paytable"])
+    return setup.paytable
+
+
 def cali_inputs(setup: GameSetup) -> tuple[cali.CaliOdds, cali.CaliRules]:
-    paytable = setup.paytable
+    paytable = cali_paytable(setup)
     odds = cali.CaliOdds(
         {name: Fraction(value.pays, value.per) for name, value in paytable.xtra_bonus.items()},
         {name: Fraction(value.pays, value.per) for name, value in paytable.lowdown_bonus.items()})
@@ -74,7 +89,8 @@ def cali_inputs(setup: GameSetup) -> tuple[cali.CaliOdds, cali.CaliRules]:
 
 
 def three_card_bonus(setup: GameSetup) -> dict[str, Fraction]:
-    return {name: Fraction(value.pays, value.per) for name, value in setup.paytable.bonus.items()}
+    return {name: Fraction(value.pays, value.per)
+            for name, value in three_card_paytable(setup).bonus.items()}
 
 
 def three_card_progressive(setup: GameSetup) -> three.Progressive:
@@ -100,7 +116,7 @@ def run_par_sheet(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cards(text: str, count: int, what: str):
+def _cards(text: str, count: int, what: str) -> tuple[Card, ...]:
     try:
         cards = parse_cards(text)
     except CardError as error:
@@ -142,7 +158,7 @@ def run_advise(args: argparse.Namespace) -> int:
         print(json.dumps({"game": args.game, "paytable": setup.paytable_name,
                           "situation": situation,
                           "best": max(values, key=lambda name: values[name]),
-                          "values": {name: report.exact(value)
+                          "values": {name: exact(value)
                                      for name, value in values.items()}}, indent=1))
     else:
         print(report.advice_text(args.game, situation, values))

@@ -9,14 +9,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
+from controller.cli import Subcommands
 from controller.core.money import format_cents
 from controller.settings.scenario import ScenarioError, load_scenario, replay, settlement_report
 from controller.settings.table_config import default_config_path, load_config
 from controller.settings.validation import InputError
 
 
-def register(subparsers, name: str, help_text: str) -> None:
+def register(subparsers: Subcommands, name: str, help_text: str) -> None:
     parser = subparsers.add_parser(name, help=help_text, description=__doc__.splitlines()[0])
     parser.add_argument("scenario", help="scenario file (JSON)")
     parser.add_argument("--json", action="store_true", help="print the settlement as JSON")
@@ -41,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def render(report: dict) -> str:
+def render(report: dict[str, Any]) -> str:
     """The settlement as a dealer or surveillance officer would read it."""
     lines = [f"{report['game']}  paytable {report['paytable']}", ""]
     for who, shown in report["hand"].items():

@@ -15,12 +15,13 @@ from pathlib import Path
 
 import structlog
 
+from controller.cli import Subcommands
 from controller.cli import logs
 from controller.settings.table_config import load_config
 from controller.settings.validation import InputError
 
 
-def register(subparsers, name: str, help_text: str) -> None:
+def register(subparsers: Subcommands, name: str, help_text: str) -> None:
     parser = subparsers.add_parser(name, help=help_text, description=__doc__.splitlines()[0])
     parser.add_argument("--config", required=True, help="table config (TOML)")
     parser.add_argument("--state-dir", help="where the journal lives (default: the config's "

@@ -37,6 +37,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import IO, Any
 
+from controller.cli import Subcommands
 from controller.core.money import format_cents
 from controller.settings.table_config import Stream
 
@@ -66,7 +67,7 @@ class WatchError(Exception):
         self.status = status
 
 
-def register(subparsers, name: str, help_text: str) -> None:
+def register(subparsers: Subcommands, name: str, help_text: str) -> None:
     parser = subparsers.add_parser(
         name, help=help_text, description=__doc__.splitlines()[0],
         epilog="examples: lowball-table watch | lowball-table watch --json | "
@@ -545,7 +546,7 @@ def _print_hand(hand_id: str, events: list[Any], output: Output,
 def recall(client: Any, args: argparse.Namespace, output: Output, timeout: float) -> int:
     """The last ``args.recall`` completed hands, and the hand in progress, in full."""
     snapshot = _snapshot(client, args, timeout)
-    wanted = args.recall
+    wanted: int = args.recall
     ended: set[str] = set()
     complete_starts = 0
 
@@ -553,8 +554,9 @@ def recall(client: Any, args: argparse.Namespace, output: Output, timeout: float
         # Read backwards: a hand's end is always seen before (or with) its start.
         nonlocal complete_starts
         for envelope in reversed(window):
-            if envelope.type in HAND_ENDS and _owner(envelope):
-                ended.add(_owner(envelope))
+            owner = _owner(envelope)
+            if envelope.type in HAND_ENDS and owner:
+                ended.add(owner)
             elif envelope.type == "hand_started" and envelope.data.hand_id in ended:
                 complete_starts += 1
         return complete_starts >= wanted

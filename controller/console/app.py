@@ -25,7 +25,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from controller.console.link import TableLink
@@ -63,7 +63,7 @@ class SecurityHeaders:
             await self.app(scope, receive, send)
             return
 
-        async def with_headers(message: dict[str, Any]) -> None:
+        async def with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 message.setdefault("headers", [])
                 message["headers"] = list(message["headers"]) + [
@@ -123,8 +123,9 @@ async def next_text(websocket: WebSocket) -> str:
         message = await websocket.receive()
         if message["type"] == "websocket.disconnect":
             raise WebSocketDisconnect(message.get("code", 1000))
-        if message.get("text") is not None:
-            return message["text"]
+        text = message.get("text")
+        if isinstance(text, str):
+            return text
         await websocket.send_text(json.dumps({
             "type": "error", "error": "a message is JSON in a text frame, not binary"}))
 
@@ -153,7 +154,11 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
         future: asyncio.Future[dict[str, Any]] = loop.create_future()
 
         def answer(reply: dict[str, Any]) -> None:  # from the link's thread
-            loop.call_soon_threadsafe(lambda: future.done() or future.set_result(reply))
+            loop.call_soon_threadsafe(settle, reply)
+
+        def settle(reply: dict[str, Any]) -> None:  # in the loop, once the answer is in
+            if not future.done():
+                future.set_result(reply)
 
         link.send(request, answer)
         return await asyncio.wait_for(future, ANSWER_TIMEOUT_S)
@@ -370,9 +375,13 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
                                                       **answer}))
 
     @contextlib.asynccontextmanager
-    async def lifespan(app: Starlette):
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
         loop = asyncio.get_running_loop()
-        link.on_view = lambda view: loop.call_soon_threadsafe(screens.show, view)
+
+        def on_view(view: dict[str, Any]) -> None:  # from the link's thread
+            loop.call_soon_threadsafe(screens.show, view)
+
+        link.on_view = on_view
         link.start()
         try:
             yield

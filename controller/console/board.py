@@ -173,6 +173,7 @@ def jackpot_view(pending: dict[str, Any] | None) -> dict[str, Any] | None:
 def banner(state: dict[str, Any]) -> str:
     """The next step, in one line a dealer reads across the table."""
     hand, fault, pending = state.get("hand"), state.get("fault"), state.get("jackpot_pending")
+    expecting: str = state.get("expecting", "")
     if state.get("state") == "PAUSED" and fault is not None:
         way_out = "clear it, then touch Continue" if fault["recoverable"] \
             else "call a supervisor to void the hand"
@@ -181,10 +182,10 @@ def banner(state: dict[str, Any]) -> str:
         return f"JACKPOT {_money(pending['amount'])} on spot " \
                f"{', '.join(map(str, pending['seats']))}: call a supervisor to verify the hand-pay"
     if hand is None:
-        return {"CLOSED": "Table closed: touch Open",
-                "OPEN": "Place wagers from the chip tray, then Lock",
-                "SETTLED": "Pay and collect, then place wagers for the next hand"}.get(
-                    state.get("state", ""), state.get("expecting", ""))
+        prompts = {"CLOSED": "Table closed: touch Open",
+                   "OPEN": "Place wagers from the chip tray, then Lock",
+                   "SETTLED": "Pay and collect, then place wagers for the next hand"}
+        return prompts.get(state.get("state", ""), expecting)
     step = hand["next"]
     if step["kind"] == "card":
         to = step["to"]
@@ -199,7 +200,7 @@ def banner(state: dict[str, Any]) -> str:
     if step["kind"] == "decision":
         seats = ", ".join(map(str, step["seats"]))
         return f"Spot {seats}: {' or '.join(step['options'])}"
-    return state.get("expecting", "")
+    return expecting
 
 
 def actions(state: dict[str, Any]) -> list[dict[str, Any]]:

@@ -174,7 +174,7 @@ class TableLink:
             for pending in list(in_flight) + list(self._outbox.queue):
                 pending.answer({"ok": False, "error": "the console is stopping"})
 
-    def _command_socket(self) -> zmq.Socket:
+    def _command_socket(self) -> zmq.SyncSocket:
         socket = self._context.socket(zmq.DEALER)
         socket.setsockopt(zmq.LINGER, 0)
         socket.setsockopt(zmq.SNDHWM, MAX_IN_FLIGHT)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
@@ -34,12 +34,11 @@ MAX_MESSAGE_BYTES = 4096
 #: Answers remembered for repeated ids (per console).
 REMEMBERED = 1024
 
-DEALER_COMMANDS = (Open, Close, Place, Cancel, Lock, Decide, Continue)
-SUPERVISOR_COMMANDS = (Void, VerifyJackpot, Reload)
 SUPERVISOR_NAMES = ("void", "verify_jackpot", "reload")
-DealerCommand = Annotated[Union[DEALER_COMMANDS], Field(discriminator="command")]  # noqa: UP007
-AnyCommand = Annotated[Union[DEALER_COMMANDS + SUPERVISOR_COMMANDS],  # noqa: UP007
-                       Field(discriminator="command")]
+DealerCommand = Annotated[Open | Close | Place | Cancel | Lock | Decide | Continue,
+                          Field(discriminator="command")]
+AnyCommand = Annotated[Open | Close | Place | Cancel | Lock | Decide | Continue
+                       | Void | VerifyJackpot | Reload, Field(discriminator="command")]
 CommandId = Annotated[str, Field(pattern=r"^[A-Za-z0-9-]{8,64}$")]
 
 
@@ -82,9 +81,8 @@ class Acknowledge(BaseModel):
     seq: Annotated[int, Field(strict=True, ge=1, le=2**63 - 1)]
 
 
-PitMessage = Annotated[Union[RecallRequest, Acknowledge],  # noqa: UP007
-                       Field(discriminator="type")]
-_PIT: TypeAdapter[Any] = TypeAdapter(PitMessage)
+PitMessage = Annotated[RecallRequest | Acknowledge, Field(discriminator="type")]
+_PIT: TypeAdapter[RecallRequest | Acknowledge] = TypeAdapter(PitMessage)
 
 
 def parse_pit_message(text: str | bytes) -> RecallRequest | Acknowledge:

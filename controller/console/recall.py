@@ -48,7 +48,7 @@ class Recall:
                 self._players = {}
                 while len(self._hands) > self.size:
                     self._hands.popitem(last=False)
-            elif kind in STEPS and hand_id in self._hands:
+            elif kind in STEPS and hand_id is not None and hand_id in self._hands:
                 hand = self._hands[hand_id]
                 hand["steps"].append({"seq": seq, "ts": ts, "type": kind, "data": data})
                 if kind == "hand_settled":

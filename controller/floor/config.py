@@ -13,7 +13,7 @@ import zoneinfo
 from datetime import time
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, PlainValidator, field_validator, \
     model_validator
@@ -119,7 +119,7 @@ class Ratings(_Section):
         return value
 
     @model_validator(mode="after")
-    def _distinct_shifts(self):
+    def _distinct_shifts(self) -> Self:
         names = [shift.name for shift in self.shifts]
         starts = [shift.starts for shift in self.shifts]
         if len(set(names)) != len(names):
@@ -161,13 +161,14 @@ class FloorConfig(_Section):
     curve: Curve | None = None
     tables: Annotated[tuple[FloorTable, ...], Field(min_length=1, max_length=2000)]
     ratings: Ratings = Ratings()
-    #: Paytable name (``table.paytable`` of a table config) -> its house edge. Until the
-    #: game-math par sheets land, theoretical win uses these.
+    #: Paytable name (``table.paytable`` of a table config) -> its house edge: what
+    #: theoretical win is computed with (``lowball-table math`` prints a paytable's exact
+    #: figures to write here).
     paytables: dict[Annotated[str, Field(min_length=1, max_length=64)], Paytable] = {}
     pools: Annotated[tuple[Pool, ...], Field(max_length=100)] = ()
 
     @model_validator(mode="after")
-    def _tables(self):
+    def _tables(self) -> Self:
         seen: set[str] = set()
         problems = self._pool_problems()
         for index, table in enumerate(self.tables):

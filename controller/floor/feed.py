@@ -26,7 +26,7 @@ class FeedError(RuntimeError):
 class TableFeed:
     """Used from one thread (its ZeroMQ sockets are)."""
 
-    def __init__(self, context: zmq.Context, table: FloorTable,
+    def __init__(self, context: zmq.SyncContext, table: FloorTable,
                  curve: dict[str, bytes] | None, resume_after: int, timeout_s: float):
         self.table = table
         self.context, self.curve, self.timeout_s = context, curve, timeout_s
@@ -34,9 +34,6 @@ class TableFeed:
         self.resume_after = resume_after
         self.client: StreamClient | None = None
         self.synced = False
-        #: Why the last reset happened (monitoring), and how many there were.
-        self.problem: str | None = None
-        self.resets = 0
 
     @property
     def table_id(self) -> str:
@@ -50,15 +47,13 @@ class TableFeed:
                                    curve=self.curve)
         self.synced = False
 
-    def reset(self, problem: str) -> None:
+    def reset(self) -> None:
         """Drop the client and what it had not handed out; the next :meth:`open` resumes from
         :attr:`resume_after`."""
         if self.client is not None:
             self.client.close()
         self.client = None
         self.synced = False
-        self.problem = problem
-        self.resets += 1
 
     def take(self, limit: int, wait_s: float) -> list[Row]:
         """Up to ``limit`` events in seq order, waiting up to ``wait_s`` for the first (and
@@ -87,7 +82,8 @@ class TableFeed:
             if envelope.table_id != self.table.id:
                 raise StreamError(f"table {self.table.id}: a message of table "
                                   f"{envelope.table_id!r} on its stream")
-            rows.append(Row(self.table.id, envelope.seq, envelope.type, envelope.hand_id,
+            kind: str = envelope.type  # type: ignore[attr-defined]  # each generated envelope model declares it
+            rows.append(Row(self.table.id, envelope.seq, kind, envelope.hand_id,
                             envelope.ts, envelope.model_dump_json()))
         return rows
 

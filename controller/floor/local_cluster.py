@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Any
 
 SUPERUSER = "lowball"
 #: The socket's name is .s.PGSQL.<port>; only the directory keeps clusters apart.
@@ -67,10 +68,6 @@ class LocalCluster:
         self._run("initdb", "-D", str(self.data), "-U", SUPERUSER, "--auth=trust", "-E", "UTF8",
                   "--locale=C", "--no-sync")
 
-    @property
-    def socket_dir(self) -> Path:
-        return self.root
-
     def dsn_for(self, dbname: str) -> str:
         return f"host={self.root} port={PORT} user={SUPERUSER} dbname={dbname}"
 
@@ -79,7 +76,7 @@ class LocalCluster:
         return self.dsn_for("postgres")
 
     def _run(self, program: str, *args: str) -> None:
-        user = {} if self.owner is None else {"user": self.owner.pw_uid,
+        user: dict[str, Any] = {} if self.owner is None else {"user": self.owner.pw_uid,
                                                "group": self.owner.pw_gid, "extra_groups": []}
         result = subprocess.run([str(self.bin / program), *args], capture_output=True,
                                 text=True, cwd=self.root, **user)

@@ -30,7 +30,7 @@ import structlog
 import zmq
 
 from controller.floor import pool, store
-from controller.floor.config import LoadedFloorConfig
+from controller.floor.config import FloorTable, LoadedFloorConfig
 from controller.floor.feed import FeedError, TableFeed
 from controller.stream.client import StreamError
 
@@ -60,7 +60,7 @@ class _Handover:
 
 
 class FloorService:
-    def __init__(self, loaded: LoadedFloorConfig, context: zmq.Context | None = None):
+    def __init__(self, loaded: LoadedFloorConfig, context: zmq.SyncContext | None = None):
         self.loaded = loaded
         self.config = loaded.config
         self.context = context or zmq.Context()
@@ -190,7 +190,7 @@ class FloorService:
 
     # --- one table ------------------------------------------------------------------------------
 
-    def _follow(self, table) -> None:
+    def _follow(self, table: FloorTable) -> None:
         service, handover = self.config.service, self.handover
         with handover.lock:
             epoch = handover.epoch
@@ -200,8 +200,8 @@ class FloorService:
             while not self.stopping.is_set():
                 with handover.lock:
                     if handover.epoch != epoch:      # the writer dropped what we handed over
-                        epoch = handover.epoch
-                        feed.reset("the database failed or reconnected")
+                        epoch = handover.epoch       # (the database failed or reconnected)
+                        feed.reset()
                         feed.resume_after = handover.committed.get(table.id, 0)
                     # a writer that cannot keep up holds the feeds back, a batch at most each
                     handover.lock.wait_for(lambda: len(handover.rows) < 2 * handover.batch_max
@@ -212,7 +212,7 @@ class FloorService:
                 except (StreamError, FeedError) as error:
                     log.warning("table stream failed: resuming from the store",
                                 table=table.id, resume_after=feed.resume_after, error=str(error))
-                    feed.reset(str(error))
+                    feed.reset()
                     self.stopping.wait(service.retry_s if isinstance(error, FeedError) else 0)
                     continue
                 if not rows and (point is None or point == feed.resume_after):

@@ -50,7 +50,7 @@ def migrate(connection: psycopg.Connection,
                                   version    integer     PRIMARY KEY,
                                   name       text        NOT NULL,
                                   applied_at timestamptz NOT NULL DEFAULT now())""")
-        applied = dict(connection.execute(
+        applied: dict[int, str] = dict(connection.execute(
             "SELECT version, name FROM schema_migrations ORDER BY version").fetchall())
         known = {migration.version: migration.name for migration in migrations}
         unknown = sorted(set(applied) - set(known))

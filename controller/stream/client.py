@@ -60,7 +60,7 @@ class StreamClient:
 
     Not thread-safe (ZeroMQ sockets are not): use it from one thread."""
 
-    def __init__(self, context: zmq.Context, *, table_id: str, pub_endpoint: str,
+    def __init__(self, context: zmq.SyncContext, *, table_id: str, pub_endpoint: str,
                  replay_endpoint: str, family: str = wire.SURVEILLANCE,
                  curve: dict[str, bytes] | None = None):
         self.table_id = table_id
@@ -94,12 +94,12 @@ class StreamClient:
         self.filled: deque[tuple[int, int]] = deque()
         self.heartbeats = 0
 
-    def _secure(self, socket: zmq.Socket) -> None:
+    def _secure(self, socket: zmq.SyncSocket) -> None:
         if self._curve is not None:
             from controller.stream.security import client
             client(socket, **self._curve)
 
-    def _connect_dealer(self) -> zmq.Socket:
+    def _connect_dealer(self) -> zmq.SyncSocket:
         dealer = self._context.socket(zmq.DEALER)
         dealer.setsockopt(zmq.LINGER, 0)
         self._secure(dealer)
@@ -107,7 +107,7 @@ class StreamClient:
         return dealer
 
     @property
-    def sub_socket(self) -> zmq.Socket:
+    def sub_socket(self) -> zmq.SyncSocket:
         """The SUB socket, for a caller's own poller (then call :meth:`receive` with 0)."""
         return self._sub
 
@@ -227,8 +227,10 @@ class StreamClient:
         while True:
             self._process(replay_timeout)
             if self._ready:
-                if type(self._ready[0]) is not _Gap:
-                    return self._ready.popleft()
+                head = self._ready[0]
+                if not isinstance(head, _Gap):
+                    self._ready.popleft()
+                    return head
                 self._fetch(replay_timeout)
                 continue
             remaining_ms = int((deadline - time.monotonic()) * 1000)
@@ -243,7 +245,8 @@ class StreamClient:
         :meth:`sync`."""
         if self.last_seq is None:
             return None
-        pending = [item.after + 1 if type(item) is _Gap else item.seq for item in self._ready]
+        pending = [item.after + 1 if isinstance(item, _Gap) else item.seq
+                   for item in self._ready]
         pending.extend(self.withheld)
         return min(pending, default=self.last_seq + 1) - 1
 
@@ -325,7 +328,7 @@ class StreamClient:
         the gap after it. Should the table not answer, the gap stays where it is, to be asked
         for again by the next :meth:`receive`."""
         gap = self._ready[0]
-        assert type(gap) is _Gap
+        assert isinstance(gap, _Gap)
         until = min(gap.through, gap.after + wire.MAX_REPLAY_BATCH)
         events = self.replay(gap.after, until=until, timeout=timeout)
         self._ready.popleft()

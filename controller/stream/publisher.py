@@ -34,6 +34,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
+from typing import Any
 
 import structlog
 import zmq
@@ -54,13 +55,13 @@ _SEND_MORE, _SEND_LAST = int(zmq.NOBLOCK | zmq.SNDMORE), int(zmq.NOBLOCK)
 
 
 #: Configures one server socket for a domain (CURVE, see :mod:`controller.stream.security`).
-Secure = Callable[[zmq.Socket, str], None]
+Secure = Callable[[zmq.SyncSocket, str], None]
 
 
 class _Family:
     """The PUB and ROUTER sockets of one topic family."""
 
-    def __init__(self, name: str, pub: zmq.Socket, router: zmq.Socket):
+    def __init__(self, name: str, pub: zmq.SyncSocket, router: zmq.SyncSocket):
         self.name, self.pub, self.router = name, pub, router
 
 
@@ -71,8 +72,8 @@ class EventPublisher:
     :meth:`handle_replay`, in the same thread as every append, so the state and
     ``journal.last_seq`` read together describe one moment."""
 
-    def __init__(self, context: zmq.Context, *, table_id: str, pub_endpoint: str,
-                 replay_endpoint: str, journal: Journal, snapshot: Callable[[], dict],
+    def __init__(self, context: zmq.SyncContext, *, table_id: str, pub_endpoint: str,
+                 replay_endpoint: str, journal: Journal, snapshot: Callable[[], dict[str, Any]],
                  sndhwm: int = 10_000, cms_pub_endpoint: str | None = None,
                  cms_replay_endpoint: str | None = None, secure: Secure | None = None):
         self.table_id = table_id
@@ -132,13 +133,9 @@ class EventPublisher:
         raise LookupError(f"no {name} sockets (stream.cms_events / stream.cms_replay unset)")
 
     @property
-    def _pub(self) -> zmq.Socket:
-        """The surveillance PUB socket (kept under its old name for tests that tune it)."""
+    def surveillance_pub(self) -> zmq.SyncSocket:
+        """The surveillance PUB socket (its high-water mark and buffers may be tuned)."""
         return self._family(wire.SURVEILLANCE).pub
-
-    @property
-    def _router(self) -> zmq.Socket:
-        return self._family(wire.SURVEILLANCE).router
 
     @property
     def pub_endpoint(self) -> str:
@@ -158,7 +155,7 @@ class EventPublisher:
         return self._family(wire.CMS).router.getsockopt_string(zmq.LAST_ENDPOINT)
 
     @property
-    def sockets(self) -> tuple[zmq.Socket, ...]:
+    def sockets(self) -> tuple[zmq.SyncSocket, ...]:
         """The sockets to poll for ``POLLIN`` (the ROUTERs); then call :meth:`handle_replay`."""
         return tuple(family.router for family in self._families)
 
@@ -212,7 +209,7 @@ class EventPublisher:
                                                        family.name), message])
         return sent
 
-    def _send(self, socket: zmq.Socket, frames: list[bytes]) -> bool:
+    def _send(self, socket: zmq.SyncSocket, frames: list[bytes]) -> bool:
         # Frame by frame with plain-int flags: send_multipart combines enum flags and checks
         # every frame's buffer on each call, twice the cost of these sends (2.3 against 5 us).
         # A multipart message is all or nothing: if its first frame is queued, so is the rest

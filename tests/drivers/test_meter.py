@@ -12,11 +12,10 @@ from drivers.alpha import (
     PacketParser,
     TextWrite,
     checksum,
-    format_cents,
     write_text_packet,
 )
 from drivers.config import MeterConfig
-from drivers.meter import AlphaMeter, Coalescer
+from drivers.meter import AlphaMeter, Coalescer, meter_text
 from simulators.clock import ManualClock
 from simulators.meter import AlphaSignModel
 
@@ -27,15 +26,15 @@ from .conftest import make_transport, poll_until
     (0, "$0.00"), (5, "$0.05"), (100, "$1.00"), (1234567, "$12,345.67"),
     (100000000, "$1,000,000.00"),
 ])
-def test_format_cents(cents: int, text: str) -> None:
-    assert format_cents(cents) == text
+def test_meter_text(cents: int, text: str) -> None:
+    assert meter_text(cents) == text
 
 
 @pytest.mark.parametrize("bad, error", [(12.5, TypeError), (True, TypeError), ("5", TypeError),
                                         (-1, ValueError)])
-def test_format_cents_refuses(bad: Any, error: type) -> None:
+def test_meter_text_refuses(bad: Any, error: type) -> None:
     with pytest.raises(error):
-        format_cents(bad)
+        meter_text(bad)
 
 
 def test_packet_bytes() -> None:

@@ -23,7 +23,7 @@ import pytest
 
 from controller.settings.scenario import load_scenario, replay, settlement_report
 from controller.settings.table_config import default_config_path, load_config
-from drivers.alpha import format_cents
+from controller.core.money import format_cents
 from tests.test_daemon import CREDENTIAL, SCENARIOS, Rig, wait_for  # noqa: F401
 
 LOST_AFTER_S = 0.5

@@ -16,7 +16,7 @@ import zmq
 from controller.daemon.loop import TableDaemon
 from controller.settings.table_config import Stream, load_config
 from controller.core.table_events import DeviceStatus
-from drivers.alpha import format_cents
+from controller.core.money import format_cents
 from drivers.config import MeterConfig
 from drivers.meter import AlphaMeter, MeterConnected, MeterLost
 from simulators.meter import AlphaSignModel
@@ -64,7 +64,7 @@ def test_a_meter_that_cannot_be_configured_is_published_and_logged_once(tmp_path
 
             sign.start()
             os.replace(tmp_path / "meter", tmp_path / "old-link")
-            (tmp_path / "meter").symlink_to(sign.slave_path)
+            (tmp_path / "meter").symlink_to(os.readlink(sign.url))
             wait_for(lambda: statuses("connected"), "the meter's device_status connected")
         assert len(statuses("lost")) == 1
         wait_for(lambda: sign.device.text == format_cents(daemon.table.meter),

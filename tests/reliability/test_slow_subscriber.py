@@ -27,8 +27,8 @@ def test_a_stalled_subscriber_never_stalls_the_table_and_recovers_by_replay(rig_
     daemon = rig.daemon
     # Small queues between the table and the slow client (the rig's own subscriber reads
     # after every input, so it never holds more than one input's events).
-    daemon.publisher._pub.setsockopt(zmq.SNDHWM, 20)
-    daemon.publisher._pub.setsockopt(zmq.SNDBUF, 4096)   # for connections made from now on
+    daemon.publisher.surveillance_pub.setsockopt(zmq.SNDHWM, 20)
+    daemon.publisher.surveillance_pub.setsockopt(zmq.SNDBUF, 4096)   # for connections made from now on
     context = zmq.Context()
     context.setsockopt(zmq.RCVHWM, 10)
     context.setsockopt(zmq.RCVBUF, 4096)

@@ -25,7 +25,7 @@ Description = TypeVar("Description", bound=Hashable)
 
 
 def dense_strengths(
-    hands: Iterable[tuple[int, Description]], order_key: Callable[[Description], tuple]
+    hands: Iterable[tuple[int, Description]], order_key: Callable[[Description], tuple[int, ...]]
 ) -> dict[int, int]:
     """Map each hand's lookup key to its dense strength (1 = best) under ``order_key``.
 
@@ -33,7 +33,8 @@ def dense_strengths(
     """
     described = sorted(hands, key=lambda item: order_key(item[1]))
     strengths: dict[int, int] = {}
-    strength, previous = 0, None
+    strength = 0
+    previous: tuple[int, ...] | None = None
     for lookup_key, description in described:
         key = order_key(description)
         if key != previous:

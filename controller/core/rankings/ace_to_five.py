@@ -38,7 +38,7 @@ HAND_CLASSES: tuple[str, ...] = (
     *(f"{rank_name(top)}-high" for top in range(5, 14)), *_CATEGORY_NAMES[1:])
 
 
-def order_key(ranks: tuple[int, ...]) -> tuple:
+def order_key(ranks: tuple[int, ...]) -> tuple[int, ...]:
     """The comparison key of a rank multiset: smaller is a better low hand."""
     counts = Counter(ranks)
     # Group by multiplicity (bigger groups first), then by rank from the highest down.

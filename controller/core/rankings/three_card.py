@@ -23,7 +23,7 @@ True
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from itertools import combinations_with_replacement
 
 from controller.core.cards import Card
@@ -47,7 +47,7 @@ def is_straight(ranks: Sequence[int]) -> bool:
     return middle == low + 1 and high == low + 2
 
 
-def order_key(description: tuple[tuple[int, ...], bool]) -> tuple:
+def order_key(description: tuple[tuple[int, ...], bool]) -> tuple[int, ...]:
     """The comparison key of (ranks, is flush): smaller is a better low hand."""
     ranks, flush = description
     descending = tuple(sorted(ranks, reverse=True))
@@ -78,7 +78,7 @@ def _class_of(ranks: tuple[int, ...], flush: bool) -> str:
     return f"{rank_name(descending[0])}-high"
 
 
-def _hands():
+def _hands() -> Iterator[tuple[int, tuple[tuple[int, ...], bool]]]:
     """(lookup key, (ranks, is flush)) for every three-card hand a deck can deal."""
     for ranks in combinations_with_replacement(range(1, 14), 3):
         yield prime_product(ranks) * 2, (ranks, False)
