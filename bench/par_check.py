@@ -173,7 +173,7 @@ def simulate_three_card(hands: int, rng: random.Random, deck: list, paytable: st
     sheet's strategy; return the comparison rows and the CPU seconds the play took."""
     setup = load_config(default_config_path("three_card_lowball")).setup(
         "three_card_lowball", paytable)
-    unit = 100 * math.lcm(*(odds.per for odds in setup.paytable.bonus.values()))
+    unit = 100 * math.lcm(*(odds.per for odds in setup.paytable.for_wager("bonus").values()))
     wagers = {1: {"ante": unit, "bonus": unit, "progressive": setup.progressive.wager}}
     stand = Decision("stand")
     decisions = {}
@@ -231,7 +231,7 @@ def simulate_three_card_draw(hand_text: str, hands: int, rng: random.Random,
     bonus = three_card_bonus(setup)
     held = parse_cards(hand_text)
     counted = three.draws(held)
-    unit = 100 * math.lcm(*(odds.per for odds in setup.paytable.bonus.values()))
+    unit = 100 * math.lcm(*(odds.per for odds in setup.paytable.for_wager("bonus").values()))
     rest = [card for card in DECK if card not in held]
     tally = Tally()
     started = time.process_time()
@@ -285,7 +285,7 @@ def simulate_three_card_rule(hands: int, rng: random.Random, paytable: str,
     Ante and Bonus and the house edge, by simulation only (no exact figure to compare with)."""
     setup = load_config(default_config_path("three_card_lowball")).setup(
         "three_card_lowball", paytable)
-    unit = 100 * math.lcm(*(odds.per for odds in setup.paytable.bonus.values()))
+    unit = 100 * math.lcm(*(odds.per for odds in setup.paytable.for_wager("bonus").values()))
     wagers = {seat: {"ante": unit, "bonus": unit} for seat in SEATS}
     tally = Tally()
     started = time.process_time()

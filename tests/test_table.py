@@ -8,10 +8,9 @@ import pytest
 
 from controller.core.cards import parse_card
 from controller.core.events import WagerSettled
-from controller.core.table import Table
 from controller.stream.table_commands import parse_command
 from controller.settings.validation import InputError
-from controller.settings.table_config import default_config_path, load_config
+from controller.settings.table_config import build_table, default_config_path, load_config
 from controller.core.table_events import (
     CommandAccepted,
     CommandRefused,
@@ -30,8 +29,8 @@ SCENARIOS = Path(__file__).parent / "scenarios"
 class Driver:
     """Feeds a table and keeps every event, as the journal would."""
 
-    def __init__(self, game="cali_lowball"):
-        self.table = Table(load_config(default_config_path(game)))
+    def __init__(self, game="cali_lowball", loaded=None):
+        self.table = build_table(loaded or load_config(default_config_path(game)))
         self.events = []
         #: the simulated shoe's card count (every card dealt counts one)
         self.count = 0
@@ -277,7 +276,7 @@ def test_progressive_sensor_places_and_flags_changes_after_lock():
 
 
 def replayed(events, game):
-    table = Table(load_config(default_config_path(game)))
+    table = build_table(load_config(default_config_path(game)))
     table.replay(events)
     return table.snapshot()
 
@@ -303,15 +302,17 @@ def test_replaying_the_journal_at_every_transaction_rebuilds_the_same_table(buil
 def test_scenarios_through_the_table_settle_as_replay_does(path):
     scenario = json.loads(path.read_text())
     expected = json.loads(path.with_suffix(".expected.json").read_text())
-    d = Driver(scenario["game"])
-    table = d.table
     from controller.settings.table_config import Rules
-    table.setup = table.config.setup(paytable=scenario["paytable"],
-                                     rules=Rules(**scenario.get("rules", {})))
+    loaded = load_config(default_config_path(scenario["game"]))
+    config = loaded.config
+    d = Driver(loaded=loaded.model_copy(update={"config": config.model_copy(update={
+        "table": config.table.model_copy(update={"paytable": scenario["paytable"]}),
+        "rules": Rules(**scenario.get("rules", {})),
+        "limits": config.limits.model_copy(update={"min_ante": 1, "max_ante": 10**9,
+                                                   "max_lowdown_bonus": 10**9})})}))
+    table = d.table
     if "meter" in scenario:
         table.meter = scenario["meter"]
-    table.limits = table.limits.model_copy(update={"min_ante": 1, "max_ante": 10**9,
-                                                   "max_lowdown_bonus": 10**9})
     d.do(command="open")
     for spot, wagers in scenario["seats"].items():
         for wager, amount in wagers.items():
@@ -370,12 +371,10 @@ def test_a_discard_must_name_its_cards():
 
 def test_a_jackpot_is_held_even_with_a_zero_seed():
     from controller.settings.table_config import Progressive
-    d = Driver("three_card_lowball")
-    config = d.table.config
-    d.table.config = config.model_copy(update={"config": config.config.model_copy(
-        update={"progressive": Progressive(seed=0)})})
-    d.table.setup = d.table.config.setup()
-    d.table.meter = 0
+    loaded = load_config(default_config_path("three_card_lowball"))
+    d = Driver(loaded=loaded.model_copy(update={"config": loaded.config.model_copy(
+        update={"progressive": Progressive(seed=0)})}))
+    assert d.table.meter == 0
     d.do(command="open")
     for wager, amount in (("ante", 1000), ("bonus", 1000), ("progressive", 100)):
         d.do(command="place", spot=1, wager=wager, amount=amount)
@@ -391,7 +390,7 @@ def test_a_card_resent_after_a_restart_counts_once():
     d = Driver()
     cali_hand(d)
     d.card("As", seq=7)
-    rebuilt = Table(load_config(default_config_path("cali_lowball")))
+    rebuilt = build_table(load_config(default_config_path("cali_lowball")))
     rebuilt.replay(d.events)
     events = rebuilt.shoe_card(parse_card("As"), 7, "", 1)     # the shoe resends it
     assert [type(e).__name__ for e in events] == ["ShoeCard"]
@@ -503,7 +502,7 @@ def test_the_same_seq_and_count_with_another_card_is_refused_after_a_restart():
     d = Driver()
     cali_hand(d)
     d.card("As", seq=7)
-    rebuilt = Table(load_config(default_config_path("cali_lowball")))
+    rebuilt = build_table(load_config(default_config_path("cali_lowball")))
     rebuilt.replay(d.events)
     events = rebuilt.shoe_card(parse_card("Kd"), 7, "", 1)
     assert [type(e).__name__ for e in events] == ["ShoeCard", "Fault", "StateChanged"]

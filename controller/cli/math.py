@@ -18,7 +18,8 @@ from controller.core.cards import CardError, find_duplicate, format_cards, parse
 from controller.par import cali_lowball as cali
 from controller.par import report
 from controller.par import three_card_lowball as three
-from controller.settings.table_config import GAMES, GameSetup, default_config_path, load_config
+from controller.core.table_settings import GAMES, GameSetup
+from controller.settings.table_config import default_config_path, load_config
 from controller.settings.validation import InputError
 
 PROGRAM = "lowball-table math"
@@ -64,17 +65,20 @@ def _setup(args: argparse.Namespace) -> GameSetup:
 
 
 def cali_inputs(setup: GameSetup) -> tuple[cali.CaliOdds, cali.CaliRules]:
-    paytable = setup.paytable
-    odds = cali.CaliOdds(
-        {name: Fraction(value.pays, value.per) for name, value in paytable.xtra_bonus.items()},
-        {name: Fraction(value.pays, value.per) for name, value in paytable.lowdown_bonus.items()})
+    odds = cali.CaliOdds(_fractions(setup, "xtra_bonus"), _fractions(setup, "lowdown_bonus"))
     rules = cali.CaliRules(setup.rules.xtra_bonus_loses_on_loss,
                            setup.rules.lowdown_bonus_survives_fold)
     return odds, rules
 
 
 def three_card_bonus(setup: GameSetup) -> dict[str, Fraction]:
-    return {name: Fraction(value.pays, value.per) for name, value in setup.paytable.bonus.items()}
+    return _fractions(setup, "bonus")
+
+
+def _fractions(setup: GameSetup, wager: str) -> dict[str, Fraction]:
+    """Hand class -> the odds ``wager`` pays, as exact fractions."""
+    return {name: Fraction(odds.pays, odds.per)
+            for name, odds in setup.paytable.for_wager(wager).items()}
 
 
 def three_card_progressive(setup: GameSetup) -> three.Progressive:

@@ -34,7 +34,7 @@ from controller.core.events import (
     WagersLocked,
 )
 from controller.core.money import Odds
-from controller.settings.table_config import MAX_SPOTS, GameSetup
+from controller.core.table_settings import MAX_SPOTS, GameSetup
 
 #: Settlement results. ``Final`` (here and for the other names the engines compare and emit)
 #: lets the compiled build (setup.py) use them as constants rather than look them up.
@@ -134,6 +134,9 @@ class Hand:
     REQUIRED_WAGERS: ClassVar[tuple[str, ...]]
     #: Names of the wagers for messages.
     WAGER_NAMES: ClassVar[dict[str, str]]
+    #: Whether the game has a progressive: a fixed wager read by the spots' sensors, and a
+    #: jackpot meter that the hand's contributions feed.
+    HAS_PROGRESSIVE: ClassVar[bool] = False
     _KNOWN_KEYS: ClassVar[frozenset[str]]
 
     def __init_subclass__(cls, **kwargs):
@@ -158,9 +161,18 @@ class Hand:
         self._expected: deque[Recipient] = deque()
         self._due: list[int] = []
         self._options: tuple[str, ...] = ()
+        #: cents this hand added to the jackpot meter (a void takes them off again)
+        self.contributions = 0
         self.history.append(WagersLocked(self.game, setup.paytable_name, tuple([
             Wager(seat, key, amount)
             for seat, amounts in self.wagers.items() for key, amount in amounts.items()])))
+
+    @classmethod
+    def start(cls, setup: GameSetup, wagers: Mapping[int, Mapping[str, int]],
+              meter: int) -> Hand:
+        """A new hand on these locked wagers; ``meter``: the jackpot meter before it (a game
+        with a progressive feeds it)."""
+        return cls(setup, wagers)
 
     # -- wagers ---------------------------------------------------------------------------
 
@@ -359,6 +371,12 @@ class Hand:
         self.history.append(HandSettled(players_net, -players_net))
 
     # -- results --------------------------------------------------------------------------
+
+    def wagers_at_stake(self) -> tuple[Wager, ...]:
+        """Every wager of the hand so far, in seat order: the locked ones and those made
+        during play (what a void returns)."""
+        return tuple(Wager(seat, key, amount) for seat, amounts in self.wagers.items()
+                     for key, amount in amounts.items())
 
     def settlements(self) -> list[WagerSettled]:
         return [event for event in self.history if type(event) is WagerSettled]
