@@ -54,7 +54,13 @@ from controller.core.commands import (
 )
 from controller.core import lamps, table_view
 from controller.core.games import ENGINES, Decision, Hand, IllegalAction, WagerError
-from controller.core.table_settings import REGULATED, GameSettings, settings_changed
+from controller.core.table_settings import (
+    REGULATED,
+    GameSettings,
+    GameSetup,
+    Limits,
+    settings_changed,
+)
 from controller.core.table_states import (
     CLOSED,
     DEALING,
@@ -127,9 +133,6 @@ class Table:
         self.table_id = table_id
         #: the game settings in force (journaled with every ConfigApplied)
         self.settings = settings
-        self.setup = settings.setup
-        self.limits = settings.limits
-        self.fingerprint = settings.fingerprint
         self.state: TableState = CLOSED
         self.hand: Hand | None = None
         self.hand_id: str | None = None
@@ -155,6 +158,18 @@ class Table:
         #: the most recently settled hand (shown until the next one settles)
         self.last_settled_hand: str | None = None
         self.last_settlement: list[WagerSettled] = []
+
+    @property
+    def setup(self) -> GameSetup:
+        return self.settings.setup
+
+    @property
+    def limits(self) -> Limits:
+        return self.settings.limits
+
+    @property
+    def fingerprint(self) -> str:
+        return self.settings.fingerprint
 
     @property
     def game(self) -> str:
@@ -385,8 +400,7 @@ class Table:
     def apply_settings(self, settings: GameSettings, reason: str) -> ConfigApplied:
         """Run under ``settings`` from now on; the event to journal (a replay applies it)."""
         changed = settings_changed(self.settings, settings)
-        self.settings, self.setup, self.limits = settings, settings.setup, settings.limits
-        self.fingerprint = settings.fingerprint
+        self.settings = settings
         return ConfigApplied(self.fingerprint, reason, changed, settings.text)
 
     # -- replay ---------------------------------------------------------------------------
@@ -473,7 +487,8 @@ class Table:
         if command.wager not in engine.WAGER_KEYS:
             raise CommandError(f"spot {command.spot}: {command.wager!r} is not a {self.game} "
                                f"wager (wagers: {', '.join(engine.WAGER_KEYS)})")
-        problem = self.wager_limit_problem(command.spot, command.wager, command.amount)
+        problem = self.wager_limit_problem(command.spot, command.wager, command.amount) or \
+            engine.wager_problem(self.setup, command.spot, command.wager, command.amount)
         if problem is not None:
             raise CommandError(problem)
         events = self._opened_for_betting()
@@ -521,19 +536,16 @@ class Table:
         return events
 
     def lock_problems(self, wagers: dict[int, dict[str, int]]) -> list[str]:
-        """Why these wagers cannot lock (ante = bonus, limits, four spots a player)."""
+        """Why these wagers cannot lock: the game's rules on each spot's wagers (the engine's,
+        the very rules the hand applies), the table limits, the spots one player may hold."""
         if not wagers:
             return ["no wagers on the layout"]
         limits, problems = self.limits, []
         first, second = self.engine.REQUIRED_WAGERS
         for spot, amounts in sorted(wagers.items()):
-            ante = amounts.get("ante")
-            if ante is None:
-                problems.append(f"spot {spot}: no ante")
+            problems += self.engine.seat_problems(self.setup, spot, amounts)
+            if first not in amounts:
                 continue
-            if amounts.get(second) != ante:
-                problems.append(f"spot {spot}: {second} {amounts.get(second, 0)} must equal "
-                                f"the ante {ante}")
             problems += [problem for wager, amount in amounts.items()
                          if wager != second
                          and (problem := self.wager_limit_problem(spot, wager, amount))]
@@ -549,7 +561,7 @@ class Table:
 
     def wager_limit_problem(self, spot: int, wager: str, amount: int) -> str | None:
         """Why one wager's amount is outside the table's limits, or None. The ante and the
-        wager that must equal it share the ante's limits; the progressive is one amount."""
+        wager that must equal it share the ante's limits."""
         limits = self.limits
         if wager in self.engine.REQUIRED_WAGERS:
             if not limits.min_ante <= amount <= limits.max_ante:
@@ -559,10 +571,6 @@ class Table:
             if amount > limits.max_lowdown_bonus:
                 return (f"spot {spot}: lowdown_bonus {amount} is over the limit "
                         f"{limits.max_lowdown_bonus}")
-        elif wager == "progressive":
-            if amount != self.setup.progressive.wager:
-                return (f"spot {spot}: the progressive wager is "
-                        f"{self.setup.progressive.wager}, not {amount}")
         return None
 
     def _decide(self, command: Decide) -> list[AnyEvent]:

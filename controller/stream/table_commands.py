@@ -2,8 +2,9 @@
 
 A command arrives as JSON (``{"command": "place", "spot": 3, "wager": "ante", "amount":
 1000}``) on the command channel or from ``lowball-table dealer``. Each is a pydantic model that
-forbids unknown keys, so a typo is answered with the key path. An accepted command is
-journaled with its arguments and can be replayed exactly.
+forbids unknown keys, so a typo is answered with the key path, and builds the core command the
+table carries out (:mod:`controller.core.commands`). An accepted command is journaled with its
+arguments and can be replayed exactly.
 """
 
 from __future__ import annotations
@@ -15,12 +16,12 @@ from typing import Annotated, Any, ClassVar, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from controller.core import commands
-from controller.core.commands import DEALER_ROLE, SUPERVISOR_ROLE
+from controller.core.commands import DEALER_ROLE as DEALER_ROLE
+from controller.core.commands import SUPERVISOR_ROLE as SUPERVISOR_ROLE
 from controller.core.table_settings import MAX_SPOTS
 from controller.settings.validation import InputError, PositiveCents, problems_of
 
 Spot = Annotated[int, Field(strict=True, ge=1, le=MAX_SPOTS)]
-__all__ = ["DEALER_ROLE", "SUPERVISOR_ROLE", "parse_command"]
 #: The largest meter adjustment one command makes, in cents (100 million dollars).
 MAX_METER_ADJUSTMENT = 10**10
 

@@ -98,12 +98,13 @@ class ThreeCardLowballHand(Hand):
               meter: int) -> Hand:
         return cls(setup, wagers, meter)
 
-    def _check_seat_wagers(self, seat, amounts):
-        super()._check_seat_wagers(seat, amounts)
-        progressive = amounts.get("progressive")
-        if progressive and progressive != self.setup.progressive.wager:
-            raise WagerError(f"seat {seat}: the progressive wager is "
-                             f"{self.setup.progressive.wager} cents, not {progressive}")
+    @classmethod
+    def wager_problem(cls, setup: GameSetup, seat: int, wager: str, amount: int) -> str | None:
+        """The progressive wager is one fixed amount."""
+        if wager == "progressive" and amount != setup.progressive.wager:
+            return f"seat {seat}: the progressive wager is {setup.progressive.wager} cents, " \
+                   f"not {amount}"
+        return None
 
     # -- steps ----------------------------------------------------------------------------
 
