@@ -454,7 +454,7 @@ class TableDaemon:
         """After a (re)start, put the lamps and the meter where the table says they are."""
         for spot, lamp in self.table.lamps.items():
             self.devices.set_lamp(spot, lamp)
-        if self.table.game == "three_card_lowball":
+        if self.table.engine.HAS_PROGRESSIVE:
             if self.table.jackpot is not None:
                 self.devices.show_jackpot(self.table_id, self.table.jackpot.amount)
             else:
