@@ -15,7 +15,8 @@ from typing import TypeVar
 from controller.core.cards import DECK, Card
 from controller.core.games import CaliLowballHand, Decision, ThreeCardLowballHand
 from controller.core.rankings import ace_to_five, three_card
-from controller.settings.table_config import GameSetup, default_config_path, load_config
+from controller.core.table_settings import GameSetup
+from controller.settings.table_config import default_config_path, load_config
 
 HANDS = 200_000
 ENGINE_HANDS = 20_000

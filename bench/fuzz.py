@@ -448,9 +448,9 @@ class CommandChecker:
     def check_rebuild(self) -> None:
         """The journal rebuilds exactly the table the daemon holds."""
         from controller.stream import wire
-        from controller.core.table import Table
+        from controller.settings.table_config import build_table
 
-        table = Table(self.daemon.loaded)
+        table = build_table(self.daemon.loaded)
         table.replay([wire.to_event(wire.decode_event(record.message))
                       for record in self.daemon.journal.records()])
         assert table.snapshot() == self.daemon.table.snapshot()

@@ -21,7 +21,6 @@ from typing import Any
 from controller.cli.math import (
     cali_inputs,
     three_card_bonus,
-    three_card_paytable,
     three_card_progressive,
 )
 from controller.core.cards import DECK, Card
@@ -202,7 +201,7 @@ def simulate_three_card(hands: int, rng: random.Random, deck: list[Card], paytab
     sheet's strategy; return the comparison rows and the CPU seconds the play took."""
     setup = load_config(default_config_path("three_card_lowball")).setup(
         "three_card_lowball", paytable)
-    unit = 100 * math.lcm(*(odds.per for odds in three_card_paytable(setup).bonus.values()))
+    unit = 100 * math.lcm(*(odds.per for odds in setup.paytable.for_wager("bonus").values()))
     wagers = {1: {"ante": unit, "bonus": unit, "progressive": setup.progressive.wager}}
     decisions = {frozenset(hand_cards): _decision(best.discard)
                  for hand_cards, best in sheet.strategy.items()}
@@ -249,7 +248,7 @@ def simulate_three_card_draw(hand_text: str, hands: int, rng: random.Random,
     bonus = three_card_bonus(setup)
     held = parse_cards(hand_text)
     counted = three.draws(held)
-    unit = 100 * math.lcm(*(odds.per for odds in three_card_paytable(setup).bonus.values()))
+    unit = 100 * math.lcm(*(odds.per for odds in setup.paytable.for_wager("bonus").values()))
     rest = [card for card in DECK if card not in held]
     tally = Tally()
     started = time.process_time()
@@ -303,7 +302,7 @@ def simulate_three_card_rule(hands: int, rng: random.Random, paytable: str,
     Ante and Bonus and the house edge, by simulation only (no exact figure to compare with)."""
     setup = load_config(default_config_path("three_card_lowball")).setup(
         "three_card_lowball", paytable)
-    unit = 100 * math.lcm(*(odds.per for odds in three_card_paytable(setup).bonus.values()))
+    unit = 100 * math.lcm(*(odds.per for odds in setup.paytable.for_wager("bonus").values()))
     wagers = {seat: {"ante": unit, "bonus": unit} for seat in SEATS}
     tally = Tally()
     started = time.process_time()

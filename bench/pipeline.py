@@ -774,16 +774,15 @@ def soak(hands: int = 20_000, game: str = "three_card_lowball", sample_every: in
         ProgressiveAwarded,
         WagerSettled,
     )
-    from controller.core.table import Table
     from controller.stream.table_commands import DEALER_ROLE, SUPERVISOR_ROLE, parse_command
-    from controller.settings.table_config import default_config_path, load_config
+    from controller.settings.table_config import build_table, default_config_path, load_config
     from controller.core.table_events import CommandRefused, HandVoided, JackpotVerified, LockRefused
 
     loaded = load_config(default_config_path(game))
     loaded = loaded.model_copy(update={"config": loaded.config.model_copy(update={
         "limits": loaded.config.limits.model_copy(update={"max_ante": 10**7,
                                                           "max_lowdown_bonus": 10**7})})})
-    table = Table(loaded)
+    table = build_table(loaded)
     table_id = table.table_id
     rng = random.Random(seed)
     if segment_hands < 1:

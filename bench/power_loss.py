@@ -68,7 +68,12 @@ from controller.core.events import CardDealt
 from controller.stream.journal import Journal, journal_path
 from controller.settings.scenario import Scenario, load_scenario, replay, settlement_report
 from controller.core.table import Table
-from controller.settings.table_config import default_config_path, load_config, shipped_config_dir
+from controller.settings.table_config import (
+    build_table,
+    default_config_path,
+    load_config,
+    shipped_config_dir,
+)
 from drivers.lbs1 import Frame, FrameParser
 from simulators.meter import AlphaSignModel
 from simulators.pty_transport import PtyTransport
@@ -452,7 +457,7 @@ def restart(rig: PowerLossRig) -> None:
 
 def table_from_journal(rig: PowerLossRig) -> Table:
     """The table as the restarted daemon will rebuild it from the journal."""
-    table = Table(rig.loaded)
+    table = build_table(rig.loaded)
     table.replay([wire.to_event(wire.decode_event(message))
                   for _, _, _, message in rig.journal.records()])
     return table

@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from controller.settings.paytables import load_paytables
-from controller.settings.table_config import GAMES, default_config_path, load_config, shipped_config_dir
+from controller.core.table_settings import GAMES
+from controller.settings.table_config import default_config_path, load_config, shipped_config_dir
 from controller.settings.validation import InputError
 
 SHIPPED = shipped_config_dir()

@@ -8,8 +8,7 @@ import pytest
 from controller.cli.dealer import request_of
 from controller.stream.journal import Journal, journal_path
 from controller.stream.live_view import LiveView
-from controller.core.table import Table
-from controller.settings.table_config import default_config_path, load_config
+from controller.settings.table_config import build_table, default_config_path, load_config
 
 
 def test_the_demo_plays_hands_and_stops_cleanly(tmp_path):
@@ -61,7 +60,7 @@ def test_dealer_says_when_nobody_answers(tmp_path):
 
 
 def test_the_live_view_shows_spots_cards_and_meter():
-    table = Table(load_config(default_config_path("three_card_lowball")))
+    table = build_table(load_config(default_config_path("three_card_lowball")))
     view = LiveView()
     view.event(7, "fault", {"code": "shoe_jam", "detail": "card stuck"})
     screen = view.render(table.snapshot(), {"shoe": "connected", "spots": "lost"}, 7)
@@ -70,7 +69,7 @@ def test_the_live_view_shows_spots_cards_and_meter():
 
 
 def test_recent_events_show_cards_as_text_and_every_field_of_a_shown_hand():
-    table = Table(load_config(default_config_path("three_card_lowball")))
+    table = build_table(load_config(default_config_path("three_card_lowball")))
     view = LiveView()
     view.event(532, "hand_shown", {"to": 6, "cards": ["2s", "Ah", "Jd"], "hand_class": "J-high",
                                    "folded": False})

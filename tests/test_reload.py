@@ -19,9 +19,9 @@ from controller.stream.table_commands import SUPERVISOR_ROLE, parse_command
 from controller.settings.table_config import (
     Security,
     Stream,
+    build_table,
     game_settings,
     load_config,
-    settings_fingerprint,
     shipped_config_dir,
 )
 from controller.core.table_events import CommandAccepted, CommandRefused, ConfigApplied, MeterChanged
@@ -54,35 +54,35 @@ def test_regulated_settings_change_only_between_hands_and_replay_agrees(tmp_path
     before = load_config(config_file(tmp_path))
     (tmp_path / "new").mkdir()
     after = load_config(config_file(tmp_path / "new", rate='"10%"', paytable="paytable-2"))
-    table, events = Table(before), []
+    table, events = build_table(before), []
     events += table.command(parse_command({"command": "open"}), "dealer", "dealer")
     opened = [e for e in events if type(e) is ConfigApplied]
-    assert opened and opened[0].fingerprint == settings_fingerprint(game_settings(before))
+    assert opened and opened[0].fingerprint == game_settings(before).fingerprint
 
     play_to_lock(table, events)
-    refused = table.reload(after, "sam", SUPERVISOR_ROLE)
+    refused = table.reload(game_settings(after), "sam", SUPERVISOR_ROLE)
     events += refused
     assert type(refused[0]) is CommandRefused
     assert "paytable, paytable_lines, progressive.contribution_rate cannot change while " \
            "hand TCL-01-000001 is in play (LOCKED): reload between hands" == refused[0].reason
-    dealer = table.reload(after, "dan", "dealer")
+    dealer = table.reload(game_settings(after), "dan", "dealer")
     assert "needs the supervisor credential" in dealer[0].reason
     events += dealer
 
     events += table.command(parse_command({"command": "void", "reason": "test"}), "sam",
                             SUPERVISOR_ROLE)
-    granted = table.reload(after, "sam", SUPERVISOR_ROLE)
+    granted = table.reload(game_settings(after), "sam", SUPERVISOR_ROLE)
     events += granted
     assert [type(e) for e in granted] == [CommandAccepted, ConfigApplied]
     assert granted[1].changed == ("paytable", "paytable_lines",
                                   "progressive.contribution_rate")
     assert table.setup.paytable_name == "paytable-2" and table.fingerprint == \
-        settings_fingerprint(game_settings(after))
+        game_settings(after).fingerprint
     meter = table.meter
     play_to_lock(table, events)
     assert table.meter == meter + 2 * 10           # 10% of two 100-cent wagers
 
-    rebuilt = Table(before)                          # the old file: the journal decides
+    rebuilt = build_table(before)                        # the old file: the journal decides
     rebuilt.replay([wire.to_event(wire.decode_event(wire.encode(
         event, table_id="TCL-01", seq=seq, ts=__import__("datetime").datetime.now(
             __import__("datetime").UTC), hand_id=None))) for seq, event in enumerate(events, 1)])

@@ -5,13 +5,15 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from controller.core.cards import parse_card
 from controller.core.events import WagerSettled
-from controller.core.table import Table
+from controller.core.games import WagerError
 from controller.stream.table_commands import parse_command
 from controller.settings.validation import InputError
-from controller.settings.table_config import default_config_path, load_config
+from controller.settings.table_config import build_table, default_config_path, load_config
 from controller.core.table_events import (
     CommandAccepted,
     CommandRefused,
@@ -30,8 +32,8 @@ SCENARIOS = Path(__file__).parent / "scenarios"
 class Driver:
     """Feeds a table and keeps every event, as the journal would."""
 
-    def __init__(self, game="cali_lowball"):
-        self.table = Table(load_config(default_config_path(game)))
+    def __init__(self, game="cali_lowball", loaded=None):
+        self.table = build_table(loaded or load_config(default_config_path(game)))
         self.events = []
         #: the simulated shoe's card count (every card dealt counts one)
         self.count = 0
@@ -99,7 +101,8 @@ def test_a_cali_hand_from_open_to_settled():
                                              "10000"),
     ("cali_lowball", "ante", 10**12, "spot 1: ante 1000000000000 is outside the table"),
     ("three_card_lowball", "bonus", 10**9, "spot 1: bonus 1000000000 is outside the table"),
-    ("three_card_lowball", "progressive", 500, "spot 1: the progressive wager is 100, not 500"),
+    ("three_card_lowball", "progressive", 500, "seat 1: the progressive wager is 100 cents, "
+                                               "not 500"),
 ])
 def test_place_refuses_an_amount_outside_the_limits_at_once(game, wager, amount, says):
     """Found by the red team: ``place`` took 10**30 cents (journaled and published), and only
@@ -117,8 +120,9 @@ def test_place_refuses_an_amount_past_any_table_at_parse():
 
 
 @pytest.mark.parametrize("wagers, says", [
-    ({1: {"ante": 1000, "xtra_bonus": 500}}, "spot 1: xtra_bonus 500 must equal the ante 1000"),
-    ({1: {"xtra_bonus": 1000}}, "spot 1: no ante"),
+    ({1: {"ante": 1000, "xtra_bonus": 500}}, "seat 1: Ante 1000 and X-Tra Bonus 500 must be "
+                                             "equal"),
+    ({1: {"xtra_bonus": 1000}}, "seat 1: the Ante wager is required"),
     ({}, "no wagers on the layout"),
 ])
 def test_lock_refusals_name_the_spot(wagers, says):
@@ -277,7 +281,7 @@ def test_progressive_sensor_places_and_flags_changes_after_lock():
 
 
 def replayed(events, game):
-    table = Table(load_config(default_config_path(game)))
+    table = build_table(load_config(default_config_path(game)))
     table.replay(events)
     return table.snapshot()
 
@@ -303,15 +307,17 @@ def test_replaying_the_journal_at_every_transaction_rebuilds_the_same_table(buil
 def test_scenarios_through_the_table_settle_as_replay_does(path):
     scenario = json.loads(path.read_text())
     expected = json.loads(path.with_suffix(".expected.json").read_text())
-    d = Driver(scenario["game"])
-    table = d.table
     from controller.settings.table_config import Rules
-    table.setup = table.config.setup(paytable=scenario["paytable"],
-                                     rules=Rules(**scenario.get("rules", {})))
+    loaded = load_config(default_config_path(scenario["game"]))
+    config = loaded.config
+    d = Driver(loaded=loaded.model_copy(update={"config": config.model_copy(update={
+        "table": config.table.model_copy(update={"paytable": scenario["paytable"]}),
+        "rules": Rules(**scenario.get("rules", {})),
+        "limits": config.limits.model_copy(update={"min_ante": 1, "max_ante": 10**9,
+                                                   "max_lowdown_bonus": 10**9})})}))
+    table = d.table
     if "meter" in scenario:
         table.meter = scenario["meter"]
-    table.limits = table.limits.model_copy(update={"min_ante": 1, "max_ante": 10**9,
-                                                   "max_lowdown_bonus": 10**9})
     d.do(command="open")
     for spot, wagers in scenario["seats"].items():
         for wager, amount in wagers.items():
@@ -370,12 +376,10 @@ def test_a_discard_must_name_its_cards():
 
 def test_a_jackpot_is_held_even_with_a_zero_seed():
     from controller.settings.table_config import Progressive
-    d = Driver("three_card_lowball")
-    config = d.table.config
-    d.table.config = config.model_copy(update={"config": config.config.model_copy(
-        update={"progressive": Progressive(seed=0)})})
-    d.table.setup = d.table.config.setup()
-    d.table.meter = 0
+    loaded = load_config(default_config_path("three_card_lowball"))
+    d = Driver(loaded=loaded.model_copy(update={"config": loaded.config.model_copy(
+        update={"progressive": Progressive(seed=0)})}))
+    assert d.table.meter == 0
     d.do(command="open")
     for wager, amount in (("ante", 1000), ("bonus", 1000), ("progressive", 100)):
         d.do(command="place", spot=1, wager=wager, amount=amount)
@@ -391,7 +395,7 @@ def test_a_card_resent_after_a_restart_counts_once():
     d = Driver()
     cali_hand(d)
     d.card("As", seq=7)
-    rebuilt = Table(load_config(default_config_path("cali_lowball")))
+    rebuilt = build_table(load_config(default_config_path("cali_lowball")))
     rebuilt.replay(d.events)
     events = rebuilt.shoe_card(parse_card("As"), 7, "", 1)     # the shoe resends it
     assert [type(e).__name__ for e in events] == ["ShoeCard"]
@@ -503,7 +507,7 @@ def test_the_same_seq_and_count_with_another_card_is_refused_after_a_restart():
     d = Driver()
     cali_hand(d)
     d.card("As", seq=7)
-    rebuilt = Table(load_config(default_config_path("cali_lowball")))
+    rebuilt = build_table(load_config(default_config_path("cali_lowball")))
     rebuilt.replay(d.events)
     events = rebuilt.shoe_card(parse_card("Kd"), 7, "", 1)
     assert [type(e).__name__ for e in events] == ["ShoeCard", "Fault", "StateChanged"]
@@ -560,3 +564,48 @@ def test_a_journal_from_before_the_card_count_replays_as_it_was_played():
     del dealt["data"]["to"]                       # only the documented added fields are filled
     with pytest.raises(wire.WireError, match="to"):
         wire.decode_event(json.dumps(dealt).encode())
+
+
+def test_the_table_asks_the_engine_what_depends_on_the_game():
+    """No game name and no reaching into an engine's attributes in the table: the engines say
+    whether the game has a progressive, how a hand starts, what a void returns."""
+    source = (Path(__file__).parents[1] / "controller" / "core" / "table.py").read_text()
+    assert "three_card_lowball" not in source and "cali_lowball" not in source
+    assert "getattr(" not in source
+    from controller.core.games import CaliLowballHand, ThreeCardLowballHand
+    assert ThreeCardLowballHand.HAS_PROGRESSIVE and not CaliLowballHand.HAS_PROGRESSIVE
+    d = Driver()
+    cali_hand(d)
+    d.cards("As 9c Kd 2s 9d Qh")
+    d.do(command="decide", spot=1, decision="raise")
+    assert [(w.seat, w.wager, w.amount) for w in d.table.hand.wagers_at_stake()] == [
+        (1, "ante", 1000), (1, "xtra_bonus", 1000), (2, "ante", 1000), (2, "xtra_bonus", 1000),
+        (1, "raise", 3000)]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(["cali_lowball", "three_card_lowball"]),
+       st.dictionaries(st.integers(1, 7), st.dictionaries(
+           st.sampled_from(["ante", "xtra_bonus", "lowdown_bonus", "bonus", "progressive"]),
+           st.sampled_from([100, 500, 1000, 2000, 20_000]), max_size=4), max_size=5))
+def test_the_lock_and_the_hand_apply_one_set_of_wager_rules(game, layout):
+    """A layout the table would lock is one the engine takes, and a layout the engine refuses
+    is one the lock refuses, with the engine's own words among its reasons."""
+    table = TABLES[game]
+    engine = table.engine
+    wagers = {spot: {key: amount for key, amount in amounts.items() if key in engine.WAGER_KEYS}
+              for spot, amounts in layout.items()}
+    wagers = {spot: amounts for spot, amounts in wagers.items() if amounts}
+    if not wagers:
+        return
+    problems = table.lock_problems(wagers)
+    try:
+        engine.start(table.setup, wagers, table.meter)
+    except WagerError as error:
+        assert str(error) in problems
+    else:
+        assert not [problem for problem in problems if problem.startswith("seat ")]
+
+
+TABLES = {game: build_table(load_config(default_config_path(game)))
+          for game in ("cali_lowball", "three_card_lowball")}

@@ -20,8 +20,8 @@ from controller.par import cali_lowball as cali
 from controller.par import report
 from controller.par.figures import exact
 from controller.par import three_card_lowball as three
-from controller.settings.paytables import CaliPaytable, ThreeCardPaytable
-from controller.settings.table_config import GAMES, GameSetup, default_config_path, load_config
+from controller.core.table_settings import GAMES, GameSetup
+from controller.settings.table_config import default_config_path, load_config
 from controller.settings.validation import InputError
 
 PROGRAM = "lowball-table math"
@@ -66,31 +66,21 @@ def _setup(args: argparse.Namespace) -> GameSetup:
     return config.setup(args.game, args.paytable)
 
 
-def cali_paytable(setup: GameSetup) -> CaliPaytable:
-    if not isinstance(setup.paytable, CaliPaytable):
-        raise InputError(setup.paytable_name, ["not a Cali LowBall paytable"])
-    return setup.paytable
-
-
-def three_card_paytable(setup: GameSetup) -> ThreeCardPaytable:
-    if not isinstance(setup.paytable, ThreeCardPaytable):
-        raise InputError(setup.paytable_name, ["not a Three Card Lowball paytable"])
-    return setup.paytable
-
-
 def cali_inputs(setup: GameSetup) -> tuple[cali.CaliOdds, cali.CaliRules]:
-    paytable = cali_paytable(setup)
-    odds = cali.CaliOdds(
-        {name: Fraction(value.pays, value.per) for name, value in paytable.xtra_bonus.items()},
-        {name: Fraction(value.pays, value.per) for name, value in paytable.lowdown_bonus.items()})
+    odds = cali.CaliOdds(_fractions(setup, "xtra_bonus"), _fractions(setup, "lowdown_bonus"))
     rules = cali.CaliRules(setup.rules.xtra_bonus_loses_on_loss,
                            setup.rules.lowdown_bonus_survives_fold)
     return odds, rules
 
 
 def three_card_bonus(setup: GameSetup) -> dict[str, Fraction]:
-    return {name: Fraction(value.pays, value.per)
-            for name, value in three_card_paytable(setup).bonus.items()}
+    return _fractions(setup, "bonus")
+
+
+def _fractions(setup: GameSetup, wager: str) -> dict[str, Fraction]:
+    """Hand class -> the odds ``wager`` pays, as exact fractions."""
+    return {name: Fraction(odds.pays, odds.per)
+            for name, odds in setup.paytable.for_wager(wager).items()}
 
 
 def three_card_progressive(setup: GameSetup) -> three.Progressive:

@@ -7,10 +7,15 @@ before it publishes anything, lights a lamp or acknowledges anything, and after 
 rebuilds the table by feeding the journaled inputs back through :meth:`Table.replay`. Since the
 table is deterministic, the rebuilt table stands at the exact step the hand had reached.
 
-States (SPEC section 6): ``CLOSED -> OPEN -> LOCKED -> DEALING <-> DECIDING -> SETTLED ->
-OPEN``, and ``PAUSED`` from any in-hand state until the dealer continues (recoverable device
-fault) or a supervisor voids the hand. A jackpot holds the table after settlement until a
-supervisor verifies the hand-pay.
+The table keeps the state and carries out the inputs; its parts each have a module:
+
+- :mod:`controller.core.table_states`: the states and the transition table, checked on every
+  change (a jackpot also holds the table after settlement until a supervisor verifies it);
+- :mod:`controller.core.commands`: the commands, carried out by ``match`` on their class;
+- :mod:`controller.core.lamps`: which lamp each spot shows, a pure function of the events;
+- :mod:`controller.core.table_view`: the dealer's prompt and the snapshot;
+- the game's engine (:mod:`controller.core.games`): everything that depends on the game;
+- :mod:`controller.core.table_settings`: the game settings it runs under.
 """
 
 from __future__ import annotations
@@ -22,40 +27,41 @@ from typing import Any
 
 from controller.core.cards import Card
 from controller.core.events import (
-    DEALER,
+    DecisionMade,
     DecisionsDue,
     Event,
-    HouseWay,
     MeterContributed,
     MeterSettled,
     ProgressiveAwarded,
-    Wager,
     WagerSettled,
 )
-from controller.core.games import ENGINES, Decision, Hand, IllegalAction, WagerError
-from controller.stream.table_commands import (
+from controller.core.commands import (
     SUPERVISOR_ROLE,
     AdjustMeter,
     Cancel,
     Close,
+    Command,
     Continue,
     Decide,
     Lock,
     Open,
     Place,
+    Reload,
+    SignIn,
     VerifyJackpot,
     Void,
     command_from_record,
 )
-from controller.settings.table_config import (
+from controller.core import lamps, table_view
+from controller.core.games import ENGINES, Decision, Hand, IllegalAction, WagerError
+from controller.core.table_settings import (
     REGULATED,
-    LoadedConfig,
-    game_settings,
+    GameSettings,
+    GameSetup,
+    Limits,
     settings_changed,
-    settings_fingerprint,
-    with_settings,
 )
-from controller.core.table_events import (
+from controller.core.table_states import (
     CLOSED,
     DEALING,
     DECIDING,
@@ -64,6 +70,10 @@ from controller.core.table_events import (
     OPEN,
     PAUSED,
     SETTLED,
+    TableState,
+    check_transition,
+)
+from controller.core.table_events import (
     CommandAccepted,
     CommandRefused,
     ConfigApplied,
@@ -89,12 +99,6 @@ from controller.core.table_events import (
 )
 
 AnyEvent = Event | TableEvent
-
-# Lamp states a spot shows (the spot controller driver maps each to a colour and mode).
-ATTRACT, WAGER_ACCEPTED, CHANGED_AFTER_LOCK, TO_ACT = (
-    "attract", "wager_accepted", "changed_after_lock", "to_act")
-WIN_LAMP, LOSE_LAMP, PUSH_LAMP, PROGRESSIVE_WINNER = (
-    "win", "lose", "push", "progressive_winner")
 
 #: Shoe fault codes (as the shoe reports them, and CONFLICT: the driver refused a frame that
 #: reused the last SEQ with other content) -> the table's fault and whether the dealer may
@@ -125,22 +129,18 @@ class PendingJackpot:
 
 
 class Table:
-    def __init__(self, config: LoadedConfig):
-        self.config = config
-        self.table_id = config.config.table.id
-        self.setup = config.setup()
-        self.limits = config.config.limits
-        #: the game settings in force (journaled with every ConfigApplied) and their hash
-        self.settings = game_settings(config)
-        self.fingerprint = settings_fingerprint(self.settings)
-        self.state = CLOSED
+    def __init__(self, table_id: str, settings: GameSettings):
+        self.table_id = table_id
+        #: the game settings in force (journaled with every ConfigApplied)
+        self.settings = settings
+        self.state: TableState = CLOSED
         self.hand: Hand | None = None
         self.hand_id: str | None = None
         self.hand_number = 0
         #: the jackpot meter (the players' money): the progressive's seed on a new journal;
         #: then it moves only by contributions, awards, voids and a supervisor's adjustment,
         #: whatever game the table runs (Cali LowBall carries it untouched)
-        self.meter = config.config.progressive.seed
+        self.meter = settings.setup.progressive.seed
         #: wagers on the layout for the next hand: spot -> wager -> amount
         self.wagers: dict[int, dict[str, int]] = defaultdict(dict)
         self.players: dict[int, str] = {}
@@ -160,13 +160,30 @@ class Table:
         self.last_settlement: list[WagerSettled] = []
 
     @property
+    def setup(self) -> GameSetup:
+        return self.settings.setup
+
+    @property
+    def limits(self) -> Limits:
+        return self.settings.limits
+
+    @property
+    def fingerprint(self) -> str:
+        return self.settings.fingerprint
+
+    @property
     def game(self) -> str:
         return self.setup.game
 
+    @property
+    def engine(self) -> type[Hand]:
+        """The game's engine: what the table knows of the game is asked of it."""
+        return ENGINES[self.setup.game]
+
     # -- inputs ---------------------------------------------------------------------------
 
-    def command(self, command: Any, by: str, role: str) -> list[AnyEvent]:
-        """Carry out a validated command (see :mod:`controller.stream.table_commands`).
+    def command(self, command: Command, by: str, role: str) -> list[AnyEvent]:
+        """Carry out a command (:mod:`controller.core.commands`).
 
         Returns ``[CommandAccepted, effects...]``, or ``[CommandRefused]`` naming why.
         """
@@ -176,16 +193,44 @@ class Table:
                                    f"'{name}' needs the supervisor credential")]
         return self._carry_out(command, by, role)
 
-    def _carry_out(self, command: Any, by: str, role: str) -> list[AnyEvent]:
+    def _carry_out(self, command: Command, by: str, role: str) -> list[AnyEvent]:
         """A command whose giver may give it: accepted with its effects, or refused by the
         state of the table."""
         name, arguments = command.command, command.arguments()
-        handler = getattr(self, f"_{name}")
         try:
-            effects = handler(command, by)
+            effects = self._effects(command, by)
         except (CommandError, IllegalAction, WagerError) as error:
             return [CommandRefused(name, arguments, by, role, str(error))]
         return [CommandAccepted(name, arguments, by, role), *effects]
+
+    def _effects(self, command: Command, by: str) -> list[AnyEvent]:
+        match command:
+            case Place():
+                return self._place(command)
+            case Cancel():
+                return self._cancel(command)
+            case Decide():
+                return self._decide(command)
+            case Lock():
+                return self._lock()
+            case Open():
+                return self._open(by)
+            case Close():
+                return self._close(by)
+            case Continue():
+                return self._continue(by)
+            case Void():
+                return self._void(command, by)
+            case VerifyJackpot():
+                return self._verify_jackpot(by)
+            case AdjustMeter():
+                return self._adjust_meter(command, by)
+            case SignIn():
+                return []
+            case Reload():
+                raise CommandError("reload: the daemon reads the config file and gives the "
+                                   "table its settings (Table.reload)")
+        raise CommandError(f"{command.command}: not a command the table knows")
 
     def shoe_card(self, card: Card, shoe_seq: int, tag: str, count: int) -> list[AnyEvent]:
         """A card left the shoe, the ``count``-th since its last shuffle or reset.
@@ -308,34 +353,30 @@ class Table:
     def sensor(self, spot: int, covered: bool) -> list[AnyEvent]:
         """The progressive wager sensor of ``spot`` was covered or uncovered."""
         record = SensorReport(spot, covered)
-        if self.game != "three_card_lowball" or not 1 <= spot <= self.config.config.table.spots:
+        if not self.engine.HAS_PROGRESSIVE or not 1 <= spot <= self.settings.spots:
             return [record]
-        amount = self.config.config.progressive.wager
+        amount = self.setup.progressive.wager
         if self.state in (OPEN, SETTLED) and self.jackpot is None:
             if covered and self.wagers[spot].get("progressive") != amount:
                 self.wagers[spot]["progressive"] = amount
-                return [record, *self._opened_for_betting(),
-                        WagerPlaced(spot, "progressive", amount, self.players.get(spot, ""),
-                                    "sensor"), *self._lamp(spot, WAGER_ACCEPTED)]
+                return [record, *self._opened_for_betting(), *self._lit(WagerPlaced(
+                    spot, "progressive", amount, self.players.get(spot, ""), "sensor"))]
             if not covered and "progressive" in self.wagers.get(spot, {}):
                 del self.wagers[spot]["progressive"]
-                return [record, WagerCancelled(spot, "progressive", amount, "sensor"),
-                        *self._lamp(spot, WAGER_ACCEPTED if self.wagers[spot] else ATTRACT)]
+                return [record, *self._lit(WagerCancelled(spot, "progressive", amount, "sensor"))]
             return [record]
         if self.state in IN_HAND:
-            locked = self.hand is not None and "progressive" in self.hand.wagers.get(spot, {})
-            if covered != locked:
-                return [record, *self._lamp(spot, CHANGED_AFTER_LOCK)]
+            locked = self.hand.wagers if self.hand is not None else {}
+            return [record, *self._light(lamps.sensor_lamp(spot, covered, locked))]
         return [record]
 
-    def reload(self, loaded: LoadedConfig, by: str, role: str) -> list[AnyEvent]:
-        """A supervisor's ``reload``: the game settings of ``loaded`` (the re-read config
-        file). The game, paytable and progressive change only with no hand in play."""
+    def reload(self, settings: GameSettings, by: str, role: str) -> list[AnyEvent]:
+        """A supervisor's ``reload``: the game ``settings`` of the re-read config file. The
+        game, paytable and progressive change only with no hand in play."""
         name, arguments = "reload", "{}"
         if role != SUPERVISOR_ROLE:
             return [CommandRefused(name, arguments, by, role,
                                    f"'{name}' needs the supervisor credential")]
-        settings = game_settings(loaded)
         changed = settings_changed(self.settings, settings)
         regulated = [key for key in changed if key.split(".")[0] in REGULATED]
         if regulated and not self.between_hands():
@@ -356,14 +397,11 @@ class Table:
         return self.state in (OPEN, SETTLED, CLOSED) and self.hand is None \
             and self.jackpot is None
 
-    def apply_settings(self, settings: dict, reason: str) -> ConfigApplied:
+    def apply_settings(self, settings: GameSettings, reason: str) -> ConfigApplied:
         """Run under ``settings`` from now on; the event to journal (a replay applies it)."""
         changed = settings_changed(self.settings, settings)
-        config = with_settings(self.config, settings)
-        self.config, self.setup, self.limits = config, config.setup(), config.config.limits
-        self.settings, self.fingerprint = settings, settings_fingerprint(settings)
-        return ConfigApplied(self.fingerprint, reason, changed,
-                             json.dumps(settings, sort_keys=True, separators=(",", ":")))
+        self.settings = settings
+        return ConfigApplied(self.fingerprint, reason, changed, settings.text)
 
     # -- replay ---------------------------------------------------------------------------
 
@@ -381,7 +419,8 @@ class Table:
         for event in events:
             kind = type(event)
             if kind is ConfigApplied:
-                self.apply_settings(json.loads(event.config), event.reason)
+                self.apply_settings(GameSettings.from_document(json.loads(event.config)),
+                                    event.reason)
             elif kind is MeterChanged:
                 meter = event.amount
             elif kind is JournalContinued:
@@ -411,7 +450,7 @@ class Table:
 
     # -- commands -------------------------------------------------------------------------
 
-    def _open(self, command: Open, by: str) -> list[AnyEvent]:
+    def _open(self, by: str) -> list[AnyEvent]:
         if self.state not in (CLOSED, SETTLED):
             raise CommandError(f"the table is {self.state}; it opens from CLOSED or SETTLED")
         if self.jackpot is not None:
@@ -421,50 +460,45 @@ class Table:
         if self.state == CLOSED:
             paytable = self.setup.paytable
             events.append(ConfigApplied(self.fingerprint, "table opened", (),
-                                        json.dumps(self.settings, sort_keys=True,
-                                                   separators=(",", ":"))))
+                                        self.settings.text))
             events.append(TableOpened(self.table_id, self.game, self.setup.paytable_name,
                                       paytable.status))
-            if self.game == "three_card_lowball":
+            if self.engine.HAS_PROGRESSIVE:
                 events.append(MeterChanged(self.meter, "table opened"))
-        return events + self._set_state(OPEN, f"opened by {by}") + self._lamp(0, ATTRACT)
+        return events + self._lit(*self._set_state(OPEN, f"opened by {by}"))
 
-    def _sign_in(self, command: Any, by: str) -> list[AnyEvent]:
-        return []
-
-    def _close(self, command: Close, by: str) -> list[AnyEvent]:
+    def _close(self, by: str) -> list[AnyEvent]:
         if self.state in IN_HAND:
             raise CommandError(f"a hand is in play ({self.state}); void it or finish it first")
         if self.state == CLOSED:
             raise CommandError("the table is already closed")
         if any(self.wagers.values()):
             raise CommandError("wagers are on the layout; cancel them first")
-        return [TableClosed(by), *self._set_state(CLOSED, f"closed by {by}"),
-                *self._lamp(0, "off")]
+        return [TableClosed(by), *self._lit(*self._set_state(CLOSED, f"closed by {by}"))]
 
-    def _place(self, command: Place, by: str) -> list[AnyEvent]:
+    def _place(self, command: Place) -> list[AnyEvent]:
         if self.state not in (OPEN, SETTLED):
             raise CommandError(f"wagers are taken only while the table is OPEN "
                                f"(it is {self.state})")
-        spots = self.config.config.table.spots
+        spots = self.settings.spots
         if command.spot > spots:
             raise CommandError(f"spot {command.spot}: this table has spots 1 to {spots}")
-        engine = ENGINES[self.game]
+        engine = self.engine
         if command.wager not in engine.WAGER_KEYS:
             raise CommandError(f"spot {command.spot}: {command.wager!r} is not a {self.game} "
                                f"wager (wagers: {', '.join(engine.WAGER_KEYS)})")
-        problem = self.wager_limit_problem(command.spot, command.wager, command.amount)
+        problem = self.wager_limit_problem(command.spot, command.wager, command.amount) or \
+            engine.wager_problem(self.setup, command.spot, command.wager, command.amount)
         if problem is not None:
             raise CommandError(problem)
         events = self._opened_for_betting()
         self.wagers[command.spot][command.wager] = command.amount
         if command.player:
             self.players[command.spot] = command.player
-        return events + [WagerPlaced(command.spot, command.wager, command.amount,
-                                     self.players.get(command.spot, ""), "dealer"),
-                         *self._lamp(command.spot, WAGER_ACCEPTED)]
+        return events + self._lit(WagerPlaced(command.spot, command.wager, command.amount,
+                                              self.players.get(command.spot, ""), "dealer"))
 
-    def _cancel(self, command: Cancel, by: str) -> list[AnyEvent]:
+    def _cancel(self, command: Cancel) -> list[AnyEvent]:
         if self.state not in (OPEN, SETTLED):
             raise CommandError(f"wagers are cancelled only while the table is OPEN "
                                f"(it is {self.state})")
@@ -474,23 +508,19 @@ class Table:
         del self.wagers[command.spot][command.wager]
         if not self.wagers[command.spot]:
             self.players.pop(command.spot, None)
-        lamp = WAGER_ACCEPTED if self.wagers[command.spot] else ATTRACT
-        return [WagerCancelled(command.spot, command.wager, amount, "dealer"),
-                *self._lamp(command.spot, lamp)]
+        return self._lit(WagerCancelled(command.spot, command.wager, amount, "dealer"))
 
-    def _lock(self, command: Lock, by: str) -> list[AnyEvent]:
+    def _lock(self) -> list[AnyEvent]:
         if self.state != OPEN:
             raise CommandError(f"wagers lock only while the table is OPEN (it is {self.state})")
         wagers = {spot: dict(amounts) for spot, amounts in self.wagers.items() if amounts}
         problems = self.lock_problems(wagers)
         if problems:
             return [LockRefused(tuple(problems))]
-        engine = ENGINES[self.game]
         hand_number = self.hand_number + 1
         hand_id = f"{self.table_id}-{hand_number:06d}"
         try:
-            hand = engine(self.setup, wagers, self.meter) if self.game == "three_card_lowball" \
-                else engine(self.setup, wagers)
+            hand = self.engine.start(self.setup, wagers, self.meter)
         except WagerError as error:
             return [LockRefused((str(error),))]
         self.hand, self.hand_id, self.hand_number = hand, hand_id, hand_number
@@ -506,19 +536,16 @@ class Table:
         return events
 
     def lock_problems(self, wagers: dict[int, dict[str, int]]) -> list[str]:
-        """Why these wagers cannot lock (ante = bonus, limits, four spots a player)."""
+        """Why these wagers cannot lock: the game's rules on each spot's wagers (the engine's,
+        the very rules the hand applies), the table limits, the spots one player may hold."""
         if not wagers:
             return ["no wagers on the layout"]
         limits, problems = self.limits, []
-        first, second = ENGINES[self.game].REQUIRED_WAGERS
+        first, second = self.engine.REQUIRED_WAGERS
         for spot, amounts in sorted(wagers.items()):
-            ante = amounts.get("ante")
-            if ante is None:
-                problems.append(f"spot {spot}: no ante")
+            problems += self.engine.seat_problems(self.setup, spot, amounts)
+            if first not in amounts:
                 continue
-            if amounts.get(second) != ante:
-                problems.append(f"spot {spot}: {second} {amounts.get(second, 0)} must equal "
-                                f"the ante {ante}")
             problems += [problem for wager, amount in amounts.items()
                          if wager != second
                          and (problem := self.wager_limit_problem(spot, wager, amount))]
@@ -534,9 +561,9 @@ class Table:
 
     def wager_limit_problem(self, spot: int, wager: str, amount: int) -> str | None:
         """Why one wager's amount is outside the table's limits, or None. The ante and the
-        wager that must equal it share the ante's limits; the progressive is one amount."""
+        wager that must equal it share the ante's limits."""
         limits = self.limits
-        if wager in ENGINES[self.game].REQUIRED_WAGERS:
+        if wager in self.engine.REQUIRED_WAGERS:
             if not limits.min_ante <= amount <= limits.max_ante:
                 return (f"spot {spot}: {wager} {amount} is outside the table limits "
                         f"{limits.min_ante} to {limits.max_ante}")
@@ -544,13 +571,9 @@ class Table:
             if amount > limits.max_lowdown_bonus:
                 return (f"spot {spot}: lowdown_bonus {amount} is over the limit "
                         f"{limits.max_lowdown_bonus}")
-        elif wager == "progressive":
-            if amount != self.config.config.progressive.wager:
-                return (f"spot {spot}: the progressive wager is "
-                        f"{self.config.config.progressive.wager}, not {amount}")
         return None
 
-    def _decide(self, command: Decide, by: str) -> list[AnyEvent]:
+    def _decide(self, command: Decide) -> list[AnyEvent]:
         if self.hand is None or self.state not in (DECIDING, DEALING, LOCKED):
             raise CommandError(f"no decision is expected (the table is {self.state})")
         try:
@@ -558,9 +581,11 @@ class Table:
         except ValueError as error:
             raise CommandError(f"spot {command.spot}: {error}") from None
         events: list[AnyEvent] = list(self.hand.decide(command.spot, decision))
-        return events + self._lamp(command.spot, WAGER_ACCEPTED) + self._after_hand_step()
+        made = next(event for event in events if type(event) is DecisionMade)
+        return events + self._light(lamps.lamps_after(made, self.wagers)) + \
+            self._after_hand_step()
 
-    def _continue(self, command: Continue, by: str) -> list[AnyEvent]:
+    def _continue(self, by: str) -> list[AnyEvent]:
         if self.state != PAUSED or self.fault is None:
             raise CommandError(f"nothing to continue: the table is {self.state}")
         if not self.fault.recoverable:
@@ -576,30 +601,21 @@ class Table:
         step = hand.next_step()
         resumed = LOCKED if hand.cards_used == 0 else DEALING if step.kind == "card" \
             else DECIDING
-        events: list[AnyEvent] = [HandContinued(by), *self._set_state(resumed,
-                                                                        f"continued by {by}")]
-        for spot in step.seats:
-            events += self._lamp(spot, TO_ACT)
-        return events
+        return [HandContinued(by), *self._set_state(resumed, f"continued by {by}"),
+                *self._light(lamps.to_act(step.seats))]
 
     def _void(self, command: Void, by: str) -> list[AnyEvent]:
         if self.hand is None or self.state not in IN_HAND:
             raise CommandError(f"no hand in play to void (the table is {self.state})")
         hand, hand_id = self.hand, self.hand_id
-        returned = tuple(Wager(spot, key, amount) for spot, amounts in hand.wagers.items()
-                         for key, amount in amounts.items())
-        # A Cali LowBall Raise made before the void is returned too.
-        returned += tuple(Wager(spot, "raise", amount)
-                          for spot, amount in sorted(getattr(hand, "raised", {}).items()))
-        contributions = getattr(hand, "contributions", 0)
-        events: list[AnyEvent] = [HandVoided(hand_id or "", by, command.reason, returned,
-                                             contributions)]
+        contributions = hand.contributions
+        events: list[AnyEvent] = [HandVoided(hand_id or "", by, command.reason,
+                                             hand.wagers_at_stake(), contributions)]
         if contributions:
             self.meter -= contributions
             events.append(MeterChanged(self.meter, f"hand {hand_id} voided"))
         self.hand, self.fault = None, None
-        return events + self._set_state(OPEN, f"hand {hand_id} voided by {by}") + \
-            self._lamp(0, ATTRACT)
+        return events + self._lit(*self._set_state(OPEN, f"hand {hand_id} voided by {by}"))
 
     def _adjust_meter(self, command: AdjustMeter, by: str) -> list[AnyEvent]:
         if not self.between_hands():
@@ -616,7 +632,7 @@ class Table:
         return [MeterChanged(meter, f"adjusted by {by} ({command.amount:+d}): "
                                     f"{command.reason}")]
 
-    def _verify_jackpot(self, command: VerifyJackpot, by: str) -> list[AnyEvent]:
+    def _verify_jackpot(self, by: str) -> list[AnyEvent]:
         if self.jackpot is None:
             raise CommandError("no jackpot awaits verification")
         jackpot, self.jackpot = self.jackpot, None
@@ -632,7 +648,7 @@ class Table:
             if self.jackpot is not None:
                 raise CommandError(f"jackpot of hand {self.jackpot.hand_id} awaits a "
                                    f"supervisor's verification")
-            return self._set_state(OPEN, "next hand") + self._lamp(0, ATTRACT)
+            return self._lit(*self._set_state(OPEN, "next hand"))
         if self.state != OPEN:
             raise CommandError(f"wagers are taken only while the table is OPEN "
                                f"(it is {self.state})")
@@ -648,26 +664,18 @@ class Table:
         if step.kind == "decision":
             events = self._set_state(DECIDING, "decisions due") if self.state != DECIDING else []
             due = hand.history[-1]
-            if type(due) is DecisionsDue:
-                for spot in due.seats:
-                    events += self._lamp(spot, TO_ACT)
-            return events
+            return events + (self._light(lamps.lamps_after(due, self.wagers))
+                             if type(due) is DecisionsDue else [])
         return self._settled()
 
     def _settled(self) -> list[AnyEvent]:
         hand, hand_id = self.hand, self.hand_id
         assert hand is not None and hand_id is not None
         events: list[AnyEvent] = []
-        nets: dict[int, int] = defaultdict(int)
-        winners: set[int] = set()
         jackpot_seats, jackpot_amount = [], 0
         for event in hand.history:
             kind = type(event)
-            if kind is WagerSettled:
-                nets[event.seat] += event.net
-            elif kind is ProgressiveAwarded:
-                nets[event.seat] += event.amount
-                winners.add(event.seat)
+            if kind is ProgressiveAwarded:
                 if event.award == "jackpot":
                     jackpot_seats.append(event.seat)
                     jackpot_amount += event.amount
@@ -681,12 +689,7 @@ class Table:
                     events.append(JackpotPending(hand_id, tuple(jackpot_seats), jackpot_amount))
         self.last_settlement = hand.settlements()
         self.last_settled_hand = hand_id
-        for spot in hand.seats:
-            if spot in winners:
-                lamp = PROGRESSIVE_WINNER
-            else:
-                lamp = WIN_LAMP if nets[spot] > 0 else LOSE_LAMP if nets[spot] < 0 else PUSH_LAMP
-            events += self._lamp(spot, lamp)
+        events += self._light(lamps.settlement_lamps(hand.history))
         self.hand = None
         return events + self._set_state(SETTLED, f"hand {hand_id} settled")
 
@@ -702,81 +705,35 @@ class Table:
         self.fault = fault
         return [fault, *self._set_state(PAUSED, code)]
 
-    def _set_state(self, state: str, reason: str) -> list[AnyEvent]:
+    def _set_state(self, state: TableState, reason: str) -> list[AnyEvent]:
+        """Go to ``state`` by the transition table (:mod:`controller.core.table_states`):
+        any other move raises :class:`IllegalTransition` before anything changes."""
+        check_transition(self.state, state)
         previous, self.state = self.state, state
-        return [StateChanged(state, previous, reason)]
+        return [StateChanged(state.value, previous.value, reason)]
 
-    def _lamp(self, spot: int, lamp: str) -> list[AnyEvent]:
-        if spot == 0:
-            self.lamps = {number: lamp for number in range(1, self.config.config.table.spots + 1)}
-        elif self.lamps.get(spot) == lamp:
-            return []
-        else:
-            self.lamps[spot] = lamp
-        return [LampSet(spot, lamp)]
+    def _lit(self, *events: AnyEvent) -> list[AnyEvent]:
+        """``events``, each followed by the lamps it lights (:mod:`controller.core.lamps`)."""
+        return [lit for event in events
+                for lit in (event, *self._light(lamps.lamps_after(event, self.wagers)))]
 
-    # -- what the dealer and a late joiner see ---------------------------------------------
+    def _light(self, lighting: lamps.Lighting) -> list[AnyEvent]:
+        """Set each lamp a spot does not already show (spot 0: every spot, always)."""
+        events: list[AnyEvent] = []
+        for spot, lamp in lighting:
+            if spot == lamps.ALL_SPOTS:
+                self.lamps = {number: lamp for number in range(1, self.settings.spots + 1)}
+            elif self.lamps.get(spot) == lamp:
+                continue
+            else:
+                self.lamps[spot] = lamp
+            events.append(LampSet(spot, lamp))
+        return events
+
+    # -- what the dealer and a late joiner see (controller.core.table_view) ----------------
 
     def expecting(self) -> str:
-        """What the table waits for, in the dealer's words."""
-        if self.state == PAUSED and self.fault is not None:
-            way_out = "dealer: continue when cleared" if self.fault.recoverable \
-                else "supervisor: void the hand"
-            return f"PAUSED ({self.fault.code}: {self.fault.detail}); {way_out}"
-        if self.jackpot is not None:
-            return f"jackpot {self.jackpot.amount} on hand {self.jackpot.hand_id}: " \
-                   f"supervisor must verify the hand-pay"
-        if self.hand is None:
-            return {CLOSED: "table closed", OPEN: "place wagers, then lock",
-                    SETTLED: "hand settled: place wagers for the next hand"}[self.state]
-        step = self.hand.next_step()
-        if step.kind == "card":
-            who = "the dealer" if step.to == DEALER else (
-                f"spot {step.to}" if isinstance(step.to, int) else f"the {step.to}")
-            way = self.house_way()
-            if way is not None and step.to == DEALER:
-                discard = " ".join(str(card) for card in way.discard)
-                return f"house way: dealer discards {discard} ({way.rule}); " \
-                       f"deal a card to the dealer"
-            return f"deal a card to {who} ({self.hand.phase})"
-        spots = ", ".join(map(str, step.seats))
-        return f"decision from spot{'s' if len(step.seats) > 1 else ''} {spots}: " \
-               f"{' or '.join(step.options)}"
-
-    def house_way(self) -> HouseWay | None:
-        """The Three Card Lowball dealer's draw, once the controller has computed it."""
-        if self.hand is None:
-            return None
-        return next((event for event in reversed(self.hand.history)
-                     if type(event) is HouseWay), None)
+        return table_view.expecting(self)
 
     def snapshot(self) -> dict[str, Any]:
-        """The table's state as plain data, for a late joiner and the dealer's screen."""
-        hand = self.hand
-        hand_view = None
-        if hand is not None:
-            hand_view = {
-                "hand_id": self.hand_id, "phase": hand.phase,
-                "wagers": {str(spot): dict(amounts) for spot, amounts in hand.wagers.items()},
-                "cards": {str(who): [str(card) for card in cards]
-                          for who, cards in hand.cards.items() if cards},
-                "next": hand.next_step()._asdict(),
-                "house_way": None if self.house_way() is None else {
-                    "discard": [str(card) for card in self.house_way().discard],
-                    "rule": self.house_way().rule},
-            }
-        return {
-            "table_id": self.table_id, "game": self.game, "paytable": self.setup.paytable_name,
-            "state": self.state, "expecting": self.expecting(), "hand_number": self.hand_number,
-            "hand": hand_view,
-            "layout": {str(spot): dict(amounts) for spot, amounts in self.wagers.items()
-                       if amounts},
-            "lamps": {str(spot): lamp for spot, lamp in sorted(self.lamps.items())},
-            "meter": self.meter if self.game == "three_card_lowball" else None,
-            "jackpot_pending": None if self.jackpot is None else {
-                "hand_id": self.jackpot.hand_id, "seats": list(self.jackpot.seats),
-                "amount": self.jackpot.amount},
-            "fault": None if self.fault is None else self.fault._asdict(),
-            "last_settled_hand": self.last_settled_hand,
-            "last_settlement": [settlement._asdict() for settlement in self.last_settlement],
-        }
+        return table_view.snapshot(self)

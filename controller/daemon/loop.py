@@ -35,7 +35,6 @@ from controller.errors import StartupError
 from controller.daemon.state_lock import StateDirLocked, StateLock
 from controller.stream.security import COMMANDS_DOMAIN, StreamSecurity, bind
 from controller.daemon.systemd_notify import Notifier, Watchdog
-from controller.core.table import Table
 from controller.stream.transport_identity import LOCAL_CLIENT, client_of
 from controller.daemon.refusal_ledger import CredentialWatch, RefusalLedger
 from controller.stream.table_commands import (
@@ -46,7 +45,8 @@ from controller.stream.table_commands import (
     parse_command,
     refused_arguments,
 )
-from controller.settings.table_config import LoadedConfig, game_settings, load_config, settings_changed
+from controller.core.table_settings import settings_changed
+from controller.settings.table_config import LoadedConfig, build_table, game_settings, load_config
 from controller.core.table_events import (
     CommandRefused,
     HandStarted,
@@ -156,7 +156,7 @@ class TableDaemon:
         self.log = log.bind(table=self.table_id)
         #: whether the per-input debug line is written (structlog's filtering loggers know)
         self._log_debug = debug_enabled(self.log)
-        self.table = Table(loaded)
+        self.table = build_table(loaded)
         # One daemon per state directory: the lock before anything else is touched.
         self.lock = StateLock(self.state_dir)
         try:
@@ -454,7 +454,7 @@ class TableDaemon:
         """After a (re)start, put the lamps and the meter where the table says they are."""
         for spot, lamp in self.table.lamps.items():
             self.devices.set_lamp(spot, lamp)
-        if self.table.game == "three_card_lowball":
+        if self.table.engine.HAS_PROGRESSIVE:
             if self.table.jackpot is not None:
                 self.devices.show_jackpot(self.table_id, self.table.jackpot.amount)
             else:
@@ -641,7 +641,7 @@ class TableDaemon:
         except InputError as error:
             return [CommandRefused("reload", "{}", by, role,
                                    f"the config file is not valid: {error}")]
-        return self.table.reload(loaded, by, role)
+        return self.table.reload(game_settings(loaded), by, role)
 
     def _credential_misplaced(self, request: dict[str, Any]) -> bool:
         """Whether the supervisor credential is a key or a text value of ``request`` anywhere

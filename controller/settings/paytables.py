@@ -13,13 +13,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
+from controller.core.games.cali_lowball import LOWDOWN_BONUS_CLASSES, XTRA_BONUS_CLASSES
 from controller.core.rankings import ace_to_five, three_card
 from controller.settings.validation import InputError, OddsText, validate
-
-#: X-Tra Bonus pays on these (10-high or lower); J-high or worse pushes.
-XTRA_BONUS_CLASSES = ace_to_five.HAND_CLASSES[:6]
-#: Lowdown Bonus pays on these (J-high or lower); anything worse loses.
-LOWDOWN_BONUS_CLASSES = ace_to_five.HAND_CLASSES[:7]
 
 
 class _Paytable(BaseModel):

@@ -87,7 +87,7 @@ class Scenario(BaseModel):
             second = self.shoe.index(duplicate, first + 1)
             raise ValueError(f"shoe: duplicate card {duplicate} at shoe[{first}] and "
                              f"shoe[{second}]")
-        if self.meter is not None and self.game != "three_card_lowball":
+        if self.meter is not None and not ENGINES[self.game].HAS_PROGRESSIVE:
             raise ValueError("meter: only Three Card Lowball has a progressive meter")
         return self
 
@@ -133,8 +133,8 @@ def replay(scenario: Scenario, config: LoadedConfig, source: str = "scenario") -
             fail(f"decisions.{seat}", f"seat {seat} has no wagers in 'seats'")
     engine = ENGINES[scenario.game]
     try:
-        hand = engine(setup, wagers, scenario.meter) if scenario.meter is not None \
-            else engine(setup, wagers)
+        hand = engine.start(setup, wagers, setup.progressive.seed if scenario.meter is None
+                            else scenario.meter)
     except WagerError as error:
         message = str(error)
         seat = message.split(":")[0].removeprefix("seat ")

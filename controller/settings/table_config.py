@@ -12,6 +12,15 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from controller.core.table import Table as CoreTable
+from controller.core.table_settings import (
+    MAX_SPOTS,
+    GameSettings,
+    GameSetup,
+    paytable_from,
+    progressive_from,
+    rules_from,
+)
 from controller.settings.paytables import (
     CaliPaytable,
     Paytables,
@@ -23,9 +32,6 @@ from controller.settings.validation import Cents, InputError, PositiveCents, Rat
 from drivers.config import MeterConfig, ShoeConfig, SpotsConfig
 
 Game = Literal["cali_lowball", "three_card_lowball"]
-GAMES: tuple[str, ...] = ("cali_lowball", "three_card_lowball")
-#: The betting spots of a table, numbered from the dealer's left.
-MAX_SPOTS = 7
 
 
 class _Section(BaseModel):
@@ -214,18 +220,6 @@ class TableConfig(_Section):
         return self
 
 
-class GameSetup(BaseModel):
-    """What a hand needs from configuration: the game, its paytable, rules and progressive."""
-
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
-
-    game: Game
-    paytable_name: str
-    paytable: CaliPaytable | ThreeCardPaytable
-    rules: Rules
-    progressive: Progressive
-
-
 class LoadedConfig(BaseModel):
     """A validated table config with its paytables resolved."""
 
@@ -237,7 +231,8 @@ class LoadedConfig(BaseModel):
 
     def setup(self, game: str | None = None, paytable: str | None = None,
               rules: Rules | None = None) -> GameSetup:
-        """The game setup of this table, or of another game/paytable from the same files."""
+        """The game setup of this table, or of another game/paytable from the same files, as
+        the core's frozen objects (read from their document form, as a replay reads them)."""
         game = game or self.config.table.game
         name = paytable or (self.config.table.paytable if game == self.config.table.game
                             else next(iter(self.paytables.for_game(game)), ""))
@@ -246,62 +241,35 @@ class LoadedConfig(BaseModel):
             known = ", ".join(sorted(tables)) or "none"
             raise InputError(self.path, [f"paytable: no {game} paytable named {name!r} "
                                          f"(known: {known})"])
-        return GameSetup(game=game, paytable_name=name, paytable=tables[name],
-                         rules=rules or self.config.rules, progressive=self.config.progressive)
+        return GameSetup(game, name, paytable_from(_document(tables[name])),
+                         rules_from(_document(rules or self.config.rules)),
+                         progressive_from(_document(self.config.progressive)))
+
+    def paytable(self) -> CaliPaytable | ThreeCardPaytable:
+        """The table's own paytable (its existence is checked by :func:`load_config`)."""
+        return self.paytables.for_game(self.config.table.game)[self.config.table.paytable]
 
 
-#: Game settings regulations forbid changing while a hand is in play.
-REGULATED = ("game", "paytable", "paytable_lines", "progressive")
+def _document(model: BaseModel) -> dict:
+    return model.model_dump(mode="json", by_alias=True)
 
 
-def game_settings(loaded: LoadedConfig) -> dict:
-    """The game-relevant configuration as plain JSON data: what a hand's outcome depends on.
-    It is journaled with every :class:`controller.core.table_events.ConfigApplied`, so a replay
-    applies exactly the configuration the table ran with."""
+def game_settings(loaded: LoadedConfig) -> GameSettings:
+    """The game-relevant configuration, what a hand's outcome depends on, as the core's
+    :class:`~controller.core.table_settings.GameSettings`. Its document is journaled with
+    every :class:`controller.core.table_events.ConfigApplied`, so a replay applies exactly the
+    configuration the table ran with."""
     config = loaded.config
-    return {"game": config.table.game, "paytable": config.table.paytable,
-            "spots": config.table.spots,
-            "paytable_lines": loaded.setup().paytable.model_dump(mode="json", by_alias=True),
-            "rules": config.rules.model_dump(mode="json", by_alias=True),
-            "limits": config.limits.model_dump(mode="json", by_alias=True),
-            "progressive": config.progressive.model_dump(mode="json", by_alias=True)}
+    return GameSettings.from_document({
+        "game": config.table.game, "paytable": config.table.paytable,
+        "spots": config.table.spots, "paytable_lines": _document(loaded.paytable()),
+        "rules": _document(config.rules), "limits": _document(config.limits),
+        "progressive": _document(config.progressive)})
 
 
-def settings_fingerprint(settings: dict) -> str:
-    """SHA-256 (hex) of the canonical JSON of :func:`game_settings`."""
-    import hashlib
-    import json
-    text = json.dumps(settings, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def settings_changed(before: dict, after: dict) -> tuple[str, ...]:
-    """The dotted keys whose value differs (``progressive.contribution_rate``)."""
-    changed: list[str] = []
-    for key in sorted(set(before) | set(after)):
-        old, new = before.get(key), after.get(key)
-        if isinstance(old, dict) and isinstance(new, dict) and key != "paytable_lines":
-            changed += [f"{key}.{inner}" for inner in settings_changed(old, new)]
-        elif old != new:
-            changed.append(key)
-    return tuple(changed)
-
-
-def with_settings(loaded: LoadedConfig, settings: dict) -> LoadedConfig:
-    """``loaded`` with its game settings replaced by ``settings`` (journaled data)."""
-    config = loaded.config
-    game, name = settings["game"], settings["paytable"]
-    table = config.table.model_copy(update={"game": game, "paytable": name,
-                                            "spots": settings["spots"]})
-    new = config.model_copy(update={
-        "table": table, "rules": Rules.model_validate(settings["rules"]),
-        "limits": Limits.model_validate(settings["limits"]),
-        "progressive": Progressive.model_validate(settings["progressive"])})
-    kind = CaliPaytable if game == "cali_lowball" else ThreeCardPaytable
-    tables = {**loaded.paytables.for_game(game),
-              name: kind.model_validate(settings["paytable_lines"])}
-    paytables = loaded.paytables.model_copy(update={game: tables})
-    return LoadedConfig(path=loaded.path, config=new, paytables=paytables)
+def build_table(loaded: LoadedConfig) -> CoreTable:
+    """A new (CLOSED) table under ``loaded``'s game settings."""
+    return CoreTable(loaded.config.table.id, game_settings(loaded))
 
 
 def shipped_config_dir() -> Path:

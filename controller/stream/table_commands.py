@@ -2,8 +2,9 @@
 
 A command arrives as JSON (``{"command": "place", "spot": 3, "wager": "ante", "amount":
 1000}``) on the command channel or from ``lowball-table dealer``. Each is a pydantic model that
-forbids unknown keys, so a typo is answered with the key path. An accepted command is
-journaled with its arguments and can be replayed exactly.
+forbids unknown keys, so a typo is answered with the key path, and builds the core command the
+table carries out (:mod:`controller.core.commands`). An accepted command is journaled with its
+arguments and can be replayed exactly.
 """
 
 from __future__ import annotations
@@ -14,10 +15,13 @@ from typing import Annotated, Any, ClassVar, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from controller.core import commands
+from controller.core.commands import DEALER_ROLE as DEALER_ROLE
+from controller.core.commands import SUPERVISOR_ROLE as SUPERVISOR_ROLE
+from controller.core.table_settings import MAX_SPOTS
 from controller.settings.validation import InputError, PositiveCents, problems_of
 
-Spot = Annotated[int, Field(strict=True, ge=1, le=7)]
-DEALER_ROLE, SUPERVISOR_ROLE = "dealer", "supervisor"
+Spot = Annotated[int, Field(strict=True, ge=1, le=MAX_SPOTS)]
 #: The largest meter adjustment one command makes, in cents (100 million dollars).
 MAX_METER_ADJUSTMENT = 10**10
 
@@ -25,31 +29,39 @@ MAX_METER_ADJUSTMENT = 10**10
 class _Command(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    #: Whether only a supervisor may give the command: a property of the command's class,
-    #: decided by the daemon, never a field (a client's JSON cannot reach a ClassVar).
+    #: The core command this request builds (:mod:`controller.core.commands`).
+    core_command: ClassVar[type[commands.Command]]
+    #: Whether only a supervisor may give the command: a property of the core command's
+    #: class, never a field (a client's JSON cannot reach a ClassVar).
     supervisor_only: ClassVar[bool] = False
 
-    def arguments(self) -> str:
-        """The arguments as canonical JSON (what the journal keeps)."""
-        data = self.model_dump(exclude={"command"})
-        return json.dumps(data, sort_keys=True, separators=(",", ":"))
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        cls.supervisor_only = cls.core_command.supervisor_only
+
+    def to_core(self) -> commands.Command:
+        return self.core_command(**self.model_dump(exclude={"command"}))
 
 
 class Open(_Command):
     """Open the table for betting (from CLOSED, or after a settled hand)."""
 
+    core_command = commands.Open
     command: Literal["open"]
 
 
 class Close(_Command):
     """Close the table; refused while a hand is in play."""
 
+    core_command = commands.Close
     command: Literal["close"]
 
 
 class Place(_Command):
     """Place (or change) one wager on a spot while the table is open."""
 
+    core_command = commands.Place
     command: Literal["place"]
     spot: Spot
     wager: Annotated[str, Field(min_length=1, max_length=32)]
@@ -60,6 +72,7 @@ class Place(_Command):
 
 
 class Cancel(_Command):
+    core_command = commands.Cancel
     command: Literal["cancel"]
     spot: Spot
     wager: Annotated[str, Field(min_length=1, max_length=32)]
@@ -68,6 +81,7 @@ class Cancel(_Command):
 class Lock(_Command):
     """Lock the wagers and start the hand."""
 
+    core_command = commands.Lock
     command: Literal["lock"]
 
 
@@ -75,6 +89,7 @@ class Decide(_Command):
     """A player's decision: ``raise``, ``check``, ``bet``, ``fold`` (Cali LowBall);
     ``stand`` or ``discard:Kh,Qs`` (Three Card Lowball)."""
 
+    core_command = commands.Decide
     command: Literal["decide"]
     spot: Spot
     decision: Annotated[str, Field(min_length=1, max_length=32)]
@@ -83,49 +98,50 @@ class Decide(_Command):
 class Continue(_Command):
     """Resume a paused hand after a recoverable device fault was cleared."""
 
+    core_command = commands.Continue
     command: Literal["continue"]
 
 
 class Void(_Command):
     """Void the hand in play: every wager returned, progressive contributions reversed."""
 
+    core_command = commands.Void
     command: Literal["void"]
     reason: Annotated[str, Field(min_length=1, max_length=200)]
-    supervisor_only: ClassVar[bool] = True
 
 
 class VerifyJackpot(_Command):
     """A supervisor verified the jackpot hand-pay: the meter resets to its seed."""
 
+    core_command = commands.VerifyJackpot
     command: Literal["verify_jackpot"]
-    supervisor_only: ClassVar[bool] = True
 
 
 class Reload(_Command):
     """Re-read the table's config file. The game, paytable and progressive change only
     between hands (regulations); the daemon reads the file, the table decides."""
 
+    core_command = commands.Reload
     command: Literal["reload"]
-    supervisor_only: ClassVar[bool] = True
 
 
 class AdjustMeter(_Command):
     """A supervisor's correction of the jackpot meter between hands: ``amount`` cents added
     (negative: taken off), with the reason journaled beside it. The meter never goes below 0."""
 
+    core_command = commands.AdjustMeter
     command: Literal["adjust_meter"]
     amount: Annotated[int, Field(strict=True, ge=-MAX_METER_ADJUSTMENT,
                                  le=MAX_METER_ADJUSTMENT)]
     reason: Annotated[str, Field(min_length=1, max_length=200)]
-    supervisor_only: ClassVar[bool] = True
 
 
 class SignIn(_Command):
     """A supervisor signed in (at the console): journaled with who it was, changes nothing
     at the table. A wrong credential is refused and counted like any other."""
 
+    core_command = commands.SignIn
     command: Literal["sign_in"]
-    supervisor_only: ClassVar[bool] = True
 
 
 COMMAND_CLASSES = (Open, Close, Place, Cancel, Lock, Decide, Continue, Void, VerifyJackpot,
@@ -184,19 +200,15 @@ def _said(name: Any) -> str:
     return f"(not text: {type(name).__name__})"
 
 
-def parse_command(data: Any, source: str = "command") -> Any:
-    """A command model from decoded JSON; :class:`InputError` names each bad key."""
+def parse_command(data: Any, source: str = "command") -> commands.Command:
+    """The core command a client's decoded JSON asks for; :class:`InputError` names each bad
+    key."""
     if isinstance(data, dict) and "command" in data and data["command"] not in COMMAND_NAMES:
         raise InputError(source, [f"command: unknown command {_said(data['command'])} "
                                   f"(commands: {', '.join(COMMAND_NAMES)})"])
     try:
-        return _ADAPTER.validate_python(data)
+        return _ADAPTER.validate_python(data).to_core()  # type: ignore[no-any-return]
     except ValidationError as error:
         problems = [problem.replace(f"{data.get('command')}.", "", 1)
                     if isinstance(data, dict) else problem for problem in problems_of(error)]
         raise InputError(source, problems) from None
-
-
-def command_from_record(name: str, arguments: str) -> Any:
-    """Rebuild a journaled command (for replay after a restart)."""
-    return parse_command({"command": name, **json.loads(arguments)}, "journal")

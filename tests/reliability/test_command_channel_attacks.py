@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from bench import fuzz
 from controller.stream import wire
 from controller.stream.publisher import MAX_REQUEST_BYTES
-from controller.core.table import Table
+from controller.settings.table_config import build_table
 from controller.stream.table_commands import COMMAND_NAMES, COMMANDS
 from controller.core.table_events import CommandAccepted
 from tests.test_daemon import DEADLINE_S, rig_factory, wait_for  # noqa: F401 (a fixture)
@@ -112,7 +112,7 @@ def test_a_journal_that_accepted_a_command_always_rebuilds(hand_in_play):
     events = [wire.to_event(wire.decode_event(record.message))
               for record in daemon.journal.records()]
     events.append(CommandAccepted("void", json.dumps({"reason": "x"}), "mallory", "dealer"))
-    table = Table(daemon.loaded)
+    table = build_table(daemon.loaded)
     table.replay(events)
     assert table.hand is None and table.state == "OPEN"
 

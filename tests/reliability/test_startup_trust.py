@@ -25,7 +25,13 @@ from controller.core.cards import parse_card
 from controller.stream.journal import Journal, journal_path
 from controller.core.table import Table
 from controller.stream.table_commands import SUPERVISOR_ROLE, parse_command
-from controller.settings.table_config import default_config_path, load_config, shipped_config_dir
+from controller.settings.table_config import (
+    build_table,
+    default_config_path,
+    game_settings,
+    load_config,
+    shipped_config_dir,
+)
 from controller.core.table_events import JournalContinued, MeterChanged
 from tests.test_daemon import wait_for
 from tests.test_reload import CREDENTIAL, Daemon, config_file
@@ -237,7 +243,7 @@ def settle(table: Table, events: list) -> None:
 def test_a_game_change_and_back_keeps_the_meter(tmp_path):
     three_card = load_config(default_config_path("three_card_lowball"))
     cali = load_config(default_config_path("cali_lowball"))
-    table, events = Table(three_card), []
+    table, events = build_table(three_card), []
 
     def do(role="dealer", **command):
         result = table.command(parse_command(command), "sam", role)
@@ -251,27 +257,27 @@ def test_a_game_change_and_back_keeps_the_meter(tmp_path):
     settle(table, events)
     assert table.meter == 500_020
     do(command="close")
-    events += table.reload(cali, "sam", SUPERVISOR_ROLE)
-    events += table.reload(three_card, "sam", SUPERVISOR_ROLE)
+    events += table.reload(game_settings(cali), "sam", SUPERVISOR_ROLE)
+    events += table.reload(game_settings(three_card), "sam", SUPERVISOR_ROLE)
     opened = do(command="open")
     assert MeterChanged(500_020, "table opened") in opened
     assert table.meter == 500_020
-    rebuilt = Table(three_card)
+    rebuilt = build_table(three_card)
     rebuilt.replay(events)
     assert rebuilt.meter == 500_020
     # Rebuilt while it runs the other game, too: the meter is carried, not reset.
     do(command="close")
-    events += table.reload(cali, "sam", SUPERVISOR_ROLE)
-    rebuilt = Table(cali)
+    events += table.reload(game_settings(cali), "sam", SUPERVISOR_ROLE)
+    rebuilt = build_table(cali)
     rebuilt.replay(events)
     assert rebuilt.meter == 500_020
-    rebuilt.reload(three_card, "sam", SUPERVISOR_ROLE)
+    rebuilt.reload(game_settings(three_card), "sam", SUPERVISOR_ROLE)
     assert rebuilt.meter == 500_020
 
 
 def test_only_a_supervisor_adjusts_the_meter_between_hands_with_a_reason():
     loaded = load_config(default_config_path("three_card_lowball"))
-    table, events = Table(loaded), []
+    table, events = build_table(loaded), []
 
     def do(role="dealer", **command):
         result = table.command(parse_command(command), "sam", role)
@@ -292,7 +298,7 @@ def test_only_a_supervisor_adjusts_the_meter_between_hands_with_a_reason():
     do(command="lock")
     assert "only between hands" in do(role=SUPERVISOR_ROLE, command="adjust_meter",
                                       amount=1, reason="x")[0].reason
-    rebuilt = Table(loaded)
+    rebuilt = build_table(loaded)
     rebuilt.replay(events)
     assert rebuilt.meter == table.meter == 497_500
     with pytest.raises(Exception, match="reason"):

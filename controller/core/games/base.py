@@ -34,7 +34,7 @@ from controller.core.events import (
     WagersLocked,
 )
 from controller.core.money import Odds
-from controller.settings.table_config import MAX_SPOTS, GameSetup
+from controller.core.table_settings import MAX_SPOTS, GameSetup
 
 #: Settlement results. ``Final`` (here and for the other names the engines compare and emit)
 #: lets the compiled build (setup.py) use them as constants rather than look them up.
@@ -134,6 +134,9 @@ class Hand:
     REQUIRED_WAGERS: ClassVar[tuple[str, ...]]
     #: Names of the wagers for messages.
     WAGER_NAMES: ClassVar[dict[str, str]]
+    #: Whether the game has a progressive: a fixed wager read by the spots' sensors, and a
+    #: jackpot meter that the hand's contributions feed.
+    HAS_PROGRESSIVE: ClassVar[bool] = False
     _KNOWN_KEYS: ClassVar[frozenset[str]]
 
     def __init_subclass__(cls, **kwargs):
@@ -158,9 +161,18 @@ class Hand:
         self._expected: deque[Recipient] = deque()
         self._due: list[int] = []
         self._options: tuple[str, ...] = ()
+        #: cents this hand added to the jackpot meter (a void takes them off again)
+        self.contributions = 0
         self.history.append(WagersLocked(self.game, setup.paytable_name, tuple([
             Wager(seat, key, amount)
             for seat, amounts in self.wagers.items() for key, amount in amounts.items()])))
+
+    @classmethod
+    def start(cls, setup: GameSetup, wagers: Mapping[int, Mapping[str, int]],
+              meter: int) -> Hand:
+        """A new hand on these locked wagers; ``meter``: the jackpot meter before it (a game
+        with a progressive feeds it)."""
+        return cls(setup, wagers)
 
     # -- wagers ---------------------------------------------------------------------------
 
@@ -168,7 +180,7 @@ class Hand:
         # Typed Any: whatever the caller passed arrives here, and each refusal names it.
         if not wagers:
             raise WagerError("no wagers: at least one spot must play")
-        keys, known, required = self.WAGER_KEYS, self._KNOWN_KEYS, self.REQUIRED_WAGERS
+        keys, known = self.WAGER_KEYS, self._KNOWN_KEYS
         validated = {}
         in_seat_order, previous = True, 0
         for seat, seat_wagers in wagers.items():
@@ -183,18 +195,15 @@ class Hand:
             # for every seat of every hand. The refusals keep their precedence: a bad amount
             # (the first in the caller's order) before a missing required wager.
             amounts: dict[str, int] = {}
-            missing = None
             for key in keys:
                 amount = seat_wagers.get(key, 0)
                 if type(amount) is not int or amount < 0:
                     raise self._bad_amount(seat, seat_wagers)
                 if amount:
                     amounts[key] = amount
-                elif missing is None and key in required:
-                    missing = key
-            if missing is not None:
-                raise WagerError(f"seat {seat}: the {self.WAGER_NAMES[missing]} wager is required")
-            self._check_seat_wagers(seat, amounts)
+            problems = self.seat_problems(self.setup, seat, amounts)
+            if problems:
+                raise WagerError(problems[0])
             validated[seat] = amounts
             in_seat_order, previous = in_seat_order and seat > previous, seat
         # Wagers usually arrive in seat order, and sorting costs as much as checking a seat.
@@ -209,13 +218,30 @@ class Hand:
         return WagerError(f"seat {seat}: {key} must be a whole number of cents "
                           f"of 0 or more, not {amount!r}")
 
-    def _check_seat_wagers(self, seat: int, amounts: dict[str, int]) -> None:
-        """Game rules on one seat's wagers; raise :class:`WagerError`."""
-        first, second = self.REQUIRED_WAGERS
-        if amounts[first] != amounts[second]:
-            raise WagerError(
-                f"seat {seat}: {self.WAGER_NAMES[first]} {amounts[first]} and "
-                f"{self.WAGER_NAMES[second]} {amounts[second]} must be equal")
+    @classmethod
+    def seat_problems(cls, setup: GameSetup, seat: int,
+                      amounts: Mapping[str, int]) -> list[str]:
+        """The game's rules on one seat's wagers (whole cents, the game's own wagers), each
+        rule it breaks in words: the required wagers are there and equal, and each wager
+        keeps its own rule (:meth:`wager_problem`). The lock and the hand both ask this."""
+        missing = [key for key in cls.REQUIRED_WAGERS if not amounts.get(key)]
+        problems = [f"seat {seat}: the {cls.WAGER_NAMES[key]} wager is required"
+                    for key in missing]
+        first, second = cls.REQUIRED_WAGERS
+        if not missing and amounts[first] != amounts[second]:
+            problems.append(f"seat {seat}: {cls.WAGER_NAMES[first]} {amounts[first]} and "
+                            f"{cls.WAGER_NAMES[second]} {amounts[second]} must be equal")
+        for key, amount in amounts.items():
+            problem = cls.wager_problem(setup, seat, key, amount)
+            if problem is not None:
+                problems.append(problem)
+        return problems
+
+    @classmethod
+    def wager_problem(cls, setup: GameSetup, seat: int, wager: str, amount: int) -> str | None:
+        """The game's own rule on one wager's amount, broken, in words; None if kept (the
+        table limits are the table's, see :meth:`controller.core.table.Table.lock_problems`)."""
+        return None
 
     # -- what next ------------------------------------------------------------------------
 
@@ -359,6 +385,12 @@ class Hand:
         self.history.append(HandSettled(players_net, -players_net))
 
     # -- results --------------------------------------------------------------------------
+
+    def wagers_at_stake(self) -> tuple[Wager, ...]:
+        """Every wager of the hand so far, in seat order: the locked ones and those made
+        during play (what a void returns)."""
+        return tuple(Wager(seat, key, amount) for seat, amounts in self.wagers.items()
+                     for key, amount in amounts.items())
 
     def settlements(self) -> list[WagerSettled]:
         return [event for event in self.history if type(event) is WagerSettled]

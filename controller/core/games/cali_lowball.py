@@ -24,13 +24,12 @@ A fold forfeits the Ante and X-Tra Bonus, and the Lowdown Bonus unless
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Final, cast
+from typing import Final
 
-from controller.core.events import BURN, COMMUNITY, DEALER, HandShown
+from controller.core.events import BURN, COMMUNITY, DEALER, HandShown, Wager
 from controller.core.games.base import FORFEIT, LOSE, PUSH, WIN, Decision, Hand
-from controller.settings.paytables import XTRA_BONUS_CLASSES, CaliPaytable
 from controller.core.rankings import ace_to_five
-from controller.settings.table_config import GameSetup
+from controller.core.table_settings import GameSetup
 
 RAISE: Final = "raise"
 CHECK: Final = "check"
@@ -44,6 +43,10 @@ SHOWDOWN: Final = "showdown"
 PHASES = (HOLE_CARDS, PRE_FLOP, FLOP, POST_FLOP, SHOWDOWN)
 #: The Raise wager is this multiple of the ante.
 RAISE_MULTIPLE = {RAISE: 3, BET: 1}
+#: X-Tra Bonus pays on these (10-high or lower); J-high or worse pushes.
+XTRA_BONUS_CLASSES = ace_to_five.HAND_CLASSES[:6]
+#: Lowdown Bonus pays on these (J-high or lower); anything worse loses.
+LOWDOWN_BONUS_CLASSES = ace_to_five.HAND_CLASSES[:7]
 _XTRA_PAYS = frozenset(XTRA_BONUS_CLASSES)
 
 
@@ -64,6 +67,10 @@ class CaliLowballHand(Hand):
         self.folded: set[int] = set()
         self._start_phase(HOLE_CARDS)
         self._expect_cards([*self.seats, DEALER] * 2)
+
+    def wagers_at_stake(self) -> tuple[Wager, ...]:
+        return super().wagers_at_stake() + tuple(
+            Wager(seat, "raise", amount) for seat, amount in sorted(self.raised.items()))
 
     def _cards_complete(self) -> None:
         if self.phase == HOLE_CARDS:
@@ -105,7 +112,7 @@ class CaliLowballHand(Hand):
         dealer_strength, dealer_class = ace_to_five.strength_and_class(dealer_hand)
         history.append(HandShown(DEALER, dealer_hand, dealer_class, False))
         ante_pushes = ace_to_five.is_pair_of_jacks_or_higher(dealer_hand)
-        paytable = cast(CaliPaytable, self.setup.paytable)
+        xtra_odds = self.setup.paytable.for_wager("xtra_bonus")
         rules = self.rules
         players_net = 0
         for seat in self.seats:
@@ -130,7 +137,7 @@ class CaliLowballHand(Hand):
                 net = self._settle(seat, "ante", ante, PUSH if ante_pushes else main)
                 if hand_class in _XTRA_PAYS:
                     net += self._settle(seat, "xtra_bonus", xtra, WIN,
-                                        paytable.xtra_bonus[hand_class])
+                                        xtra_odds[hand_class])
                 elif rules.xtra_bonus_loses_on_loss and not player_wins:
                     net += self._settle(seat, "xtra_bonus", xtra, LOSE)
                 else:
@@ -142,7 +149,5 @@ class CaliLowballHand(Hand):
         self._finish(players_net)
 
     def _settle_lowdown(self, seat: int, amount: int, hand_class: str) -> int:
-        paytable = self.setup.paytable
-        assert isinstance(paytable, CaliPaytable)  # a typing.cast would be a call in pure Python
-        odds = paytable.lowdown_bonus.get(hand_class)
+        odds = self.setup.paytable.for_wager("lowdown_bonus").get(hand_class)
         return self._settle(seat, "lowdown_bonus", amount, WIN if odds else LOSE, odds)

@@ -21,7 +21,7 @@ lower, final hand 5-high and lower. The progressive wager itself is never return
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Final, cast
+from typing import Final
 
 from controller.core.events import (
     DEALER,
@@ -41,9 +41,8 @@ from controller.core.games.base import (
     WagerError,
 )
 from controller.core.games.house_way import house_way
-from controller.settings.paytables import ThreeCardPaytable
 from controller.core.rankings import three_card
-from controller.settings.table_config import GameSetup
+from controller.core.table_settings import GameSetup
 
 STAND: Final = "stand"
 DISCARD: Final = "discard"
@@ -67,6 +66,7 @@ class ThreeCardLowballHand(Hand):
     WAGER_KEYS = ("ante", "bonus", "progressive")
     REQUIRED_WAGERS = ("ante", "bonus")
     WAGER_NAMES = {"ante": "Ante", "bonus": "Bonus", "progressive": "Progressive"}
+    HAS_PROGRESSIVE = True
 
     def __init__(self, setup: GameSetup, wagers: Mapping[int, Mapping[str, int]],
                  meter: object = None) -> None:
@@ -93,12 +93,18 @@ class ThreeCardLowballHand(Hand):
         self._start_phase(DEAL)
         self._expect_cards([*self.seats, DEALER] * 3)
 
-    def _check_seat_wagers(self, seat, amounts):
-        super()._check_seat_wagers(seat, amounts)
-        progressive = amounts.get("progressive")
-        if progressive and progressive != self.setup.progressive.wager:
-            raise WagerError(f"seat {seat}: the progressive wager is "
-                             f"{self.setup.progressive.wager} cents, not {progressive}")
+    @classmethod
+    def start(cls, setup: GameSetup, wagers: Mapping[int, Mapping[str, int]],
+              meter: int) -> Hand:
+        return cls(setup, wagers, meter)
+
+    @classmethod
+    def wager_problem(cls, setup: GameSetup, seat: int, wager: str, amount: int) -> str | None:
+        """The progressive wager is one fixed amount."""
+        if wager == "progressive" and amount != setup.progressive.wager:
+            return f"seat {seat}: the progressive wager is {setup.progressive.wager} cents, " \
+                   f"not {amount}"
+        return None
 
     # -- steps ----------------------------------------------------------------------------
 
@@ -160,7 +166,7 @@ class ThreeCardLowballHand(Hand):
         dealer_strength, dealer_class = three_card.strength_and_class(dealer_hand)
         history.append(HandShown(DEALER, dealer_hand, dealer_class, False))
         dealer_pat = three_card.hand_class(self.dealt[DEALER]) in three_card.PAT_4_2_A_CLASSES
-        bonus_odds = cast(ThreeCardPaytable, self.setup.paytable).bonus
+        bonus_odds = self.setup.paytable.for_wager("bonus")
         awards: dict[int, str] = {}
         players_net = 0
         for seat in self.seats:

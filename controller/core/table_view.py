@@ -1,0 +1,80 @@
+"""What the dealer and a late joiner see of a table: the dealer's prompt (what the table waits
+for, in the dealer's words) and the snapshot (the table's state as plain data, for a late
+joiner and the screens). A view: it reads the table and changes nothing."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from controller.core.events import DEALER, HouseWay
+from controller.core.table_states import CLOSED, OPEN, PAUSED, SETTLED
+
+if TYPE_CHECKING:
+    from controller.core.table import Table
+
+
+def expecting(table: Table) -> str:
+    """What the table waits for, in the dealer's words."""
+    if table.state == PAUSED and table.fault is not None:
+        way_out = "dealer: continue when cleared" if table.fault.recoverable \
+            else "supervisor: void the hand"
+        return f"PAUSED ({table.fault.code}: {table.fault.detail}); {way_out}"
+    if table.jackpot is not None:
+        return f"jackpot {table.jackpot.amount} on hand {table.jackpot.hand_id}: " \
+               f"supervisor must verify the hand-pay"
+    if table.hand is None:
+        return {CLOSED: "table closed", OPEN: "place wagers, then lock",
+                SETTLED: "hand settled: place wagers for the next hand"}[table.state]
+    step = table.hand.next_step()
+    if step.kind == "card":
+        who = "the dealer" if step.to == DEALER else (
+            f"spot {step.to}" if isinstance(step.to, int) else f"the {step.to}")
+        way = house_way(table)
+        if way is not None and step.to == DEALER:
+            discard = " ".join(str(card) for card in way.discard)
+            return f"house way: dealer discards {discard} ({way.rule}); " \
+                   f"deal a card to the dealer"
+        return f"deal a card to {who} ({table.hand.phase})"
+    spots = ", ".join(map(str, step.seats))
+    return f"decision from spot{'s' if len(step.seats) > 1 else ''} {spots}: " \
+           f"{' or '.join(step.options)}"
+
+
+def house_way(table: Table) -> HouseWay | None:
+    """The Three Card Lowball dealer's draw, once the controller has computed it."""
+    if table.hand is None:
+        return None
+    return next((event for event in reversed(table.hand.history)
+                 if type(event) is HouseWay), None)
+
+
+def snapshot(table: Table) -> dict[str, Any]:
+    """The table's state as plain data, for a late joiner and the dealer's screen."""
+    hand, way = table.hand, house_way(table)
+    hand_view = None
+    if hand is not None:
+        hand_view = {
+            "hand_id": table.hand_id, "phase": hand.phase,
+            "wagers": {str(spot): dict(amounts) for spot, amounts in hand.wagers.items()},
+            "cards": {str(who): [str(card) for card in cards]
+                      for who, cards in hand.cards.items() if cards},
+            "next": hand.next_step()._asdict(),
+            "house_way": None if way is None else {
+                "discard": [str(card) for card in way.discard], "rule": way.rule},
+        }
+    return {
+        "table_id": table.table_id, "game": table.game, "paytable": table.setup.paytable_name,
+        "state": table.state.value, "expecting": expecting(table),
+        "hand_number": table.hand_number,
+        "hand": hand_view,
+        "layout": {str(spot): dict(amounts) for spot, amounts in table.wagers.items()
+                   if amounts},
+        "lamps": {str(spot): lamp for spot, lamp in sorted(table.lamps.items())},
+        "meter": table.meter if table.engine.HAS_PROGRESSIVE else None,
+        "jackpot_pending": None if table.jackpot is None else {
+            "hand_id": table.jackpot.hand_id, "seats": list(table.jackpot.seats),
+            "amount": table.jackpot.amount},
+        "fault": None if table.fault is None else table.fault._asdict(),
+        "last_settled_hand": table.last_settled_hand,
+        "last_settlement": [settlement._asdict() for settlement in table.last_settlement],
+    }
