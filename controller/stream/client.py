@@ -106,10 +106,15 @@ class StreamClient:
         dealer.connect(self._replay_endpoint)
         return dealer
 
-    @property
-    def sub_socket(self) -> zmq.Socket:
-        """The SUB socket, for a caller's own poller (then call :meth:`receive` with 0)."""
-        return self._sub
+    def wait(self, timeout_ms: int, *others: zmq.Socket) -> set[zmq.Socket]:
+        """Sleep until an event arrives or one of ``others`` (a caller's own sockets) can be
+        read, at most ``timeout_ms``: which of ``others`` can. Then :meth:`receive` with 0
+        takes what arrived."""
+        poller = zmq.Poller()
+        poller.register(self._sub, zmq.POLLIN)
+        for socket in others:
+            poller.register(socket, zmq.POLLIN)
+        return {socket for socket, _ in poller.poll(timeout_ms) if socket is not self._sub}
 
     # --- requests ------------------------------------------------------------------------------
 

@@ -137,10 +137,6 @@ class EventPublisher:
         return self._family(wire.SURVEILLANCE).pub
 
     @property
-    def _router(self) -> zmq.Socket:
-        return self._family(wire.SURVEILLANCE).router
-
-    @property
     def pub_endpoint(self) -> str:
         """The bound PUB endpoint, with the real port when bound to ``tcp://host:*``."""
         return self._family(wire.SURVEILLANCE).pub.getsockopt_string(zmq.LAST_ENDPOINT)
