@@ -61,6 +61,8 @@ from typing import TYPE_CHECKING, Any
 
 import zmq
 
+from controller.errors import LowballError
+
 if TYPE_CHECKING:
     from controller.stream.command_client import CommandClient
 
@@ -706,7 +708,7 @@ def print_stalled(r: dict[str, Any]) -> None:
 
 # --- soak: engine + table + journal with money conservation ------------------------------------
 
-class SoakFailure(AssertionError):
+class SoakFailure(LowballError, AssertionError):
     pass
 
 

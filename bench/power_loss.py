@@ -63,6 +63,7 @@ from typing import Any
 
 import zmq
 
+from controller.errors import LowballError
 from controller.stream import wire
 from controller.core.events import CardDealt
 from controller.stream.command_client import CommandClient, CommandTimeout
@@ -94,7 +95,7 @@ RANDOM_KILLS = 30
 KILL_JITTER_S = 0.03
 
 
-class DaemonDied(Exception):
+class DaemonDied(LowballError):
     """The daemon process is gone (killed on purpose, or crashed: see its log)."""
 
 

@@ -37,6 +37,8 @@ import serial
 import structlog
 from serial import rfc2217
 
+from controller.errors import LowballError
+
 
 def debug_enabled(log: Any) -> bool:
     """Whether ``log.debug`` writes anything: structlog's filtering loggers (the ones
@@ -69,7 +71,7 @@ class RepeatedWarning:
         log.warning(self.event, **fields)
 
 
-class DeviceUnavailable(Exception):
+class DeviceUnavailable(LowballError):
     """The device cannot be used right now (not found, unplugged, port failed); retry later."""
 
 

@@ -15,6 +15,7 @@ import sys
 from fractions import Fraction
 
 from controller.core.cards import CardError, find_duplicate, format_cards, parse_cards
+from controller.errors import LowballError
 from controller.par import cali_lowball as cali
 from controller.par import report
 from controller.par import three_card_lowball as three
@@ -29,7 +30,7 @@ THREE_CARD_PAR_SHEET = (
     "answers one hand exactly")
 
 
-class ArgumentError(ValueError):
+class ArgumentError(LowballError, ValueError):
     """A bad argument; the message names it."""
 
 

@@ -32,7 +32,8 @@ from controller.core.events import (
     Wager,
     WagerSettled,
 )
-from controller.core.games import ENGINES, Decision, Hand, IllegalAction, WagerError
+from controller.core.games import ENGINES, Decision, DuplicateCard, Hand, IllegalAction, WagerError
+from controller.errors import LowballError
 from controller.stream.table_commands import (
     SUPERVISOR_ROLE,
     AdjustMeter,
@@ -112,7 +113,7 @@ CARD_FAULTS = frozenset({"MISREAD", "TAGUNKNOWN"})
 UNCOUNTED = 0
 
 
-class CommandError(ValueError):
+class CommandError(LowballError, ValueError):
     """A command the table refuses now; the message says why."""
 
 
@@ -246,7 +247,7 @@ class Table:
         try:
             events: list[AnyEvent] = [record, *self.hand.deal(card)]
         except IllegalAction as error:
-            code = "duplicate_card" if "duplicate" in str(error) else "unexpected_card"
+            code = "duplicate_card" if isinstance(error, DuplicateCard) else "unexpected_card"
             return [record, *self._pause(code, str(error), "shoe", recoverable=False)]
         return events + self._after_hand_step()
 
@@ -267,7 +268,7 @@ class Table:
         try:
             events: list[AnyEvent] = list(self.hand.deal(card))
         except IllegalAction as error:
-            code = "duplicate_card" if "duplicate" in str(error) else "unexpected_card"
+            code = "duplicate_card" if isinstance(error, DuplicateCard) else "unexpected_card"
             return self._pause(code, str(error), "shoe", recoverable=False)
         if self.hand.next_step().kind == "settled":
             # The card completed the hand: it settles; nothing is left to pause.

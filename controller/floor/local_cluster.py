@@ -18,6 +18,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from controller.errors import LowballError
+
 SUPERUSER = "lowball"
 #: The socket's name is .s.PGSQL.<port>; only the directory keeps clusters apart.
 PORT = 5432
@@ -25,7 +27,7 @@ HOW_TO_INSTALL = ("PostgreSQL's server is not installed: sudo apt-get install "
                   "--no-install-recommends postgresql (or sudo make deps)")
 
 
-class ClusterUnavailable(RuntimeError):
+class ClusterUnavailable(LowballError, RuntimeError):
     """No PostgreSQL server binaries here; the message says how to install them."""
 
 

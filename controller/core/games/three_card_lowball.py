@@ -98,7 +98,7 @@ class ThreeCardLowballHand(Hand):
         progressive = amounts.get("progressive")
         if progressive and progressive != self.setup.progressive.wager:
             raise WagerError(f"seat {seat}: the progressive wager is "
-                             f"{self.setup.progressive.wager} cents, not {progressive}")
+                             f"{self.setup.progressive.wager} cents, not {progressive}", seat)
 
     # -- steps ----------------------------------------------------------------------------
 
