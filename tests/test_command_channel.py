@@ -236,3 +236,15 @@ def test_the_protocol_page_lists_every_command_and_the_limits_the_daemon_keeps()
     assert f"| {IN_FULL} per client per second |" in page
     assert f"| {CREDENTIAL_FAILURES} within a minute" in page
     assert f"| handshake | {HANDSHAKE_TIMEOUT_MS / 1000:g} s |" in page
+
+
+def test_a_message_that_is_not_a_reply_to_this_client_is_skipped_within_the_timeout(
+        router_and_client):
+    router, client = router_and_client
+    request_id = client.send({"command": "status"})
+    envelope, _ = router.take()
+    router.socket.send_multipart([envelope[0], b"no id", encode(Refused("stray"))])
+    router.answer(envelope, Refused("held"))
+    assert client.receive(DEADLINE_S) == (request_id, Refused("held"))
+    router.socket.send_multipart([envelope[0], b"no id", encode(Refused("stray"))])
+    assert client.receive(0.05) is None

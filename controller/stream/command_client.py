@@ -123,8 +123,8 @@ class CommandClient:
     def receive(self, timeout_s: float = 0.0) -> tuple[int, Reply] | None:
         """The next reply that arrives within ``timeout_s`` and its request's id, or None.
         :class:`controller.stream.command_replies.ReplyError` for a reply that is not one."""
-        socket = self.socket
-        while socket.poll(int(timeout_s * 1000)):
+        socket, deadline = self.socket, time.monotonic() + timeout_s
+        while socket.poll(max(0, int((deadline - time.monotonic()) * 1000))):
             frames = socket.recv_multipart()
             if len(frames) == 3 and len(frames[0]) == 8 and not frames[1]:
                 return int.from_bytes(frames[0], "big"), decode(frames[2])
