@@ -18,7 +18,6 @@ by more than 100 ms. ``python -m bench.flood [--commands N] [--baseline-seconds 
 from __future__ import annotations
 
 import argparse
-import json
 import multiprocessing
 import os
 import socket
@@ -38,22 +37,20 @@ WATCHDOG_S = 2.0
 
 def _flooder(endpoint: str, commands: int, results: Any) -> None:
     """The hostile client: every command at once, then every answer."""
+    from controller.stream.command_client import CommandClient
+
     context = zmq.Context()
-    dealer = context.socket(zmq.DEALER)
-    dealer.setsockopt(zmq.SNDHWM, 0)
-    dealer.setsockopt(zmq.RCVHWM, 0)
-    dealer.setsockopt(zmq.LINGER, 0)
-    dealer.connect(endpoint)
+    client = CommandClient(endpoint, context=context, in_flight=0)
     start = time.perf_counter()
     for number in range(commands):
-        dealer.send_multipart([b"", b'{"command": "fly", "n": %d}' % number])
+        client.send_payload(b'{"command": "fly", "n": %d}' % number)
     answered = refused = 0
-    while answered < commands and dealer.poll(30_000):
-        _, reply = dealer.recv_multipart()
+    while answered < commands and (got := client.receive(30.0)) is not None:
         answered += 1
-        refused += not json.loads(reply)["ok"]
+        refused += not got[1].ok
     results.put({"answered": answered, "refused": refused,
                  "seconds": time.perf_counter() - start})
+    client.close()
     context.destroy(linger=0)
 
 

@@ -47,7 +47,7 @@ class TableProcess(DaemonProcess):
         from simulators.spots import SpotControllerModel
 
         self.game, self.durability, self.table_id = game, durability, table_id
-        self.req = self.sub = None
+        self.commands = self.sub = None
         self.process: subprocess.Popen | None = None
         self._resources = contextlib.ExitStack()
         try:
@@ -120,10 +120,11 @@ class TableProcess(DaemonProcess):
         assert self.process is not None
         self.process.send_signal(signal.SIGKILL)
         self.process.wait()
-        for socket in (self.req, self.sub):
-            if socket is not None:
-                socket.close(0)
-        self.req = self.sub = None
+        if self.commands is not None:
+            self.commands.close()
+        if self.sub is not None:
+            self.sub.close(0)
+        self.commands = self.sub = None
 
     def floor_entry(self) -> dict[str, str]:
         return {"id": self.table_id, "cms_events": self.cms_events,

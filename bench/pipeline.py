@@ -57,9 +57,14 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import zmq
+
+from controller.errors import LowballError
+
+if TYPE_CHECKING:
+    from controller.stream.command_client import CommandClient
 
 ROOT = Path(__file__).resolve().parent.parent
 DEADLINE_S = 20.0
@@ -113,7 +118,7 @@ class DaemonProcess:
         from simulators.spots import SpotControllerModel
 
         self.game, self.durability = game, durability
-        self.req: zmq.Socket | None = None
+        self.commands: CommandClient | None = None
         self.sub: zmq.Socket | None = None
         #: What close() undoes, last acquired first: whatever fails part-way through the
         #: start, nothing started before it (the simulators, the daemon) is left running.
@@ -156,12 +161,14 @@ class DaemonProcess:
         """Wait for the daemon's answer to ``status``, then subscribe."""
         from controller.stream import wire
 
+        from controller.stream.command_client import CommandTimeout
+
         deadline = time.monotonic() + DEADLINE_S
         while True:
             try:
                 self.ask({"command": "status"}, timeout_s=1)
                 break
-            except RuntimeError:
+            except CommandTimeout:
                 if self.process.poll() is not None or time.monotonic() > deadline:
                     self.log.flush()
                     tail = (tmp / "daemon.log").read_bytes()[-2000:].decode("utf-8", "replace")
@@ -186,20 +193,14 @@ class DaemonProcess:
 
     def ask(self, request: dict[str, Any], timeout_s: float = DEADLINE_S,
             supervisor: bool = False) -> dict[str, Any]:
+        """The daemon's reply, as the command socket sent it; CommandTimeout if none."""
         from bench.power_loss import CREDENTIAL as PROCESS_CREDENTIAL
+        from controller.stream.command_client import CommandClient
 
-        if self.req is None:
-            self.req = self.context.socket(zmq.REQ)
-            self.req.setsockopt(zmq.LINGER, 0)
-            self.req.connect(self.endpoint)
-        if supervisor:
-            request = {**request, "credential": PROCESS_CREDENTIAL}
-        self.req.send(json.dumps(request).encode())
-        if not self.req.poll(int(timeout_s * 1000)):
-            self.req.close(0)
-            self.req = None
-            raise RuntimeError(f"no answer to {request}")
-        return json.loads(self.req.recv())
+        if self.commands is None:
+            self.commands = CommandClient(self.endpoint, context=self.context,
+                                          credential=PROCESS_CREDENTIAL)
+        return self.commands.ask(request, supervisor=supervisor, timeout_s=timeout_s).wire()
 
     def receive(self, heartbeats: bool = False) -> tuple[bytes, bytes, float]:
         """The next message (heartbeats skipped unless asked for): (topic, message,
@@ -707,7 +708,7 @@ def print_stalled(r: dict[str, Any]) -> None:
 
 # --- soak: engine + table + journal with money conservation ------------------------------------
 
-class SoakFailure(AssertionError):
+class SoakFailure(LowballError, AssertionError):
     pass
 
 

@@ -63,8 +63,10 @@ from typing import Any
 
 import zmq
 
+from controller.errors import LowballError
 from controller.stream import wire
 from controller.core.events import CardDealt
+from controller.stream.command_client import CommandClient, CommandTimeout
 from controller.stream.journal import Journal, journal_path
 from controller.settings.scenario import Scenario, load_scenario, replay, settlement_report
 from controller.core.table import Table
@@ -98,7 +100,7 @@ RANDOM_KILLS = 30
 KILL_JITTER_S = 0.03
 
 
-class DaemonDied(Exception):
+class DaemonDied(LowballError):
     """The daemon process is gone (killed on purpose, or crashed: see its log)."""
 
 
@@ -265,7 +267,7 @@ class PowerLossRig:
         self.sub.setsockopt(zmq.LINGER, 0)
         self.sub.connect(self.stream.events)
         self.received: list[tuple[int, bytes]] = []
-        self.req: zmq.Socket | None = None
+        self.commands = CommandClient(self.stream.commands, context=self.context)
         self.proc: subprocess.Popen | None = None
         self.starts = 0
         self.log = open(workdir / "daemon.log", "ab")
@@ -302,7 +304,7 @@ class PowerLossRig:
         if self.proc is None:
             return None
         code = self.proc.wait(DEADLINE_S)
-        self._reset_req()
+        self.commands.reset()
         return code
 
     def stop(self) -> None:
@@ -314,7 +316,7 @@ class PowerLossRig:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        self._reset_req()
+        self.commands.reset()
 
     def close(self) -> None:
         try:
@@ -328,27 +330,20 @@ class PowerLossRig:
 
     # -- talking to it ----------------------------------------------------------------------
 
-    def _reset_req(self) -> None:
-        if self.req is not None:
-            self.req.close(0)
-            self.req = None
-
     def ask(self, request: dict, timeout: float = DEADLINE_S) -> dict:
-        """Send one command; TimeoutError if no answer, DaemonDied if the process is gone."""
-        if self.req is None:
-            self.req = self.context.socket(zmq.REQ)
-            self.req.setsockopt(zmq.LINGER, 0)
-            self.req.connect(self.stream.commands)
-        self.req.send(json.dumps(request).encode())
+        """Send one command; its reply as the command socket sent it. CommandTimeout (a
+        TimeoutError) if no answer, DaemonDied if the process is gone."""
+        request_id = self.commands.send(request)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if self.req.poll(20):
-                return json.loads(self.req.recv())
+            reply = self.commands.reply_to(request_id, 0.02)
+            if reply is not None:
+                return reply.wire()
             if not self.alive():
-                self._reset_req()
+                self.commands.reset()
                 raise DaemonDied(f"while asking {request}")
-        self._reset_req()
-        raise TimeoutError(f"no answer to {request}")
+        self.commands.reset()
+        raise CommandTimeout(self.stream.commands, str(request.get("command")), timeout)
 
     def status(self) -> dict:
         return self.ask({"command": "status"})["state"]

@@ -38,6 +38,8 @@ import serial
 import structlog
 from serial import rfc2217
 
+from controller.errors import LowballError
+
 if TYPE_CHECKING:
     from drivers.config import DriverConfig
 
@@ -76,7 +78,7 @@ class RepeatedWarning:
         log.warning(self.event, **fields)
 
 
-class DeviceUnavailable(Exception):
+class DeviceUnavailable(LowballError):
     """The device cannot be used right now (not found, unplugged, port failed); retry later."""
 
 

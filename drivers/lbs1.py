@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from controller.core.cards import CardError, parse_card
+from controller.errors import LowballError
 from drivers.crc import crc16_ccitt_false
 from drivers.shoe_events import (
     CardRead,
@@ -252,7 +253,7 @@ def _whole_frame_end(data: bytes, start: int) -> int | None:
     return end
 
 
-class FrameContentError(ValueError):
+class FrameContentError(LowballError, ValueError):
     """A frame arrived intact but its content means nothing (unknown code, bad card...)."""
 
 

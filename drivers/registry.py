@@ -10,6 +10,8 @@ import importlib
 from dataclasses import dataclass
 from typing import Any
 
+from controller.errors import LowballError
+
 
 @dataclass(frozen=True, slots=True)
 class DriverEntry:
@@ -34,7 +36,7 @@ BACKENDS: dict[str, dict[str, DriverEntry]] = {
 }
 
 
-class UnknownDriver(ValueError):
+class UnknownDriver(LowballError, ValueError):
     """A config named a driver no table row knows."""
 
 

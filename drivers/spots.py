@@ -24,6 +24,7 @@ from enum import StrEnum
 
 import serial
 
+from controller.errors import LowballError
 from drivers.base import DeviceDriver, DeviceUnavailable, RepeatedWarning, open_serial_port
 from drivers.config import SpotsConfig
 from drivers.lines import LineError, LineSplitter
@@ -97,7 +98,7 @@ SpotsEvent = WagerSensor | SpotsConnected | SpotsLost | LineRejected
 
 # -- errors -----------------------------------------------------------------------------
 
-class SpotControllerError(Exception):
+class SpotControllerError(LowballError):
     """A spot command did not succeed; the message says which command and why."""
 
 

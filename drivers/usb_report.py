@@ -10,6 +10,7 @@ to the project; they are fixed here and restated in docs/protocols.md.
 from __future__ import annotations
 
 from controller.core.cards import DECK, SUIT_CHARS, Card
+from controller.errors import LowballError
 from drivers.shoe_events import (
     MAX_CARD_COUNT,
     CardRead,
@@ -50,7 +51,7 @@ _FAULT_NUMBERS = {code: number for number, code in FAULT_CODES.items()}
 _STATUS_NUMBERS = {state: number for number, state in STATUS_CODES.items()}
 
 
-class ReportError(ValueError):
+class ReportError(LowballError, ValueError):
     """A report that cannot be understood; the message names the offending byte."""
 
 

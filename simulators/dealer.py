@@ -20,12 +20,10 @@ from typing import Any
 import zmq
 
 from controller.core.cards import parse_card
+from controller.stream.command_client import CommandClient
+from controller.stream.command_replies import Status
 
 DEFAULT_SPOTS = (1, 2, 3, 4, 5, 6, 7)
-
-
-class DealerError(RuntimeError):
-    pass
 
 
 class SimulatedDealer:
@@ -33,37 +31,26 @@ class SimulatedDealer:
                  supervisor_credential: str | None = None, seed: int | None = None,
                  pace_s: float = 0.4, card_wait_s: float = 3.0,
                  context: zmq.Context | None = None):
-        self.endpoint = command_endpoint
         self.shoe = shoe
         self.game = game
-        self.credential = supervisor_credential
         self.rng = random.Random(seed)
         self.pace_s = pace_s
         self.card_wait_s = card_wait_s
-        self.context = context or zmq.Context.instance()
+        self.client = CommandClient(command_endpoint, context=context, by="sim-dealer",
+                                    credential=supervisor_credential)
         self.hands_played = 0
-        self._socket: zmq.Socket | None = None
 
     # -- talking to the daemon --------------------------------------------------------------
 
-    def ask(self, request: dict[str, Any], supervisor: bool = False,
-            timeout_s: float = 5.0) -> dict[str, Any]:
-        if self._socket is None:
-            self._socket = self.context.socket(zmq.REQ)
-            self._socket.setsockopt(zmq.LINGER, 0)
-            self._socket.connect(self.endpoint)
-        request = {**request, "by": "sim-dealer"}
-        if supervisor and self.credential:
-            request["credential"] = self.credential
-        self._socket.send_json(request)
-        if not self._socket.poll(int(timeout_s * 1000)):
-            self._socket.close(0)
-            self._socket = None
-            raise DealerError(f"no answer from the daemon to {request['command']}")
-        return self._socket.recv_json()
+    def ask(self, request: dict[str, Any], supervisor: bool = False) -> None:
+        """Give a command (the table's answer shows in the next status; a refusal is
+        journaled by the table)."""
+        self.client.ask(request, supervisor=supervisor)
 
     def status(self) -> dict[str, Any]:
-        return self.ask({"command": "status"})["state"]
+        reply = self.client.ask({"command": "status"})
+        assert isinstance(reply, Status), reply
+        return reply.state
 
     # -- playing ----------------------------------------------------------------------------
 
@@ -73,8 +60,7 @@ class SimulatedDealer:
             while not stop.is_set() and (hands is None or self.hands_played < hands):
                 self.step(stop)
         finally:
-            if self._socket is not None:
-                self._socket.close(0)
+            self.client.close()
 
     def step(self, stop: threading.Event) -> None:
         """Do the one thing the table needs now."""

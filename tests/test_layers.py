@@ -21,8 +21,11 @@ console         core, settings, stream, console, errors              pydantic, z
 floor           core, settings, stream, par, floor, errors           pydantic, zmq, structlog,
                                                                      psycopg
 cli             everything                                           everything
-simulators      simulators, drivers, core, errors                    serial, usb, zmq
+simulators      simulators, drivers, core, stream, errors            serial, usb, zmq
 ==============  ===================================================  ==========================
+
+The simulators may import the stream layer for its one client of the command channel
+(:class:`controller.stream.command_client.CommandClient`, which the simulated dealer uses).
 
 The standard library is open to every layer (``sys.stdlib_module_names``). The core is also
 imported for real in a fresh interpreter, which must load nothing outside the standard library.
@@ -58,7 +61,7 @@ RULES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
                 frozenset({"pydantic", "zmq", "structlog", "starlette", "uvicorn"})),
     "floor": (frozenset({"core", "settings", "stream", "par", "floor", "errors"}),
               frozenset({"pydantic", "zmq", "structlog", "psycopg"})),
-    "simulators": (frozenset({"simulators", "drivers", "core", "errors"}),
+    "simulators": (frozenset({"simulators", "drivers", "core", "stream", "errors"}),
                    frozenset({"serial", "usb", "zmq"})),
 }
 #: The command line wires everything together: it may import any layer and package.

@@ -62,26 +62,6 @@ def request_of(words: list[str]) -> dict[str, Any]:
     return request
 
 
-def send(endpoint: str, request: dict[str, Any], timeout: float,
-         curve: dict[str, bytes] | None = None) -> dict[str, Any] | None:
-    import zmq
-
-    context = zmq.Context.instance()
-    socket = context.socket(zmq.REQ)
-    socket.setsockopt(zmq.LINGER, 0)
-    if curve is not None:
-        from controller.stream.security import client
-        client(socket, **curve)
-    try:
-        socket.connect(endpoint)
-        socket.send_json(request)
-        if not socket.poll(int(timeout * 1000)):
-            return None
-        return socket.recv_json()
-    finally:
-        socket.close(0)
-
-
 def run(args: argparse.Namespace) -> int:
     try:
         request = request_of(args.words)
@@ -98,18 +78,19 @@ def run(args: argparse.Namespace) -> int:
     if args.credential_file:
         with open(args.credential_file, encoding="utf-8") as handle:
             request["credential"] = handle.read().strip()
-    reply = send(args.connect, request, args.timeout, curve)
-    if reply is None:
-        print(f"lowball-table dealer: no answer from {args.connect} within {args.timeout:g} s",
-              file=sys.stderr)
-        return 1
-    if args.json:
-        print(json.dumps(reply, indent=2))
-    elif reply.get("ok"):
-        if "expecting" in reply:
-            print(f"ok  [{reply['state']}] next: {reply['expecting']}")
-        else:
-            print(json.dumps(reply, indent=2))
+    from controller.stream.command_client import CommandClient, CommandTimeout
+    from controller.stream.command_replies import Accepted, Refused
+
+    with CommandClient(args.connect, curve=curve, timeout_s=args.timeout) as client:
+        try:
+            reply = client.ask(request)
+        except CommandTimeout as error:
+            print(f"lowball-table dealer: {error}", file=sys.stderr)
+            return 1
+    if isinstance(reply, Accepted) and not args.json:
+        print(f"ok  [{reply.state}] next: {reply.expecting}")
+    elif isinstance(reply, Refused) and not args.json:
+        print(f"refused: {reply.error}")
     else:
-        print(f"refused: {reply.get('error')}")
-    return 0 if reply.get("ok") else 1
+        print(json.dumps(reply.wire(), indent=2))
+    return 0 if reply.ok else 1

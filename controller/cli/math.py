@@ -16,6 +16,7 @@ from fractions import Fraction
 
 from controller.cli import Subcommands
 from controller.core.cards import Card, CardError, find_duplicate, format_cards, parse_cards
+from controller.errors import LowballError
 from controller.par import cali_lowball as cali
 from controller.par import report
 from controller.par.figures import exact
@@ -32,7 +33,7 @@ THREE_CARD_PAR_SHEET = (
     "answers one hand exactly")
 
 
-class ArgumentError(ValueError):
+class ArgumentError(LowballError, ValueError):
     """A bad argument; the message names it."""
 
 

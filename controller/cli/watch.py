@@ -39,6 +39,7 @@ from typing import IO, Any
 
 from controller.cli import Subcommands
 from controller.core.money import format_cents
+from controller.errors import LowballError
 from controller.settings.table_config import Stream
 
 #: How long the table may be silent (no heartbeat, no event) before watch warns.
@@ -59,7 +60,7 @@ HAND_ENDS = ("hand_settled", "hand_voided")
 BOLD, DIM, RED, YELLOW, RESET = "\x1b[1m", "\x1b[2m", "\x1b[31m", "\x1b[33m", "\x1b[0m"
 
 
-class WatchError(Exception):
+class WatchError(LowballError):
     """Stops the tool with a message and an exit status."""
 
     def __init__(self, message: str, status: int = 1):
@@ -409,14 +410,14 @@ def run(args: argparse.Namespace, out: IO[str] | None = None, err: IO[str] | Non
 
 
 def live(client: Any, args: argparse.Namespace, output: Output, timeout: float) -> int:
-    from controller.stream.client import StreamError
+    from controller.stream.client import StreamError, StreamTimeout
 
     started = time.monotonic()
     end = started + args.timeout if args.timeout else None
     try:
         snapshot = client.sync(timeout=timeout)
     except StreamError as error:
-        raise WatchError(_no_answer(args, timeout) if "in time" in str(error)
+        raise WatchError(_no_answer(args, timeout) if isinstance(error, StreamTimeout)
                          else str(error), 2) from None
     beat = client.await_heartbeat(timeout=max(timeout, 1.5))
     if beat is None:
@@ -502,12 +503,12 @@ def _ended(events: list[Any]) -> bool:
 
 
 def _snapshot(client: Any, args: argparse.Namespace, timeout: float) -> Any:
-    from controller.stream.client import StreamError
+    from controller.stream.client import StreamError, StreamTimeout
 
     try:
         return client.snapshot(timeout=timeout)
     except StreamError as error:
-        raise WatchError(_no_answer(args, timeout) if "in time" in str(error)
+        raise WatchError(_no_answer(args, timeout) if isinstance(error, StreamTimeout)
                          else str(error), 2) from None
 
 

@@ -4,8 +4,9 @@ It follows the event stream with :class:`controller.stream.client.StreamClient` 
 then every event exactly once, gaps filled by replay), notes each event on the
 :class:`~controller.console.board.Board`, and after each burst of events takes a fresh
 snapshot and hands the new view to the web side. Commands from the web side are queued to
-this thread and sent on the command channel from a DEALER socket; the daemon answers a
-client's commands in the order sent, so each answer resolves the oldest command in flight.
+this thread and sent on the command channel by a
+:class:`~controller.stream.command_client.CommandClient`, several in flight at once: each
+reply comes back with its request's id, which says whose answer it is.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import json
 import queue
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -25,6 +25,8 @@ from controller.stream import wire
 from controller.console.board import Board
 from controller.console.recall import Alarms, Recall
 from controller.stream.client import StreamClient, StreamError
+from controller.stream.command_client import CommandClient
+from controller.stream.command_replies import Refused
 
 log = structlog.get_logger("lowball.console")
 
@@ -89,8 +91,8 @@ class TableLink:
         """Queue a command for the table; ``answer`` is called (from the link's thread) with
         the table's answer, or with a refusal saying why it was not sent or not answered."""
         if self._outbox.qsize() >= MAX_IN_FLIGHT:
-            answer({"ok": False, "error": "the console has too many commands waiting for the "
-                                          "table; try again"})
+            answer(Refused("the console has too many commands waiting for the table; try "
+                           "again").wire())
             return
         self._outbox.put(_Pending(request, answer, time.monotonic() + COMMAND_TIMEOUT_S))
         self._wake()
@@ -104,8 +106,9 @@ class TableLink:
     def _run(self) -> None:
         wake = self._context.socket(zmq.PAIR)
         wake.connect(f"{WAKE}-{id(self)}")
-        commands = self._command_socket()
-        in_flight: deque[_Pending] = deque()
+        commands = CommandClient(self.endpoints["commands"], context=self._context,
+                                 curve=self.curve, in_flight=MAX_IN_FLIGHT)
+        in_flight: dict[int, _Pending] = {}
         client: StreamClient | None = None
         last_heard = time.monotonic()
         heartbeats = -1
@@ -119,13 +122,9 @@ class TableLink:
                         self._stop.wait(1.0)
                         continue
                     connected, last_heard = True, time.monotonic()
-                poller = zmq.Poller()
-                poller.register(client.sub_socket, zmq.POLLIN)
-                poller.register(wake, zmq.POLLIN)
-                poller.register(commands, zmq.POLLIN)
                 # Events the stream client read while it waited for a snapshot are in its
                 # buffer, not on the socket: after a change, look again at once.
-                ready = dict(poller.poll(0 if changed else IDLE_POLL_MS))
+                ready = client.wait(0 if changed else IDLE_POLL_MS, wake, commands.socket)
                 if wake in ready:
                     while wake.poll(0):
                         wake.recv()
@@ -134,19 +133,18 @@ class TableLink:
                         pending = self._outbox.get_nowait()
                     except queue.Empty:
                         break
-                    commands.send(json.dumps(pending.request).encode(), zmq.NOBLOCK)
-                    in_flight.append(pending)
-                while commands.poll(0) and in_flight:
-                    reply = json.loads(commands.recv())
-                    in_flight.popleft().answer(reply)
-                if in_flight and time.monotonic() > in_flight[0].deadline:
-                    # Late answers must not be read as answers to later commands.
-                    commands.close(0)
-                    commands = self._command_socket()
-                    while in_flight:
-                        in_flight.popleft().answer({
-                            "ok": False, "error": "the table did not answer in time: look at "
-                                                  "the screen before trying again"})
+                    in_flight[commands.send(pending.request)] = pending
+                while in_flight and (got := commands.receive()) is not None:
+                    request_id, reply = got
+                    if (answered := in_flight.pop(request_id, None)) is not None:
+                        answered.answer(reply.wire())
+                if in_flight and time.monotonic() > next(iter(in_flight.values())).deadline:
+                    # None of the commands still queued may reach the table later.
+                    commands.reset()
+                    for pending in in_flight.values():
+                        pending.answer(Refused("the table did not answer in time: look at "
+                                               "the screen before trying again").wire())
+                    in_flight.clear()
                 changed = False
                 try:
                     while (envelope := client.receive(0, replay_timeout=REPLAY_TIMEOUT_S)) is not None:
@@ -169,20 +167,10 @@ class TableLink:
         finally:
             if client is not None:
                 client.close()
-            commands.close(0)
+            commands.close()
             wake.close(0)
-            for pending in list(in_flight) + list(self._outbox.queue):
-                pending.answer({"ok": False, "error": "the console is stopping"})
-
-    def _command_socket(self) -> zmq.SyncSocket:
-        socket = self._context.socket(zmq.DEALER)
-        socket.setsockopt(zmq.LINGER, 0)
-        socket.setsockopt(zmq.SNDHWM, MAX_IN_FLIGHT)
-        if self.curve is not None:
-            from controller.stream.security import client
-            client(socket, **self.curve)
-        socket.connect(self.endpoints["commands"])
-        return socket
+            for pending in [*in_flight.values(), *self._outbox.queue]:
+                pending.answer(Refused("the console is stopping").wire())
 
     def _follow(self) -> StreamClient | None:
         """Join the stream: the events of the last hand first (to rebuild its screen), then

@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from controller.errors import LowballError
 from controller.stream.table_commands import (
     Cancel,
     Close,
@@ -106,7 +107,7 @@ _SUPERVISOR_MESSAGE: TypeAdapter[SupervisorMessage] = TypeAdapter(SupervisorMess
 _SIGN_IN: TypeAdapter[SignIn] = TypeAdapter(SignIn)
 
 
-class BadMessage(ValueError):
+class BadMessage(LowballError, ValueError):
     """A message the console will not act on; the text says why, for the screen."""
 
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from controller.errors import LowballError
+
 RANK_CHARS = "A23456789TJQK"
 SUIT_CHARS = "cdhs"
 RED_SUITS = frozenset("dh")
@@ -23,7 +25,7 @@ ACE, TEN, JACK, QUEEN, KING = 1, 10, 11, 12, 13
 RANK_PRIMES: tuple[int, ...] = (0, 2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41)
 
 
-class CardError(ValueError):
+class CardError(LowballError, ValueError):
     """A card could not be read: the message names the text and what was wrong with it."""
 
 

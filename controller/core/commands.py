@@ -14,11 +14,12 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, fields
 from typing import Any, ClassVar
+from controller.errors import LowballError
 
 DEALER_ROLE, SUPERVISOR_ROLE = "dealer", "supervisor"
 
 
-class RecordError(ValueError):
+class RecordError(LowballError, ValueError):
     """A journaled command that does not rebuild; the message says why."""
 
 

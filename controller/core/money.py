@@ -17,11 +17,13 @@ from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from typing import NamedTuple
 
+from controller.errors import LowballError
+
 _ODDS = re.compile(r"^\s*(\d{1,6})\s*(?::|to)\s*(\d{1,6})\s*$")
 _RATE = re.compile(r"^\s*(\d{1,3}(?:\.\d{1,4})?)\s*%\s*$")
 
 
-class MoneyError(ValueError):
+class MoneyError(LowballError, ValueError):
     """An amount, odds or rate that is not well formed."""
 
 

@@ -53,7 +53,8 @@ from controller.core.commands import (
     command_from_record,
 )
 from controller.core import lamps, table_view
-from controller.core.games import ENGINES, Decision, Hand, IllegalAction, WagerError
+from controller.core.games import ENGINES, Decision, DuplicateCard, Hand, IllegalAction, WagerError
+from controller.errors import LowballError
 from controller.core.table_settings import (
     REGULATED,
     GameSettings,
@@ -116,7 +117,7 @@ CARD_FAULTS = frozenset({"MISREAD", "TAGUNKNOWN"})
 UNCOUNTED = 0
 
 
-class CommandError(ValueError):
+class CommandError(LowballError, ValueError):
     """A command the table refuses now; the message says why."""
 
 
@@ -291,7 +292,7 @@ class Table:
         try:
             events: list[AnyEvent] = [record, *self.hand.deal(card)]
         except IllegalAction as error:
-            code = "duplicate_card" if "duplicate" in str(error) else "unexpected_card"
+            code = "duplicate_card" if isinstance(error, DuplicateCard) else "unexpected_card"
             return [record, *self._pause(code, str(error), "shoe", recoverable=False)]
         return events + self._after_hand_step()
 
@@ -312,7 +313,7 @@ class Table:
         try:
             events: list[AnyEvent] = list(self.hand.deal(card))
         except IllegalAction as error:
-            code = "duplicate_card" if "duplicate" in str(error) else "unexpected_card"
+            code = "duplicate_card" if isinstance(error, DuplicateCard) else "unexpected_card"
             return self._pause(code, str(error), "shoe", recoverable=False)
         if self.hand.next_step().kind == "settled":
             # The card completed the hand: it settles; nothing is left to pause.

@@ -23,6 +23,7 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from controller.core.money import MoneyError, Odds, parse_rate
+from controller.errors import LowballError
 
 #: The betting spots of a table, numbered from the dealer's left.
 MAX_SPOTS: Final = 7
@@ -37,7 +38,7 @@ PAYTABLE_NOTES = ("status", "description", "approval")
 _NO_ODDS: Mapping[str, Odds] = MappingProxyType({})
 
 
-class SettingsError(ValueError):
+class SettingsError(LowballError, ValueError):
     """A settings document that cannot be read; the message names the key."""
 
 

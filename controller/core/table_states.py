@@ -17,6 +17,7 @@ The values are the wire's: ``state_changed`` events and snapshots carry them as 
 from __future__ import annotations
 
 from enum import StrEnum
+from controller.errors import LowballError
 
 
 class TableState(StrEnum):
@@ -45,7 +46,7 @@ TRANSITIONS: dict[TableState, frozenset[TableState]] = {
 }
 
 
-class IllegalTransition(RuntimeError):
+class IllegalTransition(LowballError, RuntimeError):
     """The table tried to move between two states the transition table does not link: a
     defect of the table, never a refusal of an input."""
 

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple
 
+from controller.errors import LowballError
 from controller.stream import wire
 from controller.stream.journal import ChainCheck, Journal, JournalBroken, journal_path
 from controller.daemon.state_lock import StateLock
@@ -28,7 +29,7 @@ MAX_REASON = 200
 _COMPANIONS = ("", "-wal", "-shm")
 
 
-class QuarantineRefused(RuntimeError):
+class QuarantineRefused(LowballError, RuntimeError):
     """Nothing was moved: the message says why."""
 
 

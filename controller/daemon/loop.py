@@ -13,12 +13,7 @@ the table is rebuilt from the journal's inputs (:meth:`controller.core.table.Tab
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-import json
-import re
 import time
-import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -33,17 +28,15 @@ from controller.stream.journal import ChainCheck, Journal, JournalBroken, Journa
 from controller.stream.publisher import EventPublisher
 from controller.errors import StartupError
 from controller.daemon.state_lock import StateDirLocked, StateLock
-from controller.stream.security import COMMANDS_DOMAIN, StreamSecurity, bind
+from controller.stream.security import StreamSecurity
 from controller.daemon.systemd_notify import Notifier, Watchdog
-from controller.stream.transport_identity import LOCAL_CLIENT, client_of
-from controller.daemon.refusal_ledger import CredentialWatch, RefusalLedger
-from controller.stream.table_commands import (
-    COMMANDS,
-    DEALER_ROLE,
-    SUPERVISOR_ROLE,
-    name_of,
-    parse_command,
-    refused_arguments,
+from controller.stream.transport_identity import LOCAL_CLIENT
+from controller.daemon.refusal_ledger import RefusalLedger
+from controller.daemon.command_channel import (  # the channel's limits, as the tests cite them
+    MAX_COMMAND_FRAME_BYTES as MAX_COMMAND_FRAME_BYTES,
+    MAX_COMMANDS_PER_TURN as MAX_COMMANDS_PER_TURN,
+    TURN_BUDGET_S,
+    CommandChannel,
 )
 from controller.core.table_settings import settings_changed
 from controller.settings.table_config import LoadedConfig, build_table, game_settings, load_config
@@ -54,7 +47,6 @@ from controller.core.table_events import (
     JackpotPending,
     JackpotVerified,
     LampSet,
-    LockRefused,
     MeterChanged,
     RequestRefused,
 )
@@ -73,68 +65,8 @@ NOTABLE = frozenset({"hand_started", "hand_settled", "fault", "hand_continued", 
 #: Notable events logged as warnings.
 WARNED = frozenset({"fault", "command_refused", "lock_refused", "refusals_counted", "alarm",
                     "request_refused"})
-#: Requests on the command socket that only read (answered, not journaled).
-QUERIES = ("status",)
-#: The longest command the table reads: a longer one is refused, saying so.
-MAX_COMMAND_BYTES = 4096
-#: The longest message the command socket's transport takes at all: ZeroMQ closes the
-#: connection of a client that sends more, without delivering it (so it cannot be answered).
-MAX_COMMAND_FRAME_BYTES = 64 * 1024
-#: One loop turn serves at most this many commands, for at most this long, before it goes
-#: back to the devices, the heartbeat and the watchdog: no client can hold a card back for
-#: longer than one turn.
-MAX_COMMANDS_PER_TURN = 32
-TURN_BUDGET_S = 0.02
-BAD_CREDENTIAL = "the supervisor credential is not valid"
-MISPLACED_CREDENTIAL = ("the supervisor credential was sent outside \"credential\": the command "
-                        "is refused and none of it is kept; change the credential, it may "
-                        "have been seen")
-#: Who gives a command (journaled with it): printable text, as the client names itself.
-_BY = re.compile(r"[\x20-\x7e]{1,64}")
 #: While the journal is checked at start, systemd's start timeout is extended this often.
 START_PROGRESS_S = 10.0
-
-
-def _not_json(constant: str) -> Any:
-    """``NaN`` and ``Infinity`` are not JSON (RFC 8259), whatever Python's parser accepts."""
-    raise ValueError(f"{constant} is not a JSON value")
-
-
-#: Unicode categories of characters no command text may hold: controls, format characters
-#: (bidirectional overrides, zero-width spaces, the BOM), surrogates, private use,
-#: unassigned, line and paragraph separators. A console, a log or a C consumer of the stream
-#: would otherwise show something other than what was journaled.
-_UNREADABLE = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
-#: The keys a command may hold: a refusal names one of these, never a client's own key.
-_COMMAND_FIELDS = frozenset({"command", "by", "credential"}) | frozenset(
-    name for cls in COMMANDS.values() for name in cls.model_fields)
-
-
-def _unreadable_text(request: dict[str, Any]) -> str | None:
-    """Where a decoded command holds a text (a key or a value, at any depth) with a
-    character of :data:`_UNREADABLE`: the top-level key if it is a command field, else
-    ``a key or value`` (a client's own key is never repeated); None if nowhere."""
-    for top, value in request.items():
-        pending: list[Any] = [top, value]
-        while pending:
-            item = pending.pop()
-            if isinstance(item, str):
-                if not item.isprintable() if item.isascii() else \
-                        any(unicodedata.category(c) in _UNREADABLE for c in item):
-                    return top if top in _COMMAND_FIELDS and item is not top \
-                        else "a key or value"
-            elif isinstance(item, dict):
-                pending.extend(item.keys())
-                pending.extend(item.values())
-            elif isinstance(item, list):
-                pending.extend(item)
-    return None
-
-
-def _json_type(value: Any) -> str:
-    names = {list: "an array", str: "a string", int: "a number", float: "a number",
-             bool: "true or false", type(None): "null"}
-    return names.get(type(value), type(value).__name__)
 
 
 class ConfigMismatch(StartupError):
@@ -187,13 +119,13 @@ class TableDaemon:
             raise
         self.publisher: EventPublisher | None = None
         self.security: StreamSecurity | None = None
-        self.commands: zmq.Socket | None = None
         self.watchdog = Watchdog(self.notifier, self.healthy, clock=clock)
         self._stopping = False
         self._stopped_threads: list[str] = []
         self._next_heartbeat = 0.0
+        #: refused commands and replay requests, journaled in full or counted
         self.refusals = RefusalLedger()
-        self.credentials = CredentialWatch()
+        self.channel = CommandChannel(self)
         #: called with (records, events) after each input is journaled and published, from
         #: the daemon's thread (the demo's live view uses it)
         self.observers: list[Callable[[list[Any], list[Any]], None]] = []
@@ -258,11 +190,7 @@ class TableDaemon:
             replay_endpoint=stream.replay, journal=self.journal, snapshot=self.table.snapshot,
             cms_pub_endpoint=stream.cms_events, cms_replay_endpoint=stream.cms_replay,
             secure=self.security.server)
-        self.commands = self.context.socket(zmq.ROUTER)
-        self.commands.setsockopt(zmq.LINGER, 0)
-        self.commands.setsockopt(zmq.MAXMSGSIZE, MAX_COMMAND_FRAME_BYTES)
-        self.security.server(self.commands, COMMANDS_DOMAIN)
-        bind(self.commands, stream.commands)
+        self.channel.bind(self.context, self.security, stream.commands)
         self.security.start_watch()
 
     def _rebuild(self) -> None:
@@ -396,8 +324,7 @@ class TableDaemon:
         """Stop cleanly: nothing in flight is lost (every applied input is journaled)."""
         self.notifier.stopping()
         self.devices.stop()
-        if self.commands is not None:
-            self.commands.close(0)
+        self.channel.close()
         if self.publisher is not None:
             self.publisher.close()
         if self.security is not None:
@@ -482,140 +409,20 @@ class TableDaemon:
                 # spot back to what the table says.
                 self._show_outputs()
 
-    # -- the command channel --------------------------------------------------------------
+    # -- the command channel (controller.daemon.command_channel) ------------------------
+
+    @property
+    def commands(self) -> zmq.Socket | None:
+        """The command socket (bound by :meth:`start`)."""
+        return self.channel.socket
 
     def handle_commands(self) -> None:
-        """Serve the commands already waiting, within one turn's budget (at most
-        :data:`MAX_COMMANDS_PER_TURN`, at most :data:`TURN_BUDGET_S`, and none once a device
-        report waits): then the loop goes back to the devices, the heartbeat and the watchdog,
-        and serves the rest next turn. A card therefore waits for one command at most. The
-        ROUTER queues each client's requests apart and takes them in turn, so one client's
-        flood delays another's command by one turn at most."""
-        commands, reports = self.commands, self.devices.reports
-        assert commands is not None
-        deadline = self.clock() + TURN_BUDGET_S
-        for _ in range(MAX_COMMANDS_PER_TURN):
-            if not reports.empty():
-                return  # a card or a device report waits: it goes first
-            # Ask the socket whether a request waits before each read: a read of an empty
-            # socket raises zmq.Again, which costs more than the question.
-            if not commands.get(zmq.EVENTS) & zmq.POLLIN:
-                return
-            try:
-                frames = commands.recv_multipart(zmq.NOBLOCK, copy=False)
-            except zmq.Again:
-                return
-            route, payload = [frame.bytes for frame in frames[:-1]], frames[-1]
-            reply = self.command(payload.bytes, client=client_of(payload))
-            try:
-                commands.send_multipart([*route, json.dumps(reply).encode()], zmq.NOBLOCK)
-            except zmq.ZMQError as error:  # the client went away: its command still stands
-                self.log.warning("command reply not delivered", error=str(error))
-            if self.clock() >= deadline:
-                return
+        """Serve the commands waiting, within one loop turn's budget."""
+        self.channel.serve_turn()
 
     def command(self, payload: bytes, client: str = LOCAL_CLIENT) -> dict[str, Any]:
-        """One request from the command channel; always answers, never raises (but for the
-        journal failing: then the table cannot go on, see :meth:`apply`)."""
-        try:
-            outcome = self._command_outcome(payload, client)
-        except Exception as error:  # a fault serving one request must not end the table
-            self.log.exception("command failed", client=client)
-            outcome = [CommandRefused("?", "", "?", DEALER_ROLE,
-                                      f"the controller could not serve this command "
-                                      f"({type(error).__name__}); nothing was carried out")]
-        if isinstance(outcome, dict):
-            return outcome
-        return self._answer(outcome, client)
-
-    def _command_outcome(self, payload: bytes, client: str) -> dict[str, Any] | list[Any]:
-        """A query's answer, or the events a command causes (the first is its record)."""
-        if len(payload) > MAX_COMMAND_BYTES:
-            return [CommandRefused("?", "", "?", DEALER_ROLE,
-                                   f"a command is at most {MAX_COMMAND_BYTES} bytes; this one "
-                                   f"is {len(payload)}")]
-        try:
-            request = json.loads(payload.decode("utf-8"), parse_constant=_not_json)
-            # A lone surrogate escape ("\ud800") decodes to text that no UTF-8 message can
-            # carry: refuse it here, before the table acts on a command it could not journal.
-            json.dumps(request, ensure_ascii=False).encode("utf-8")
-        except UnicodeEncodeError:
-            return [CommandRefused("?", "", "?", DEALER_ROLE,
-                                   "not valid JSON: a \\u escape names a lone surrogate, "
-                                   "not a character")]
-        except (ValueError, RecursionError) as error:  # bad UTF-8 or JSON, or nested too deep
-            return [CommandRefused("?", "", "?", DEALER_ROLE, f"not valid JSON: {error}")]
-        if not isinstance(request, dict):
-            return [CommandRefused("?", "", "?", DEALER_ROLE,
-                                   f"a command is a JSON object such as {{\"command\": "
-                                   f"\"lock\"}}, not {_json_type(request)}")]
-        name = name_of(request)
-        if self._credential_misplaced(request):
-            return [CommandRefused(name, "", "?", DEALER_ROLE, MISPLACED_CREDENTIAL)]
-        by = request.pop("by", "dealer")
-        if not isinstance(by, str) or not _BY.fullmatch(by):
-            return [CommandRefused(name, refused_arguments(request), "?", DEALER_ROLE,
-                                   "by: who gives the command is printable text of 1 to 64 "
-                                   "characters")]
-        credential = request.pop("credential", None)
-        if request.get("command") in QUERIES:
-            if len(request) > 1:
-                return [CommandRefused("?", refused_arguments(request), by, DEALER_ROLE,
-                                       f"'{request['command']}' takes no arguments")]
-            return {"ok": True, "state": self.table.snapshot(), "seq": self.journal.last_seq,
-                    "devices": self.devices.status(), "journal": self.journal_status()}
-        if (held := self.held_reason()) is not None:  # nothing is journaled: it is evidence
-            self.log.warning("command refused", command=name, reason=held, by=by)
-            return {"ok": False, "error": held}
-        role = DEALER_ROLE
-        if credential is not None:
-            supervisor = self._supervisor(credential)
-            if supervisor is None:
-                return [CommandRefused(name, "", by, SUPERVISOR_ROLE, BAD_CREDENTIAL)]
-            role, by = SUPERVISOR_ROLE, supervisor or by
-        if (where := _unreadable_text(request)) is not None:
-            return [CommandRefused(name, "", by, role,
-                                   f"{where}: a control, format or separator character "
-                                   f"(NUL, a newline, a bidirectional override, a zero-width "
-                                   f"space) is not text a command may carry")]
-        try:
-            command = parse_command(request)
-        except InputError as error:
-            # A supervisor command without the credential says so first, whatever else is
-            # wrong with it.
-            kind = COMMANDS.get(name)
-            needs = [f"'{name}' needs the supervisor credential"] \
-                if kind is not None and kind.supervisor_only and role != SUPERVISOR_ROLE else []
-            return [CommandRefused(name, refused_arguments(request), by, role,
-                                   "; ".join([*needs, *error.problems]))]
-        if command.command == "reload":
-            return self._reload(by, role)
-        return self.table.command(command, by, role)
-
-    def _answer(self, events: list[Any], client: str) -> dict[str, Any]:
-        """Journal what a command caused and say so. A refusal is journaled in full, or
-        counted when its client was already refused in this window (see
-        :mod:`controller.daemon.refusal_ledger`)."""
-        first, now = events[0], self.clock()
-        if (held := self.held_reason()) is not None:  # nothing is journaled: it is evidence
-            return {"ok": False, "error": first.reason if type(first) is CommandRefused
-                    else held}
-        if type(first) is CommandRefused:
-            alarms = self.credentials.failed(client, now) \
-                if first.reason == BAD_CREDENTIAL else []
-            journaled, counts = self.refusals.admit(client, first.command, first.reason, now)
-            for event in [*counts, *alarms]:
-                self.apply([event])
-            if not journaled:
-                return {"ok": False, "error": first.reason, "counted": True}
-        records = self.apply(events)
-        if type(first) is CommandRefused:
-            return {"ok": False, "error": first.reason, "seq": records[0].seq}
-        problems = [p for e in events if type(e) is LockRefused for p in e.problems]
-        if problems:
-            return {"ok": False, "error": "; ".join(problems), "seq": records[-1].seq}
-        return {"ok": True, "seq": records[-1].seq, "state": self.table.state,
-                "expecting": self.table.expecting()}
+        """The reply to one request, as the command socket sends it."""
+        return self.channel.answer(payload, client).wire()
 
     def _journal_request_refusals(self) -> None:
         """The replay sockets' refused requests, journaled like refused commands: in full,
@@ -632,7 +439,7 @@ class TableDaemon:
             if journaled:
                 self.apply([RequestRefused(family, client, reason)])
 
-    def _reload(self, by: str, role: str) -> list[Any]:
+    def reload(self, by: str, role: str) -> list[Any]:
         """Re-read the config file; the table decides whether its game settings may change
         now. Only the game settings are reloaded: endpoints, keys, devices and the credential
         need a restart."""
@@ -642,26 +449,3 @@ class TableDaemon:
             return [CommandRefused("reload", "{}", by, role,
                                    f"the config file is not valid: {error}")]
         return self.table.reload(game_settings(loaded), by, role)
-
-    def _credential_misplaced(self, request: dict[str, Any]) -> bool:
-        """Whether the supervisor credential is a key or a text value of ``request`` anywhere
-        but under ``credential`` (a supervisor who typed it into ``by`` or a reason): such a
-        command is refused whole, since what a refusal keeps is journaled and published."""
-        texts = [*request, *(value for key, value in request.items() if key != "credential")]
-        return any(self._supervisor(text.strip()) is not None for text in texts
-                   if isinstance(text, str))
-
-    def _supervisor(self, credential: Any) -> str | None:
-        """Whose credential this is: a supervisor's name (``[security.supervisors]``), ``""``
-        for the table's shared supervisor credential, None for no valid credential. Every
-        hash is compared, so the time taken says nothing about which one matched."""
-        security = self.loaded.config.security
-        if not isinstance(credential, str) or len(credential) > 256:
-            return None
-        digest = hashlib.sha256(credential.encode("utf-8")).hexdigest()
-        found = None
-        for supervisor, expected in [("", security.supervisor_credential_sha256),
-                                     *security.supervisors.items()]:
-            if expected is not None and hmac.compare_digest(digest, expected):
-                found = supervisor
-        return found

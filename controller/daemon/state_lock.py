@@ -12,10 +12,12 @@ import fcntl
 import os
 from pathlib import Path
 
+from controller.errors import LowballError
+
 LOCK_FILE = "daemon.lock"
 
 
-class StateDirLocked(RuntimeError):
+class StateDirLocked(LowballError, RuntimeError):
     """Another daemon holds the state directory."""
 
 

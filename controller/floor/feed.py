@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import zmq
 
+from controller.errors import LowballError
 from controller.stream import wire
 from controller.floor.config import FloorTable
 from controller.floor.store import Row
 from controller.stream.client import StreamClient, StreamError
 
 
-class FeedError(RuntimeError):
+class FeedError(LowballError, RuntimeError):
     """The table's journal cannot be the one the store followed."""
 
 

@@ -19,6 +19,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from controller.errors import LowballError
+
 SUPERUSER = "lowball"
 #: The socket's name is .s.PGSQL.<port>; only the directory keeps clusters apart.
 PORT = 5432
@@ -26,7 +28,7 @@ HOW_TO_INSTALL = ("PostgreSQL's server is not installed: sudo apt-get install "
                   "--no-install-recommends postgresql (or sudo make deps)")
 
 
-class ClusterUnavailable(RuntimeError):
+class ClusterUnavailable(LowballError, RuntimeError):
     """No PostgreSQL server binaries here; the message says how to install them."""
 
 

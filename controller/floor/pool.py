@@ -46,6 +46,7 @@ from psycopg.types.json import Jsonb
 
 from controller.floor.config import Pool
 from controller.settings.validation import MAX_CENTS
+from controller.errors import LowballError
 
 log = structlog.get_logger("floor.pool")
 
@@ -57,7 +58,7 @@ ATTEMPTS = 50
 T = TypeVar("T")
 
 
-class PoolError(ValueError):
+class PoolError(LowballError, ValueError):
     """A pool operation refused (an unknown pool, an adjustment the meter cannot take)."""
 
 
@@ -310,7 +311,7 @@ class _Pool:
                       seq=event.seq, type=event.type, problem=str(refused))
 
 
-class _Refused(ValueError):
+class _Refused(LowballError, ValueError):
     pass
 
 

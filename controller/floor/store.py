@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 import psycopg
 
+from controller.errors import LowballError
 from controller.floor.config import FloorConfig
 from controller.floor.migrations import MIGRATIONS, Migration
 
@@ -22,7 +23,7 @@ from controller.floor.migrations import MIGRATIONS, Migration
 _MIGRATION_LOCK = 0x4C4F57424C4C  # "LOWBLL"
 
 
-class SchemaError(RuntimeError):
+class SchemaError(LowballError, RuntimeError):
     """The database's schema is one this service does not know (newer, or edited)."""
 
 

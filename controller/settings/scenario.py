@@ -136,9 +136,8 @@ def replay(scenario: Scenario, config: LoadedConfig, source: str = "scenario") -
         hand = engine.start(setup, wagers, setup.progressive.seed if scenario.meter is None
                             else scenario.meter)
     except WagerError as error:
-        message = str(error)
-        seat = message.split(":")[0].removeprefix("seat ")
-        fail(f"seats.{seat}" if seat.isdigit() else "seats", message)
+        fail(f"seats.{error.seat}" if type(error.seat) is int and error.seat >= 0 else "seats",
+             str(error))
 
     shoe = iter(enumerate(scenario.shoe))
     pending = {int(seat): list(enumerate(texts)) for seat, texts in scenario.decisions.items()}

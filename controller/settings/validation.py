@@ -13,9 +13,10 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator, Field, PlainSerializer, PlainValidator, ValidationError
 
 from controller.core.money import MoneyError, Odds, parse_rate
+from controller.errors import LowballError
 
 
-class InputError(ValueError):
+class InputError(LowballError, ValueError):
     """Untrusted input was rejected. ``problems`` holds one ``path: message`` line each."""
 
     def __init__(self, source: str, problems: Sequence[str]):

@@ -31,6 +31,7 @@ from typing import Any, NamedTuple, NoReturn
 
 import zmq
 
+from controller.errors import LowballError
 from controller.stream import wire
 
 DEFAULT_TIMEOUT_S = 5.0
@@ -38,8 +39,16 @@ DEFAULT_TIMEOUT_S = 5.0
 BETWEEN_HANDS = frozenset({"OPEN", "SETTLED", "CLOSED"})
 
 
-class StreamError(RuntimeError):
-    """The table refused a request or did not answer in time; the message says which."""
+class StreamError(LowballError, RuntimeError):
+    """The table refused a request, or its replies did not add up; the message says which."""
+
+
+class StreamTimeout(StreamError):
+    """The table did not answer ``request`` in time."""
+
+    def __init__(self, message: str, request: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.request = request
 
 
 class _Gap(NamedTuple):
@@ -106,10 +115,15 @@ class StreamClient:
         dealer.connect(self._replay_endpoint)
         return dealer
 
-    @property
-    def sub_socket(self) -> zmq.SyncSocket:
-        """The SUB socket, for a caller's own poller (then call :meth:`receive` with 0)."""
-        return self._sub
+    def wait(self, timeout_ms: int, *others: zmq.SyncSocket) -> set[zmq.SyncSocket]:
+        """Sleep until an event arrives or one of ``others`` (a caller's own sockets) can be
+        read, at most ``timeout_ms``: which of ``others`` can. Then :meth:`receive` with 0
+        takes what arrived."""
+        poller = zmq.Poller()
+        poller.register(self._sub, zmq.POLLIN)
+        for socket in others:
+            poller.register(socket, zmq.POLLIN)
+        return {socket for socket, _ in poller.poll(timeout_ms) if socket is not self._sub}
 
     # --- requests ------------------------------------------------------------------------------
 
@@ -155,7 +169,8 @@ class StreamClient:
         # Late replies to this request must not be read as replies to the next one.
         self._dealer.close(linger=0)
         self._dealer = self._connect_dealer()
-        raise StreamError(f"table {self.table_id}: no answer to {request} in time{why}")
+        raise StreamTimeout(f"table {self.table_id}: no answer to {request} in time{why}",
+                            request)
 
     def snapshot(self, timeout: float = DEFAULT_TIMEOUT_S) -> wire.SnapshotReply:
         """The table's state and the seq it reflects."""

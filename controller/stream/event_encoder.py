@@ -27,6 +27,7 @@ from typing import Any, Literal, Union, get_args, get_origin
 
 from controller.core.cards import DECK, Card
 from controller.core.events import field_hints, is_record_type
+from controller.errors import LowballError
 
 #: The text of a value, or :class:`Unfit`.
 Writer = Callable[[Any], str]
@@ -38,7 +39,7 @@ _MAX_HAND_ID = 64
 _MAX_TABLE_IDS = 16
 
 
-class Unfit(Exception):
+class Unfit(LowballError):
     """The fast path is not certain of this value; use the reference encoder."""
 
 

@@ -45,6 +45,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
+from controller.errors import LowballError
 from controller.stream import wire
 
 JOURNAL_FILE = "journal.sqlite3"
@@ -75,7 +76,7 @@ BEGIN SELECT RAISE(ABORT, 'the journal is gapless: seq must be the last seq + 1'
 _TRIGGERS = ("journal_no_update", "journal_no_delete", "journal_gapless")
 
 
-class JournalError(RuntimeError):
+class JournalError(LowballError, RuntimeError):
     """The journal could not be opened or written; the message says which file and why."""
 
 

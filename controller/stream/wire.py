@@ -45,6 +45,7 @@ from pydantic import (
     create_model,
 )
 
+from controller.errors import LowballError
 from controller.stream import event_encoder
 
 from controller.core import table_events
@@ -70,7 +71,7 @@ if reserved := {HEARTBEAT, SNAPSHOT, REPLAY_END, ERROR} & EVENT_CLASSES.keys(): 
     raise RuntimeError(f"event wire names {sorted(reserved)} are reserved for stream messages")
 
 
-class WireError(ValueError):
+class WireError(LowballError, ValueError):
     """A message could not be read. ``problems`` holds one ``field: what was wrong`` each."""
 
     def __init__(self, problems: Iterable[str]):

@@ -1,6 +1,13 @@
 """The game engines: pure state machines driven by cards and decisions (no device I/O)."""
 
-from controller.core.games.base import Decision, Hand, IllegalAction, NextStep, WagerError
+from controller.core.games.base import (
+    Decision,
+    DuplicateCard,
+    Hand,
+    IllegalAction,
+    NextStep,
+    WagerError,
+)
 from controller.core.games.cali_lowball import CaliLowballHand
 from controller.core.games.three_card_lowball import ThreeCardLowballHand
 
@@ -10,5 +17,5 @@ ENGINES: dict[str, type[Hand]] = {
     ThreeCardLowballHand.game: ThreeCardLowballHand,
 }
 
-__all__ = ["ENGINES", "CaliLowballHand", "Decision", "Hand", "IllegalAction", "NextStep",
-           "ThreeCardLowballHand", "WagerError"]
+__all__ = ["ENGINES", "CaliLowballHand", "Decision", "DuplicateCard", "Hand", "IllegalAction",
+           "NextStep", "ThreeCardLowballHand", "WagerError"]

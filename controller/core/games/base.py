@@ -35,6 +35,7 @@ from controller.core.events import (
 )
 from controller.core.money import Odds
 from controller.core.table_settings import MAX_SPOTS, GameSetup
+from controller.errors import LowballError
 
 #: Settlement results. ``Final`` (here and for the other names the engines compare and emit)
 #: lets the compiled build (setup.py) use them as constants rather than look them up.
@@ -43,12 +44,27 @@ LOSE: Final = "lose"
 PUSH: Final = "push"
 FORFEIT: Final = "forfeit"
 
-class IllegalAction(ValueError):
+class IllegalAction(LowballError, ValueError):
     """A card or decision the hand cannot take now; the message says why. Nothing changed."""
 
 
-class WagerError(ValueError):
-    """Wagers that cannot be locked; the message names the seat and the wager."""
+class DuplicateCard(IllegalAction):
+    """A card already dealt in this hand came again; ``holder`` is who has it (a seat, or
+    ``dealer`` or ``community``)."""
+
+    def __init__(self, message: str, card: Card, holder: Recipient) -> None:
+        super().__init__(message)
+        self.card = card
+        self.holder = holder
+
+
+class WagerError(LowballError, ValueError):
+    """Wagers that cannot be locked; the message names the seat and the wager, ``seat`` the
+    seat as keyed in (None when the problem is not one seat's)."""
+
+    def __init__(self, message: str, seat: object = None) -> None:
+        super().__init__(message)
+        self.seat = seat
 
 
 @final
@@ -185,11 +201,11 @@ class Hand:
         in_seat_order, previous = True, 0
         for seat, seat_wagers in wagers.items():
             if type(seat) is not int or not 1 <= seat <= MAX_SPOTS:
-                raise WagerError(f"seat {seat!r}: spots are numbered 1 to {MAX_SPOTS}")
+                raise WagerError(f"seat {seat!r}: spots are numbered 1 to {MAX_SPOTS}", seat)
             if not known.issuperset(seat_wagers):
                 key = next(key for key in seat_wagers if key not in known)
                 raise WagerError(f"seat {seat}: {key!r} is not a {self.game} wager "
-                                 f"(wagers: {', '.join(keys)})")
+                                 f"(wagers: {', '.join(keys)})", seat)
             # One pass over the wager keys (every key given is one of them) does every check
             # and builds the amounts in settlement order, zero amounts left out: this runs
             # for every seat of every hand. The refusals keep their precedence: a bad amount
@@ -203,7 +219,7 @@ class Hand:
                     amounts[key] = amount
             problems = self.seat_problems(self.setup, seat, amounts)
             if problems:
-                raise WagerError(problems[0])
+                raise WagerError(problems[0], seat)
             validated[seat] = amounts
             in_seat_order, previous = in_seat_order and seat > previous, seat
         # Wagers usually arrive in seat order, and sorting costs as much as checking a seat.
@@ -216,7 +232,7 @@ class Hand:
         key, amount = next((key, amount) for key, amount in seat_wagers.items()
                            if type(amount) is not int or amount < 0)
         return WagerError(f"seat {seat}: {key} must be a whole number of cents "
-                          f"of 0 or more, not {amount!r}")
+                          f"of 0 or more, not {amount!r}", seat)
 
     @classmethod
     def seat_problems(cls, setup: GameSetup, seat: int,
@@ -268,7 +284,8 @@ class Hand:
             raise IllegalAction(f"card {card} was not expected: {self._waiting_for()}")
         holder = self._holder[card.index]
         if holder is not None:
-            raise IllegalAction(f"duplicate card {card}: already dealt to {seat_name(holder)}")
+            raise DuplicateCard(f"duplicate card {card}: already dealt to {seat_name(holder)}",
+                                card, holder)
 
     def can_deal(self, card: object) -> bool:
         try:

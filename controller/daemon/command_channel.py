@@ -1,0 +1,294 @@
+"""The command channel: the socket dealers, supervisors and consoles send requests to.
+
+A ZeroMQ ROUTER. Each message's last frame is the request, one JSON object (the requests are
+:mod:`controller.stream.table_commands`); the frames before it are the envelope, sent back as
+they came with the reply (:mod:`controller.stream.command_replies`), so a REQ client (an
+empty delimiter) and a DEALER client (its own request id, then the delimiter) both get the
+reply to the request they sent. docs/command-channel.md is the protocol as a client sees it.
+
+What this module decides, in the order a request meets it:
+
+* size: a frame over :data:`MAX_COMMAND_FRAME_BYTES` never arrives (the transport closes the
+  connection); a request over :data:`MAX_COMMAND_BYTES` is refused, saying how long it was;
+* JSON: UTF-8, no ``NaN``, no lone surrogate, an object;
+* the credential: one typed anywhere but ``credential`` refuses the request whole; a wrong one
+  is refused and counted towards the alarm (:class:`CredentialWatch`); a right one makes the
+  role ``supervisor`` and, for a per-supervisor credential, the name journaled;
+* ``by``: printable ASCII; every other text: readable (no control, format or separator
+  character);
+* the command: parsed by its model, then carried out by the table (or ``reload`` by the
+  daemon); ``status`` only reads.
+
+Every request is answered and never ends the daemon. A refusal is journaled in full or
+counted (:class:`controller.daemon.refusal_ledger.RefusalLedger`); while the journal is broken
+nothing is journaled and every command but ``status`` is refused.
+
+The turn budget: the daemon's loop serves at most :data:`MAX_COMMANDS_PER_TURN` requests, for
+at most :data:`TURN_BUDGET_S`, and none once a device report waits (:meth:`serve_turn`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import re
+import unicodedata
+from typing import TYPE_CHECKING, Any, cast
+
+import zmq
+
+from controller.core.table_events import CommandRefused, LockRefused
+from controller.daemon.refusal_ledger import CredentialWatch
+from controller.settings.validation import InputError
+from controller.stream.command_replies import Accepted, Refused, Reply, Status, encode
+from controller.stream.security import COMMANDS_DOMAIN, StreamSecurity, bind
+from controller.stream.table_commands import (
+    COMMANDS,
+    DEALER_ROLE,
+    SUPERVISOR_ROLE,
+    name_of,
+    parse_command,
+    refused_arguments,
+)
+from controller.stream.transport_identity import LOCAL_CLIENT, client_of
+
+if TYPE_CHECKING:
+    from controller.daemon.loop import TableDaemon
+
+#: Requests that only read (answered, not journaled).
+QUERIES = ("status",)
+#: The longest request the table reads: a longer one is refused, saying so.
+MAX_COMMAND_BYTES = 4096
+#: The longest frame the socket's transport takes at all: ZeroMQ closes the connection of a
+#: client that sends more, without delivering it (so it cannot be answered).
+MAX_COMMAND_FRAME_BYTES = 64 * 1024
+#: One loop turn serves at most this many requests, for at most this long, before it goes
+#: back to the devices, the heartbeat and the watchdog: no client can hold a card back for
+#: longer than one turn.
+MAX_COMMANDS_PER_TURN = 32
+TURN_BUDGET_S = 0.02
+BAD_CREDENTIAL = "the supervisor credential is not valid"
+MISPLACED_CREDENTIAL = ("the supervisor credential was sent outside \"credential\": the command "
+                        "is refused and none of it is kept; change the credential, it may "
+                        "have been seen")
+#: Who gives a command (journaled with it): printable text, as the client names itself.
+_BY = re.compile(r"[\x20-\x7e]{1,64}")
+#: Unicode categories of characters no command text may hold: controls, format characters
+#: (bidirectional overrides, zero-width spaces, the BOM), surrogates, private use,
+#: unassigned, line and paragraph separators. A console, a log or a C consumer of the stream
+#: would otherwise show something other than what was journaled.
+_UNREADABLE = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+#: The keys a command may hold: a refusal names one of these, never a client's own key.
+_COMMAND_FIELDS = frozenset({"command", "by", "credential"}) | frozenset(
+    name for cls in COMMANDS.values() for name in cls.model_fields)
+
+
+def _not_json(constant: str) -> Any:
+    """``NaN`` and ``Infinity`` are not JSON (RFC 8259), whatever Python's parser accepts."""
+    raise ValueError(f"{constant} is not a JSON value")
+
+
+def _unreadable_text(request: dict[str, Any]) -> str | None:
+    """Where a decoded command holds a text (a key or a value, at any depth) with a
+    character of :data:`_UNREADABLE`: the top-level key if it is a command field, else
+    ``a key or value`` (a client's own key is never repeated); None if nowhere."""
+    for top, value in request.items():
+        pending: list[Any] = [top, value]
+        while pending:
+            item = pending.pop()
+            if isinstance(item, str):
+                if not item.isprintable() if item.isascii() else \
+                        any(unicodedata.category(c) in _UNREADABLE for c in item):
+                    return top if top in _COMMAND_FIELDS and item is not top \
+                        else "a key or value"
+            elif isinstance(item, dict):
+                pending.extend(item.keys())
+                pending.extend(item.values())
+            elif isinstance(item, list):
+                pending.extend(item)
+    return None
+
+
+def _json_type(value: Any) -> str:
+    names = {list: "an array", str: "a string", int: "a number", float: "a number",
+             bool: "true or false", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
+
+
+def _refused(reason: str, name: str = "?", arguments: str = "", by: str = "?",
+             role: str = DEALER_ROLE) -> list[Any]:
+    return [CommandRefused(name, arguments, by, role, reason)]
+
+
+class CommandChannel:
+    """The daemon's command socket and the answers to what arrives on it. It runs on the
+    daemon's thread and acts through the daemon (its table, journal, devices and clock)."""
+
+    def __init__(self, daemon: TableDaemon) -> None:
+        self.daemon = daemon
+        self.socket: zmq.Socket[bytes] | None = None
+        self.credentials = CredentialWatch()
+
+    def bind(self, context: zmq.Context[Any], security: StreamSecurity, endpoint: str) -> None:
+        socket = self.socket = context.socket(zmq.ROUTER)
+        socket.setsockopt(zmq.LINGER, 0)
+        socket.setsockopt(zmq.MAXMSGSIZE, MAX_COMMAND_FRAME_BYTES)
+        security.server(socket, COMMANDS_DOMAIN)
+        bind(socket, endpoint)
+
+    def close(self) -> None:
+        if self.socket is not None:
+            self.socket.close(0)
+
+    def serve_turn(self) -> None:
+        """Serve the requests already waiting, within one turn's budget (at most
+        :data:`MAX_COMMANDS_PER_TURN`, at most :data:`TURN_BUDGET_S`, and none once a device
+        report waits): then the loop goes back to the devices, the heartbeat and the watchdog,
+        and serves the rest next turn. A card therefore waits for one request at most. The
+        ROUTER queues each client's requests apart and takes them in turn, so one client's
+        flood delays another's request by one turn at most."""
+        socket, reports, clock = self.socket, self.daemon.devices.reports, self.daemon.clock
+        assert socket is not None
+        deadline = clock() + TURN_BUDGET_S
+        for _ in range(MAX_COMMANDS_PER_TURN):
+            if not reports.empty():
+                return  # a card or a device report waits: it goes first
+            # Ask the socket whether a request waits before each read: a read of an empty
+            # socket raises zmq.Again, which costs more than the question.
+            if not cast(int, socket.get(zmq.EVENTS)) & zmq.POLLIN:
+                return
+            try:
+                frames = socket.recv_multipart(zmq.NOBLOCK, copy=False)
+            except zmq.Again:
+                return
+            envelope, payload = [frame.bytes for frame in frames[:-1]], frames[-1]
+            reply = self.answer(payload.bytes, client=client_of(payload))
+            try:
+                socket.send_multipart([*envelope, encode(reply)], zmq.NOBLOCK)
+            except zmq.ZMQError as error:  # the client went away: its command still stands
+                self.daemon.log.warning("command reply not delivered", error=str(error))
+            if clock() >= deadline:
+                return
+
+    def answer(self, payload: bytes, client: str = LOCAL_CLIENT) -> Reply:
+        """The reply to one request; always answers, never raises (but for the journal
+        failing: then the table cannot go on, see :meth:`TableDaemon.apply`)."""
+        try:
+            outcome = self._outcome(payload, client)
+        except Exception as error:  # a fault serving one request must not end the table
+            self.daemon.log.exception("command failed", client=client)
+            outcome = _refused(f"the controller could not serve this command "
+                               f"({type(error).__name__}); nothing was carried out")
+        if isinstance(outcome, (Status, Refused)):
+            return outcome
+        return self._journaled(outcome, client)
+
+    def _outcome(self, payload: bytes, client: str) -> Status | Refused | list[Any]:
+        """A query's answer, a refusal nothing may journal, or the events a command causes
+        (the first is its record)."""
+        daemon = self.daemon
+        if len(payload) > MAX_COMMAND_BYTES:
+            return _refused(f"a command is at most {MAX_COMMAND_BYTES} bytes; this one is "
+                            f"{len(payload)}")
+        try:
+            request = json.loads(payload.decode("utf-8"), parse_constant=_not_json)
+            # A lone surrogate escape ("\ud800") decodes to text that no UTF-8 message can
+            # carry: refuse it here, before the table acts on a command it could not journal.
+            json.dumps(request, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            return _refused("not valid JSON: a \\u escape names a lone surrogate, not a "
+                            "character")
+        except (ValueError, RecursionError) as error:  # bad UTF-8 or JSON, or nested too deep
+            return _refused(f"not valid JSON: {error}")
+        if not isinstance(request, dict):
+            return _refused(f"a command is a JSON object such as {{\"command\": \"lock\"}}, "
+                            f"not {_json_type(request)}")
+        name = name_of(request)
+        if self._credential_misplaced(request):
+            return _refused(MISPLACED_CREDENTIAL, name)
+        by = request.pop("by", "dealer")
+        if not isinstance(by, str) or not _BY.fullmatch(by):
+            return _refused("by: who gives the command is printable text of 1 to 64 "
+                            "characters", name, refused_arguments(request))
+        credential = request.pop("credential", None)
+        if request.get("command") in QUERIES:
+            if len(request) > 1:
+                return _refused(f"'{request['command']}' takes no arguments", "?",
+                                refused_arguments(request), by)
+            return Status(daemon.table.snapshot(), daemon.journal.last_seq,
+                          daemon.devices.status(), daemon.journal_status())
+        if (held := daemon.held_reason()) is not None:  # nothing is journaled: it is evidence
+            daemon.log.warning("command refused", command=name, reason=held, by=by)
+            return Refused(held)
+        role = DEALER_ROLE
+        if credential is not None:
+            supervisor = self._supervisor(credential)
+            if supervisor is None:
+                return _refused(BAD_CREDENTIAL, name, "", by, SUPERVISOR_ROLE)
+            role, by = SUPERVISOR_ROLE, supervisor or by
+        if (where := _unreadable_text(request)) is not None:
+            return _refused(f"{where}: a control, format or separator character (NUL, a "
+                            f"newline, a bidirectional override, a zero-width space) is not "
+                            f"text a command may carry", name, "", by, role)
+        try:
+            command = parse_command(request)
+        except InputError as error:
+            # A supervisor command without the credential says so first, whatever else is
+            # wrong with it.
+            kind = COMMANDS.get(name)
+            needs = [f"'{name}' needs the supervisor credential"] \
+                if kind is not None and kind.supervisor_only and role != SUPERVISOR_ROLE else []
+            return _refused("; ".join([*needs, *error.problems]), name,
+                            refused_arguments(request), by, role)
+        if command.command == "reload":
+            return daemon.reload(by, role)
+        return daemon.table.command(command, by, role)
+
+    def _journaled(self, events: list[Any], client: str) -> Reply:
+        """Journal what a command caused and say so. A refusal is journaled in full, or
+        counted when its client was already refused in this window (see
+        :mod:`controller.daemon.refusal_ledger`)."""
+        daemon = self.daemon
+        first, now = events[0], daemon.clock()
+        refused = type(first) is CommandRefused
+        if (held := daemon.held_reason()) is not None:  # nothing is journaled: it is evidence
+            return Refused(first.reason if refused else held)
+        if refused:
+            alarms = self.credentials.failed(client, now) \
+                if first.reason == BAD_CREDENTIAL else []
+            journaled, counts = daemon.refusals.admit(client, first.command, first.reason, now)
+            for event in [*counts, *alarms]:
+                daemon.apply([event])
+            if not journaled:
+                return Refused(first.reason, counted=True)
+        records = daemon.apply(events)
+        if refused:
+            return Refused(first.reason, seq=records[0].seq)
+        problems = [p for e in events if type(e) is LockRefused for p in e.problems]
+        if problems:
+            return Refused("; ".join(problems), seq=records[-1].seq)
+        return Accepted(records[-1].seq, daemon.table.state, daemon.table.expecting())
+
+    def _credential_misplaced(self, request: dict[str, Any]) -> bool:
+        """Whether the supervisor credential is a key or a text value of ``request`` anywhere
+        but under ``credential`` (a supervisor who typed it into ``by`` or a reason): such a
+        command is refused whole, since what a refusal keeps is journaled and published."""
+        texts = [*request, *(value for key, value in request.items() if key != "credential")]
+        return any(self._supervisor(text.strip()) is not None for text in texts
+                   if isinstance(text, str))
+
+    def _supervisor(self, credential: Any) -> str | None:
+        """Whose credential this is: a supervisor's name (``[security.supervisors]``), ``""``
+        for the table's shared supervisor credential, None for no valid credential. Every
+        hash is compared, so the time taken says nothing about which one matched."""
+        security = self.daemon.loaded.config.security
+        if not isinstance(credential, str) or len(credential) > 256:
+            return None
+        digest = hashlib.sha256(credential.encode("utf-8")).hexdigest()
+        found = None
+        for supervisor, expected in [("", security.supervisor_credential_sha256),
+                                     *security.supervisors.items()]:
+            if expected is not None and hmac.compare_digest(digest, expected):
+                found = supervisor
+        return found

@@ -1,0 +1,162 @@
+"""The one client of the command channel: ``lowball-table dealer``, the console, the simulated
+dealer and the benchmarks all send their requests through :class:`CommandClient`.
+
+It talks to the daemon's ROUTER from a DEALER socket. Each request goes out as three frames,
+``[request id, empty delimiter, JSON]``; the daemon sends the envelope back with the reply
+(docs/command-channel.md), so every reply is matched to its request by id: a late reply (to a
+request that timed out) is never taken for the answer to a later one, and requests may be
+pipelined (the console keeps several in flight; the flood benchmark thousands).
+
+A request that is not answered in time is forgotten with every other request still in flight:
+the socket is replaced, so nothing queued while the daemon was away reaches the table later.
+Nothing is resent unless asked (``retries``), and only ``status`` may be: a command that timed
+out may have been carried out, so the caller looks at the table before giving it again.
+
+Replies are typed (:mod:`controller.stream.command_replies`).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import asdict
+from typing import Any
+
+import zmq
+from pydantic import BaseModel
+
+from controller.core.commands import Command
+from controller.errors import LowballError
+from controller.stream.command_replies import Reply, decode
+from controller.stream.security import client as curve_client
+
+#: How long a request waits for its reply unless told otherwise.
+DEFAULT_TIMEOUT_S = 5.0
+#: Requests that may be sent again after a timeout: they only read.
+REPEATABLE = frozenset({"status"})
+
+Request = Mapping[str, Any] | BaseModel | Command
+
+
+class CommandTimeout(LowballError, TimeoutError):
+    """No reply within the time given; the request may or may not have been carried out."""
+
+    def __init__(self, endpoint: str, command: str, timeout_s: float) -> None:
+        super().__init__(f"no answer from {endpoint} to {command} within {timeout_s:g} s")
+        self.endpoint, self.command, self.timeout_s = endpoint, command, timeout_s
+
+
+class CommandClient:
+    """Requests to one table's command socket, and their replies.
+
+    ``by`` and ``credential`` are added to every request (``credential`` only to those sent
+    with ``supervisor=True``); ``curve`` is the client's keys and the table's public key
+    (:func:`controller.stream.security.client_keys`). ``in_flight`` bounds the requests the
+    socket queues (0: no bound, for a client that pipelines on purpose)."""
+
+    def __init__(self, endpoint: str, *, context: zmq.Context[Any] | None = None,
+                 curve: dict[str, bytes] | None = None, by: str | None = None,
+                 credential: str | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
+                 in_flight: int = 1000) -> None:
+        self.endpoint, self.curve = endpoint, curve
+        self.by, self.credential, self.timeout_s = by, credential, timeout_s
+        self.in_flight = in_flight
+        self.context = context or zmq.Context.instance()
+        self._next_id = 0
+        self._socket: zmq.Socket[bytes] | None = None
+
+    @property
+    def socket(self) -> zmq.Socket[bytes]:
+        """The DEALER socket (for a poller); replaced by :meth:`reset`."""
+        if self._socket is None:
+            socket = self.context.socket(zmq.DEALER)
+            socket.setsockopt(zmq.LINGER, 0)
+            socket.setsockopt(zmq.SNDHWM, self.in_flight)
+            socket.setsockopt(zmq.RCVHWM, self.in_flight)
+            if self.curve is not None:
+                curve_client(socket, **self.curve)
+            socket.connect(self.endpoint)
+            self._socket = socket
+        return self._socket
+
+    # -- one request at a time ------------------------------------------------------------
+
+    def ask(self, request: Request, *, supervisor: bool = False,
+            timeout_s: float | None = None, retries: int = 0) -> Reply:
+        """Send ``request`` and wait for its reply. :class:`CommandTimeout` when none comes in
+        time; a ``status`` is sent again up to ``retries`` times first."""
+        timeout = self.timeout_s if timeout_s is None else timeout_s
+        data = self._request(request, supervisor)
+        for _ in range(retries + 1 if data.get("command") in REPEATABLE else 1):
+            reply = self.reply_to(self.send(data), timeout)
+            if reply is not None:
+                return reply
+            self.reset()
+        raise CommandTimeout(self.endpoint, str(data.get("command")), timeout)
+
+    def reply_to(self, request_id: int, timeout_s: float) -> Reply | None:
+        """The reply to ``request_id``, waiting at most ``timeout_s`` (replies to other
+        requests are dropped); None when it has not come (the request is still in flight:
+        wait again, or :meth:`reset` to forget it)."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            got = self.receive(max(0.0, deadline - time.monotonic()))
+            if got is None:
+                return None
+            if got[0] == request_id:
+                return got[1]
+
+    # -- pipelined ------------------------------------------------------------------------
+
+    def send(self, request: Request, *, supervisor: bool = False) -> int:
+        """Send ``request`` without waiting; its id (which :meth:`receive` gives back with the
+        reply). ``zmq.Again`` when ``in_flight`` requests are already queued."""
+        return self.send_payload(json.dumps(self._request(request, supervisor)).encode())
+
+    def send_payload(self, payload: bytes) -> int:
+        """Send ``payload`` as the request, byte for byte (a test or a benchmark sending what
+        no well-behaved client would)."""
+        self._next_id += 1
+        self.socket.send_multipart([self._next_id.to_bytes(8, "big"), b"", payload],
+                                   zmq.NOBLOCK)
+        return self._next_id
+
+    def receive(self, timeout_s: float = 0.0) -> tuple[int, Reply] | None:
+        """The next reply that arrives within ``timeout_s`` and its request's id, or None.
+        :class:`controller.stream.command_replies.ReplyError` for a reply that is not one."""
+        socket, deadline = self.socket, time.monotonic() + timeout_s
+        while socket.poll(max(0, int((deadline - time.monotonic()) * 1000))):
+            frames = socket.recv_multipart()
+            if len(frames) == 3 and len(frames[0]) == 8 and not frames[1]:
+                return int.from_bytes(frames[0], "big"), decode(frames[2])
+        return None
+
+    def reset(self) -> None:
+        """Forget every request in flight: a fresh socket, so none still queued is sent, and
+        no late reply is read."""
+        if self._socket is not None:
+            self._socket.close(0)
+            self._socket = None
+
+    def close(self) -> None:
+        self.reset()
+
+    def __enter__(self) -> CommandClient:
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        self.close()
+
+    def _request(self, request: Request, supervisor: bool) -> dict[str, Any]:
+        if isinstance(request, Command):
+            data = {"command": request.command, **asdict(request)}
+        elif isinstance(request, BaseModel):
+            data = request.model_dump()
+        else:
+            data = dict(request)
+        if self.by is not None:
+            data.setdefault("by", self.by)
+        if supervisor and self.credential is not None:
+            data["credential"] = self.credential
+        return data

@@ -1,0 +1,250 @@
+"""The command channel as a protocol: its replies' shapes and bytes, and its one client.
+
+The replies' bytes are pinned here as the daemon has always sent them (REQ clients of the
+other tests read them too). :class:`CommandClient` is checked against a plain ROUTER that
+answers as slowly, late or out of order as a test needs, and against the real daemon.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import zmq
+
+from controller.errors import LowballError
+from controller.stream.command_client import CommandClient, CommandTimeout
+from controller.stream.command_replies import (
+    Accepted,
+    Refused,
+    ReplyError,
+    Status,
+    decode,
+    encode,
+    reply_from,
+)
+from controller.stream.table_commands import parse_command
+from tests.test_daemon import CREDENTIAL, DEADLINE_S, Rig
+
+REPLIES = [
+    (Accepted(12, "OPEN", "place wagers, then lock"),
+     b'{"ok": true, "seq": 12, "state": "OPEN", "expecting": "place wagers, then lock"}'),
+    (Status({"state": "OPEN"}, 3, {"shoe": "connected"}, {"seq": 3, "hash": "ab"}),
+     b'{"ok": true, "state": {"state": "OPEN"}, "seq": 3, "devices": {"shoe": "connected"}, '
+     b'"journal": {"seq": 3, "hash": "ab"}}'),
+    (Refused("unknown command"), b'{"ok": false, "error": "unknown command"}'),
+    (Refused("bad", seq=7), b'{"ok": false, "error": "bad", "seq": 7}'),
+    (Refused("bad", counted=True), b'{"ok": false, "error": "bad", "counted": true}'),
+    (Refused("caf\u00e9"), b'{"ok": false, "error": "caf\\u00e9"}'),
+]
+
+
+@pytest.mark.parametrize("reply, payload", REPLIES)
+def test_each_reply_has_the_bytes_the_daemon_sends_and_reads_back(reply, payload):
+    assert encode(reply) == payload
+    assert decode(payload) == reply
+
+
+@pytest.mark.parametrize("data", [
+    [], None, {"ok": "yes"}, {"ok": False}, {"ok": False, "error": 3},
+    {"ok": False, "error": "x", "seq": "7"}, {"ok": False, "error": "x", "counted": 1},
+    {"ok": True, "seq": True, "state": "OPEN", "expecting": "x"},
+    {"ok": True, "seq": 1, "state": "OPEN", "expecting": None},
+    {"ok": True, "seq": 1}, {"ok": True, "state": {}, "seq": 1, "devices": {}},
+])
+def test_anything_else_is_not_a_reply(data):
+    with pytest.raises(ReplyError) as raised:
+        reply_from(data)
+    assert isinstance(raised.value, LowballError) and raised.value.problem
+
+
+def test_bytes_that_are_not_json_are_not_a_reply():
+    with pytest.raises(ReplyError, match="not JSON"):
+        decode(b"\xff{")
+
+
+# --- the client against a plain ROUTER ---------------------------------------------------------
+
+class Router:
+    """A stand-in for the daemon's socket: the test decides when and what it answers."""
+
+    def __init__(self, context: zmq.Context, endpoint: str):
+        self.socket = context.socket(zmq.ROUTER)
+        self.socket.setsockopt(zmq.LINGER, 0)
+        self.socket.bind(endpoint)
+
+    def take(self, timeout_s: float = DEADLINE_S) -> tuple[list[bytes], dict]:
+        assert self.socket.poll(int(timeout_s * 1000)), "no request arrived"
+        *envelope, payload = self.socket.recv_multipart()
+        return envelope, json.loads(payload)
+
+    def answer(self, envelope: list[bytes], reply: Refused | Accepted) -> None:
+        self.socket.send_multipart([*envelope, encode(reply)])
+
+
+@pytest.fixture
+def router_and_client(tmp_path):
+    context = zmq.Context()
+    endpoint = f"ipc://{tmp_path}/commands"
+    router = Router(context, endpoint)
+    client = CommandClient(endpoint, context=context, by="pit", credential="secret")
+    yield router, client
+    client.close()
+    router.socket.close(0)
+    context.term()
+
+
+def test_a_late_reply_is_never_taken_for_the_answer_to_the_next_request(router_and_client):
+    router, client = router_and_client
+    first = client.send({"command": "lock"})
+    late, _ = router.take()
+    assert client.reply_to(first, 0.05) is None
+    second = client.send({"command": "open"})
+    envelope, request = router.take()
+    router.answer(late, Refused("the answer to lock"))
+    router.answer(envelope, Accepted(5, "OPEN", "place wagers, then lock"))
+    assert request == {"command": "open", "by": "pit"}
+    assert client.reply_to(second, DEADLINE_S) == Accepted(5, "OPEN", "place wagers, then lock")
+
+
+def test_pipelined_replies_come_back_with_their_requests_ids(router_and_client):
+    router, client = router_and_client
+    ids = [client.send({"command": "place", "spot": spot, "wager": "ante", "amount": 500})
+           for spot in (1, 2, 3)]
+    taken = [router.take() for _ in ids]
+    for envelope, request in reversed(taken):
+        router.answer(envelope, Refused(f"spot {request['spot']}"))
+    replies = dict(client.receive(DEADLINE_S) for _ in ids)
+    assert replies == {ids[0]: Refused("spot 1"), ids[1]: Refused("spot 2"),
+                       ids[2]: Refused("spot 3")}
+
+
+def test_a_command_that_timed_out_never_reaches_the_table_later(tmp_path):
+    """The request is queued while no daemon listens: after the timeout it is dropped, so a
+    daemon that comes up later does not carry out a command its giver gave up on."""
+    context = zmq.Context()
+    endpoint = f"ipc://{tmp_path}/commands"
+    client = CommandClient(endpoint, context=context)
+    try:
+        with pytest.raises(CommandTimeout) as raised:
+            client.ask({"command": "lock"}, timeout_s=0.05)
+        assert (raised.value.command, raised.value.timeout_s) == ("lock", 0.05)
+        assert isinstance(raised.value, LowballError) and isinstance(raised.value, TimeoutError)
+        router = Router(context, endpoint)
+        request_id = client.send({"command": "status"})
+        envelope, request = router.take()
+        assert request == {"command": "status"}
+        router.answer(envelope, Refused("held"))
+        assert client.reply_to(request_id, DEADLINE_S) == Refused("held")
+        assert not router.socket.poll(100), "the timed-out lock arrived after all"
+        router.socket.close(0)
+    finally:
+        client.close()
+        context.term()
+
+
+def test_only_a_status_is_asked_again_after_a_timeout(router_and_client):
+    router, client = router_and_client
+    with pytest.raises(CommandTimeout):
+        client.ask({"command": "lock"}, timeout_s=0.05, retries=3)
+    assert router.take()[1]["command"] == "lock"
+    assert not router.socket.poll(100), "a command was sent again"
+    with pytest.raises(CommandTimeout):
+        client.ask({"command": "status"}, timeout_s=0.05, retries=2)
+    assert [router.take()[1]["command"] for _ in range(3)] == ["status"] * 3
+
+
+def test_the_credential_goes_only_with_a_supervisor_request(router_and_client):
+    router, client = router_and_client
+    client.send(parse_command({"command": "void", "reason": "misdeal"}), supervisor=True)
+    client.send({"command": "open", "by": "sam"})
+    assert router.take()[1] == {"command": "void", "reason": "misdeal", "by": "pit",
+                                "credential": "secret"}
+    assert router.take()[1] == {"command": "open", "by": "sam"}
+
+
+# --- the client against the daemon -------------------------------------------------------------
+
+@pytest.fixture
+def rig(tmp_path):
+    rig = Rig(tmp_path, "cali_lowball")
+    yield rig
+    rig.close()
+
+
+def test_the_daemon_answers_the_client_with_typed_replies(rig):
+    client = CommandClient(rig.stream.commands, context=rig.context, by="alice",
+                           credential=CREDENTIAL)
+    try:
+        status = client.ask({"command": "status"})
+        assert isinstance(status, Status) and status.state["state"] == "CLOSED"
+        opened = client.ask({"command": "open"})
+        assert isinstance(opened, Accepted) and opened.state == "OPEN"
+        assert opened.seq == rig.daemon.journal.last_seq
+        refused = client.ask({"command": "fly"})
+        assert isinstance(refused, Refused) and "unknown command" in refused.error
+        assert refused.seq == opened.seq + 1
+        without = client.ask({"command": "sign_in"})
+        assert isinstance(without, Refused) and "supervisor credential" in without.error
+        signed = client.ask({"command": "sign_in"}, supervisor=True)
+        assert isinstance(signed, Accepted)
+        ids = [client.send({"command": "status"}) for _ in range(5)]
+        replies = dict(client.receive(DEADLINE_S) for _ in ids)
+        assert sorted(replies) == ids and all(isinstance(r, Status) for r in replies.values())
+    finally:
+        client.close()
+
+
+def test_a_req_client_and_the_command_client_get_the_same_bytes(rig):
+    """The envelope is returned as it came: a REQ's empty delimiter, or the client's id."""
+    raw = rig.context.socket(zmq.DEALER)
+    raw.setsockopt(zmq.LINGER, 0)
+    raw.connect(rig.stream.commands)
+    try:
+        raw.send_multipart([b"any id at all", b"", b'{"command": "status"}'])
+        assert raw.poll(int(DEADLINE_S * 1000))
+        request_id, delimiter, payload = raw.recv_multipart()
+        assert (request_id, delimiter) == (b"any id at all", b"")
+        assert payload == encode(decode(payload))
+        assert json.loads(payload) == rig.ask({"command": "status"})
+    finally:
+        raw.close(0)
+
+
+def test_the_protocol_page_lists_every_command_and_the_limits_the_daemon_keeps():
+    from pathlib import Path
+
+    from controller.daemon import command_channel as channel
+    from controller.daemon.refusal_ledger import CREDENTIAL_FAILURES, IN_FULL
+    from controller.stream.security import HANDSHAKE_TIMEOUT_MS
+    from controller.stream.table_commands import COMMANDS
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "command-channel.md").read_text()
+    for name, cls in [*COMMANDS.items(), ("status", None)]:
+        row = next((line for line in page.splitlines() if line.startswith(f"| `{name}` |")),
+                   None)
+        assert row is not None, f"docs/command-channel.md does not list {name}"
+        if cls is not None:
+            role = "supervisor" if cls.supervisor_only else "dealer"
+            assert f"| {role} |" in row, row
+            for field in set(cls.model_fields) - {"command"}:
+                assert f"`{field}`" in row, (name, field)
+    assert f"| request size | {channel.MAX_COMMAND_BYTES:,} bytes |" in page
+    assert f"| frame size | {channel.MAX_COMMAND_FRAME_BYTES // 1024} KiB |" in page
+    assert (f"| {channel.MAX_COMMANDS_PER_TURN}, within {channel.TURN_BUDGET_S * 1000:g} ms"
+            in page)
+    assert f"| {IN_FULL} per client per second |" in page
+    assert f"| {CREDENTIAL_FAILURES} within a minute" in page
+    assert f"| handshake | {HANDSHAKE_TIMEOUT_MS / 1000:g} s |" in page
+
+
+def test_a_message_that_is_not_a_reply_to_this_client_is_skipped_within_the_timeout(
+        router_and_client):
+    router, client = router_and_client
+    request_id = client.send({"command": "status"})
+    envelope, _ = router.take()
+    router.socket.send_multipart([envelope[0], b"no id", encode(Refused("stray"))])
+    router.answer(envelope, Refused("held"))
+    assert client.receive(DEADLINE_S) == (request_id, Refused("held"))
+    router.socket.send_multipart([envelope[0], b"no id", encode(Refused("stray"))])
+    assert client.receive(0.05) is None

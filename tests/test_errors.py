@@ -1,0 +1,79 @@
+"""One exception root: every exception the project defines is a
+:class:`controller.errors.LowballError`, and callers tell errors apart by class and fields.
+
+Every module of the project is imported and every exception class it defines is checked, so
+a new one is covered the day it is written.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from pathlib import Path
+
+import pytest
+
+from controller.core.cards import parse_card
+from controller.core.games import DuplicateCard, IllegalAction, WagerError
+from controller.errors import LowballError
+
+ROOT = Path(__file__).resolve().parents[1]
+TREES = ("controller", "drivers", "simulators", "bench")
+
+
+def project_modules() -> list[str]:
+    names = []
+    for tree in TREES:
+        for path in sorted((ROOT / tree).rglob("*.py")):
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            if parts[-1] == "__main__":
+                continue
+            if parts[-1] == "__init__":
+                parts.pop()
+            names.append(".".join(parts))
+    return names
+
+
+def exception_classes() -> list[type[BaseException]]:
+    found = []
+    for name in project_modules():
+        module = importlib.import_module(name)
+        found += [cls for _, cls in inspect.getmembers(module, inspect.isclass)
+                  if issubclass(cls, BaseException) and cls.__module__ == module.__name__]
+    return found
+
+
+def test_every_exception_the_project_defines_derives_from_the_root():
+    classes = exception_classes()
+    assert len(classes) >= 25, classes
+    strays = [f"{cls.__module__}.{cls.__qualname__}" for cls in classes
+              if not issubclass(cls, LowballError)]
+    assert not strays, f"not LowballError: {strays}"
+
+
+def test_a_duplicate_card_is_told_by_its_class_and_fields(cali_setup):
+    from controller.core.games import ENGINES
+
+    hand = ENGINES["cali_lowball"](cali_setup(), {1: {"ante": 100, "xtra_bonus": 100}})
+    card = parse_card("As")
+    hand.deal(card)
+    with pytest.raises(DuplicateCard) as raised:
+        hand.deal(card)
+    assert isinstance(raised.value, IllegalAction) and isinstance(raised.value, ValueError)
+    assert (raised.value.card, raised.value.holder) == (card, 1)
+
+
+@pytest.mark.parametrize("wagers, seat", [
+    ({9: {"ante": 100, "xtra_bonus": 100}}, 9),
+    ({"x": {"ante": 100, "xtra_bonus": 100}}, "x"),
+    ({2: {"ante": 100, "xtra_bonus": 50}}, 2),
+    ({3: {"ante": 100}}, 3),
+    ({4: {"ante": -1, "xtra_bonus": 100}}, 4),
+    ({}, None),
+])
+def test_a_wager_error_names_its_seat_as_a_field(cali_setup, wagers, seat):
+    from controller.core.games import ENGINES
+
+    with pytest.raises(WagerError) as raised:
+        ENGINES["cali_lowball"](cali_setup(), wagers)
+    assert raised.value.seat == seat
