@@ -16,7 +16,7 @@ import time
 from collections import defaultdict
 from fractions import Fraction
 
-from controller.cards import DECK
+from controller.cards import DECK, parse_cards
 from controller.events import COMMUNITY, DEALER, HandShown, ProgressiveAwarded
 from controller.games import CaliLowballHand, Decision, ThreeCardLowballHand
 from controller.par import cali_lowball as cali
@@ -166,20 +166,46 @@ def three_card_exact(sheet: three.ThreeCardParSheet) -> dict[str, Fraction]:
     return figures
 
 
+def three_card_strategy(sheet: three.ThreeCardParSheet) -> dict[frozenset, tuple]:
+    """Starting hand (as a set) -> the cards the sheet's strategy discards."""
+    return {frozenset(hand): best.discard for hand, best in sheet.strategy.items()}
+
+
+def document_exact(document: dict) -> dict[str, Fraction]:
+    """:func:`three_card_exact` from a par sheet's ``--json`` form."""
+    def value(figure: dict) -> Fraction:
+        return Fraction(figure["fraction"])
+
+    figures = {f"return {name}": value(figure) for name, figure in document["returns"].items()}
+    for name in ("win", "tie", "lose"):
+        figures[f"frequency {name}"] = value(document["results"][name])
+    for name, line in document["lines"].items():
+        figures[f"Bonus line {name}"] = value(line["frequency"])
+    for name, figure in document["progressive"]["frequencies"].items():
+        figures[f"progressive {name}"] = value(figure)
+    return figures
+
+
+def document_strategy(document: dict) -> dict[frozenset, tuple]:
+    """:func:`three_card_strategy` from a par sheet's ``--json`` form."""
+    return {frozenset(parse_cards(hand)): tuple(parse_cards(discard))
+            for hand, discard in document["strategy"].items()}
+
+
 def simulate_three_card(hands: int, rng: random.Random, deck: list, paytable: str,
-                        sheet: three.ThreeCardParSheet) -> tuple[list[dict], float]:
-    """Play ``hands`` one-spot hands of the shipped Three Card Lowball config, shoes shuffled
-    from ``deck`` (the exact par sheet ``sheet`` was counted on the same deck), with the
-    sheet's strategy; return the comparison rows and the CPU seconds the play took."""
+                        strategy: dict[frozenset, tuple], exact: dict[str, Fraction],
+                        seats: tuple[int, ...] = (1,)) -> tuple[list[dict], float]:
+    """Play ``hands`` hands of the shipped Three Card Lowball config on ``seats``, shoes
+    shuffled from ``deck``, each spot drawing by ``strategy``; return the comparison rows
+    with the ``exact`` figures (counted on the same deck) and the CPU seconds of the play."""
     setup = load_config(default_config_path("three_card_lowball")).setup(
         "three_card_lowball", paytable)
     unit = 100 * math.lcm(*(odds.per for odds in setup.paytable.bonus.values()))
-    wagers = {1: {"ante": unit, "bonus": unit, "progressive": setup.progressive.wager}}
+    wagers = {seat: {"ante": unit, "bonus": unit, "progressive": setup.progressive.wager}
+              for seat in seats}
     stand = Decision("stand")
-    decisions = {}
-    for hand_cards, best in sheet.strategy.items():
-        decision = Decision("discard", best.discard) if best.discard else stand
-        decisions[frozenset(hand_cards)] = decision
+    decisions = {hand: Decision("discard", discard) if discard else stand
+                 for hand, discard in strategy.items()}
     tally = Tally()
     started = time.process_time()
     for _ in range(hands):
@@ -192,10 +218,11 @@ def simulate_three_card(hands: int, rng: random.Random, deck: list, paytable: st
             if step.kind == "settled":
                 break
             if step.kind == "decision":
-                hand.decide(1, decisions[frozenset(hand.dealt[1])])
+                (seat,) = step.seats
+                hand.decide(seat, decisions[frozenset(hand.dealt[seat])])
         values: dict[str, float] = defaultdict(float)
-        final_class = next(event.hand_class for event in hand.history
-                           if type(event) is HandShown and event.to == 1)
+        final_class = {event.to: event.hand_class for event in hand.history
+                       if type(event) is HandShown}
         for settled in hand.settlements():
             if settled.wager == "progressive":
                 continue
@@ -205,14 +232,13 @@ def simulate_three_card(hands: int, rng: random.Random, deck: list, paytable: st
                 values[{"win": "frequency win", "push": "frequency tie",
                         "lose": "frequency lose"}[settled.result]] += 1
                 if settled.result == "win":
-                    values[f"Bonus line {final_class}"] += 1
+                    values[f"Bonus line {final_class[settled.seat]}"] += 1
         for event in hand.history:
             if type(event) is ProgressiveAwarded:
                 values[f"progressive {event.award}"] += 1
         tally.add(values)
     seconds = time.process_time() - started
-    exact = {name: value for name, value in three_card_exact(sheet).items()}
-    return compare(tally, exact, 1), seconds
+    return compare(tally, exact, len(seats)), seconds
 
 
 #: Three Card Lowball's reduced deck for the whole-sheet check: A, 2, 4, 10 of c, d, h.
