@@ -339,26 +339,59 @@ def simulate_three_card_rule(hands: int, rng: random.Random, paytable: str,
     return rows, seconds
 
 
+def three_card_full_deck(hands: int, rng: random.Random) -> None:
+    """All 22,100 starting hands counted again (timed), each seeded paytable's par sheet
+    compared whole with the committed one (docs/par-sheets/), then played through the
+    engine with its strategy."""
+    import json
+    from pathlib import Path
+
+    from controller.commands.math import three_card_document
+    from controller.par.three_card_counts import count_hands
+
+    started = time.perf_counter()
+    cpu = time.process_time()
+    counted = count_hands()
+    print(f"Three Card Lowball, full deck: every starting hand counted in "
+          f"{time.perf_counter() - started:.0f} s ({time.process_time() - cpu:.0f} s CPU)")
+    committed = Path(__file__).resolve().parent.parent / "docs" / "par-sheets"
+    config = load_config(default_config_path("three_card_lowball"))
+    for paytable in ("paytable-1", "paytable-2", "paytable-3"):
+        started = time.perf_counter()
+        document = three_card_document(config.setup("three_card_lowball", paytable), counted)
+        path = committed / f"three_card_lowball-{paytable}.json"
+        same = json.loads(path.read_text()) == document
+        print(f"  {paytable}: par sheet in {time.perf_counter() - started:.0f} s, house edge "
+              f"{document['house_edge']['decimal']}; "
+              f"{'the same as' if same else 'DIFFERS FROM'} {path.name}")
+        rows, seconds = simulate_three_card(hands, rng, list(DECK), paytable,
+                                            document_strategy(document),
+                                            document_exact(document), SEATS)
+        print_rows(f"Three Card Lowball, full deck, {paytable}, optimal strategy", rows,
+                   hands, seconds)
+
+
 def main(cali_hands: int = 300_000, three_card_hands: int = 300_000,
-         one_hand_deals: int = 100_000, rule_hands: int = 200_000) -> None:
+         one_hand_deals: int = 100_000, rule_hands: int = 200_000,
+         full_deck_hands: int = 1_000_000) -> None:
     from controller.commands.math import three_card_bonus, three_card_progressive
+    from controller.par.three_card_counts import count_hands
 
     rng = random.Random(17)
     rows, seconds = simulate_cali(cali_hands, rng)
     print_rows("Cali LowBall, paytable example, optimal strategy", rows, cali_hands, seconds)
     setup = load_config(default_config_path("three_card_lowball")).setup()
-    sheet = three.par_sheet(three.enumerate_hands(SMALL_DECK), three_card_bonus(setup),
+    sheet = three.par_sheet(count_hands(SMALL_DECK), three_card_bonus(setup),
                             three_card_progressive(setup), SMALL_DECK)
     rows, seconds = simulate_three_card(three_card_hands, rng, SMALL_DECK, setup.paytable_name,
-                                        sheet)
+                                        three_card_strategy(sheet), three_card_exact(sheet))
     print_rows(f"Three Card Lowball on the 12-card deck (A 2 4 10 of c d h), "
                f"{setup.paytable_name}, optimal strategy", rows, three_card_hands, seconds, 1)
     rows, seconds = simulate_three_card_draw("Ah 2c 9d", one_hand_deals, rng,
                                              setup.paytable_name)
     print_rows(f"Three Card Lowball, full deck, starting hand Ah 2c 9d, each draw "
                f"({setup.paytable_name})", rows, one_hand_deals, seconds, 1)
-
-
+    three_card_full_deck(full_deck_hands, rng)
     for paytable in ("paytable-1", "paytable-2", "paytable-3"):
         for name, draw in (("the house way", house_way_draw),
                            ("pairs and cards above 7 discarded", low_cards_draw)):
