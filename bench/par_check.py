@@ -23,7 +23,7 @@ from controller.cli.math import (
     three_card_bonus,
     three_card_progressive,
 )
-from controller.core.cards import DECK, Card
+from controller.core.cards import DECK, Card, parse_cards
 from controller.core.events import COMMUNITY, DEALER, HandShown, ProgressiveAwarded
 from controller.core.games import CaliLowballHand, Decision, ThreeCardLowballHand
 from controller.par import cali_lowball as cali
@@ -175,6 +175,10 @@ def three_card_exact(sheet: three.ThreeCardParSheet) -> dict[str, Fraction]:
     return figures
 
 
+#: Starting hand (as a set) -> the cards discarded from it.
+Strategy = dict[frozenset[Card], tuple[Card, ...]]
+
+
 def play_out(hand: ThreeCardLowballHand, cards: Iterator[Card],
              decide: Callable[[Sequence[Card]], Decision]) -> None:
     """Deal from ``cards`` until ``hand`` settles; each spot asked decides ``decide(its
@@ -194,17 +198,44 @@ def _decision(discard: Sequence[Card]) -> Decision:
     return Decision("discard", tuple(discard)) if discard else Decision("stand")
 
 
+def three_card_strategy(sheet: three.ThreeCardParSheet) -> Strategy:
+    """Starting hand (as a set) -> the cards the sheet's strategy discards."""
+    return {frozenset(hand): best.discard for hand, best in sheet.strategy.items()}
+
+
+def document_exact(document: dict[str, Any]) -> dict[str, Fraction]:
+    """:func:`three_card_exact` from a par sheet's ``--json`` form."""
+    def value(figure: dict[str, Any]) -> Fraction:
+        return Fraction(figure["fraction"])
+
+    figures = {f"return {name}": value(figure) for name, figure in document["returns"].items()}
+    for name in ("win", "tie", "lose"):
+        figures[f"frequency {name}"] = value(document["results"][name])
+    for name, line in document["lines"].items():
+        figures[f"Bonus line {name}"] = value(line["frequency"])
+    for name, figure in document["progressive"]["frequencies"].items():
+        figures[f"progressive {name}"] = value(figure)
+    return figures
+
+
+def document_strategy(document: dict[str, Any]) -> Strategy:
+    """:func:`three_card_strategy` from a par sheet's ``--json`` form."""
+    return {frozenset(parse_cards(hand)): tuple(parse_cards(discard))
+            for hand, discard in document["strategy"].items()}
+
+
 def simulate_three_card(hands: int, rng: random.Random, deck: list[Card], paytable: str,
-                        sheet: three.ThreeCardParSheet) -> tuple[list[dict[str, Any]], float]:
-    """Play ``hands`` one-spot hands of the shipped Three Card Lowball config, shoes shuffled
-    from ``deck`` (the exact par sheet ``sheet`` was counted on the same deck), with the
-    sheet's strategy; return the comparison rows and the CPU seconds the play took."""
+                        strategy: Strategy, exact: dict[str, Fraction],
+                        seats: tuple[int, ...] = (1,)) -> tuple[list[dict[str, Any]], float]:
+    """Play ``hands`` hands of the shipped Three Card Lowball config on ``seats``, shoes
+    shuffled from ``deck``, each spot drawing by ``strategy``; return the comparison rows
+    with the ``exact`` figures (counted on the same deck) and the CPU seconds of the play."""
     setup = load_config(default_config_path("three_card_lowball")).setup(
         "three_card_lowball", paytable)
     unit = 100 * math.lcm(*(odds.per for odds in setup.paytable.for_wager("bonus").values()))
-    wagers = {1: {"ante": unit, "bonus": unit, "progressive": setup.progressive.wager}}
-    decisions = {frozenset(hand_cards): _decision(best.discard)
-                 for hand_cards, best in sheet.strategy.items()}
+    wagers = {seat: {"ante": unit, "bonus": unit, "progressive": setup.progressive.wager}
+              for seat in seats}
+    decisions = {hand: _decision(discard) for hand, discard in strategy.items()}
     tally = Tally()
     started = time.process_time()
     for _ in range(hands):
@@ -212,8 +243,8 @@ def simulate_three_card(hands: int, rng: random.Random, deck: list[Card], paytab
         play_out(hand, iter(rng.sample(deck, len(deck))),
                  lambda cards: decisions[frozenset(cards)])
         values: dict[str, float] = defaultdict(float)
-        final_class = next(event.hand_class for event in hand.history
-                           if type(event) is HandShown and event.to == 1)
+        final_class = {event.to: event.hand_class for event in hand.history
+                       if type(event) is HandShown}
         for settled in hand.settlements():
             if settled.wager == "progressive":
                 continue
@@ -223,14 +254,13 @@ def simulate_three_card(hands: int, rng: random.Random, deck: list[Card], paytab
                 values[{"win": "frequency win", "push": "frequency tie",
                         "lose": "frequency lose"}[settled.result]] += 1
                 if settled.result == "win":
-                    values[f"Bonus line {final_class}"] += 1
+                    values[f"Bonus line {final_class[settled.seat]}"] += 1
         for event in hand.history:
             if type(event) is ProgressiveAwarded:
                 values[f"progressive {event.award}"] += 1
         tally.add(values)
     seconds = time.process_time() - started
-    exact = {name: value for name, value in three_card_exact(sheet).items()}
-    return compare(tally, exact, 1), seconds
+    return compare(tally, exact, len(seats)), seconds
 
 
 #: Three Card Lowball's reduced deck for the whole-sheet check: A, 2, 4, 10 of c, d, h.
@@ -319,24 +349,59 @@ def simulate_three_card_rule(hands: int, rng: random.Random, paytable: str,
     return rows, seconds
 
 
+def three_card_full_deck(hands: int, rng: random.Random) -> None:
+    """All 22,100 starting hands counted again (timed), each seeded paytable's par sheet
+    compared whole with the committed one (docs/par-sheets/), then played through the
+    engine with its strategy."""
+    import json
+    from pathlib import Path
+
+    from controller.cli.math import three_card_document
+    from controller.par.three_card_counts import count_hands
+
+    started = time.perf_counter()
+    cpu = time.process_time()
+    counted = count_hands()
+    print(f"Three Card Lowball, full deck: every starting hand counted in "
+          f"{time.perf_counter() - started:.0f} s ({time.process_time() - cpu:.0f} s CPU)")
+    committed = Path(__file__).resolve().parent.parent / "docs" / "par-sheets"
+    config = load_config(default_config_path("three_card_lowball"))
+    for paytable in ("paytable-1", "paytable-2", "paytable-3"):
+        started = time.perf_counter()
+        document = three_card_document(config.setup("three_card_lowball", paytable), counted)
+        path = committed / f"three_card_lowball-{paytable}.json"
+        same = json.loads(path.read_text()) == document
+        print(f"  {paytable}: par sheet in {time.perf_counter() - started:.0f} s, house edge "
+              f"{document['house_edge']['decimal']}; "
+              f"{'the same as' if same else 'DIFFERS FROM'} {path.name}")
+        rows, seconds = simulate_three_card(hands, rng, list(DECK), paytable,
+                                            document_strategy(document),
+                                            document_exact(document), SEATS)
+        print_rows(f"Three Card Lowball, full deck, {paytable}, optimal strategy", rows,
+                   hands, seconds)
+
+
 def main(cali_hands: int = 300_000, three_card_hands: int = 300_000,
-         one_hand_deals: int = 100_000, rule_hands: int = 200_000) -> None:
+         one_hand_deals: int = 100_000, rule_hands: int = 200_000,
+         full_deck_hands: int = 1_000_000) -> None:
+    from controller.cli.math import three_card_bonus, three_card_progressive
+    from controller.par.three_card_counts import count_hands
+
     rng = random.Random(17)
     rows, seconds = simulate_cali(cali_hands, rng)
     print_rows("Cali LowBall, paytable example, optimal strategy", rows, cali_hands, seconds)
     setup = load_config(default_config_path("three_card_lowball")).setup()
-    sheet = three.par_sheet(three.enumerate_hands(SMALL_DECK), three_card_bonus(setup),
+    sheet = three.par_sheet(count_hands(SMALL_DECK), three_card_bonus(setup),
                             three_card_progressive(setup), SMALL_DECK)
     rows, seconds = simulate_three_card(three_card_hands, rng, SMALL_DECK, setup.paytable_name,
-                                        sheet)
+                                        three_card_strategy(sheet), three_card_exact(sheet))
     print_rows(f"Three Card Lowball on the 12-card deck (A 2 4 10 of c d h), "
                f"{setup.paytable_name}, optimal strategy", rows, three_card_hands, seconds, 1)
     rows, seconds = simulate_three_card_draw("Ah 2c 9d", one_hand_deals, rng,
                                              setup.paytable_name)
     print_rows(f"Three Card Lowball, full deck, starting hand Ah 2c 9d, each draw "
                f"({setup.paytable_name})", rows, one_hand_deals, seconds, 1)
-
-
+    three_card_full_deck(full_deck_hands, rng)
     for paytable in ("paytable-1", "paytable-2", "paytable-3"):
         for name, draw in (("the house way", house_way_draw),
                            ("pairs and cards above 7 discarded", low_cards_draw)):

@@ -12,27 +12,22 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Mapping
 from fractions import Fraction
+from typing import Any
 
 from controller.cli import Subcommands
 from controller.core.cards import Card, CardError, find_duplicate, format_cards, parse_cards
 from controller.errors import LowballError
+from controller.par import approval, report
+from controller.par.figures import exact, fraction_text, percent_text
 from controller.par import cali_lowball as cali
-from controller.par import report
-from controller.par.figures import exact
 from controller.par import three_card_lowball as three
 from controller.core.table_settings import GAMES, GameSetup
 from controller.settings.table_config import default_config_path, load_config
 from controller.settings.validation import InputError
 
 PROGRAM = "lowball-table math"
-THREE_CARD_PAR_SHEET = (
-    "--game three_card_lowball: the exact par sheet is not available yet: counting one "
-    "starting hand against every dealer deal and house-way draw takes about 12 s of CPU here, "
-    "so all 22,100 hands would take about 77 CPU-hours (README, Game math); 'math advise' "
-    "answers one hand exactly")
-
-
 class ArgumentError(LowballError, ValueError):
     """A bad argument; the message names it."""
 
@@ -45,6 +40,11 @@ def register(subparsers: Subcommands, name: str, help_text: str) -> None:
     sheet.add_argument("--json", action="store_true",
                        help="the stable JSON form (docs/par-sheets.md)")
     sheet.set_defaults(func=run_par_sheet)
+    check = actions.add_parser(
+        "check", help="warn when the paytable in force has a negative house edge or one that "
+                      "differs from its approved_house_edge")
+    _common(check)
+    check.set_defaults(func=run_check)
     advice = actions.add_parser("advise", help="the expected value of each choice in one hand")
     _common(advice)
     advice.add_argument("--cards", required=True,
@@ -93,17 +93,68 @@ def three_card_progressive(setup: GameSetup) -> three.Progressive:
         progressive.contribution_rate, progressive.seed)
 
 
+def three_card_document(setup: GameSetup,
+                        counted: Mapping[tuple[Card, ...], tuple[three.DrawCounts, ...]],
+                        ) -> dict[str, Any]:
+    """The ``--json`` par sheet of the setup's paytable from the counts of every hand."""
+    bonus = three_card_bonus(setup)
+    sheet = three.par_sheet(counted, bonus, three_card_progressive(setup))
+    document: dict[str, Any] = report.three_card_document(sheet, setup.paytable_name, bonus)
+    return document
+
+
 def run_par_sheet(args: argparse.Namespace) -> int:
     try:
         setup = _setup(args)
     except InputError as error:
         return _fail(error)
     if args.game == "three_card_lowball":
-        return _fail(ArgumentError(THREE_CARD_PAR_SHEET))
+        from controller.par.three_card_counts import count_hands
+
+        print(f"{PROGRAM}: counting all 22,100 starting hands (about 2 to 3 minutes of CPU)",
+              file=sys.stderr)
+        document = three_card_document(setup, count_hands())
+        print(json.dumps(document, indent=1) if args.json else report.three_card_text(document))
+        return 0
     odds, rules = cali_inputs(setup)
     sheet = cali.par_sheet(cali.enumerate_deals(), odds, rules)
     document = report.cali_document(sheet, setup.paytable_name, rules, odds)
     print(json.dumps(document, indent=1) if args.json else report.cali_text(document))
+    return 0
+
+
+def house_edge(setup: GameSetup) -> Fraction:
+    """The exact house edge of the setup's paytable (Three Card Lowball: as recorded for a
+    seeded paytable's lines, otherwise counted)."""
+    if setup.game == "cali_lowball":
+        odds, rules = cali_inputs(setup)
+        return cali.par_sheet(cali.enumerate_deals(), odds, rules).house_edge
+
+    def count() -> Fraction:
+        from controller.par.three_card_counts import count_hands
+
+        print(f"{PROGRAM}: no house edge on record for paytable {setup.paytable_name}'s "
+              f"lines; counting all 22,100 starting hands (about 2 to 3 minutes of CPU)",
+              file=sys.stderr)
+        bonus = three_card_bonus(setup)
+        return three.par_sheet(count_hands(), bonus, three_card_progressive(setup)).house_edge
+
+    return approval.three_card_house_edge(three_card_bonus(setup), count)
+
+
+def run_check(args: argparse.Namespace) -> int:
+    try:
+        config = load_config(args.config or default_config_path(args.game))
+        setup = config.setup(args.game, args.paytable)
+    except InputError as error:
+        return _fail(error)
+    edge = house_edge(setup)
+    approved = config.paytables.for_game(setup.game)[setup.paytable_name].approved_house_edge
+    print(f"paytable {setup.paytable_name}: house edge {percent_text(edge)} "
+          f"({fraction_text(edge)}) per initial wager; approved_house_edge "
+          f"{approved if approved is not None else 'not given'}")
+    for warning in approval.warnings(setup.paytable_name, edge, approved):
+        print(f"{PROGRAM}: warning: {warning}", file=sys.stderr)
     return 0
 
 

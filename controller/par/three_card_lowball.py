@@ -49,13 +49,18 @@ class DrawCounts(NamedTuple):
 
     def value(self, bonus: Mapping[str, Fraction]) -> Fraction:
         """Expected net of Ante and Bonus, in antes."""
-        total = Fraction(0)
-        for name, counts in self.classes.items():
-            for result, ways in enumerate(counts):
-                if ways:
-                    ante, bonus_net = main_net(bonus, name, result)
-                    total += ways * (ante + bonus_net)
-        return total / self.ways
+        scale = bonus_scale(bonus)
+        total = 0
+        for name, (win, _, lose) in self.classes.items():
+            odds = bonus.get(name, Fraction(0))
+            total += win * (scale + odds.numerator * (scale // odds.denominator)) \
+                - lose * 2 * scale
+        return Fraction(total, self.ways * scale)
+
+
+def bonus_scale(bonus: Mapping[str, Fraction]) -> int:
+    """The lowest multiple of the ante in which every Bonus payout is whole."""
+    return lcm(1, *(odds.denominator for odds in bonus.values()))
 
 
 def main_net(bonus: Mapping[str, Fraction], hand_class: str,
@@ -211,12 +216,6 @@ def _draw(kept: tuple[Card, ...], discard: tuple[Card, ...], unseen: list[Card],
                                 in classes.items()}, ways)
 
 
-def best_draw(counts: Sequence[DrawCounts], bonus: Mapping[str, Fraction]) -> DrawCounts:
-    """The draw with the highest expected net; an exact tie goes to the fewest discards,
-    then the first in the hand's order."""
-    return max(counts, key=lambda draw: (draw.value(bonus), -len(draw.discard)))
-
-
 def settle(hand: Sequence[Card], discard: Sequence[Card], drawn: Sequence[Card],
            dealer: Sequence[Card], dealer_drawn: Sequence[Card],
            bonus: Mapping[str, Fraction]) -> dict[str, Fraction]:
@@ -304,63 +303,75 @@ class ThreeCardParSheet(NamedTuple):
 def par_sheet(counted: Mapping[tuple[Card, ...], tuple[DrawCounts, ...]],
               bonus: Mapping[str, Fraction], progressive: Progressive,
               deck: Sequence[Card] = DECK) -> ThreeCardParSheet:
+    """The par sheet of the Bonus odds ``bonus`` and ``progressive`` from the counts of every
+    starting hand of ``deck``. The sums are whole numbers over every hand's deals (each
+    draw's ways brought to their common multiple), divided once at the end."""
     hands = len(counted)
     assert hands == comb(len(deck), 3)
+    common = lcm(*{draw.ways for counts in counted.values() for draw in counts})
     strategy = {}
     values = {}
-    net_weights: dict[Fraction, Fraction] = {}
-    sums = {"ante": Fraction(0), "bonus": Fraction(0)}
-    results = dict.fromkeys(("win", "tie", "lose", "stand", "discard 1", "discard 2"),
-                            Fraction(0))
-    line_hits: dict[str, Fraction] = dict.fromkeys(bonus, Fraction(0))
-    awards = dict.fromkeys(("jackpot", *PAT_AWARDS.values(), "4-high", "5-high"), Fraction(0))
+    decisions = [0, 0, 0]
+    # Per final hand class: the ways it wins, ties and loses; and its wins by a hand not
+    # dealt a pat 4-2-A (the 4-high and 5-high awards).
+    outcomes: dict[str, list[int]] = {}
+    plain_wins: dict[str, int] = {}
+    pat_wins = dict.fromkeys(PAT_AWARDS.values(), 0)
+    jackpot = Fraction(0)
     for hand, counts in counted.items():
-        best = best_draw(counts, bonus)
+        hand_values = {draw.discard: draw.value(bonus) for draw in counts}
+        best = max(counts, key=lambda draw: (hand_values[draw.discard], -len(draw.discard)))
         strategy[hand] = best
-        values[hand] = {draw.discard: draw.value(bonus) for draw in counts}
-        results[("stand", "discard 1", "discard 2")[len(best.discard)]] += 1
-        won = Fraction(0)
-        for name, outcome in best.classes.items():
-            for result, ways in enumerate(outcome):
-                if not ways:
-                    continue
-                share = Fraction(ways, best.ways)
-                ante, bonus_net = main_net(bonus, name, result)
-                net = ante + bonus_net
-                net_weights[net] = net_weights.get(net, Fraction(0)) + share
-                sums["ante"] += ante * share
-                sums["bonus"] += bonus_net * share
-                results[("win", "tie", "lose")[result]] += share
-                if result == WIN:
-                    won += share
-                    if name in line_hits:
-                        line_hits[name] += share
-                    if name in three_card.FOUR_HIGH_CLASSES:
-                        awards["4-high"] += share * (three_card.hand_class(hand)
-                                                     not in PAT_AWARDS)
-                    elif name == "5-high":
-                        awards["5-high"] += share * (three_card.hand_class(hand)
-                                                     not in PAT_AWARDS)
+        values[hand] = hand_values
+        decisions[len(best.discard)] += 1
+        factor = common // best.ways
         dealt = three_card.hand_class(hand)
-        if dealt in PAT_AWARDS:
-            awards[PAT_AWARDS[dealt]] += won
-            awards["jackpot"] += _dealer_pat_share(hand, deck)
-    total_weight = Fraction(hands)
-    returns = {name: value / total_weight for name, value in sums.items()}
+        pat = dealt in PAT_AWARDS
+        won = 0
+        for name, (win, tie, lose) in best.classes.items():
+            sums = outcomes.setdefault(name, [0, 0, 0])
+            sums[WIN] += win * factor
+            sums[TIE] += tie * factor
+            sums[LOSE] += lose * factor
+            if pat:
+                won += win * factor
+            else:
+                plain_wins[name] = plain_wins.get(name, 0) + win * factor
+        if pat:
+            pat_wins[PAT_AWARDS[dealt]] += won
+            jackpot += _dealer_pat_share(hand, deck)
+    deals = hands * common
+    returns = {"ante": Fraction(0), "bonus": Fraction(0)}
+    second = Fraction(0)
+    by_result = [0, 0, 0]
+    for name, sums in outcomes.items():
+        for result, ways in enumerate(sums):
+            by_result[result] += ways
+            ante, bonus_net = main_net(bonus, name, result)
+            share = Fraction(ways, deals)
+            returns["ante"] += ante * share
+            returns["bonus"] += bonus_net * share
+            second += (ante + bonus_net) ** 2 * share
     returns["total"] = returns["ante"] + returns["bonus"]
-    mean = sum(net * weight for net, weight in net_weights.items()) / total_weight
-    assert mean == returns["total"]
-    variance = sum(net * net * weight for net, weight in net_weights.items()) / total_weight \
-        - mean * mean
-    award_frequency = {name: value / total_weight for name, value in awards.items()}
+    results = {name: Fraction(ways, deals)
+               for name, ways in zip(("win", "tie", "lose"), by_result)}
+    results.update({name: Fraction(count, hands)
+                    for name, count in zip(("stand", "discard 1", "discard 2"), decisions)})
+    lines = {}
+    for name, odds in bonus.items():
+        hits = Fraction(outcomes.get(name, [0, 0, 0])[WIN], deals)
+        lines[name] = (hits, hits * odds)
+    award_frequency = {"jackpot": jackpot / hands}
+    award_frequency.update({name: Fraction(ways, deals) for name, ways in pat_wins.items()})
+    award_frequency["4-high"] = Fraction(sum(plain_wins.get(name, 0)
+                                             for name in three_card.FOUR_HIGH_CLASSES), deals)
+    award_frequency["5-high"] = Fraction(plain_wins.get("5-high", 0), deals)
     fixed = sum((frequency * Fraction(progressive.awards[name], progressive.wager)
                  for name, frequency in award_frequency.items() if name != "jackpot"),
                 Fraction(0))
     return ThreeCardParSheet(
         strategy=strategy, values=values, returns=returns, house_edge=-returns["total"] / 2,
-        variance=variance, results={name: value / total_weight for name, value in results.items()},
-        lines={name: (hits / total_weight, hits / total_weight * bonus[name])
-               for name, hits in line_hits.items()},
+        variance=second - returns["total"] ** 2, results=results, lines=lines,
         progressive_awards=award_frequency, progressive_fixed_return=fixed,
         progressive_jackpot=award_frequency["jackpot"], progressive=progressive, hands=hands)
 

@@ -8,6 +8,7 @@ up for development, never for live play; ``approved``: approved, with its refere
 from __future__ import annotations
 
 import tomllib
+from fractions import Fraction
 from pathlib import Path
 from typing import Literal
 
@@ -24,6 +25,25 @@ class _Paytable(BaseModel):
     status: Literal["seed", "example", "approved"]
     description: str = ""
     approval: str | None = None
+    #: The house edge recorded with the approval ("p/q" or a decimal fraction, e.g.
+    #: "0.0096"): ``lowball-table math check`` warns when the paytable's exact one differs.
+    approved_house_edge: str | None = None
+
+    @field_validator("approved_house_edge")
+    @classmethod
+    def _fraction(cls, text):
+        if text is None:
+            return text
+        if len(text) > 40:
+            raise ValueError("write the house edge as a fraction 'p/q' or a decimal, "
+                             "at most 40 characters")
+        try:
+            value = Fraction(text)
+        except (ValueError, ZeroDivisionError):
+            raise ValueError(f"{text!r} is not a fraction 'p/q' or a decimal") from None
+        if not -1 <= value <= 1:
+            raise ValueError(f"{text!r} is not a house edge between -1 and 1")
+        return text
 
     @model_validator(mode="after")
     def _approval_named(self):

@@ -241,7 +241,7 @@ class LoadedConfig(BaseModel):
             known = ", ".join(sorted(tables)) or "none"
             raise InputError(self.path, [f"paytable: no {game} paytable named {name!r} "
                                          f"(known: {known})"])
-        return GameSetup(game, name, paytable_from(_document(tables[name])),
+        return GameSetup(game, name, paytable_from(_paytable_document(tables[name])),
                          rules_from(_document(rules or self.config.rules)),
                          progressive_from(_document(self.config.progressive)))
 
@@ -254,6 +254,13 @@ def _document(model: BaseModel) -> dict:
     return model.model_dump(mode="json", by_alias=True)
 
 
+def _paytable_document(paytable: BaseModel) -> dict:
+    """A paytable as the journaled settings hold it. The approved house edge is the
+    operator's record, not a rule of the game: a new figure changes no hand, so it stays out
+    of the settings (and their fingerprint)."""
+    return paytable.model_dump(mode="json", by_alias=True, exclude={"approved_house_edge"})
+
+
 def game_settings(loaded: LoadedConfig) -> GameSettings:
     """The game-relevant configuration, what a hand's outcome depends on, as the core's
     :class:`~controller.core.table_settings.GameSettings`. Its document is journaled with
@@ -262,7 +269,8 @@ def game_settings(loaded: LoadedConfig) -> GameSettings:
     config = loaded.config
     return GameSettings.from_document({
         "game": config.table.game, "paytable": config.table.paytable,
-        "spots": config.table.spots, "paytable_lines": _document(loaded.paytable()),
+        "spots": config.table.spots,
+        "paytable_lines": _paytable_document(loaded.paytable()),
         "rules": _document(config.rules), "limits": _document(config.limits),
         "progressive": _document(config.progressive)})
 

@@ -1,0 +1,54 @@
+"""The house edge of the paytable in force, against zero and against the figure recorded with
+its approval: the warnings of ``lowball-table math check`` (warnings, never refusals: the
+paytable is the operator's and the regulator's to approve).
+
+Cali LowBall's edge is counted (seconds); Three Card Lowball's comes from :data:`RECORDED`
+when the Bonus lines are a seeded paytable's (the committed par sheets, docs/par-sheets/),
+otherwise it is counted too (minutes: every starting hand).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from fractions import Fraction
+
+from controller.par.figures import percent_text
+
+#: Three Card Lowball: the exact house edge of Bonus lines (class -> odds "N:M", sorted) as
+#: the committed par sheets give it; the progressive is a separate wager.
+RECORDED: dict[tuple[tuple[str, str], ...], Fraction] = {
+    (("4-2-A one color", "10:1"), ("4-2-A two color", "6:1"), ("4-3-A", "5:1"),
+     ("5-high", "3:1"), ("6-high", "2:1"), ("7-high", "1:1")):
+        Fraction(768282207817, 79732922068800),
+    (("4-2-A one color", "12:1"), ("4-2-A two color", "8:1"), ("4-3-A", "4:1"),
+     ("5-high", "3:1"), ("6-high", "2:1"), ("7-high", "1:1")):
+        Fraction(71658585899, 17333243928000),
+    (("4-2-A one color", "10:1"), ("4-2-A two color", "6:1"), ("4-3-A", "4:1"),
+     ("5-high", "3:1"), ("6-high", "2:1"), ("7-high", "1:1")):
+        Fraction(1406734172159, 99666152586000),
+}
+
+
+def lines_key(bonus: dict[str, Fraction]) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((name, f"{odds.numerator}:{odds.denominator}")
+                        for name, odds in bonus.items()))
+
+
+def warnings(paytable: str, house_edge: Fraction, approved: str | None) -> list[str]:
+    """What is wrong with ``house_edge`` for the paytable in force, if anything."""
+    found = []
+    if house_edge < 0:
+        found.append(f"paytable {paytable}: the house edge is negative "
+                     f"({percent_text(house_edge)}): the player has the advantage")
+    if approved is not None and Fraction(approved) != house_edge:
+        found.append(f"paytable {paytable}: the exact house edge {percent_text(house_edge)} "
+                     f"({house_edge.numerator}/{house_edge.denominator}) differs from the "
+                     f"approved_house_edge {approved}")
+    return found
+
+
+def three_card_house_edge(bonus: dict[str, Fraction],
+                          count: Callable[[], Fraction]) -> Fraction:
+    """The recorded edge of these Bonus lines, or ``count()`` when none is recorded."""
+    recorded = RECORDED.get(lines_key(bonus))
+    return recorded if recorded is not None else count()
