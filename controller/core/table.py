@@ -20,6 +20,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
+from controller.core.canonical_json import canonical_json
+from controller.core.vocabulary import SpotLamp
 from controller.core.cards import Card
 from controller.core.events import (
     DEALER,
@@ -67,6 +69,7 @@ from controller.core.table_events import (
     CommandAccepted,
     CommandRefused,
     ConfigApplied,
+    DeviceFault,
     DeviceStatus,
     Fault,
     HandContinued,
@@ -92,9 +95,9 @@ AnyEvent = Event | TableEvent
 
 # Lamp states a spot shows (the spot controller driver maps each to a colour and mode).
 ATTRACT, WAGER_ACCEPTED, CHANGED_AFTER_LOCK, TO_ACT = (
-    "attract", "wager_accepted", "changed_after_lock", "to_act")
+    SpotLamp.ATTRACT, SpotLamp.WAGER_ACCEPTED, SpotLamp.CHANGED_AFTER_LOCK, SpotLamp.TO_ACT)
 WIN_LAMP, LOSE_LAMP, PUSH_LAMP, PROGRESSIVE_WINNER = (
-    "win", "lose", "push", "progressive_winner")
+    SpotLamp.WIN, SpotLamp.LOSE, SpotLamp.PUSH, SpotLamp.PROGRESSIVE_WINNER)
 
 #: Shoe fault codes (as the shoe reports them, and CONFLICT: the driver refused a frame that
 #: reused the last SEQ with other content) -> the table's fault and whether the dealer may
@@ -279,7 +282,7 @@ class Table:
         """The shoe reported a fault (JAM, MISREAD, DOOR, EMPTY, TAGUNKNOWN, DUPLICATE), or
         its driver refused a conflicting frame (CONFLICT)."""
         fault, recoverable = SHOE_FAULTS.get(code, ("shoe_error", True))
-        record = DeviceStatus("shoe", f"fault:{code}", detail)
+        record = DeviceFault("shoe", code, detail)
         if code in CARD_FAULTS and self.shoe_count is not None:
             self.shoe_count += 1
         if self.state not in IN_HAND:
@@ -363,7 +366,7 @@ class Table:
         self.config, self.setup, self.limits = config, config.setup(), config.config.limits
         self.settings, self.fingerprint = settings, settings_fingerprint(settings)
         return ConfigApplied(self.fingerprint, reason, changed,
-                             json.dumps(settings, sort_keys=True, separators=(",", ":")))
+                             canonical_json(settings).decode())
 
     # -- replay ---------------------------------------------------------------------------
 
@@ -399,11 +402,10 @@ class Table:
                                        f"but is refused now: {result[0].reason}")
             elif kind is ShoeCard:
                 self.shoe_card(event.card, event.shoe_seq, event.tag, event.count)
+            elif kind is DeviceFault:
+                self.shoe_fault(event.code, event.detail)
             elif kind is DeviceStatus:
-                if event.status.startswith("fault:"):
-                    self.shoe_fault(event.status.removeprefix("fault:"), event.detail)
-                else:
-                    self.device_status(event.device, event.status, event.detail)
+                self.device_status(event.device, event.status, event.detail)
             elif kind is SensorReport:
                 self.sensor(event.spot, event.covered)
         if meter is not None:
@@ -421,8 +423,7 @@ class Table:
         if self.state == CLOSED:
             paytable = self.setup.paytable
             events.append(ConfigApplied(self.fingerprint, "table opened", (),
-                                        json.dumps(self.settings, sort_keys=True,
-                                                   separators=(",", ":"))))
+                                        canonical_json(self.settings).decode()))
             events.append(TableOpened(self.table_id, self.game, self.setup.paytable_name,
                                       paytable.status))
             if self.game == "three_card_lowball":
@@ -440,7 +441,7 @@ class Table:
         if any(self.wagers.values()):
             raise CommandError("wagers are on the layout; cancel them first")
         return [TableClosed(by), *self._set_state(CLOSED, f"closed by {by}"),
-                *self._lamp(0, "off")]
+                *self._lamp(0, SpotLamp.OFF)]
 
     def _place(self, command: Place, by: str) -> list[AnyEvent]:
         if self.state not in (OPEN, SETTLED):

@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from controller.core.canonical_json import canonical_json
 from controller.settings.paytables import (
     CaliPaytable,
     Paytables,
@@ -270,9 +271,7 @@ def game_settings(loaded: LoadedConfig) -> dict:
 def settings_fingerprint(settings: dict) -> str:
     """SHA-256 (hex) of the canonical JSON of :func:`game_settings`."""
     import hashlib
-    import json
-    text = json.dumps(settings, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode()).hexdigest()
+    return hashlib.sha256(canonical_json(settings)).hexdigest()
 
 
 def settings_changed(before: dict, after: dict) -> tuple[str, ...]:

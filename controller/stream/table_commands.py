@@ -14,6 +14,7 @@ from typing import Annotated, Any, ClassVar, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from controller.core.canonical_json import canonical_json
 from controller.settings.validation import InputError, PositiveCents, problems_of
 
 Spot = Annotated[int, Field(strict=True, ge=1, le=7)]
@@ -32,7 +33,7 @@ class _Command(BaseModel):
     def arguments(self) -> str:
         """The arguments as canonical JSON (what the journal keeps)."""
         data = self.model_dump(exclude={"command"})
-        return json.dumps(data, sort_keys=True, separators=(",", ":"))
+        return canonical_json(data).decode()
 
 
 class Open(_Command):
@@ -162,7 +163,7 @@ def refused_arguments(data: dict[str, Any]) -> str:
     if unknown:
         shown["unknown_keys"] = unknown[:10] + ([f"... {len(unknown) - 10} more"]
                                                 if len(unknown) > 10 else [])
-    return json.dumps(shown, sort_keys=True, separators=(",", ":"))
+    return canonical_json(shown).decode()
 
 
 def _short(value: Any, length: int = 64) -> Any:

@@ -34,14 +34,15 @@ from controller.core.events import (
     WagersLocked,
 )
 from controller.core.money import Odds
+from controller.core.vocabulary import WagerResult
 from controller.settings.table_config import MAX_SPOTS, GameSetup
 
 #: Settlement results. ``Final`` (here and for the other names the engines compare and emit)
 #: lets the compiled build (setup.py) use them as constants rather than look them up.
-WIN: Final = "win"
-LOSE: Final = "lose"
-PUSH: Final = "push"
-FORFEIT: Final = "forfeit"
+WIN: Final = WagerResult.WIN
+LOSE: Final = WagerResult.LOSE
+PUSH: Final = WagerResult.PUSH
+FORFEIT: Final = WagerResult.FORFEIT
 
 class IllegalAction(ValueError):
     """A card or decision the hand cannot take now; the message says why. Nothing changed."""
