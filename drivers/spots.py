@@ -8,8 +8,9 @@ subclass only encodes commands and decodes lines (:mod:`drivers.spots_ascii`).
 The reader thread sleeps until the controller sends something; the reply timeouts are timed
 by the thread that sent the command, waiting on the reply queue.
 
-Lamp conventions follow progressive-table practice and are named here, so game code says
-``TO_ACT`` rather than a colour.
+Lamp conventions follow progressive-table practice and are named here; :data:`LAMPS` gives
+each lamp the table names (:class:`controller.core.vocabulary.SpotLamp`) its colour and mode,
+so the table says ``TO_ACT`` rather than a colour.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from enum import StrEnum
 import serial
 
 from controller.errors import LowballError
+from controller.core.vocabulary import SpotLamp
 from drivers.base import DeviceDriver, DeviceUnavailable, RepeatedWarning, open_serial_port
 from drivers.config import SpotsConfig
 from drivers.lines import LineError, LineSplitter
@@ -65,6 +67,16 @@ WIN = Lamp(Color.GREEN, Mode.SOLID)
 LOSE = Lamp(Color.OFF, Mode.SOLID)
 PUSH = Lamp(Color.AMBER, Mode.SOLID)
 PROGRESSIVE_WINNER = Lamp(Color.WHITE, Mode.BLINK)
+#: The table is closed.
+OFF = Lamp(Color.OFF, Mode.SOLID)
+
+#: The lamp each of the table's lamp states shows.
+LAMPS: dict[SpotLamp, Lamp] = {
+    SpotLamp.ATTRACT: ATTRACT, SpotLamp.WAGER_ACCEPTED: WAGER_ACCEPTED,
+    SpotLamp.CHANGED_AFTER_LOCK: CHANGED_AFTER_LOCK, SpotLamp.TO_ACT: TO_ACT,
+    SpotLamp.WIN: WIN, SpotLamp.LOSE: LOSE, SpotLamp.PUSH: PUSH,
+    SpotLamp.PROGRESSIVE_WINNER: PROGRESSIVE_WINNER, SpotLamp.OFF: OFF,
+}
 
 
 # -- events ---------------------------------------------------------------------------

@@ -152,12 +152,13 @@ def test_cms_snapshot_and_replay_hide_the_hand_in_play(rig_factory):
 
 
 def test_redaction_empties_card_lists_and_masks_card_text():
-    message = wire.encode(wire.EVENT_CLASSES["decision_made"](2, "discard:Kh,Qs", 0, ()),
+    message = wire.encode(wire.EVENT_CLASSES["fault"]("unexpected_card", "discard:Kh,Qs",
+                                                      "shoe", False),
                           table_id="TCL-01", seq=7, ts=__import__("datetime").datetime.now(
                               __import__("datetime").UTC), hand_id="TCL-01-000001")
-    assert cms_view.cms_message("decision_made", "TCL-01-000001", message, None) == message
-    hidden = cms_view.cms_message("decision_made", "TCL-01-000001", message, "TCL-01-000001")
-    assert json.loads(hidden)["data"]["decision"] == "discard:**,**"
+    assert cms_view.cms_message("fault", "TCL-01-000001", message, None) == message
+    hidden = cms_view.cms_message("fault", "TCL-01-000001", message, "TCL-01-000001")
+    assert json.loads(hidden)["data"]["detail"] == "discard:**,**"
     assert wire.decode(hidden).seq == 7                      # still a valid message
     assert cms_view.redact({"cards": ["As", "Kd"], "rule": "As high"}) == \
         {"cards": [], "rule": "** high"}

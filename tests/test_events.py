@@ -26,6 +26,7 @@ from controller.core.events import (
     is_record_type,
 )
 from controller.core.games.base import Decision, NextStep
+from controller.core.vocabulary import Phase, WagerKey, WagerResult
 
 RECORDS = sorted({*events.KINDS, Wager, Decision, NextStep}, key=lambda cls: cls.__name__)
 
@@ -130,10 +131,10 @@ def test_nested_records_pickle():
 
 
 def test_field_hints_are_the_declared_types():
-    assert field_hints(CardDealt) == {"card": Card, "to": Union[int, str], "phase": str}
+    assert field_hints(CardDealt) == {"card": Card, "to": Union[int, str], "phase": Phase}
     assert field_hints(events.WagersLocked)["wagers"] == tuple[Wager, ...]
     assert field_hints(WagerSettled) == dict.fromkeys(WagerSettled._fields, int) | {
-        "wager": str, "result": str}
+        "wager": WagerKey, "result": WagerResult}
     assert field_hints(NextStep)["to"] == Union[int, str, None]
 
 

@@ -40,6 +40,7 @@ from typing import IO, Any
 from controller.cli import Subcommands
 from controller.core.money import format_cents
 from controller.errors import LowballError
+from controller.core.table_events import HAND_ENDS
 from controller.settings.table_config import Stream
 
 #: How long the table may be silent (no heartbeat, no event) before watch warns.
@@ -55,7 +56,6 @@ _ENDPOINT = re.compile(r"^(tcp://[^\s:/]+:(\d+|\*)|ipc://\S+|inproc://\S+)$")
 #: Shown only with --verbose (live mode); recall and --hand show everything.
 VERBOSE_ONLY = frozenset({"lamp_set", "meter_changed", "meter_contributed", "meter_settled",
                           "sensor_report", "shoe_card", "command_accepted"})
-HAND_ENDS = ("hand_settled", "hand_voided")
 
 BOLD, DIM, RED, YELLOW, RESET = "\x1b[1m", "\x1b[2m", "\x1b[31m", "\x1b[33m", "\x1b[0m"
 
@@ -222,6 +222,9 @@ def describe(kind: str, data: dict[str, Any]) -> str:
     if kind == "device_status":
         detail = f" ({d['detail']})" if d["detail"] else ""
         return f"device {d['device']}: {d['status']}{detail}"
+    if kind == "device_fault":
+        detail = f" ({d['detail']})" if d["detail"] else ""
+        return f"device {d['device']}: FAULT {d['code']}{detail}"
     if kind == "command_accepted":
         arguments = "" if d["arguments"] in ("", "{}") else f" {d['arguments']}"
         return f"command {d['command']}{arguments} by {d['by']} ({d['role']})"

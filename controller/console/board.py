@@ -78,6 +78,8 @@ class Board:
                            "reason": data["reason"]}
         elif kind == "device_status":
             self.devices[data["device"]] = data["status"]
+        elif kind == "device_fault":
+            self.devices[data["device"]] = f"fault {data['code']}"
         elif kind == "fault":
             self.faults.append({"seq": seq, **data})
 

@@ -82,6 +82,8 @@ class Alarms:
             text = f"alarm {data['code']}: {data['detail']}"
         elif kind == "device_status" and data["status"] not in ("connected",):
             text = f"{data['device']} {data['status']} {data['detail']}".strip()
+        elif kind == "device_fault":
+            text = f"{data['device']} fault {data['code']} {data['detail']}".strip()
         elif kind == "jackpot_pending":
             text = f"jackpot pending on hand {data['hand_id']}: {data['amount']} cents"
         elif kind == "refusals_counted":

@@ -57,10 +57,6 @@ class Card:
     def is_red(self) -> bool:
         return self.suit in RED_SUITS
 
-    @property
-    def rank_char(self) -> str:
-        return RANK_CHARS[self.rank - 1]
-
     def __str__(self) -> str:
         return RANK_CHARS[self.rank - 1] + self.suit
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, fields
 from typing import Any, ClassVar
+from controller.core.canonical_json import canonical_json
 from controller.errors import LowballError
 
 DEALER_ROLE, SUPERVISOR_ROLE = "dealer", "supervisor"
@@ -32,7 +33,7 @@ class Command:
 
     def arguments(self) -> str:
         """The arguments as canonical JSON (what the journal keeps)."""
-        return json.dumps(asdict(self), sort_keys=True, separators=(",", ":"))
+        return canonical_json(asdict(self)).decode()
 
 
 @dataclass(frozen=True)

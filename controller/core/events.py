@@ -2,7 +2,7 @@
 
 The engines append every event to the hand's history and return the ones each action caused.
 The daemon journals and publishes them as they are; the scenario runner prints the settlement
-records. :func:`kind_of` names each event type on the wire (``CardDealt`` -> ``card_dealt``).
+records. :data:`KINDS` names each event type on the wire (``CardDealt`` -> ``card_dealt``).
 
 A card's recipient (``to``) is a seat number (1-7, from the dealer's left), or one of
 ``"dealer"``, ``"community"`` (the Cali LowBall flop) and ``"burn"``.
@@ -39,6 +39,13 @@ from collections.abc import Iterator
 from typing import Any, ClassVar, Final, Union, final, get_type_hints
 
 from controller.core.cards import Card  # noqa: F401  (the "Card" of the records' _hints)
+from controller.core.vocabulary import (  # noqa: F401  (the vocabularies of the records' _hints)
+    Phase,
+    PlayerDecision,
+    ProgressiveAward,
+    WagerKey,
+    WagerResult,
+)
 
 Recipient = Union[int, str]
 DEALER: Final = "dealer"
@@ -125,7 +132,7 @@ class Wager(Record):
 
     __slots__ = ("seat", "wager", "amount")
     _fields = ("seat", "wager", "amount")
-    _hints = {"seat": "int", "wager": "str", "amount": "int"}
+    _hints = {"seat": "int", "wager": "WagerKey", "amount": "int"}
     seat: Any
     wager: Any
     amount: Any
@@ -175,7 +182,7 @@ class MeterContributed(Record):
 class PhaseStarted(Record):
     __slots__ = ("phase",)
     _fields = ("phase",)
-    _hints = {"phase": "str"}
+    _hints = {"phase": "Phase"}
     phase: Any
 
     def __init__(self, phase: Any) -> None:
@@ -188,7 +195,7 @@ class CardDealt(Record):
 
     __slots__ = ("card", "to", "phase")
     _fields = ("card", "to", "phase")
-    _hints = {"card": "Card", "to": "Recipient", "phase": "str"}
+    _hints = {"card": "Card", "to": "Recipient", "phase": "Phase"}
     card: Any
     to: Any
     phase: Any
@@ -205,7 +212,8 @@ class DecisionsDue(Record):
 
     __slots__ = ("phase", "seats", "options")
     _fields = ("phase", "seats", "options")
-    _hints = {"phase": "str", "seats": "tuple[int, ...]", "options": "tuple[str, ...]"}
+    _hints = {"phase": "Phase", "seats": "tuple[int, ...]",
+              "options": "tuple[PlayerDecision, ...]"}
     phase: Any
     seats: Any
     options: Any
@@ -223,7 +231,8 @@ class DecisionMade(Record):
 
     __slots__ = ("seat", "decision", "raised", "cards")
     _fields = ("seat", "decision", "raised", "cards")
-    _hints = {"seat": "int", "decision": "str", "raised": "int", "cards": "tuple[Card, ...]"}
+    _hints = {"seat": "int", "decision": "PlayerDecision", "raised": "int",
+              "cards": "tuple[Card, ...]"}
     seat: Any
     decision: Any
     raised: Any
@@ -280,7 +289,8 @@ class WagerSettled(Record):
 
     __slots__ = ("seat", "wager", "amount", "result", "net")
     _fields = ("seat", "wager", "amount", "result", "net")
-    _hints = {"seat": "int", "wager": "str", "amount": "int", "result": "str", "net": "int"}
+    _hints = {"seat": "int", "wager": "WagerKey", "amount": "int", "result": "WagerResult",
+              "net": "int"}
     seat: Any
     wager: Any
     amount: Any
@@ -302,7 +312,7 @@ class ProgressiveAwarded(Record):
 
     __slots__ = ("seat", "award", "amount")
     _fields = ("seat", "award", "amount")
-    _hints = {"seat": "int", "award": "str", "amount": "int"}
+    _hints = {"seat": "int", "award": "ProgressiveAward", "amount": "int"}
     seat: Any
     award: Any
     amount: Any
@@ -366,7 +376,3 @@ def kinds_of(union: object) -> dict[type, str]:
 
 
 KINDS: dict[type, str] = kinds_of(Event)
-
-
-def kind_of(event: Event) -> str:
-    return KINDS[type(event)]

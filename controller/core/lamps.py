@@ -12,15 +12,17 @@ from collections.abc import Iterable, Mapping
 
 from controller.core.events import DecisionMade, DecisionsDue, ProgressiveAwarded, WagerSettled
 from controller.core.table_events import StateChanged, WagerCancelled, WagerPlaced
+from controller.core.vocabulary import SpotLamp
 
 ATTRACT, WAGER_ACCEPTED, CHANGED_AFTER_LOCK, TO_ACT = (
-    "attract", "wager_accepted", "changed_after_lock", "to_act")
-WIN, LOSE, PUSH, PROGRESSIVE_WINNER = "win", "lose", "push", "progressive_winner"
+    SpotLamp.ATTRACT, SpotLamp.WAGER_ACCEPTED, SpotLamp.CHANGED_AFTER_LOCK, SpotLamp.TO_ACT)
+WIN, LOSE, PUSH, PROGRESSIVE_WINNER = (
+    SpotLamp.WIN, SpotLamp.LOSE, SpotLamp.PUSH, SpotLamp.PROGRESSIVE_WINNER)
 #: Every spot dark: the table is closed.
-OFF = "off"
+OFF = SpotLamp.OFF
 ALL_SPOTS = 0
 
-Lighting = list[tuple[int, str]]
+Lighting = list[tuple[int, SpotLamp]]
 
 
 def lamps_after(event: object, layout: Mapping[int, Mapping[str, int]]) -> Lighting:

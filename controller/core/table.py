@@ -78,6 +78,7 @@ from controller.core.table_events import (
     CommandAccepted,
     CommandRefused,
     ConfigApplied,
+    DeviceFault,
     DeviceStatus,
     Fault,
     HandContinued,
@@ -325,7 +326,7 @@ class Table:
         """The shoe reported a fault (JAM, MISREAD, DOOR, EMPTY, TAGUNKNOWN, DUPLICATE), or
         its driver refused a conflicting frame (CONFLICT)."""
         fault, recoverable = SHOE_FAULTS.get(code, ("shoe_error", True))
-        record = DeviceStatus("shoe", f"fault:{code}", detail)
+        record = DeviceFault("shoe", code, detail)
         if code in CARD_FAULTS and self.shoe_count is not None:
             self.shoe_count += 1
         if self.state not in IN_HAND:
@@ -439,11 +440,10 @@ class Table:
                                        f"but is refused now: {result[0].reason}")
             elif kind is ShoeCard:
                 self.shoe_card(event.card, event.shoe_seq, event.tag, event.count)
+            elif kind is DeviceFault:
+                self.shoe_fault(event.code, event.detail)
             elif kind is DeviceStatus:
-                if event.status.startswith("fault:"):
-                    self.shoe_fault(event.status.removeprefix("fault:"), event.detail)
-                else:
-                    self.device_status(event.device, event.status, event.detail)
+                self.device_status(event.device, event.status, event.detail)
             elif kind is SensorReport:
                 self.sensor(event.spot, event.covered)
         if meter is not None:

@@ -2,7 +2,9 @@
 lamps and the meter. The hand's own events are in :mod:`controller.core.events`.
 
 These are immutable NamedTuples (the hand's events are records with the same API, see
-:mod:`controller.core.events`); :data:`KINDS` names them on the wire.
+:mod:`controller.core.events`); :data:`KINDS` names them on the wire. A field whose values come
+from a fixed set is typed with its vocabulary (:mod:`controller.core.vocabulary`, and
+:class:`controller.core.table_states.TableState`).
 """
 
 from __future__ import annotations
@@ -10,13 +12,29 @@ from __future__ import annotations
 from typing import NamedTuple, Union
 
 from controller.core.cards import Card
-from controller.core.events import Wager, kinds_of
+from controller.core import events as hand_events
+from controller.core.events import HandSettled, Wager, kinds_of
+from controller.core.table_states import (  # the states are declared with their transitions
+    CLOSED as CLOSED,
+    DEALING as DEALING,
+    DECIDING as DECIDING,
+    IN_HAND as IN_HAND,
+    LOCKED as LOCKED,
+    OPEN as OPEN,
+    PAUSED as PAUSED,
+    SETTLED as SETTLED,
+    TableState as TableState,
+)
+from controller.core.vocabulary import (
+    Device,
+    DeviceCondition,
+    FaultCode,
+    ShoeFaultCode,
+    SpotLamp,
+    WagerKey,
+)
 
-# Table states (SPEC section 6). PAUSED is reachable from every in-hand state.
-CLOSED, OPEN, LOCKED, DEALING, DECIDING, SETTLED, PAUSED = (
-    "CLOSED", "OPEN", "LOCKED", "DEALING", "DECIDING", "SETTLED", "PAUSED")
-STATES = (CLOSED, OPEN, LOCKED, DEALING, DECIDING, SETTLED, PAUSED)
-IN_HAND = frozenset({LOCKED, DEALING, DECIDING, PAUSED})
+
 
 
 class TableOpened(NamedTuple):
@@ -33,8 +51,8 @@ class TableClosed(NamedTuple):
 
 
 class StateChanged(NamedTuple):
-    state: str
-    previous: str
+    state: TableState
+    previous: TableState
     reason: str
 
 
@@ -42,7 +60,7 @@ class WagerPlaced(NamedTuple):
     """A wager on a spot while the table is open. ``source``: ``dealer`` or ``sensor``."""
 
     spot: int
-    wager: str
+    wager: WagerKey
     amount: int
     player: str
     source: str
@@ -50,7 +68,7 @@ class WagerPlaced(NamedTuple):
 
 class WagerCancelled(NamedTuple):
     spot: int
-    wager: str
+    wager: WagerKey
     amount: int
     source: str
 
@@ -84,12 +102,12 @@ class ShoeCard(NamedTuple):
 class Fault(NamedTuple):
     """Something stopped the hand; the table is PAUSED until a dealer or supervisor acts.
 
-    ``code`` is one of :data:`FAULT_CODES`; ``recoverable`` says whether the dealer may
-    continue (a device fault) or only a supervisor can void (a misdeal)."""
+    ``recoverable`` says whether the dealer may continue (a device fault) or only a
+    supervisor can void (a misdeal)."""
 
-    code: str
+    code: FaultCode
     detail: str
-    device: str
+    device: Device
     recoverable: bool
 
 
@@ -133,7 +151,7 @@ class LampSet(NamedTuple):
     """A betting-spot lamp (spot 0 = all spots): ``lamp`` is the state it shows."""
 
     spot: int
-    lamp: str
+    lamp: SpotLamp
 
 
 class SensorReport(NamedTuple):
@@ -144,8 +162,20 @@ class SensorReport(NamedTuple):
 
 
 class DeviceStatus(NamedTuple):
-    device: str
-    status: str
+    """A device connected, was lost, or sent input its driver could not read."""
+
+    device: Device
+    status: DeviceCondition
+    detail: str
+
+
+class DeviceFault(NamedTuple):
+    """A device reported a fault (the shoe's ``JAM``, ``MISREAD``, ``DOOR``, ``EMPTY``,
+    ``TAGUNKNOWN``, ``DUPLICATE``), or its driver refused a frame that named another card for a
+    sequence number already taken (``CONFLICT``). Mid-hand, a ``fault`` follows it."""
+
+    device: Device
+    code: ShoeFaultCode
     detail: str
 
 
@@ -229,22 +259,12 @@ class JournalContinued(NamedTuple):
     reason: str
 
 
-FAULT_CODES = (
-    "duplicate_card",     # a card already in this hand (misdeal)
-    "unknown_tag",        # an RFID tag not in the registered deck
-    "unexpected_card",    # a card when the hand expects none (too many cards for a step)
-    "missing_cards",      # the step ended short of cards (too few cards for a step)
-    "card_missing",       # the shoe's card count skipped: a card left it and never arrived
-    "shoe_conflict",      # the shoe named another card for a SEQ and count already taken
-    "shoe_jam", "shoe_misread", "shoe_door", "shoe_empty", "shoe_error",
-    "device_lost",        # a device went silent or was unplugged mid-hand
-    "controller_restart",  # the controller restarted (power cut, crash) with a hand in play
-)
-
 TableEvent = Union[TableOpened, TableClosed, StateChanged, WagerPlaced, WagerCancelled,
                    LockRefused, HandStarted, ShoeCard, Fault, HandContinued, HandVoided,
                    JackpotPending, JackpotVerified, MeterChanged, LampSet, SensorReport,
-                   DeviceStatus, CommandAccepted, CommandRefused, RequestRefused,
+                   DeviceStatus, DeviceFault, CommandAccepted, CommandRefused, RequestRefused,
                    RefusalsCounted, Alarm, ConfigApplied, JournalContinued]
 
 KINDS: dict[type, str] = kinds_of(TableEvent)
+#: The wire names of the events that end a hand (settled, or voided by a supervisor).
+HAND_ENDS = frozenset({hand_events.KINDS[HandSettled], KINDS[HandVoided]})

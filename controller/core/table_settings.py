@@ -23,6 +23,7 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from controller.core.money import MoneyError, Odds, parse_rate
+from controller.core.canonical_json import canonical_json
 from controller.errors import LowballError
 
 #: The betting spots of a table, numbered from the dealer's left.
@@ -143,15 +144,12 @@ class GameSettings:
                           paytable_from(data.get("paytable_lines")),
                           rules_from(data.get("rules")), progressive_from(data.get("progressive")))
         spots = _whole(data, "spots", "settings", 1, MAX_SPOTS)
-        return cls(setup, spots, limits_from(data.get("limits")), canonical(data),
-                   hashlib.sha256(canonical(data, ascii_only=False).encode()).hexdigest())
+        text = canonical_json(data)
+        return cls(setup, spots, limits_from(data.get("limits")), text.decode(),
+                   hashlib.sha256(text).hexdigest())
 
     def document(self) -> dict[str, Any]:
         return json.loads(self.text)  # type: ignore[no-any-return]
-
-
-def canonical(data: Mapping[str, Any], ascii_only: bool = True) -> str:
-    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=ascii_only)
 
 
 def settings_changed(before: GameSettings, after: GameSettings) -> tuple[str, ...]:

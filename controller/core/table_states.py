@@ -21,6 +21,8 @@ from controller.errors import LowballError
 
 
 class TableState(StrEnum):
+    """The table's states (SPEC section 6). PAUSED is reachable from every in-hand state."""
+
     CLOSED = "CLOSED"
     OPEN = "OPEN"
     LOCKED = "LOCKED"

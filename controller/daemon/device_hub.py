@@ -19,9 +19,9 @@ from typing import Any, NamedTuple
 
 import structlog
 
+from controller.core.vocabulary import Device, DeviceCondition, ShoeFaultCode
 from controller.settings.table_config import Devices
 from drivers import open_meter, open_shoe, open_spots
-from drivers import spots as spot_lamps
 from drivers.meter import MeterConnected, MeterLost
 from drivers.shoe_events import (
     CardRead,
@@ -31,7 +31,14 @@ from drivers.shoe_events import (
     ShoeFault,
     ShoeLost,
 )
-from drivers.spots import LineRejected, SpotControllerError, SpotsConnected, SpotsLost, WagerSensor
+from drivers.spots import (
+    LAMPS,
+    LineRejected,
+    SpotControllerError,
+    SpotsConnected,
+    SpotsLost,
+    WagerSensor,
+)
 
 log = structlog.get_logger("lowball.devices")
 
@@ -40,22 +47,16 @@ WAKE_DRAIN_BYTES = 65536
 #: Device statuses that report garbled input (a frame, a line): one device talking nonsense
 #: at full speed would otherwise journal thousands of records a second and hold every card
 #: behind them.
-REJECTIONS = frozenset({"frame_rejected", "line_rejected"})
+REJECTIONS = frozenset({DeviceCondition.FRAME_REJECTED, DeviceCondition.LINE_REJECTED})
 #: A device's garbled input is reported in full at most once in this many seconds.
 REJECTION_WINDOW_S = 1.0
 
-#: The table's lamp names -> the spot controller's lamp conventions.
-LAMPS: dict[str, Any] = {
-    "attract": spot_lamps.ATTRACT, "wager_accepted": spot_lamps.WAGER_ACCEPTED,
-    "changed_after_lock": spot_lamps.CHANGED_AFTER_LOCK, "to_act": spot_lamps.TO_ACT,
-    "win": spot_lamps.WIN, "lose": spot_lamps.LOSE, "push": spot_lamps.PUSH,
-    "progressive_winner": spot_lamps.PROGRESSIVE_WINNER, "off": spot_lamps.LOSE,
-}
 
 
 class Report(NamedTuple):
-    """One thing a device said, as a table input: ``kind`` is ``card``, ``shoe_fault``,
-    ``device`` (status) or ``sensor``."""
+    """One thing a device said, as a table input: ``kind`` is ``card``, ``shoe_fault``
+    (:class:`ShoeFaultCode`, detail), ``device`` (:class:`Device`, :class:`DeviceCondition`,
+    detail) or ``sensor``."""
 
     kind: str
     args: tuple
@@ -65,17 +66,17 @@ def shoe_report(event: Any) -> Report | None:
     if isinstance(event, CardRead):
         return Report("card", (event.card, event.seq, event.tag or "", event.count))
     if isinstance(event, ShoeFault):
-        return Report("shoe_fault", (str(event.code), event.detail))
+        return Report("shoe_fault", (ShoeFaultCode(event.code), event.detail))
     if isinstance(event, SequenceConflict):
         if event.about_cards:
-            return Report("shoe_fault", ("CONFLICT", event.detail))
-        return Report("device", ("shoe", "frame_rejected", event.detail))
+            return Report("shoe_fault", (ShoeFaultCode.CONFLICT, event.detail))
+        return Report("device", (Device.SHOE, DeviceCondition.FRAME_REJECTED, event.detail))
     if isinstance(event, ShoeLost):
-        return Report("device", ("shoe", "lost", event.reason))
+        return Report("device", (Device.SHOE, DeviceCondition.LOST, event.reason))
     if isinstance(event, ShoeConnected):
-        return Report("device", ("shoe", "connected", event.port))
+        return Report("device", (Device.SHOE, DeviceCondition.CONNECTED, event.port))
     if isinstance(event, FrameRejected):
-        return Report("device", ("shoe", "frame_rejected", event.reason))
+        return Report("device", (Device.SHOE, DeviceCondition.FRAME_REJECTED, event.reason))
     return None  # heartbeats and status answers only keep the link alive
 
 
@@ -83,19 +84,19 @@ def spots_report(event: Any) -> Report | None:
     if isinstance(event, WagerSensor):
         return Report("sensor", (event.spot, event.covered))
     if isinstance(event, SpotsLost):
-        return Report("device", ("spots", "lost", event.reason))
+        return Report("device", (Device.SPOTS, DeviceCondition.LOST, event.reason))
     if isinstance(event, SpotsConnected):
-        return Report("device", ("spots", "connected", event.port))
+        return Report("device", (Device.SPOTS, DeviceCondition.CONNECTED, event.port))
     if isinstance(event, LineRejected):
-        return Report("device", ("spots", "line_rejected", event.reason))
+        return Report("device", (Device.SPOTS, DeviceCondition.LINE_REJECTED, event.reason))
     return None
 
 
 def meter_report(event: Any) -> Report | None:
     if isinstance(event, MeterLost):
-        return Report("device", ("meter", "lost", event.reason))
+        return Report("device", (Device.METER, DeviceCondition.LOST, event.reason))
     if isinstance(event, MeterConnected):
-        return Report("device", ("meter", "connected", event.port))
+        return Report("device", (Device.METER, DeviceCondition.CONNECTED, event.port))
     return None
 
 
@@ -292,6 +293,6 @@ class DeviceHub:
 
     def status(self) -> dict[str, str]:
         """Each configured device: ``connected`` or ``lost``."""
-        return {name: ("connected" if driver.connected else "lost")
-                for name, driver in (("shoe", self.shoe), ("spots", self.spots),
-                                     ("meter", self.meter)) if driver is not None}
+        return {device: (DeviceCondition.CONNECTED if driver.connected else DeviceCondition.LOST)
+                for device, driver in ((Device.SHOE, self.shoe), (Device.SPOTS, self.spots),
+                                       (Device.METER, self.meter)) if driver is not None}

@@ -32,6 +32,7 @@ from controller.stream.security import StreamSecurity
 from controller.daemon.systemd_notify import Notifier, Watchdog
 from controller.stream.transport_identity import LOCAL_CLIENT
 from controller.daemon.refusal_ledger import RefusalLedger
+from controller.core.vocabulary import Device, DeviceCondition
 from controller.daemon.command_channel import (  # the channel's limits, as the tests cite them
     MAX_COMMAND_FRAME_BYTES as MAX_COMMAND_FRAME_BYTES,
     MAX_COMMANDS_PER_TURN as MAX_COMMANDS_PER_TURN,
@@ -60,7 +61,8 @@ HAND_EVENTS = frozenset(CORE_KINDS) | {HandStarted, HandVoided, JackpotPending}
 #: Events worth a log line of their own (the rest are in the journal and on the stream).
 NOTABLE = frozenset({"hand_started", "hand_settled", "fault", "hand_continued", "hand_voided",
                      "jackpot_pending", "jackpot_verified", "command_refused", "lock_refused",
-                     "table_opened", "table_closed", "device_status", "refusals_counted",
+                     "table_opened", "table_closed", "device_status", "device_fault",
+                     "refusals_counted",
                      "alarm", "request_refused"})
 #: Notable events logged as warnings.
 WARNED = frozenset({"fault", "command_refused", "lock_refused", "refusals_counted", "alarm",
@@ -163,7 +165,7 @@ class TableDaemon:
             self.apply([self.table.apply_settings(
                 file_settings, "the daemon started with a changed config file")])
         if self.table.hand is not None:
-            self.apply(self.table.device_status("controller", "restarted",
+            self.apply(self.table.device_status(Device.CONTROLLER, DeviceCondition.RESTARTED,
                                                 f"journal seq {self.journal.last_seq}"))
         self.devices.start()
         self._show_outputs()

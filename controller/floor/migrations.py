@@ -336,10 +336,28 @@ SELECT p.pool_id, p.meter,
  GROUP BY p.pool_id, p.meter;
 """
 
+#: Since schema version 2 a device's fault is a ``device_fault`` event; the view still lists it
+#: as the status ``fault:<code>``, as version 1's ``device_status`` records had it.
+DEVICE_FAULTS = """
+CREATE OR REPLACE VIEW floor_device_status AS
+SELECT table_id, seq, ts,
+       message->'data'->>'device' AS device,
+       message->'data'->>'status' AS status,
+       message->'data'->>'detail' AS detail
+  FROM floor_events WHERE type = 'device_status'
+UNION ALL
+SELECT table_id, seq, ts,
+       message->'data'->>'device' AS device,
+       'fault:' || (message->'data'->>'code') AS status,
+       message->'data'->>'detail' AS detail
+  FROM floor_events WHERE type = 'device_fault';
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "events and resume points", EVENTS),
     Migration(2, "typed views: hands, wagers, settlements, awards, faults, device status",
               TYPED_VIEWS),
     Migration(3, "ratings and theoretical win", RATINGS),
     Migration(4, "linked pools: ledger, hits and meters", POOLS),
+    Migration(5, "device faults as their own events", DEVICE_FAULTS),
 )

@@ -32,8 +32,6 @@ from controller.stream import wire
 
 #: Records that are card content: held on the CMS family until their hand is over.
 CARD_TYPES = frozenset({"card_dealt", "shoe_card", "hand_shown", "house_way"})
-#: Records that end a hand: the held records follow them on the CMS family.
-HAND_ENDS = frozenset({"hand_settled", "hand_voided"})
 #: A card written in a text, in any spelling the table reads as one
 #: (:func:`controller.core.cards.parse_card`: ``As``, ``as``, ``AS``, ``10d``, ``Td``), not inside a
 #: longer word or number. A dealer's ``discard:kh`` is a card as much as ``discard:Kh``.
@@ -62,12 +60,6 @@ def redact(value: Any) -> Any:
     if isinstance(value, dict):
         return {key: redact(item) for key, item in value.items()}
     return value
-
-
-def in_play(hand_id: str | None, open_hand: str | None) -> bool:
-    """Whether a record of ``hand_id`` is still confidential while ``open_hand`` is in play
-    (a record of no hand is treated as confidential: it never settles)."""
-    return hand_id is None or hand_id == open_hand
 
 
 def cms_message(kind: str, hand_id: str | None, message: bytes,

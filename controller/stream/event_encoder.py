@@ -21,6 +21,7 @@ import re
 import types
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from enum import StrEnum
 from json.encoder import encode_basestring
 from operator import attrgetter
 from typing import Any, Literal, Union, get_args, get_origin
@@ -88,6 +89,20 @@ def _literal(values: tuple[Any, ...]) -> Writer:
     return writer
 
 
+def _vocabulary(enum: type[StrEnum]) -> Writer:
+    """A member of ``enum``, or its text (a member is a str that hashes as its text)."""
+    texts = {member.value: encode_basestring(member.value) for member in enum}
+
+    def writer(value: Any) -> str:
+        if type(value) is not enum and type(value) is not str:
+            raise Unfit
+        text = texts.get(value)
+        if text is None:
+            raise Unfit
+        return text
+    return writer
+
+
 def _union(members: tuple[Writer, ...]) -> Writer:
     def writer(value: Any) -> str:
         for write in members:
@@ -120,6 +135,8 @@ _SCALARS: dict[Any, Writer] = {
 def _writer(hint: Any, where: str) -> Writer:
     if hint in _SCALARS:
         return _SCALARS[hint]
+    if isinstance(hint, type) and issubclass(hint, StrEnum):
+        return _vocabulary(hint)
     if is_record_type(hint):
         return object_writer(hint)
     origin, args = get_origin(hint), get_args(hint)

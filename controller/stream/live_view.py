@@ -10,13 +10,15 @@ from collections import deque
 from typing import Any
 
 from controller.core.money import format_cents
+from controller.core.vocabulary import SpotLamp
 
 CLEAR = "\x1b[H\x1b[2J"
 BOLD, DIM, RED, GREEN, YELLOW, RESET = "\x1b[1m", "\x1b[2m", "\x1b[31m", "\x1b[32m", "\x1b[33m", \
     "\x1b[0m"
 GAMES = {"cali_lowball": "Cali LowBall", "three_card_lowball": "Three Card Lowball"}
-LAMP_COLOURS = {"win": GREEN, "lose": DIM, "push": YELLOW, "to_act": YELLOW,
-                "progressive_winner": BOLD, "changed_after_lock": RED}
+LAMP_COLOURS = {SpotLamp.WIN: GREEN, SpotLamp.LOSE: DIM, SpotLamp.PUSH: YELLOW,
+                SpotLamp.TO_ACT: YELLOW, SpotLamp.PROGRESSIVE_WINNER: BOLD,
+                SpotLamp.CHANGED_AFTER_LOCK: RED}
 SHORT = {"ante": "ante", "xtra_bonus": "xtra", "lowdown_bonus": "lowdown", "bonus": "bonus",
          "progressive": "prog", "raise": "raise"}
 

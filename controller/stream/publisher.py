@@ -39,6 +39,7 @@ from typing import Any
 import structlog
 import zmq
 
+from controller.core.table_events import HAND_ENDS
 from controller.stream import cms_view, wire
 from controller.stream.journal import Journal, JournalRecord
 from controller.stream.transport_identity import client_of
@@ -178,7 +179,7 @@ class EventPublisher:
             if message is not None:
                 self._send(family.pub, [wire.topic(self.table_id, record.type, wire.CMS),
                                         message])
-        if record.type in cms_view.HAND_ENDS and record.hand_id == self.open_hand:
+        if record.type in HAND_ENDS and record.hand_id == self.open_hand:
             self._release(record.seq)
         return sent
 
@@ -320,7 +321,7 @@ def _hand_in_play(journal: Journal) -> tuple[str | None, int | None]:
     started = journal.last_of("hand_started")
     if started is None:
         return None, None
-    ended = journal.last_of(*cms_view.HAND_ENDS)
+    ended = journal.last_of(*HAND_ENDS)
     if ended is not None and ended.seq > started.seq and ended.hand_id == started.hand_id:
         return None, None
     return started.hand_id, started.seq

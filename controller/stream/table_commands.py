@@ -16,6 +16,7 @@ from typing import Annotated, Any, ClassVar, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from controller.core import commands
+from controller.core.canonical_json import canonical_json
 from controller.core.commands import DEALER_ROLE as DEALER_ROLE
 from controller.core.commands import SUPERVISOR_ROLE as SUPERVISOR_ROLE
 from controller.core.table_settings import MAX_SPOTS
@@ -178,7 +179,7 @@ def refused_arguments(data: dict[str, Any]) -> str:
     if unknown:
         shown["unknown_keys"] = unknown[:10] + ([f"... {len(unknown) - 10} more"]
                                                 if len(unknown) > 10 else [])
-    return json.dumps(shown, sort_keys=True, separators=(",", ":"))
+    return canonical_json(shown).decode()
 
 
 def _short(value: Any, length: int = 64) -> Any:

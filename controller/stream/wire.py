@@ -2,14 +2,15 @@
 
 Every journaled event travels as one JSON *envelope*::
 
-    {"data": {...}, "hand_id": "CALI-01-000017", "schema_version": 1, "seq": 42,
+    {"data": {...}, "hand_id": "CALI-01-000017", "schema_version": 2, "seq": 42,
      "table_id": "CALI-01", "ts": "2026-11-21T23:50:00.123456Z", "type": "card_dealt"}
 
 The ``data`` models are generated from the event classes of :mod:`controller.core.events` (records)
 and :mod:`controller.core.table_events` (NamedTuples), from their fields' type hints
 (:func:`controller.core.events.field_hints`), so a new event class gets its wire form without
 anyone writing a model by hand, and the schema cannot drift from the engine. Cards travel as
-canonical text (``"As"``), nested records (``Wager``) as nested objects.
+canonical text (``"As"``), nested records (``Wager``) as nested objects, a value of a
+vocabulary (:mod:`controller.core.vocabulary`) as its text, which the schema lists.
 
 The bytes are *canonical* JSON (sorted keys, no spaces, UTF-8): the journal hashes exactly
 the bytes the publisher sends, so the same event always gives the same bytes and a subscriber
@@ -30,6 +31,7 @@ import sys
 import types
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime, timedelta
+from enum import StrEnum
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import (
@@ -39,6 +41,7 @@ from pydantic import (
     Field,
     PlainSerializer,
     PlainValidator,
+    Strict,
     TypeAdapter,
     ValidationError,
     WithJsonSchema,
@@ -50,10 +53,17 @@ from controller.stream import event_encoder
 
 from controller.core import table_events
 from controller.core import events as hand_events
+from controller.core.canonical_json import canonical_json as canonical_json
 from controller.core.cards import Card, parse_card
 from controller.settings.validation import problems_of
 
-SCHEMA_VERSION = 1
+#: The version every message is written with: 2 since the vocabularies are enums in the schema
+#: and a device's fault is a ``device_fault`` event (version 1 wrote it as a ``device_status``
+#: ``fault:<code>``). Readers accept :data:`SCHEMA_VERSIONS`: a table's journal outlives any
+#: one release.
+SCHEMA_VERSION = 2
+SCHEMA_VERSIONS = (1, 2)
+SchemaVersion = Literal[1, 2]
 HEARTBEAT = "heartbeat"
 #: ROUTER replies; with ``heartbeat`` these names are reserved and no event may take them.
 SNAPSHOT, REPLAY_END, ERROR = "snapshot", "replay_end", "error"
@@ -128,6 +138,14 @@ MAX_SEQ = 2**63 - 1
 Seq = Annotated[int, Field(gt=0, le=MAX_SEQ)]
 
 _SCALARS = (int, str, bool, float)
+
+
+def vocabulary(enum: type[StrEnum]) -> Any:
+    """A field of a vocabulary: its members' texts on the wire and in the schema (``enum``).
+    An event may carry a member or its text (the same string)."""
+    return Annotated[enum, Strict(False)]
+
+
 _CONFIG = ConfigDict(extra="forbid", frozen=True, strict=True)
 #: model value -> event value; None when they are the same object (scalars, cards).
 Converter = Callable[[Any], Any] | None
@@ -144,6 +162,8 @@ def _wire_type(hint: Any, where: str) -> tuple[Any, Converter]:
         return CardText, None
     if hint in _SCALARS or hint is type(None):
         return hint, None
+    if isinstance(hint, type) and issubclass(hint, StrEnum):
+        return vocabulary(hint), None
     if _is_record(hint):
         model = data_model(hint)
         return model, _record_converter(hint)
@@ -212,7 +232,7 @@ class EnvelopeBase(BaseModel):
 
     model_config = _CONFIG
 
-    schema_version: Literal[1]
+    schema_version: SchemaVersion
     table_id: TableId
     seq: Seq
     ts: UtcTime
@@ -229,14 +249,14 @@ class Heartbeat(BaseModel):
 
     model_config = _CONFIG
 
-    schema_version: Literal[1]
+    schema_version: SchemaVersion
     table_id: TableId
     type: Literal["heartbeat"]
     ts: UtcTime
     seq: Annotated[int, Field(ge=0)]
     hash: Annotated[str, Field(pattern="^[0-9a-f]{64}$")]
     journal_broken_at: Annotated[int, Field(gt=0)] | None
-    state: Literal[table_events.STATES]  # type: ignore[valid-type]
+    state: vocabulary(table_events.TableState)  # type: ignore[valid-type]
 
 
 #: Wire name -> envelope model (``type: Literal[name]``, ``data: <generated model>``).
@@ -273,12 +293,6 @@ def _problems(error: ValidationError, what: str = "type") -> list[str]:
             line = line.removeprefix(f"{detail['loc'][0]}.")
         lines.append(line)
     return lines
-
-
-def canonical_json(value: Any) -> bytes:
-    """Sorted keys, no spaces, UTF-8: the one byte form of a JSON value."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      allow_nan=False).encode()
 
 
 def envelope_of(event: Any, *, table_id: str, seq: int, ts: datetime,
@@ -344,36 +358,59 @@ ADDED_FIELDS: dict[str, dict[str, Any]] = {
 }
 
 
+#: The status a version 1 ``device_status`` record gave a device's fault: ``fault:<code>``.
+_V1_FAULT = "fault:"
+
+
 def decode(message: bytes | str) -> EnvelopeBase | Heartbeat:
     """Parse any PUB message (event envelope or heartbeat); :class:`WireError` names what is
-    wrong with a malformed one. A record journaled before a field of its type was added
-    (:data:`ADDED_FIELDS`) is read with the field's documented value."""
+    wrong with a malformed one. An older record is read in today's form
+    (:func:`_in_current_form`)."""
+    return _validate(_ENVELOPE, message)
+
+
+def _validate(adapter: TypeAdapter[Any], message: bytes | str) -> Any:
     try:
-        return _ENVELOPE.validate_json(message)
+        return adapter.validate_json(message)
     except ValidationError as error:
-        upgraded = _with_added_fields(message)
+        upgraded = _in_current_form(message)
         if upgraded is not None:
             try:
-                return _ENVELOPE.validate_json(json.dumps(upgraded))
+                return adapter.validate_json(json.dumps(upgraded))
             except ValidationError:
                 pass
         raise WireError(_problems(error)) from None
 
 
-def _with_added_fields(message: bytes | str) -> dict[str, Any] | None:
-    """The message as data with its type's added fields filled in, or None when it is not an
-    envelope of such a type lacking them."""
+def _in_current_form(message: bytes | str) -> dict[str, Any] | None:
+    """An envelope journaled by an older release, as data in today's form, or None when it is
+    not one that differs:
+
+    - a record journaled before a field of its type was added (:data:`ADDED_FIELDS`) gets the
+      field's documented value;
+    - a version 1 ``device_status`` whose status is ``fault:<code>`` is the ``device_fault``
+      it stands for (same seq, time and hand; its journaled bytes are unchanged).
+    """
     try:
         data = json.loads(message)
     except ValueError:
         return None
     if not isinstance(data, dict) or not isinstance(data.get("data"), dict):
         return None
-    added = ADDED_FIELDS.get(data.get("type"))  # type: ignore[arg-type]
-    if added is None or all(name in data["data"] for name in added):
-        return None
-    data["data"] = {**added, **data["data"]}
-    return data
+    body, kind, changed = data["data"], data.get("type"), False
+    status = body.get("status")
+    if data.get("schema_version") == 1 and kind == "device_status" \
+            and isinstance(status, str) and status.startswith(_V1_FAULT):
+        kind = data["type"] = EVENT_KINDS[table_events.DeviceFault]
+        body = data["data"] = {"device": body.get("device"),
+                               "code": status.removeprefix(_V1_FAULT),
+                               "detail": body.get("detail")}
+        changed = True
+    added = ADDED_FIELDS.get(kind)  # type: ignore[arg-type]
+    if added is not None and not all(name in body for name in added):
+        data["data"] = {**added, **body}
+        changed = True
+    return data if changed else None
 
 
 def decode_event(message: bytes | str) -> EnvelopeBase:
@@ -529,11 +566,9 @@ def error_reply(reason: str) -> bytes:
 
 
 def decode_reply(message: bytes) -> SnapshotReply | ReplayEnd | ErrorReply | EnvelopeBase:
-    """Parse a ROUTER reply: snapshot, replay_end, error, or a replayed event envelope."""
-    try:
-        return _REPLY.validate_json(message)
-    except ValidationError as error:
-        raise WireError(_problems(error)) from None
+    """Parse a ROUTER reply: snapshot, replay_end, error, or a replayed event envelope (an
+    older record in today's form, as :func:`decode` reads it)."""
+    return _validate(_REPLY, message)  # type: ignore[no-any-return]
 
 
 # --- documentation -----------------------------------------------------------------------------
@@ -541,6 +576,8 @@ def decode_reply(message: bytes) -> SnapshotReply | ReplayEnd | ErrorReply | Env
 def _describe(hint: Any) -> str:
     if hint is Card:
         return 'card ("As")'
+    if isinstance(hint, type) and issubclass(hint, StrEnum):
+        return "one of " + ", ".join(json.dumps(member.value) for member in hint)
     if _is_record(hint):
         inner = ", ".join(f"{name}: {_describe(field)}"
                           for name, field in _field_hints(hint).items())

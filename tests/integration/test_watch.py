@@ -137,7 +137,7 @@ def test_missed_messages_are_filled_from_replay_and_said_so(tools, table_loop):
         lines[0], lines[1], "(filled seq 6 from replay)", lines[3], lines[4],
         "(filled seq 8-9 from replay)", lines[6], lines[7]]
     assert [seq_of(line) for line in lines if seq_of(line)] == [4, 5, 6, 7, 8, 9]
-    assert "card As to seat 1 (first_deal)" in lines[3]   # seq 6, recovered from the journal
+    assert "card As to seat 1 (hole cards)" in lines[3]   # seq 6, recovered from the journal
 
 
 def test_count_stops_after_n_events_and_timeout_bounds_it(tools, table_loop):

@@ -226,7 +226,7 @@ def test_spot_controller_lost_mid_hand_keeps_the_hand(rig):
 
 
 def _lamps_match(rig: FaultRig) -> None:
-    from controller.daemon.device_hub import LAMPS
+    from drivers.spots import LAMPS
 
     def matches():
         table = rig.status()["lamps"]

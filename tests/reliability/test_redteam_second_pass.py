@@ -217,10 +217,10 @@ def test_a_garbled_card_frame_named_in_a_fault_reaches_the_cms_without_its_card(
     """The shoe spells cards in capitals (``KH,,0``); a frame refused for its count was
     published to the CMS family with the card as sent in the fault's detail."""
     hand = "TCL-01-000001"
-    event = wire.EVENT_CLASSES["device_status"](
-        "shoe", "fault:MISREAD", "card frame 'KH,,0': card count '0' is not 1-65535")
+    event = wire.EVENT_CLASSES["device_fault"](
+        "shoe", "MISREAD", "card frame 'KH,,0': card count '0' is not 1-65535")
     message = wire.encode(event, table_id="TCL-01", seq=9, ts=datetime.now(UTC), hand_id=hand)
-    sent = cms_view.cms_message("device_status", hand, message, hand)
+    sent = cms_view.cms_message("device_fault", hand, message, hand)
     assert "KH" not in wire.decode(sent).data.detail
 
 

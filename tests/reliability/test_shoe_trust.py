@@ -29,7 +29,7 @@ def test_a_frame_reusing_the_last_seq_with_another_card_is_refused_and_pauses_th
     fault = rig.events("fault")[0].data
     assert fault.code == "shoe_conflict" and not fault.recoverable
     assert "refused" in fault.detail
-    refused = [e.data for e in rig.events("device_status") if e.data.status == "fault:CONFLICT"]
+    refused = [e.data for e in rig.events("device_fault") if e.data.code == "CONFLICT"]
     assert len(refused) == 1
     assert any(kind == "conflict" for kind, _ in model.history)   # N SEQ,CONFLICT reached it
     # The shoe sends 7d again under its next SEQ: journaled, marked, not dealt.

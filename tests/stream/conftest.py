@@ -12,6 +12,7 @@ import time
 import types
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
 
@@ -41,9 +42,9 @@ TS = datetime(2026, 11, 21, 23, 50, 0, 123456, tzinfo=UTC)
 #: A few events of different shapes (cards, nested wagers, tuples, bools, defaults).
 SAMPLES: tuple[Any, ...] = (
     WagersLocked("cali_lowball", "paytable-1", (Wager(1, "ante", 500), Wager(1, "bonus", 500))),
-    PhaseStarted("first_deal"),
-    CardDealt(parse_card("As"), 1, "first_deal"),
-    CardDealt(parse_card("Td"), "dealer", "first_deal"),
+    PhaseStarted("hole cards"),
+    CardDealt(parse_card("As"), 1, "hole cards"),
+    CardDealt(parse_card("Td"), "dealer", "hole cards"),
     DecisionMade(3, "discard", 0, parse_cards("Kc Qh")),
     Fault("shoe_jam", "card stuck at the gate", "shoe", True),
     HandVoided(HAND, "supervisor-7", "misdeal", (Wager(2, "ante", 1000),), 150),
@@ -67,6 +68,8 @@ def strategy_for(hint: Any) -> st.SearchStrategy[Any]:
         return st.floats(allow_nan=False, allow_infinity=False)
     if hint is type(None):
         return st.none()
+    if isinstance(hint, type) and issubclass(hint, StrEnum):
+        return st.sampled_from(hint)
     if hint.__module__ == "controller.core.cards" and hint.__name__ == "Card":
         return st.sampled_from(DECK)
     if is_record_type(hint):

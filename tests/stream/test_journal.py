@@ -60,7 +60,7 @@ def test_reopen_continues_seq_and_chain(tmp_path):
         assert journal.last_seq == 3 and journal.last_hash == first[-1].hash
         assert journal.last_record() == first[-1]
         assert journal.table_id == TABLE
-        fourth = journal.append(PhaseStarted("draw"), table_id=TABLE, hand_id=None)
+        fourth = journal.append(PhaseStarted("showdown"), table_id=TABLE, hand_id=None)
         assert fourth.seq == 4 and fourth.prev_hash == first[-1].hash
         report = journal.verify()
     assert report.ok and report.records_checked == 4 and report.last_hash == fourth.hash
@@ -80,8 +80,8 @@ def test_a_refused_event_uses_no_seq(journal):
     with pytest.raises(wire.WireError):
         journal.append(PhaseStarted(7), table_id=TABLE, hand_id=None)
     with pytest.raises(JournalError, match="table 'CALI-01'"):
-        journal.append(PhaseStarted("x"), table_id="OTHER-02", hand_id=None)
-    assert journal.append(PhaseStarted("x"), table_id=TABLE, hand_id=None).seq == 3
+        journal.append(PhaseStarted("flop"), table_id="OTHER-02", hand_id=None)
+    assert journal.append(PhaseStarted("flop"), table_id=TABLE, hand_id=None).seq == 3
     assert journal.verify().ok
 
 
@@ -91,7 +91,7 @@ def test_append_all_is_one_transaction(journal):
     assert [r.seq for r in records] == [3, 4, 5]
     assert records[0].prev_hash == list(journal.records(after_seq=1))[0].hash
     with pytest.raises(wire.WireError):  # one bad event: none of them is written
-        journal.append_all([PhaseStarted("ok"), PhaseStarted(None)], table_id=TABLE,
+        journal.append_all([PhaseStarted("flop"), PhaseStarted(None)], table_id=TABLE,
                            hand_id=None)
     assert journal.last_seq == 5 and journal.append_all([], table_id=TABLE, hand_id=None) == []
     assert journal.verify().ok
@@ -103,7 +103,7 @@ def test_a_failed_write_rolls_back_and_keeps_the_seq(journal):
     connection.execute("INSERT INTO journal VALUES (3, 't', 'x', NULL, x'00', 'p', 'h')")
     connection.close()
     with pytest.raises(JournalError, match="cannot append seq 3"):
-        journal.append(PhaseStarted("x"), table_id=TABLE, hand_id=None)
+        journal.append(PhaseStarted("flop"), table_id=TABLE, hand_id=None)
     assert journal.last_seq == 2
 
 
@@ -240,7 +240,7 @@ def test_read_only_journal_refuses_appends(tmp_path):
     with Journal.open_readonly(path) as journal:
         assert journal.last_seq == 2 and journal.verify().ok
         with pytest.raises(JournalError, match="read-only"):
-            journal.append(PhaseStarted("x"), table_id=TABLE, hand_id=None)
+            journal.append(PhaseStarted("flop"), table_id=TABLE, hand_id=None)
 
 
 def test_full_durability_is_the_default(tmp_path):
@@ -289,6 +289,6 @@ def test_a_killed_writer_loses_no_acknowledged_record(tmp_path):
         assert journal.last_seq >= 200
         stored = {record.seq: record.hash for record in journal.records(limit=200)}
         assert stored == acknowledged
-        assert journal.append(PhaseStarted("after"), table_id=TABLE,
+        assert journal.append(PhaseStarted("showdown"), table_id=TABLE,
                               hand_id=None).seq == journal.last_seq
         assert journal.verify().ok

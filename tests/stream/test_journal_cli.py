@@ -44,7 +44,7 @@ def test_verify_broken(state_dir, capsys):
     connection = sqlite3.connect(journal_path(directory), isolation_level=None)
     connection.execute("DROP TRIGGER journal_no_update")
     connection.execute("UPDATE journal SET message = CAST(replace(CAST(message AS TEXT), "
-                       "'first_deal', 'second_deal') AS BLOB) WHERE seq = 2")
+                       "'hole cards', 'showdown') AS BLOB) WHERE seq = 2")
     connection.close()
     assert run("verify", "--state-dir", str(directory)) == 1
     assert capsys.readouterr().out.startswith("journal BROKEN at seq 2: hash does not match")
@@ -65,7 +65,7 @@ def test_show(state_dir, capsys):
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 2
     assert lines[0].split()[:4] == ["2", "2026-11-21T23:50:00.123456Z", HAND, "phase_started"]
-    assert '{"phase":"first_deal"}' in lines[0]
+    assert '{"phase":"hole cards"}' in lines[0]
 
 
 def test_show_json_prints_messages_as_journaled(state_dir, capsys):

@@ -36,13 +36,14 @@ from controller.core.events import (
 from controller.core.money import Odds
 from controller.core.table_settings import MAX_SPOTS, GameSetup
 from controller.errors import LowballError
+from controller.core.vocabulary import WagerResult
 
 #: Settlement results. ``Final`` (here and for the other names the engines compare and emit)
 #: lets the compiled build (setup.py) use them as constants rather than look them up.
-WIN: Final = "win"
-LOSE: Final = "lose"
-PUSH: Final = "push"
-FORFEIT: Final = "forfeit"
+WIN: Final = WagerResult.WIN
+LOSE: Final = WagerResult.LOSE
+PUSH: Final = WagerResult.PUSH
+FORFEIT: Final = WagerResult.FORFEIT
 
 class IllegalAction(LowballError, ValueError):
     """A card or decision the hand cannot take now; the message says why. Nothing changed."""

@@ -30,17 +30,17 @@ from controller.core.events import BURN, COMMUNITY, DEALER, HandShown, Wager
 from controller.core.games.base import FORFEIT, LOSE, PUSH, WIN, Decision, Hand
 from controller.core.rankings import ace_to_five
 from controller.core.table_settings import GameSetup
+from controller.core.vocabulary import Phase, PlayerDecision, WagerKey
 
-RAISE: Final = "raise"
-CHECK: Final = "check"
-BET: Final = "bet"
-FOLD: Final = "fold"
-HOLE_CARDS: Final = "hole cards"
-PRE_FLOP: Final = "pre-flop"
-FLOP: Final = "flop"
-POST_FLOP: Final = "post-flop"
-SHOWDOWN: Final = "showdown"
-PHASES = (HOLE_CARDS, PRE_FLOP, FLOP, POST_FLOP, SHOWDOWN)
+RAISE: Final = PlayerDecision.RAISE
+CHECK: Final = PlayerDecision.CHECK
+BET: Final = PlayerDecision.BET
+FOLD: Final = PlayerDecision.FOLD
+HOLE_CARDS: Final = Phase.HOLE_CARDS
+PRE_FLOP: Final = Phase.PRE_FLOP
+FLOP: Final = Phase.FLOP
+POST_FLOP: Final = Phase.POST_FLOP
+SHOWDOWN: Final = Phase.SHOWDOWN
 #: The Raise wager is this multiple of the ante.
 RAISE_MULTIPLE = {RAISE: 3, BET: 1}
 #: X-Tra Bonus pays on these (10-high or lower); J-high or worse pushes.
@@ -52,10 +52,10 @@ _XTRA_PAYS = frozenset(XTRA_BONUS_CLASSES)
 
 class CaliLowballHand(Hand):
     game = "cali_lowball"
-    WAGER_KEYS = ("ante", "xtra_bonus", "lowdown_bonus")
-    REQUIRED_WAGERS = ("ante", "xtra_bonus")
-    WAGER_NAMES = {"ante": "Ante", "xtra_bonus": "X-Tra Bonus", "lowdown_bonus": "Lowdown Bonus",
-                   "raise": "Raise"}
+    WAGER_KEYS = (WagerKey.ANTE, WagerKey.XTRA_BONUS, WagerKey.LOWDOWN_BONUS)
+    REQUIRED_WAGERS = (WagerKey.ANTE, WagerKey.XTRA_BONUS)
+    WAGER_NAMES = {WagerKey.ANTE: "Ante", WagerKey.XTRA_BONUS: "X-Tra Bonus",
+                   WagerKey.LOWDOWN_BONUS: "Lowdown Bonus", WagerKey.RAISE: "Raise"}
 
     def __init__(self, setup: GameSetup, wagers: Mapping[int, Mapping[str, int]]) -> None:
         super().__init__(setup, wagers)

@@ -43,29 +43,28 @@ from controller.core.games.base import (
 from controller.core.games.house_way import house_way
 from controller.core.rankings import three_card
 from controller.core.table_settings import GameSetup
+from controller.core.vocabulary import Phase, PlayerDecision, ProgressiveAward, WagerKey
 
-STAND: Final = "stand"
-DISCARD: Final = "discard"
-DEAL: Final = "deal"
-PLAYER_DRAWS: Final = "player draws"
-DEALER_DRAW: Final = "dealer draw"
-SHOWDOWN: Final = "showdown"
-PHASES = (DEAL, PLAYER_DRAWS, DEALER_DRAW, SHOWDOWN)
+STAND: Final = PlayerDecision.STAND
+DISCARD: Final = PlayerDecision.DISCARD
+DEAL: Final = Phase.DEAL
+PLAYER_DRAWS: Final = Phase.PLAYER_DRAWS
+DEALER_DRAW: Final = Phase.DEALER_DRAW
+SHOWDOWN: Final = Phase.SHOWDOWN
 MAX_DISCARD = 2
 
-JACKPOT = "jackpot"
-PAT_ONE_COLOR, PAT_TWO_COLOR = "pat-4-2-A-one-color", "pat-4-2-A-two-color"
-FOUR_HIGH, FIVE_HIGH = "4-high", "5-high"
+JACKPOT, PAT_ONE_COLOR, PAT_TWO_COLOR, FOUR_HIGH, FIVE_HIGH = ProgressiveAward
 #: Progressive awards, highest first.
-AWARDS = (JACKPOT, PAT_ONE_COLOR, PAT_TWO_COLOR, FOUR_HIGH, FIVE_HIGH)
+AWARDS = tuple(ProgressiveAward)
 _PAT_AWARD = {"4-2-A one color": PAT_ONE_COLOR, "4-2-A two color": PAT_TWO_COLOR}
 
 
 class ThreeCardLowballHand(Hand):
     game = "three_card_lowball"
-    WAGER_KEYS = ("ante", "bonus", "progressive")
-    REQUIRED_WAGERS = ("ante", "bonus")
-    WAGER_NAMES = {"ante": "Ante", "bonus": "Bonus", "progressive": "Progressive"}
+    WAGER_KEYS = (WagerKey.ANTE, WagerKey.BONUS, WagerKey.PROGRESSIVE)
+    REQUIRED_WAGERS = (WagerKey.ANTE, WagerKey.BONUS)
+    WAGER_NAMES = {WagerKey.ANTE: "Ante", WagerKey.BONUS: "Bonus",
+                   WagerKey.PROGRESSIVE: "Progressive"}
     HAS_PROGRESSIVE = True
 
     def __init__(self, setup: GameSetup, wagers: Mapping[int, Mapping[str, int]],
@@ -210,9 +209,10 @@ class ThreeCardLowballHand(Hand):
     def _pay_awards(self, awards: dict[int, str]) -> int:
         """Emit each award and the meter's settlement; return the total paid to players."""
         progressive = self.setup.progressive
-        fixed = {PAT_ONE_COLOR: progressive.awards.pat_one_color,
-                 PAT_TWO_COLOR: progressive.awards.pat_two_color,
-                 FOUR_HIGH: progressive.awards.four_high, FIVE_HIGH: progressive.awards.five_high}
+        fixed: dict[str, int] = {
+            PAT_ONE_COLOR: progressive.awards.pat_one_color,
+            PAT_TWO_COLOR: progressive.awards.pat_two_color,
+            FOUR_HIGH: progressive.awards.four_high, FIVE_HIGH: progressive.awards.five_high}
         winners = sum(1 for award in awards.values() if award == JACKPOT)
         if winners and self.rules.jackpot_split == "equal":
             share = self.meter // winners
