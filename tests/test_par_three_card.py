@@ -192,7 +192,7 @@ def test_the_document_gives_every_figure_and_hand(small_sheet):
     assert Fraction(document["house_edge"]["fraction"]) == small_sheet.house_edge
     assert len(document["strategy"]) == 220
     assert document["strategy"]["Ac 2d 4h"] == ""
-    assert list(document["lines"]) == list(setup.paytable.bonus)
+    assert list(document["lines"]) == list(setup.paytable.for_wager("bonus"))
     progressive = document["progressive"]
     assert Fraction(progressive["break_even_meter"]["fraction"]) == small_sheet.break_even_meter
     text = report.three_card_text(document)
