@@ -1,0 +1,92 @@
+"""A compromised table is a machine on the casino network: whatever it sends, the floor
+stores the other tables' events, stores none of its own out of order or twice, and says
+where it stopped following it. Driven against the real floor service and PostgreSQL, with
+the hostile table's journal and publisher real (:mod:`tests.floor.hostile_table`)."""
+
+from __future__ import annotations
+
+import threading
+
+import psycopg
+import pytest
+
+from bench.floor_rig import wait_until, write_floor_config
+from controller.core.table_events import DeviceStatus, Fault, TableOpened
+from controller.floor.config import load_floor_config
+from controller.floor.service import FloorService
+from tests.floor.hostile_table import HostileTable
+
+
+def stored(dsn: str, table_id: str) -> list[int]:
+    try:
+        with psycopg.connect(dsn) as connection:
+            return [seq for (seq,) in connection.execute(
+                "SELECT seq FROM floor_events WHERE table_id = %s ORDER BY seq", (table_id,))]
+    except psycopg.errors.UndefinedTable:  # the service has not migrated yet
+        return []
+
+
+@pytest.fixture
+def floor(tmp_path, database):
+    """make(*tables) -> the floor service following them, in a thread."""
+    made: list = []
+
+    def make(*tables):
+        config = write_floor_config(tmp_path / "floor.toml", database, list(tables), {},
+                                    retry_s=0.2)
+        service = FloorService(load_floor_config(config))
+        thread = threading.Thread(target=service.run, daemon=True)
+        thread.start()
+        made.append((service, thread))
+        return service
+
+    yield make
+    for service, thread in made:
+        service.request_stop()
+        thread.join(20)
+
+
+def opened(table_id: str) -> TableOpened:
+    return TableOpened(table_id=table_id, game="three_card_lowball", paytable="paytable-1",
+                       paytable_status="seed")
+
+
+def fault(detail: str) -> Fault:
+    return Fault(code="shoe_jam", detail=detail, device="shoe", recoverable=True)
+
+
+UNSTORABLE = [
+    pytest.param([fault("jam\x00; DROP TABLE floor_events")], None, id="NUL in a field"),
+    pytest.param([DeviceStatus(device="shoe", status="connected", detail="ok")], "H-\x00-1",
+                 id="NUL in a hand id"),
+]
+
+
+@pytest.mark.parametrize("events, hand_id", UNSTORABLE)
+def test_an_event_the_database_refuses_holds_its_table_only(tmp_path, database, floor,
+                                                            events, hand_id):
+    calm = HostileTable(tmp_path / "calm", "CALM-01")
+    evil = HostileTable(tmp_path / "evil", "EVIL-01")
+    try:
+        calm.emit([opened("CALM-01")])
+        evil.emit([opened("EVIL-01")])
+        service = floor(calm, evil)
+        wait_until(lambda: stored(database, "CALM-01") == [1]
+                   and stored(database, "EVIL-01") == [1], "both tables' first events")
+        connected = service.handover.epoch
+
+        evil.emit(events, hand_id=hand_id)                     # seq 2: the database refuses it
+        evil.emit([fault("after the poison")])                 # seq 3: must wait behind it
+        for _ in range(5):
+            calm.emit([fault("an honest jam")])
+        wait_until(lambda: stored(database, "CALM-01") == list(range(1, 7)),
+                   "the honest table's events, stored although the other's are refused")
+        assert stored(database, "EVIL-01") == [1]              # nothing skipped, nothing after
+        assert service.handover.epoch == connected   # nothing of the others dropped for it
+        assert "EVIL-01" in service.held and "seq 2" in service.held["EVIL-01"]
+        calm.emit([fault("still followed")])
+        wait_until(lambda: stored(database, "CALM-01") == list(range(1, 8)), "and after")
+        assert stored(database, "EVIL-01") == [1]
+    finally:
+        calm.close()
+        evil.close()
