@@ -116,6 +116,8 @@ class TableLink:
                     client = self._follow()
                     if client is None:
                         self._publish_offline()
+                        self._refuse_waiting("the console cannot reach the table: nothing "
+                                             "was sent")
                         self._stop.wait(1.0)
                         continue
                     connected, last_heard = True, time.monotonic()
@@ -134,6 +136,10 @@ class TableLink:
                         pending = self._outbox.get_nowait()
                     except queue.Empty:
                         break
+                    if time.monotonic() > pending.deadline:
+                        pending.answer({"ok": False, "error": "the table could not be asked "
+                                                              "in time: nothing was sent"})
+                        continue
                     commands.send(json.dumps(pending.request).encode(), zmq.NOBLOCK)
                     in_flight.append(pending)
                 while commands.poll(0) and in_flight:
@@ -173,6 +179,15 @@ class TableLink:
             wake.close(0)
             for pending in list(in_flight) + list(self._outbox.queue):
                 pending.answer({"ok": False, "error": "the console is stopping"})
+
+    def _refuse_waiting(self, why: str) -> None:
+        """Answer every command still waiting to be sent, without sending it: a command the
+        screen was told had failed must never reach the table later."""
+        while True:
+            try:
+                self._outbox.get_nowait().answer({"ok": False, "error": why})
+            except queue.Empty:
+                return
 
     def _command_socket(self) -> zmq.Socket:
         socket = self._context.socket(zmq.DEALER)
