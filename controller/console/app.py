@@ -28,6 +28,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from controller.console.config import is_loopback
 from controller.console.link import TableLink
 from controller.console.messages import (
     BadMessage,
@@ -71,6 +72,37 @@ class SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, with_headers)
+
+
+class LoopbackNames:
+    """A console nobody signs in to listens on loopback; it answers only a request that names
+    it by a loopback name. A page of another site whose name the attacker's DNS points at
+    127.0.0.1 (DNS rebinding) is the same origin as far as the browser knows, so the Origin
+    check lets it through; its Host header still names the attacker's site."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket") or loopback_name(scope):
+            await self.app(scope, receive, send)
+            return
+        log.warning("request for another host name refused", path=scope.get("path"))
+        if scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        await Response("this console answers to a loopback name only (127.0.0.1, "
+                       "localhost)", status_code=400, media_type="text/plain")(
+            scope, receive, send)
+
+
+def loopback_name(scope: Scope) -> bool:
+    host = next((value.decode("latin-1") for key, value in scope.get("headers", ())
+                 if key == b"host"), None)
+    if host is None:
+        return True  # HTTP/1.0 without a name: no browser page sends that
+    name = urlsplit(f"//{host}").hostname or ""
+    return is_loopback(name)
 
 
 class Screens:
@@ -385,4 +417,5 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
                              Route("/api/sign-out", sign_out, methods=["POST"]),
                              WebSocketRoute("/ws", socket),
                              Mount("/static", StaticFiles(directory=STATIC), name="static")],
-                     middleware=[Middleware(SecurityHeaders)], lifespan=lifespan)
+                     middleware=[Middleware(SecurityHeaders)] +
+                     ([] if signs_in else [Middleware(LoopbackNames)]), lifespan=lifespan)

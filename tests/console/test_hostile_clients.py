@@ -4,8 +4,59 @@ given while the table is away. Each against the console process and the real dae
 
 from __future__ import annotations
 
+import json
+import socket
+import urllib.error
+import urllib.request
+
+import pytest
+from websockets.exceptions import InvalidStatus
+from websockets.sync.client import connect
+
 from controller.console.link import TableLink
 from tests.test_daemon import Rig, wait_for
+
+
+def post(url: str, body: dict, headers: dict | None = None) -> tuple[int, dict]:
+    request = urllib.request.Request(url + "api/sign-in", data=json.dumps(body).encode(),
+                                     headers={"content-type": "application/json",
+                                              **(headers or {})})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as reply:
+            return reply.status, json.loads(reply.read())
+    except urllib.error.HTTPError as error:
+        body = error.read()
+        return error.code, json.loads(body) if body.startswith(b"{") else {"error": body}
+
+
+def rebound(url: str) -> tuple[str, dict[str, str]]:
+    """The console's address, and the headers of a page of ``evil.example`` whose name the
+    attacker's DNS answers with 127.0.0.1 (DNS rebinding): same origin as far as the browser
+    knows, so it sends them."""
+    port = url.rstrip("/").rsplit(":", 1)[1]
+    name = f"evil.example:{port}"
+    return url, {"Host": name, "Origin": f"http://{name}"}
+
+
+def test_a_page_on_another_host_name_cannot_drive_the_table(table):
+    rig, console = table("cali_lowball")
+    url, headers = rebound(console.url)
+    port = int(url.rstrip("/").rsplit(":", 1)[1])
+    with pytest.raises(InvalidStatus):
+        with connect(f"ws://evil.example:{port}/ws", additional_headers={"Origin": headers[
+                "Origin"]}, sock=socket.create_connection(("127.0.0.1", port))) as ws:
+            ws.send(json.dumps({"type": "command", "id": "rebound-0001",
+                                "command": {"command": "open"}}))
+            ws.recv(timeout=5)
+    request = urllib.request.Request(url, headers=headers)
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=10)
+    assert refused.value.code == 400
+    status, _ = post(url, {"name": "Alice", "credential": "guess-number-1"}, headers)
+    assert status == 400
+    assert rig.events("command_accepted") == [] and rig.events("command_refused") == []
+    with urllib.request.urlopen(console.url, timeout=10) as page:   # its own name still works
+        assert page.status == 200
 
 
 def test_a_command_given_while_the_table_is_away_is_refused_and_never_sent_later(tmp_path):
