@@ -179,6 +179,9 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
     screens = Screens()
     seen = Deduplicator()
     pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
+    #: One sign-in is checked at a time: the lock-out counts each failure before the next
+    #: attempt is looked at, so attempts fired at once get no more guesses than one by one.
+    checking = asyncio.Lock()
 
     async def send_command(request: dict[str, Any]) -> dict[str, Any]:
         loop = asyncio.get_running_loop()
@@ -310,10 +313,8 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
                 request.headers.get("content-type", "").split(";")[0] != "application/json":
             return JSONResponse({"ok": False, "error": "a sign-in is JSON from this console's "
                                                        "own page"}, status_code=400)
-        locked = sessions.locked_for(address)
-        if locked:
-            return JSONResponse({"ok": False, "error": f"too many failed sign-ins from this "
-                                 f"screen: locked for {int(locked) + 1} s"}, status_code=429)
+        if sessions.locked_for(address):
+            return locked_out(address)
         body = b""
         async for chunk in request.stream():
             body += chunk
@@ -323,6 +324,12 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
             form = parse_sign_in(body)
         except BadMessage as error:
             return JSONResponse({"ok": False, "error": str(error)}, status_code=400)
+        async with checking:
+            return await check_sign_in(form, address)
+
+    async def check_sign_in(form: Any, address: str) -> Response:
+        if sessions.locked_for(address):
+            return locked_out(address)
         if form.name in accounts:            # a dealer's or the pit's account: the console's
             opened = sessions.account(form.name, form.credential, accounts)
             if opened is None:
@@ -341,6 +348,11 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
             log.warning("supervisor sign-in refused", name=form.name, address=address)
             return JSONResponse({"ok": False, "error": reply.get("error")}, status_code=401)
         return signed_in(*sessions.open(form.name, form.credential))
+
+    def locked_out(address: str) -> Response:
+        return JSONResponse({"ok": False, "error": f"too many failed sign-ins from this screen: "
+                             f"locked for {int(sessions.locked_for(address)) + 1} s"},
+                            status_code=429)
 
     def signed_in(token: str, session: Any) -> Response:
         log.info("signed in", name=session.name, role=session.role)

@@ -4,6 +4,7 @@ given while the table is away. Each against the console process and the real dae
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import socket
 import urllib.error
@@ -14,6 +15,7 @@ from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
 from controller.console.link import TableLink
+from controller.console.sessions import FAILURES
 from tests.test_daemon import Rig, wait_for
 
 
@@ -57,6 +59,24 @@ def test_a_page_on_another_host_name_cannot_drive_the_table(table):
     assert rig.events("command_accepted") == [] and rig.events("command_refused") == []
     with urllib.request.urlopen(console.url, timeout=10) as page:   # its own name still works
         assert page.status == 200
+
+
+def test_sign_ins_fired_at_once_get_no_more_guesses_than_the_lock_out_allows(table):
+    rig, console = table("cali_lowball")
+    with concurrent.futures.ThreadPoolExecutor(24) as pool:
+        statuses = list(pool.map(lambda n: post(console.url, {
+            "name": "Alice", "credential": f"guess-number-{n:04d}"})[0], range(24)))
+    assert statuses.count(401) <= FAILURES, statuses
+    assert set(statuses) <= {401, 429}
+
+
+def test_a_forged_forwarded_address_does_not_escape_the_lock_out(table):
+    rig, console = table("cali_lowball")
+    statuses = [post(console.url, {"name": "Alice", "credential": f"guess-number-{n:04d}"},
+                     {"X-Forwarded-For": f"10.9.{n}.1", "Forwarded": f"for=10.8.{n}.1"})[0]
+                for n in range(FAILURES + 3)]
+    assert statuses[:FAILURES] == [401] * FAILURES
+    assert statuses[FAILURES:] == [429] * 3, statuses
 
 
 def test_a_command_given_while_the_table_is_away_is_refused_and_never_sent_later(tmp_path):
