@@ -250,7 +250,11 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
 
         async def push() -> None:
             while True:
-                await websocket.send_text(await box.get())
+                text = await box.get()
+                if not signed_in_as(token, *roles):   # signed out, or the sign-in expired
+                    await websocket.close(code=1008, reason="the sign-in has ended")
+                    return
+                await websocket.send_text(text)
 
         pusher = asyncio.ensure_future(push())
         try:

@@ -11,11 +11,12 @@ import urllib.error
 import urllib.request
 
 import pytest
-from websockets.exceptions import InvalidStatus
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
 
 from controller.console.link import TableLink
 from controller.console.sessions import FAILURES
+from tests.console.test_sign_in_everywhere import DEALER, locked_console, next_of, sign_in  # noqa: F401
 from tests.test_daemon import Rig, wait_for
 
 
@@ -77,6 +78,24 @@ def test_a_forged_forwarded_address_does_not_escape_the_lock_out(table):
                 for n in range(FAILURES + 3)]
     assert statuses[:FAILURES] == [401] * FAILURES
     assert statuses[FAILURES:] == [429] * 3, statuses
+
+
+def test_a_screen_signed_out_elsewhere_is_shown_nothing_more(locked_console):
+    rig, console = locked_console
+    status, cookie = sign_in(console.url, "Dana", DEALER)
+    assert status == 200
+    with connect(console.url.replace("http://", "ws://") + "ws",
+                 additional_headers={"Cookie": cookie}) as ws:
+        next_of(ws, "view")
+        request = urllib.request.Request(console.url + "api/sign-out", data=b"",
+                                         headers={"Cookie": cookie}, method="POST")
+        with urllib.request.urlopen(request, timeout=10) as reply:
+            assert reply.status == 200
+        assert rig.ask({"command": "open"})["ok"]           # the table changes: a new view
+        with pytest.raises(ConnectionClosed):
+            while True:
+                message = json.loads(ws.recv(timeout=10))
+                assert message["type"] != "view", "a signed-out screen was sent the table"
 
 
 def test_a_command_given_while_the_table_is_away_is_refused_and_never_sent_later(tmp_path):
