@@ -82,12 +82,19 @@ class LoopbackNames:
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
+        #: one log line a second at most, the next counting those not written
+        self.logged, self.not_logged = Bucket(burst=1, rate=1.0), 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket") or loopback_name(scope):
             await self.app(scope, receive, send)
             return
-        log.warning("request for another host name refused", path=scope.get("path"))
+        if self.logged.take():
+            log.warning("request for another host name refused", path=scope.get("path"),
+                        not_logged=self.not_logged)
+            self.not_logged = 0
+        else:
+            self.not_logged += 1
         if scope["type"] == "websocket":
             await send({"type": "websocket.close", "code": 1008})
             return
@@ -400,14 +407,19 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
                     "the supervisor's session on this screen has expired: sign in again"
                     if was_signed_in else "no supervisor is signed in on this screen (sign in "
                                           "at /supervisor)")
+                # Every message costs the screen's allowance, a bad one too: a script
+                # sending nonsense at full speed gets as few log lines as commands.
+                allowed = bucket.take()
                 try:
                     message = parse_message(text, supervisor=why)
                 except BadMessage as error:
-                    log.warning("bad message from a screen", error=str(error))
-                    await websocket.send_text(json.dumps({"type": "error",
-                                                          "error": str(error)}))
+                    if allowed:
+                        log.warning("bad message from a screen", error=str(error))
+                    await websocket.send_text(json.dumps({
+                        "type": "error", "error": str(error) if allowed else
+                        "too many messages from this screen: slow down"}))
                     continue
-                if not bucket.take():
+                if not allowed:
                     await websocket.send_text(json.dumps({
                         "type": "answer", "id": message.id, "ok": False,
                         "error": "too many commands from this screen: nothing was sent; "

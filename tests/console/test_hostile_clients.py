@@ -7,6 +7,7 @@ from __future__ import annotations
 import concurrent.futures
 import json
 import socket
+import subprocess
 import urllib.error
 import urllib.request
 
@@ -120,3 +121,38 @@ def test_a_command_given_while_the_table_is_away_is_refused_and_never_sent_later
     finally:
         link.stop()
         rig.close()
+
+
+def test_a_screen_sending_nonsense_at_full_speed_cannot_flood_the_log(tmp_path):
+    """Each bad message was a warning line: 2,000 of them in about a second from one script,
+    and a console whose log is not read fast enough (a full pipe, a stalled journald) stops
+    serving every screen while it writes them."""
+    from tests.console.conftest import Console, write_configs
+
+    rig = Rig(tmp_path, "cali_lowball")
+    console = Console(write_configs(tmp_path, rig))
+    try:
+        with connect(console.url.replace("http://", "ws://") + "ws") as ws:
+            for number in range(2000):
+                ws.send(f"not json {number}")
+            for _ in range(2000):
+                while json.loads(ws.recv(timeout=10))["type"] != "error":
+                    pass
+        _, headers = rebound(console.url)
+        for _ in range(200):
+            request = urllib.request.Request(console.url, headers=headers)
+            with pytest.raises(urllib.error.HTTPError):
+                urllib.request.urlopen(request, timeout=10)
+    finally:
+        console.process.terminate()
+        try:
+            console.process.wait(10)
+        except subprocess.TimeoutExpired:   # blocked writing its log
+            console.process.kill()
+            console.process.wait()
+        log = console.process.stderr.read()
+        console.process.stdout.close()
+        console.process.stderr.close()
+        rig.close()
+    assert 1 <= log.count("bad message from a screen") <= 40, log[-2000:]
+    assert 1 <= log.count("another host name") <= 20
