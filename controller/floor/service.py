@@ -35,6 +35,10 @@ log = structlog.get_logger("floor")
 #: stopping or the database failed: an event is handed over the moment it arrives, so this
 #: bounds only those checks (and an idle table's wake-ups, two a second).
 FEED_WAIT_S = 0.5
+#: The largest message the floor takes from a table (an event is a few kilobytes, a snapshot
+#: tens): a bigger one drops that connection, so a compromised table cannot make the service
+#: hold gigabytes, and its feed goes no further than its last event stored.
+MAX_MESSAGE_BYTES = 1024 * 1024
 
 
 class _Handover:
@@ -64,6 +68,7 @@ class FloorService:
         self.loaded = loaded
         self.config = loaded.config
         self.context = context or zmq.Context()
+        self.context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)   # every socket it opens
         self.curves = self._curves()
         self.stopping = threading.Event()
         self.connection: psycopg.Connection | None = None

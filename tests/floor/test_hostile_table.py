@@ -13,7 +13,7 @@ import pytest
 from bench.floor_rig import wait_until, write_floor_config
 from controller.core.table_events import DeviceStatus, Fault, TableOpened
 from controller.floor.config import load_floor_config
-from controller.floor.service import FloorService
+from controller.floor.service import MAX_MESSAGE_BYTES, FloorService
 from tests.floor.hostile_table import HostileTable
 
 
@@ -86,6 +86,30 @@ def test_an_event_the_database_refuses_holds_its_table_only(tmp_path, database, 
         assert "EVIL-01" in service.held and "seq 2" in service.held["EVIL-01"]
         calm.emit([fault("still followed")])
         wait_until(lambda: stored(database, "CALM-01") == list(range(1, 8)), "and after")
+        assert stored(database, "EVIL-01") == [1]
+    finally:
+        calm.close()
+        evil.close()
+
+
+def test_an_enormous_event_is_not_taken_and_holds_its_table_only(tmp_path, database, floor):
+    """An event is a few kilobytes: a table sending megabytes (gigabytes would take the floor
+    service's memory) is not followed past it."""
+    calm = HostileTable(tmp_path / "calm", "CALM-01")
+    evil = HostileTable(tmp_path / "evil", "EVIL-01")
+    try:
+        calm.emit([opened("CALM-01")])
+        evil.emit([opened("EVIL-01")])
+        floor(calm, evil)
+        wait_until(lambda: stored(database, "CALM-01") == [1]
+                   and stored(database, "EVIL-01") == [1], "both tables' first events")
+        evil.emit([fault("x" * (4 * MAX_MESSAGE_BYTES))])     # seq 2
+        evil.emit([fault("after the flood")])                # seq 3
+        for _ in range(3):
+            calm.emit([fault("an honest jam")])
+        wait_until(lambda: stored(database, "CALM-01") == [1, 2, 3, 4], "the honest table")
+        calm.emit([fault("and on")])
+        wait_until(lambda: stored(database, "CALM-01") == [1, 2, 3, 4, 5], "and on")
         assert stored(database, "EVIL-01") == [1]
     finally:
         calm.close()
