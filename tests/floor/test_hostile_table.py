@@ -11,7 +11,7 @@ import psycopg
 import pytest
 
 from bench.floor_rig import wait_until, write_floor_config
-from controller.core.table_events import DeviceStatus, Fault, TableOpened
+from controller.core.table_events import DeviceStatus, Fault, TableOpened, WagerPlaced
 from controller.floor.config import load_floor_config
 from controller.floor.service import MAX_MESSAGE_BYTES, FloorService
 from tests.floor.hostile_table import HostileTable
@@ -111,6 +111,31 @@ def test_an_enormous_event_is_not_taken_and_holds_its_table_only(tmp_path, datab
         calm.emit([fault("and on")])
         wait_until(lambda: stored(database, "CALM-01") == [1, 2, 3, 4, 5], "and on")
         assert stored(database, "EVIL-01") == [1]
+    finally:
+        calm.close()
+        evil.close()
+
+
+@pytest.mark.skip(reason="hole: the typed views cast a table's numbers with ::bigint and ::int, "
+                         "so one event with an amount past bigint (the wire takes any integer) "
+                         "makes every query of floor_wagers_placed, the ratings and `floor "
+                         "report` fail for every table; fix: a migration re-creating the views "
+                         "with casts that give NULL out of range, or bounds in the wire models")
+def test_a_number_past_the_views_casts_spoils_no_other_tables_report(tmp_path, database, floor):
+    calm = HostileTable(tmp_path / "calm", "CALM-01")
+    evil = HostileTable(tmp_path / "evil", "EVIL-01")
+    try:
+        calm.emit([opened("CALM-01"), WagerPlaced(spot=1, wager="ante", amount=1000,
+                                                   player="P-1", source="dealer")])
+        evil.emit([opened("EVIL-01"), WagerPlaced(spot=1, wager="ante", amount=10**20,
+                                                   player="P-1", source="dealer")])
+        floor(calm, evil)
+        wait_until(lambda: stored(database, "CALM-01") == [1, 2]
+                   and stored(database, "EVIL-01") == [1, 2], "both tables' wagers")
+        with psycopg.connect(database) as connection:
+            rows = connection.execute("SELECT table_id, amount FROM floor_wagers_placed "
+                                      "ORDER BY table_id").fetchall()
+        assert ("CALM-01", 1000) in rows
     finally:
         calm.close()
         evil.close()
