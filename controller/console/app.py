@@ -185,6 +185,8 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
     accounts = accounts or {}
     screens = Screens()
     seen = Deduplicator()
+    #: each remembered id's command as sent (the same id with another command is refused)
+    given_as = Deduplicator()
     pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
     #: One sign-in is checked at a time: the lock-out counts each failure before the next
     #: attempt is looked at, so attempts fired at once get no more guesses than one by one.
@@ -201,15 +203,21 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
         return await asyncio.wait_for(future, ANSWER_TIMEOUT_S)
 
     async def command(message: Any, session: Any = None) -> dict[str, Any]:
+        request = request_of(message, by) if session is None else \
+            request_of(message, session.name, session.credential)
+        given = f"{request['by']} {message.command.model_dump_json()}"
+        first = given_as.get(message.id)
+        if first is not None and first != given:
+            return {"ok": False, "error": f"id {message.id} was given to another command: "
+                                          f"nothing was sent"}
         known = seen.get(message.id)
         if known is not None:
             return {**known, "repeated": True}
         if message.id in pending:
             return {**await asyncio.shield(pending[message.id]), "repeated": True}
-        request = request_of(message, by) if session is None else \
-            request_of(message, session.name, session.credential)
         future = asyncio.ensure_future(send_command(request))
         pending[message.id] = future
+        given_as.remember(message.id, given)
         try:
             reply = await asyncio.shield(future)
         except asyncio.TimeoutError:

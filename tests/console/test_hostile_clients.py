@@ -156,3 +156,19 @@ def test_a_screen_sending_nonsense_at_full_speed_cannot_flood_the_log(tmp_path):
         rig.close()
     assert 1 <= log.count("bad message from a screen") <= 40, log[-2000:]
     assert 1 <= log.count("another host name") <= 20
+
+
+def test_an_id_given_again_with_another_command_is_refused_not_answered_as_the_first(table):
+    rig, console = table("cali_lowball")
+    with connect(console.url.replace("http://", "ws://") + "ws") as ws:
+        def command(body: dict, command_id: str) -> dict:
+            ws.send(json.dumps({"type": "command", "id": command_id, "command": body}))
+            while (message := json.loads(ws.recv(timeout=10)))["type"] != "answer":
+                pass
+            return message
+
+        assert command({"command": "open"}, "reused-id-0001")["ok"]
+        again = command({"command": "close"}, "reused-id-0001")
+        assert not again["ok"] and "another command" in again["error"]
+        assert command({"command": "open"}, "reused-id-0001")["repeated"]
+    assert [e.data.command for e in rig.events("command_accepted")] == ["open"]
