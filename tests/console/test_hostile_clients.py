@@ -172,3 +172,21 @@ def test_an_id_given_again_with_another_command_is_refused_not_answered_as_the_f
         assert not again["ok"] and "another command" in again["error"]
         assert command({"command": "open"}, "reused-id-0001")["repeated"]
     assert [e.data.command for e in rig.events("command_accepted")] == ["open"]
+
+
+def test_an_account_signing_in_over_and_over_ends_its_own_sessions_not_a_supervisors():
+    import hashlib
+
+    from controller.console.config import Account
+    from controller.console.sessions import MAX_SESSIONS, Sessions
+
+    now = [0.0]
+    sessions = Sessions(15, {"Alice": hashlib.sha256(b"alice-credential").hexdigest()},
+                        clock=lambda: now[0])
+    pit = {"Pat": Account(role="pit", credential_sha256=hashlib.sha256(b"pat-credential")
+                          .hexdigest())}
+    alice, _ = sessions.open("Alice", "alice-credential")
+    for _ in range(3 * MAX_SESSIONS):
+        now[0] += 1.0
+        assert sessions.account("Pat", "pat-credential", pit) is not None
+    assert sessions.get(alice) is not None and sessions.get(alice).name == "Alice"
