@@ -112,27 +112,39 @@ def loopback_name(scope: Scope) -> bool:
     return is_loopback(name)
 
 
+#: What only the pit's screen shows (the last hands and who played them, the alarms): the
+#: dealer's screen is sent the view without them.
+PIT_ONLY = ("alarms", "recall")
+
+
 class Screens:
-    """Every open screen, each with the newest view still to send."""
+    """Every open screen, each with the newest view still to send (the pit's, or the
+    dealer's)."""
 
     def __init__(self) -> None:
         self.view: dict[str, Any] | None = None
-        self._latest: dict[int, asyncio.Queue[str]] = {}
+        self._latest: dict[int, tuple[asyncio.Queue[str], bool]] = {}
+
+    @staticmethod
+    def _texts(view: dict[str, Any]) -> dict[bool, str]:
+        return {True: json.dumps(view),
+                False: json.dumps({key: value for key, value in view.items()
+                                   if key not in PIT_ONLY})}
 
     def show(self, view: dict[str, Any]) -> None:
         """From the event loop: the newest view for every screen."""
         self.view = view
-        text = json.dumps(view)
-        for box in self._latest.values():
+        texts = self._texts(view)
+        for box, pit in self._latest.values():
             while not box.empty():
                 box.get_nowait()
-            box.put_nowait(text)
+            box.put_nowait(texts[pit])
 
-    def open(self, key: int) -> asyncio.Queue[str]:
+    def open(self, key: int, *, pit: bool) -> asyncio.Queue[str]:
         box: asyncio.Queue[str] = asyncio.Queue(maxsize=1)
         if self.view is not None:
-            box.put_nowait(json.dumps(self.view))
-        self._latest[key] = box
+            box.put_nowait(self._texts(self.view)[pit])
+        self._latest[key] = (box, pit)
         return box
 
     def close(self, key: int) -> None:
@@ -261,7 +273,7 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
         await websocket.accept()
         await websocket.send_text(role_message(sessions.get(token)))
         key = id(websocket)
-        box = screens.open(key)
+        box = screens.open(key, pit="pit" in roles)
 
         async def push() -> None:
             while True:

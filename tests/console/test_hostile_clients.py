@@ -190,3 +190,21 @@ def test_an_account_signing_in_over_and_over_ends_its_own_sessions_not_a_supervi
         now[0] += 1.0
         assert sessions.account("Pat", "pat-credential", pit) is not None
     assert sessions.get(alice) is not None and sessions.get(alice).name == "Alice"
+
+
+def test_the_dealers_screen_is_sent_nothing_only_the_pit_may_see(locked_console):
+    """A dealer's account opens the dealer's screen only: the last hands (who played them)
+    and the alarms are the pit's, and must not reach a dealer's socket either."""
+    from tests.console.test_sign_in_everywhere import PIT
+
+    rig, console = locked_console
+    views = {}
+    for name, credential, path in (("Dana", DEALER, "ws"), ("Pat", PIT, "ws/pit")):
+        status, cookie = sign_in(console.url, name, credential)
+        assert status == 200
+        with connect(console.url.replace("http://", "ws://") + path,
+                     additional_headers={"Cookie": cookie}) as ws:
+            views[name] = next_of(ws, "view")
+    assert "recall" in views["Pat"] and "alarms" in views["Pat"]
+    assert "recall" not in views["Dana"] and "alarms" not in views["Dana"]
+    assert views["Dana"]["spots"] == views["Pat"]["spots"]
