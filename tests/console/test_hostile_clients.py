@@ -208,3 +208,29 @@ def test_the_dealers_screen_is_sent_nothing_only_the_pit_may_see(locked_console)
     assert "recall" in views["Pat"] and "alarms" in views["Pat"]
     assert "recall" not in views["Dana"] and "alarms" not in views["Dana"]
     assert views["Dana"]["spots"] == views["Pat"]["spots"]
+
+
+def test_in_a_real_browser_a_rebound_name_gets_no_screen(browser, table):
+    """Chromium resolving evil.example to 127.0.0.1, as a rebinding attacker's DNS does once
+    the page has loaded: what that origin can fetch or open on the console."""
+    from tests.console.conftest import CHROMIUM
+
+    rig, console = table("cali_lowball")
+    port = int(console.url.rstrip("/").rsplit(":", 1)[1])
+    rebinding = browser.browser_type.launch(
+        executable_path=CHROMIUM,
+        args=["--no-sandbox", "--disable-gpu", "--host-resolver-rules=MAP evil.example 127.0.0.1"])
+    try:
+        page = rebinding.new_page()
+        reply = page.goto(f"http://evil.example:{port}/")
+        assert reply.status == 400
+        opened = page.evaluate("""url => new Promise(done => {
+            const socket = new WebSocket(url);
+            socket.onopen = () => { socket.send(JSON.stringify({type: "command",
+                id: "rebound-browser-1", command: {command: "open"}})); done("open"); };
+            socket.onerror = () => done("refused");
+        })""", f"ws://evil.example:{port}/ws")
+        assert opened == "refused"
+    finally:
+        rebinding.close()
+    assert rig.ask({"command": "open"})["ok"]          # nothing of the page reached the table
