@@ -131,6 +131,8 @@ class TableLink:
                 if wake in ready:
                     while wake.poll(0):
                         wake.recv()
+                if not connected:   # no heartbeat for SILENCE_S: the table is not answering
+                    self._refuse_waiting("the table is not answering: nothing was sent")
                 while len(in_flight) < MAX_IN_FLIGHT:
                     try:
                         pending = self._outbox.get_nowait()

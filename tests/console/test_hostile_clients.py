@@ -118,6 +118,16 @@ def test_a_command_given_while_the_table_is_away_is_refused_and_never_sent_later
         link.send({"command": "open", "by": "test"}, answers.append)
         wait_for(lambda: len(answers) == 2, "the answer")
         assert answers[1]["ok"], answers[1]     # the first open was never carried out
+        rig.stop_daemon()                       # the table goes while the screen is open
+        wait_for(lambda: not views[-1]["connected"], "the screen saying the table is away")
+        link.send({"command": "close", "by": "test"}, answers.append)
+        wait_for(lambda: len(answers) == 3, "the answer")
+        assert not answers[2]["ok"] and "nothing was sent" in answers[2]["error"]
+        rig.start_daemon()
+        wait_for(lambda: views[-1]["connected"], "the table back again")
+        link.send({"command": "close", "by": "test"}, answers.append)
+        wait_for(lambda: len(answers) == 4, "the answer")
+        assert answers[3]["ok"], answers[3]     # the table was still open: nothing applied
     finally:
         link.stop()
         rig.close()
