@@ -394,6 +394,9 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
         return response
 
     async def sign_out(request: Request) -> Response:
+        if not same_origin(request):
+            return JSONResponse({"ok": False, "error": "a sign-out comes from this console's "
+                                                       "own page"}, status_code=400)
         sessions.close(request.cookies.get(COOKIE))
         response = JSONResponse({"ok": True})
         response.delete_cookie(COOKIE, path="/")

@@ -244,3 +244,24 @@ def test_in_a_real_browser_a_rebound_name_gets_no_screen(browser, table):
     finally:
         rebinding.close()
     assert rig.ask({"command": "open"})["ok"]          # nothing of the page reached the table
+
+
+def test_a_page_of_another_site_cannot_sign_a_screen_out(locked_console):
+    rig, console = locked_console
+    status, cookie = sign_in(console.url, "Dana", DEALER)
+    assert status == 200
+
+    def sign_out(**headers) -> int:
+        request = urllib.request.Request(console.url + "api/sign-out", data=b"", method="POST",
+                                         headers={"Cookie": cookie, **headers})
+        try:
+            with urllib.request.urlopen(request, timeout=10) as reply:
+                return reply.status
+        except urllib.error.HTTPError as error:
+            return error.code
+
+    assert sign_out(Origin="http://evil.example") == 400
+    with connect(console.url.replace("http://", "ws://") + "ws",
+                 additional_headers={"Cookie": cookie}) as ws:
+        assert next_of(ws, "session")["name"] == "Dana"       # still signed in
+    assert sign_out() == 200
