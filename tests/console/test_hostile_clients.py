@@ -1,6 +1,7 @@
-"""The third red-team pass on the console: a page on another host name, sign-ins fired all at
-once or under forged addresses, a screen left open after its sign-in ended, and a command
-given while the table is away. Each against the console process and the real daemon."""
+"""The third red-team pass on the console: pages of other sites and rebound host names,
+sign-ins fired at once or under forged addresses, screens whose sign-in ended, ids reused,
+nonsense at full speed, commands while the table is away, and what a dealer's socket is
+sent. Against the console process and the real daemon, and in Chromium."""
 
 from __future__ import annotations
 
@@ -17,7 +18,12 @@ from websockets.sync.client import connect
 
 from controller.console.link import TableLink
 from controller.console.sessions import FAILURES
-from tests.console.test_sign_in_everywhere import DEALER, locked_console, next_of, sign_in  # noqa: F401
+from tests.console.test_sign_in_everywhere import (  # noqa: F401 (a fixture)
+    DEALER,
+    locked_console,
+    next_of,
+    sign_in,
+)
 from tests.test_daemon import Rig, wait_for
 
 
@@ -164,8 +170,10 @@ def test_a_screen_sending_nonsense_at_full_speed_cannot_flood_the_log(tmp_path):
         console.process.stdout.close()
         console.process.stderr.close()
         rig.close()
-    assert 1 <= log.count("bad message from a screen") <= 40, log[-2000:]
-    assert 1 <= log.count("another host name") <= 20
+    # one line per allowed message (10 at once, then 5 a second), one a second for the
+    # names: bounds that hold however slowly a loaded machine serves the flood
+    assert 1 <= log.count("bad message from a screen") <= 2000 // 10, log[-2000:]
+    assert 1 <= log.count("another host name") <= 200 // 5
 
 
 def test_an_id_given_again_with_another_command_is_refused_not_answered_as_the_first(table):
