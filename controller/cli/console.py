@@ -73,6 +73,9 @@ def run(args: argparse.Namespace) -> int:
         return 1
     server = uvicorn.Server(uvicorn.Config(
         app, log_level="warning", ws_max_size=64 * 1024, ws_ping_interval=5.0,
+        # the console is no proxy's backend: a client's X-Forwarded-For must not become the
+        # address its failed sign-ins are counted against
+        proxy_headers=False,
         ssl_certfile=_path(loaded, config.tls_cert_file),
         ssl_keyfile=_path(loaded, config.tls_key_file)))
     host = f"[{config.host}]" if family == socket.AF_INET6 else config.host

@@ -28,6 +28,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from controller.console.config import is_loopback
 from controller.console.link import TableLink
 from controller.console.messages import (
     BadMessage,
@@ -73,27 +74,77 @@ class SecurityHeaders:
         await self.app(scope, receive, with_headers)
 
 
+class LoopbackNames:
+    """A console nobody signs in to listens on loopback; it answers only a request that names
+    it by a loopback name. A page of another site whose name the attacker's DNS points at
+    127.0.0.1 (DNS rebinding) is the same origin as far as the browser knows, so the Origin
+    check lets it through; its Host header still names the attacker's site."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        #: one log line a second at most, the next counting those not written
+        self.logged, self.not_logged = Bucket(burst=1, rate=1.0), 0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket") or loopback_name(scope):
+            await self.app(scope, receive, send)
+            return
+        if self.logged.take():
+            log.warning("request for another host name refused", path=scope.get("path"),
+                        not_logged=self.not_logged)
+            self.not_logged = 0
+        else:
+            self.not_logged += 1
+        if scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        await Response("this console answers to a loopback name only (127.0.0.1, "
+                       "localhost)", status_code=400, media_type="text/plain")(
+            scope, receive, send)
+
+
+def loopback_name(scope: Scope) -> bool:
+    host = next((value.decode("latin-1") for key, value in scope.get("headers", ())
+                 if key == b"host"), None)
+    if host is None:
+        return True  # HTTP/1.0 without a name: no browser page sends that
+    name = urlsplit(f"//{host}").hostname or ""
+    return is_loopback(name)
+
+
+#: What only the pit's screen shows (the last hands and who played them, the alarms): the
+#: dealer's screen is sent the view without them.
+PIT_ONLY = ("alarms", "recall")
+
+
 class Screens:
-    """Every open screen, each with the newest view still to send."""
+    """Every open screen, each with the newest view still to send (the pit's, or the
+    dealer's)."""
 
     def __init__(self) -> None:
         self.view: dict[str, Any] | None = None
-        self._latest: dict[int, asyncio.Queue[str]] = {}
+        self._latest: dict[int, tuple[asyncio.Queue[str], bool]] = {}
+
+    @staticmethod
+    def _texts(view: dict[str, Any]) -> dict[bool, str]:
+        return {True: json.dumps(view),
+                False: json.dumps({key: value for key, value in view.items()
+                                   if key not in PIT_ONLY})}
 
     def show(self, view: dict[str, Any]) -> None:
         """From the event loop: the newest view for every screen."""
         self.view = view
-        text = json.dumps(view)
-        for box in self._latest.values():
+        texts = self._texts(view)
+        for box, pit in self._latest.values():
             while not box.empty():
                 box.get_nowait()
-            box.put_nowait(text)
+            box.put_nowait(texts[pit])
 
-    def open(self, key: int) -> asyncio.Queue[str]:
+    def open(self, key: int, *, pit: bool) -> asyncio.Queue[str]:
         box: asyncio.Queue[str] = asyncio.Queue(maxsize=1)
         if self.view is not None:
-            box.put_nowait(json.dumps(self.view))
-        self._latest[key] = box
+            box.put_nowait(self._texts(self.view)[pit])
+        self._latest[key] = (box, pit)
         return box
 
     def close(self, key: int) -> None:
@@ -147,7 +198,12 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
     accounts = accounts or {}
     screens = Screens()
     seen = Deduplicator()
+    #: each remembered id's command as sent (the same id with another command is refused)
+    given_as = Deduplicator()
     pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
+    #: One sign-in is checked at a time: the lock-out counts each failure before the next
+    #: attempt is looked at, so attempts fired at once get no more guesses than one by one.
+    checking = asyncio.Lock()
 
     async def send_command(request: dict[str, Any]) -> dict[str, Any]:
         loop = asyncio.get_running_loop()
@@ -164,15 +220,21 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
         return await asyncio.wait_for(future, ANSWER_TIMEOUT_S)
 
     async def command(message: Any, session: Any = None) -> dict[str, Any]:
+        request = request_of(message, by) if session is None else \
+            request_of(message, session.name, session.credential)
+        given = f"{request['by']} {message.command.model_dump_json()}"
+        first = given_as.get(message.id)
+        if first is not None and first != given:
+            return {"ok": False, "error": f"id {message.id} was given to another command: "
+                                          f"nothing was sent"}
         known = seen.get(message.id)
         if known is not None:
             return {**known, "repeated": True}
         if message.id in pending:
             return {**await asyncio.shield(pending[message.id]), "repeated": True}
-        request = request_of(message, by) if session is None else \
-            request_of(message, session.name, session.credential)
         future = asyncio.ensure_future(send_command(request))
         pending[message.id] = future
+        given_as.remember(message.id, given)
         try:
             reply = await asyncio.shield(future)
         except asyncio.TimeoutError:
@@ -216,11 +278,15 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
         await websocket.accept()
         await websocket.send_text(role_message(sessions.get(token)))
         key = id(websocket)
-        box = screens.open(key)
+        box = screens.open(key, pit="pit" in roles)
 
         async def push() -> None:
             while True:
-                await websocket.send_text(await box.get())
+                text = await box.get()
+                if not signed_in_as(token, *roles):   # signed out, or the sign-in expired
+                    await websocket.close(code=1008, reason="the sign-in has ended")
+                    return
+                await websocket.send_text(text)
 
         pusher = asyncio.ensure_future(push())
         try:
@@ -283,10 +349,8 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
                 request.headers.get("content-type", "").split(";")[0] != "application/json":
             return JSONResponse({"ok": False, "error": "a sign-in is JSON from this console's "
                                                        "own page"}, status_code=400)
-        locked = sessions.locked_for(address)
-        if locked:
-            return JSONResponse({"ok": False, "error": f"too many failed sign-ins from this "
-                                 f"screen: locked for {int(locked) + 1} s"}, status_code=429)
+        if sessions.locked_for(address):
+            return locked_out(address)
         body = b""
         async for chunk in request.stream():
             body += chunk
@@ -296,6 +360,12 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
             form = parse_sign_in(body)
         except BadMessage as error:
             return JSONResponse({"ok": False, "error": str(error)}, status_code=400)
+        async with checking:
+            return await check_sign_in(form, address)
+
+    async def check_sign_in(form: Any, address: str) -> Response:
+        if sessions.locked_for(address):
+            return locked_out(address)
         if form.name in accounts:            # a dealer's or the pit's account: the console's
             opened = sessions.account(form.name, form.credential, accounts)
             if opened is None:
@@ -315,6 +385,11 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
             return JSONResponse({"ok": False, "error": reply.get("error")}, status_code=401)
         return signed_in(*sessions.open(form.name, form.credential))
 
+    def locked_out(address: str) -> Response:
+        return JSONResponse({"ok": False, "error": f"too many failed sign-ins from this screen: "
+                             f"locked for {int(sessions.locked_for(address)) + 1} s"},
+                            status_code=429)
+
     def signed_in(token: str, session: Any) -> Response:
         log.info("signed in", name=session.name, role=session.role)
         response = JSONResponse({"ok": True, "name": session.name, "role": session.role,
@@ -324,6 +399,9 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
         return response
 
     async def sign_out(request: Request) -> Response:
+        if not same_origin(request):
+            return JSONResponse({"ok": False, "error": "a sign-out comes from this console's "
+                                                       "own page"}, status_code=400)
         sessions.close(request.cookies.get(COOKIE))
         response = JSONResponse({"ok": True})
         response.delete_cookie(COOKIE, path="/")
@@ -357,14 +435,19 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
                     "the supervisor's session on this screen has expired: sign in again"
                     if was_signed_in else "no supervisor is signed in on this screen (sign in "
                                           "at /supervisor)")
+                # Every message costs the screen's allowance, a bad one too: a script
+                # sending nonsense at full speed gets as few log lines as commands.
+                allowed = bucket.take()
                 try:
                     message = parse_message(text, supervisor=why)
                 except BadMessage as error:
-                    log.warning("bad message from a screen", error=str(error))
-                    await websocket.send_text(json.dumps({"type": "error",
-                                                          "error": str(error)}))
+                    if allowed:
+                        log.warning("bad message from a screen", error=str(error))
+                    await websocket.send_text(json.dumps({
+                        "type": "error", "error": str(error) if allowed else
+                        "too many messages from this screen: slow down"}))
                     continue
-                if not bucket.take():
+                if not allowed:
                     await websocket.send_text(json.dumps({
                         "type": "answer", "id": message.id, "ok": False,
                         "error": "too many commands from this screen: nothing was sent; "
@@ -394,4 +477,5 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
                              Route("/api/sign-out", sign_out, methods=["POST"]),
                              WebSocketRoute("/ws", socket),
                              Mount("/static", StaticFiles(directory=STATIC), name="static")],
-                     middleware=[Middleware(SecurityHeaders)], lifespan=lifespan)
+                     middleware=[Middleware(SecurityHeaders)] +
+                     ([] if signs_in else [Middleware(LoopbackNames)]), lifespan=lifespan)

@@ -119,6 +119,8 @@ class TableLink:
                     client = self._follow()
                     if client is None:
                         self._publish_offline()
+                        self._refuse_waiting("the console cannot reach the table: nothing "
+                                             "was sent")
                         self._stop.wait(1.0)
                         continue
                     connected, last_heard = True, time.monotonic()
@@ -128,11 +130,17 @@ class TableLink:
                 if wake in ready:
                     while wake.poll(0):
                         wake.recv()
+                if not connected:   # no heartbeat for SILENCE_S: the table is not answering
+                    self._refuse_waiting("the table is not answering: nothing was sent")
                 while len(in_flight) < MAX_IN_FLIGHT:
                     try:
                         pending = self._outbox.get_nowait()
                     except queue.Empty:
                         break
+                    if time.monotonic() > pending.deadline:
+                        pending.answer(Refused("the table could not be asked in time: nothing "
+                                               "was sent").wire())
+                        continue
                     in_flight[commands.send(pending.request)] = pending
                 while in_flight and (got := commands.receive()) is not None:
                     request_id, reply = got
@@ -171,6 +179,15 @@ class TableLink:
             wake.close(0)
             for pending in [*in_flight.values(), *self._outbox.queue]:
                 pending.answer(Refused("the console is stopping").wire())
+
+    def _refuse_waiting(self, why: str) -> None:
+        """Answer every command still waiting to be sent, without sending it: a command the
+        screen was told had failed must never reach the table later."""
+        while True:
+            try:
+                self._outbox.get_nowait().answer(Refused(why).wire())
+            except queue.Empty:
+                return
 
     def _follow(self) -> StreamClient | None:
         """Join the stream: the events of the last hand first (to rebuild its screen), then

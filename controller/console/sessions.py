@@ -16,7 +16,7 @@ import hashlib
 import hmac
 import secrets
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -96,7 +96,12 @@ class Sessions:
     def _add(self, session: Session) -> tuple[str, Session]:
         self._expire()
         while len(self._sessions) >= MAX_SESSIONS:
-            del self._sessions[next(iter(self._sessions))]
+            # the oldest session of the name holding the most: one account signing in over
+            # and over ends its own sessions, never another's (a supervisor's)
+            counts = Counter(held.name for held in self._sessions.values())
+            busiest = max(counts, key=counts.__getitem__)
+            del self._sessions[next(token for token, held in self._sessions.items()
+                                    if held.name == busiest)]
         token = secrets.token_urlsafe(32)
         self._sessions[token] = session
         return token, session

@@ -39,6 +39,10 @@ log = structlog.get_logger("floor")
 #: stopping or the database failed: an event is handed over the moment it arrives, so this
 #: bounds only those checks (and an idle table's wake-ups, two a second).
 FEED_WAIT_S = 0.5
+#: The largest message the floor takes from a table (an event is a few kilobytes, a snapshot
+#: tens): a bigger one drops that connection, so a compromised table cannot make the service
+#: hold gigabytes, and its feed goes no further than its last event stored.
+MAX_MESSAGE_BYTES = 1024 * 1024
 
 
 class _Handover:
@@ -54,6 +58,10 @@ class _Handover:
         self.committed = dict(committed)
         self.epoch = 0
         self.batch_max = batch_max
+        #: Table id -> why the database refuses its events; each hold raises ``holds``, and
+        #: the table's feed resumes from ``committed`` (after ``retry_s``).
+        self.held: dict[str, str] = {}
+        self.holds: dict[str, int] = {}
 
     def full(self) -> bool:
         return len(self.rows) >= self.batch_max
@@ -64,6 +72,7 @@ class FloorService:
         self.loaded = loaded
         self.config = loaded.config
         self.context = context or zmq.Context()
+        self.context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)   # every socket it opens
         self.curves = self._curves()
         self.stopping = threading.Event()
         self.connection: psycopg.Connection | None = None
@@ -162,12 +171,20 @@ class FloorService:
                 if not rows and not cursors:
                     continue
                 try:
-                    stored = store.store_batch(connection, rows, cursors)
+                    try:
+                        stored = store.store_batch(connection, rows, cursors)
+                    except store.REFUSED_ROW:
+                        stored, refused = store.store_each_table(connection, rows, cursors)
+                        for table_id, why in refused.items():
+                            cursors.pop(table_id, None)
+                            self._hold(table_id, why)
                 except psycopg.Error as error:
                     self._lost_database(error)
                     continue
                 with handover.lock:
                     handover.committed.update(cursors)
+                    for table_id in cursors:
+                        handover.held.pop(table_id, None)
                 try:
                     for linked in self.config.pools:
                         if any(table in cursors for table in linked.tables):
@@ -188,17 +205,43 @@ class FloorService:
                 self.connection.close()
                 self.connection = None
 
+    @property
+    def held(self) -> dict[str, str]:
+        """Table id -> why the database refuses that table's events (it is not followed past
+        the last event stored until they are stored)."""
+        with self.handover.lock:
+            return dict(self.handover.held)
+
+    def _hold(self, table_id: str, why: str) -> None:
+        """The database refused ``table_id``'s rows: drop what it handed over since, and let
+        its feed resume from its last committed point (the other tables go on)."""
+        log.error("a table's event is refused by the database: the table is not followed "
+                  "past its last stored event", table=table_id, error=why,
+                  resume_after=self.handover.committed.get(table_id, 0))
+        with self.handover.lock:
+            handover = self.handover
+            handover.rows = [row for row in handover.rows if row.table_id != table_id]
+            handover.cursors.pop(table_id, None)
+            handover.held[table_id] = why
+            handover.holds[table_id] = handover.holds.get(table_id, 0) + 1
+            handover.lock.notify_all()
+
     # --- one table ------------------------------------------------------------------------------
 
     def _follow(self, table: FloorTable) -> None:
         service, handover = self.config.service, self.handover
         with handover.lock:
-            epoch = handover.epoch
+            epoch, holds = handover.epoch, handover.holds.get(table.id, 0)
             feed = TableFeed(self.context, table, self.curves[table.id],
                              handover.committed.get(table.id, 0), service.replay_timeout_s)
         try:
             while not self.stopping.is_set():
+                held = False
                 with handover.lock:
+                    if handover.holds.get(table.id, 0) != holds:   # the database refused ours
+                        holds, held = handover.holds[table.id], True
+                        feed.reset()
+                        feed.resume_after = handover.committed.get(table.id, 0)
                     if handover.epoch != epoch:      # the writer dropped what we handed over
                         epoch = handover.epoch       # (the database failed or reconnected)
                         feed.reset()
@@ -206,6 +249,9 @@ class FloorService:
                     # a writer that cannot keep up holds the feeds back, a batch at most each
                     handover.lock.wait_for(lambda: len(handover.rows) < 2 * handover.batch_max
                                            or self.stopping.is_set())
+                if held:
+                    self.stopping.wait(service.retry_s)
+                    continue
                 try:
                     rows = feed.take(service.batch_max, FEED_WAIT_S)
                     point = feed.resume_point()
@@ -218,7 +264,7 @@ class FloorService:
                 if not rows and (point is None or point == feed.resume_after):
                     continue
                 with handover.lock:
-                    if handover.epoch != epoch:
+                    if handover.epoch != epoch or handover.holds.get(table.id, 0) != holds:
                         continue
                     handover.rows.extend(rows)
                     if point is not None:

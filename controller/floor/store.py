@@ -98,29 +98,86 @@ def resume_points(connection: psycopg.Connection) -> dict[str, int]:
             "SELECT table_id, resume_after FROM floor_cursors").fetchall())
 
 
+#: The errors of a row the database will not hold (text with a NUL, JSON it cannot read, a
+#: value past its limits): the table that sent it is at fault, not the database.
+REFUSED_ROW = (psycopg.DataError, psycopg.errors.ProgramLimitExceeded)
+
+
 def store_batch(connection: psycopg.Connection, rows: Iterable[Row],
                 cursors: dict[str, int]) -> int:
     """Store ``rows`` and move the tables' resume points to ``cursors``, in one transaction;
     the number of rows new to the store (a seq already stored is kept as it was)."""
     with connection.transaction():
-        connection.execute("""CREATE TEMP TABLE IF NOT EXISTS floor_incoming (
-                                  table_id text, seq bigint, type text, hand_id text,
-                                  ts timestamptz, message jsonb) ON COMMIT DELETE ROWS""")
-        with connection.cursor() as cursor:
-            with cursor.copy("COPY floor_incoming (table_id, seq, type, hand_id, ts, message) "
-                             "FROM STDIN") as copy:
-                for row in rows:
-                    copy.write_row(row)
-            cursor.execute("""INSERT INTO floor_events (table_id, seq, type, hand_id, ts, message)
-                              SELECT table_id, seq, type, hand_id, ts, message
-                                FROM floor_incoming ORDER BY table_id, seq
-                              ON CONFLICT (table_id, seq) DO NOTHING""")
-            stored = cursor.rowcount
-            if cursors:
-                cursor.executemany(
-                    """INSERT INTO floor_cursors (table_id, resume_after) VALUES (%s, %s)
-                       ON CONFLICT (table_id) DO UPDATE
-                          SET resume_after = excluded.resume_after,
-                              updated_at = clock_timestamp()""",
-                    sorted(cursors.items()))
+        return _store(connection, rows, cursors)
+
+
+def store_each_table(connection: psycopg.Connection, rows: Sequence[Row],
+                     cursors: dict[str, int]) -> tuple[int, dict[str, str]]:
+    """The batch again, each table's rows and resume point in a savepoint of their own, after
+    the whole batch was refused (:data:`REFUSED_ROW`): a table whose rows the database
+    refuses stores nothing and keeps its resume point, the others are stored. Returns the
+    rows stored and, for each refused table, why (naming the first seq refused)."""
+    parts: dict[str, list[Row]] = {}
+    for row in rows:
+        parts.setdefault(row.table_id, []).append(row)
+    stored, refused = 0, {}
+    with connection.transaction():
+        for table_id in sorted(set(parts) | set(cursors)):
+            part = parts.get(table_id, [])
+            point = {table_id: cursors[table_id]} if table_id in cursors else {}
+            try:
+                with connection.transaction():
+                    stored += _store(connection, part, point)
+            except REFUSED_ROW as error:
+                refused[table_id] = _first_refused(connection, part, error)
+    return stored, refused
+
+
+class _Probe(LowballError):
+    """Rolls a probing savepoint back."""
+
+
+def _first_refused(connection: psycopg.Connection, rows: Sequence[Row],
+                   error: BaseException) -> str:
+    """Why the database refuses ``rows``: each is tried alone, and rolled back."""
+    for row in rows:
+        try:
+            with connection.transaction():
+                _store(connection, [row], {})
+                raise _Probe
+        except _Probe:
+            continue
+        except REFUSED_ROW as refusal:
+            return f"the database refuses its event seq {row.seq} ({row.type}): " \
+                   f"{_first_line(refusal)}"
+    return f"the database refuses one of its events: {_first_line(error)}"
+
+
+def _first_line(error: BaseException) -> str:
+    return (str(error).strip().splitlines() or [type(error).__name__])[0]
+
+
+def _store(connection: psycopg.Connection, rows: Iterable[Row],
+           cursors: dict[str, int]) -> int:
+    connection.execute("""CREATE TEMP TABLE IF NOT EXISTS floor_incoming (
+                              table_id text, seq bigint, type text, hand_id text,
+                              ts timestamptz, message jsonb) ON COMMIT DELETE ROWS""")
+    connection.execute("DELETE FROM floor_incoming")
+    with connection.cursor() as cursor:
+        with cursor.copy("COPY floor_incoming (table_id, seq, type, hand_id, ts, message) "
+                         "FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+        cursor.execute("""INSERT INTO floor_events (table_id, seq, type, hand_id, ts, message)
+                          SELECT table_id, seq, type, hand_id, ts, message
+                            FROM floor_incoming ORDER BY table_id, seq
+                          ON CONFLICT (table_id, seq) DO NOTHING""")
+        stored = cursor.rowcount
+        if cursors:
+            cursor.executemany(
+                """INSERT INTO floor_cursors (table_id, resume_after) VALUES (%s, %s)
+                   ON CONFLICT (table_id) DO UPDATE
+                      SET resume_after = excluded.resume_after,
+                          updated_at = clock_timestamp()""",
+                sorted(cursors.items()))
     return stored

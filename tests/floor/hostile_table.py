@@ -1,0 +1,93 @@
+"""A compromised table for the floor's tests: a real journal and the real publisher (live
+stream, heartbeats, snapshots, replays) in a thread of their own, fed whatever events a test
+chooses, including text no honest table writes. The floor cannot tell it from a daemon."""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import zmq
+
+from controller.stream.journal import Journal, journal_path
+from controller.stream.publisher import EventPublisher
+
+HEARTBEAT_S = 0.1
+
+
+def free_endpoint() -> str:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return f"tcp://127.0.0.1:{probe.getsockname()[1]}"
+
+
+class HostileTable:
+    def __init__(self, state_dir: Path, table_id: str):
+        self.table_id = table_id
+        state_dir.mkdir(parents=True, exist_ok=True)
+        self.journal = Journal(journal_path(state_dir), durability="batched")
+        self.cms_events, self.cms_replay = free_endpoint(), free_endpoint()
+        self.context = zmq.Context()
+        self._inbox: queue.Queue[tuple[list[Any], str | None, threading.Event]] = queue.Queue()
+        self._stop = threading.Event()
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True,
+                                        name=f"hostile-{table_id}")
+        self._thread.start()
+        if not self._ready.wait(10):
+            raise AssertionError("the hostile table did not bind")
+
+    def floor_entry(self) -> dict[str, str]:
+        return {"id": self.table_id, "cms_events": self.cms_events,
+                "cms_replay": self.cms_replay}
+
+    def emit(self, events: list[Any], hand_id: str | None = None) -> None:
+        """Journal and publish ``events`` (as one input and its effects), from the table's
+        thread; returns once they are sent."""
+        done = threading.Event()
+        self._inbox.put((events, hand_id, done))
+        if not done.wait(10):
+            raise AssertionError("the hostile table did not publish")
+
+    def _run(self) -> None:
+        publisher = EventPublisher(self.context, table_id=self.table_id,
+                                   pub_endpoint=free_endpoint(), replay_endpoint=free_endpoint(),
+                                   cms_pub_endpoint=self.cms_events,
+                                   cms_replay_endpoint=self.cms_replay, journal=self.journal,
+                                   snapshot=lambda: {"state": "OPEN", "hand_id": None})
+        self._ready.set()
+        poller = zmq.Poller()
+        for socket in publisher.sockets:
+            poller.register(socket, zmq.POLLIN)
+        beat = 0.0
+        try:
+            while not self._stop.is_set():
+                if time.monotonic() - beat > HEARTBEAT_S:
+                    publisher.heartbeat("OPEN")
+                    beat = time.monotonic()
+                if poller.poll(20):
+                    publisher.handle_replay()
+                while True:
+                    try:
+                        events, hand_id, done = self._inbox.get_nowait()
+                    except queue.Empty:
+                        break
+                    for record in self.journal.append_all(events, table_id=self.table_id,
+                                                          hand_id=hand_id,
+                                                          ts=datetime.now(UTC)):
+                        publisher.publish(record)
+                    done.set()
+        finally:
+            publisher.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(10)
+        self.journal.close()
+        self.context.destroy(linger=0)

@@ -1,0 +1,141 @@
+"""A compromised table is a machine on the casino network: whatever it sends, the floor
+stores the other tables' events, stores none of its own out of order or twice, and says
+where it stopped following it. Driven against the real floor service and PostgreSQL, with
+the hostile table's journal and publisher real (:mod:`tests.floor.hostile_table`)."""
+
+from __future__ import annotations
+
+import threading
+
+import psycopg
+import pytest
+
+from bench.floor_rig import wait_until, write_floor_config
+from controller.core.table_events import DeviceStatus, Fault, TableOpened, WagerPlaced
+from controller.floor.config import load_floor_config
+from controller.floor.service import MAX_MESSAGE_BYTES, FloorService
+from tests.floor.hostile_table import HostileTable
+
+
+def stored(dsn: str, table_id: str) -> list[int]:
+    try:
+        with psycopg.connect(dsn) as connection:
+            return [seq for (seq,) in connection.execute(
+                "SELECT seq FROM floor_events WHERE table_id = %s ORDER BY seq", (table_id,))]
+    except psycopg.errors.UndefinedTable:  # the service has not migrated yet
+        return []
+
+
+@pytest.fixture
+def floor(tmp_path, database):
+    """make(*tables) -> the floor service following them, in a thread."""
+    made: list = []
+
+    def make(*tables):
+        config = write_floor_config(tmp_path / "floor.toml", database, list(tables), {},
+                                    retry_s=0.2)
+        service = FloorService(load_floor_config(config))
+        thread = threading.Thread(target=service.run, daemon=True)
+        thread.start()
+        made.append((service, thread))
+        return service
+
+    yield make
+    for service, thread in made:
+        service.request_stop()
+        thread.join(20)
+
+
+def opened(table_id: str) -> TableOpened:
+    return TableOpened(table_id=table_id, game="three_card_lowball", paytable="paytable-1",
+                       paytable_status="seed")
+
+
+def fault(detail: str) -> Fault:
+    return Fault(code="shoe_jam", detail=detail, device="shoe", recoverable=True)
+
+
+UNSTORABLE = [
+    pytest.param([fault("jam\x00; DROP TABLE floor_events")], None, id="NUL in a field"),
+    pytest.param([DeviceStatus(device="shoe", status="connected", detail="ok")], "H-\x00-1",
+                 id="NUL in a hand id"),
+]
+
+
+@pytest.mark.parametrize("events, hand_id", UNSTORABLE)
+def test_an_event_the_database_refuses_holds_its_table_only(tmp_path, database, floor,
+                                                            events, hand_id):
+    calm = HostileTable(tmp_path / "calm", "CALM-01")
+    evil = HostileTable(tmp_path / "evil", "EVIL-01")
+    try:
+        calm.emit([opened("CALM-01")])
+        evil.emit([opened("EVIL-01")])
+        service = floor(calm, evil)
+        wait_until(lambda: stored(database, "CALM-01") == [1]
+                   and stored(database, "EVIL-01") == [1], "both tables' first events")
+        connected = service.handover.epoch
+
+        evil.emit(events, hand_id=hand_id)                     # seq 2: the database refuses it
+        evil.emit([fault("after the poison")])                 # seq 3: must wait behind it
+        for _ in range(5):
+            calm.emit([fault("an honest jam")])
+        wait_until(lambda: stored(database, "CALM-01") == list(range(1, 7)),
+                   "the honest table's events, stored although the other's are refused")
+        assert stored(database, "EVIL-01") == [1]              # nothing skipped, nothing after
+        assert service.handover.epoch == connected   # nothing of the others dropped for it
+        assert "EVIL-01" in service.held and "seq 2" in service.held["EVIL-01"]
+        calm.emit([fault("still followed")])
+        wait_until(lambda: stored(database, "CALM-01") == list(range(1, 8)), "and after")
+        assert stored(database, "EVIL-01") == [1]
+    finally:
+        calm.close()
+        evil.close()
+
+
+def test_an_enormous_event_is_not_taken_and_holds_its_table_only(tmp_path, database, floor):
+    """An event is a few kilobytes: a table sending megabytes (gigabytes would take the floor
+    service's memory) is not followed past it."""
+    calm = HostileTable(tmp_path / "calm", "CALM-01")
+    evil = HostileTable(tmp_path / "evil", "EVIL-01")
+    try:
+        calm.emit([opened("CALM-01")])
+        evil.emit([opened("EVIL-01")])
+        floor(calm, evil)
+        wait_until(lambda: stored(database, "CALM-01") == [1]
+                   and stored(database, "EVIL-01") == [1], "both tables' first events")
+        evil.emit([fault("x" * (4 * MAX_MESSAGE_BYTES))])     # seq 2
+        evil.emit([fault("after the flood")])                # seq 3
+        for _ in range(3):
+            calm.emit([fault("an honest jam")])
+        wait_until(lambda: stored(database, "CALM-01") == [1, 2, 3, 4], "the honest table")
+        calm.emit([fault("and on")])
+        wait_until(lambda: stored(database, "CALM-01") == [1, 2, 3, 4, 5], "and on")
+        assert stored(database, "EVIL-01") == [1]
+    finally:
+        calm.close()
+        evil.close()
+
+
+@pytest.mark.skip(reason="hole: the typed views cast a table's numbers with ::bigint and ::int, "
+                         "so one event with an amount past bigint (the wire takes any integer) "
+                         "makes every query of floor_wagers_placed, the ratings and `floor "
+                         "report` fail for every table; fix: a migration re-creating the views "
+                         "with casts that give NULL out of range, or bounds in the wire models")
+def test_a_number_past_the_views_casts_spoils_no_other_tables_report(tmp_path, database, floor):
+    calm = HostileTable(tmp_path / "calm", "CALM-01")
+    evil = HostileTable(tmp_path / "evil", "EVIL-01")
+    try:
+        calm.emit([opened("CALM-01"), WagerPlaced(spot=1, wager="ante", amount=1000,
+                                                   player="P-1", source="dealer")])
+        evil.emit([opened("EVIL-01"), WagerPlaced(spot=1, wager="ante", amount=10**20,
+                                                   player="P-1", source="dealer")])
+        floor(calm, evil)
+        wait_until(lambda: stored(database, "CALM-01") == [1, 2]
+                   and stored(database, "EVIL-01") == [1, 2], "both tables' wagers")
+        with psycopg.connect(database) as connection:
+            rows = connection.execute("SELECT table_id, amount FROM floor_wagers_placed "
+                                      "ORDER BY table_id").fetchall()
+        assert ("CALM-01", 1000) in rows
+    finally:
+        calm.close()
+        evil.close()
