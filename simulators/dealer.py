@@ -19,7 +19,7 @@ from typing import Any
 
 import zmq
 
-from controller.core.cards import parse_card
+from controller.core.cards import Card, parse_card
 from controller.stream.command_client import CommandClient
 from controller.stream.command_replies import Status
 
@@ -30,7 +30,7 @@ class SimulatedDealer:
     def __init__(self, *, command_endpoint: str, shoe: Any, game: str,
                  supervisor_credential: str | None = None, seed: int | None = None,
                  pace_s: float = 0.4, card_wait_s: float = 3.0,
-                 context: zmq.Context | None = None):
+                 context: zmq.Context[zmq.Socket[bytes]] | None = None):
         self.shoe = shoe
         self.game = game
         self.rng = random.Random(seed)
@@ -130,7 +130,7 @@ class SimulatedDealer:
                 return
             stop.wait(0.01)
 
-    def decision(self, phase: str, cards: list, community: list) -> str:
+    def decision(self, phase: str, cards: list[Card], community: list[Card]) -> str:
         """A plain player strategy (the table does not care how players decide)."""
         ranks = [card.rank for card in cards]
         if phase == "pre-flop":
@@ -140,8 +140,8 @@ class SimulatedDealer:
             counts = Counter(ranks + [card.rank for card in community])
             return "bet" if max(counts.values()) == 1 else "fold"
         # Three Card Lowball: break pairs, throw cards above seven (at most two).
-        keep: list = []
-        discard: list = []
+        keep: list[Card] = []
+        discard: list[Card] = []
         for card in sorted(cards, key=lambda c: c.rank):
             if card.rank > 7 or any(k.rank == card.rank for k in keep):
                 discard.append(card)

@@ -17,12 +17,13 @@ import json
 import sys
 from typing import Any
 
+from controller.cli import Subcommands
 from controller.settings.table_config import Stream
 
 DEFAULT_ENDPOINT = Stream().commands
 
 
-def register(subparsers, name: str, help_text: str) -> None:
+def register(subparsers: Subcommands, name: str, help_text: str) -> None:
     parser = subparsers.add_parser(name, help=help_text, description=__doc__.splitlines()[0],
                                    formatter_class=argparse.RawDescriptionHelpFormatter,
                                    epilog="\n".join(__doc__.splitlines()[2:]))
