@@ -151,6 +151,8 @@ class Hand:
     REQUIRED_WAGERS: ClassVar[tuple[str, ...]]
     #: Names of the wagers for messages.
     WAGER_NAMES: ClassVar[dict[str, str]]
+    #: The wagers with a rule of their own on the amount (:meth:`wager_problem`).
+    RULED_WAGERS: ClassVar[tuple[str, ...]] = ()
     #: Whether the game has a progressive: a fixed wager read by the spots' sensors, and a
     #: jackpot meter that the hand's contributions feed.
     HAS_PROGRESSIVE: ClassVar[bool] = False
@@ -239,19 +241,25 @@ class Hand:
     def seat_problems(cls, setup: GameSetup, seat: int,
                       amounts: Mapping[str, int]) -> list[str]:
         """The game's rules on one seat's wagers (whole cents, the game's own wagers), each
-        rule it breaks in words: the required wagers are there and equal, and each wager
-        keeps its own rule (:meth:`wager_problem`). The lock and the hand both ask this."""
-        missing = [key for key in cls.REQUIRED_WAGERS if not amounts.get(key)]
-        problems = [f"seat {seat}: the {cls.WAGER_NAMES[key]} wager is required"
-                    for key in missing]
+        rule it breaks in words: the required wagers are there and equal, and each wager of
+        :attr:`RULED_WAGERS` keeps its own rule (:meth:`wager_problem`). The lock and the
+        hand both ask this."""
+        # Runs for every seat of every hand: the usual seat (both required wagers, equal, no
+        # wager with a rule of its own) costs two look-ups and no call.
         first, second = cls.REQUIRED_WAGERS
-        if not missing and amounts[first] != amounts[second]:
+        problems: list[str] = []
+        if not amounts.get(first) or not amounts.get(second):
+            problems += [f"seat {seat}: the {cls.WAGER_NAMES[key]} wager is required"
+                         for key in (first, second) if not amounts.get(key)]
+        elif amounts[first] != amounts[second]:
             problems.append(f"seat {seat}: {cls.WAGER_NAMES[first]} {amounts[first]} and "
                             f"{cls.WAGER_NAMES[second]} {amounts[second]} must be equal")
-        for key, amount in amounts.items():
-            problem = cls.wager_problem(setup, seat, key, amount)
-            if problem is not None:
-                problems.append(problem)
+        for key in cls.RULED_WAGERS:
+            amount = amounts.get(key)
+            if amount:
+                problem = cls.wager_problem(setup, seat, key, amount)
+                if problem is not None:
+                    problems.append(problem)
         return problems
 
     @classmethod

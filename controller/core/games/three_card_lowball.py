@@ -66,6 +66,8 @@ class ThreeCardLowballHand(Hand):
     WAGER_NAMES = {WagerKey.ANTE: "Ante", WagerKey.BONUS: "Bonus",
                    WagerKey.PROGRESSIVE: "Progressive"}
     HAS_PROGRESSIVE = True
+    #: The progressive wager is one fixed amount.
+    RULED_WAGERS = (WagerKey.PROGRESSIVE,)
 
     def __init__(self, setup: GameSetup, wagers: Mapping[int, Mapping[str, int]],
                  meter: object = None) -> None:
