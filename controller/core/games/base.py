@@ -15,7 +15,7 @@ table can pause, fix the cause and carry on. :meth:`Hand.next_step` says what th
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, ClassVar, Final, final
 
 from controller.core.cards import Card, CardError, parse_cards
@@ -40,8 +40,6 @@ from controller.core.vocabulary import WagerResult
 
 #: Settlement results. ``Final`` (here and for the other names the engines compare and emit)
 #: lets the compiled build (setup.py) use them as constants rather than look them up.
-#: What :meth:`Hand.seat_problems` answers for a seat that breaks no rule.
-_NO_PROBLEMS: Final[tuple[str, ...]] = ()
 WIN: Final = WagerResult.WIN
 LOSE: Final = WagerResult.LOSE
 PUSH: Final = WagerResult.PUSH
@@ -241,7 +239,7 @@ class Hand:
 
     @classmethod
     def seat_problems(cls, setup: GameSetup, seat: int,
-                      amounts: Mapping[str, int]) -> Sequence[str]:
+                      amounts: Mapping[str, int]) -> list[str]:
         """The game's rules on one seat's wagers (whole cents, the game's own wagers), each
         rule it breaks in words: the required wagers are there and equal, and each wager of
         :attr:`RULED_WAGERS` keeps its own rule (:meth:`wager_problem`). The lock and the
@@ -249,9 +247,6 @@ class Hand:
         # Runs for every seat of every hand: the usual seat (both required wagers, equal, no
         # wager with a rule of its own) costs two look-ups and no call.
         first, second = cls.REQUIRED_WAGERS
-        stake = amounts.get(first)
-        if stake and stake == amounts.get(second) and not cls.RULED_WAGERS:
-            return _NO_PROBLEMS
         problems: list[str] = []
         if not amounts.get(first) or not amounts.get(second):
             problems += [f"seat {seat}: the {cls.WAGER_NAMES[key]} wager is required"
