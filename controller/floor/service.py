@@ -32,7 +32,7 @@ import zmq
 from controller.floor import pool, store
 from controller.floor.config import FloorTable, LoadedFloorConfig
 from controller.floor.feed import FeedError, TableFeed
-from controller.stream.client import StreamError
+from controller.stream.client import StreamError, StreamMalformed
 
 log = structlog.get_logger("floor")
 #: How long a feed waits for its table's next message before it looks whether the service is
@@ -259,7 +259,10 @@ class FloorService:
                     log.warning("table stream failed: resuming from the store",
                                 table=table.id, resume_after=feed.resume_after, error=str(error))
                     feed.reset()
-                    self.stopping.wait(service.retry_s if isinstance(error, FeedError) else 0)
+                    # a table that restarted is asked again at once; one whose journal or
+                    # answers make no sense would answer the same, so it waits
+                    self.stopping.wait(service.retry_s
+                                       if isinstance(error, (FeedError, StreamMalformed)) else 0)
                     continue
                 if not rows and (point is None or point == feed.resume_after):
                     continue

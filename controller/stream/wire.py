@@ -136,8 +136,11 @@ HandId = Annotated[str, Field(min_length=1, max_length=64)]
 #: The largest seq a message may name: the journal keeps seqs as SQLite's 64-bit integers.
 MAX_SEQ = 2**63 - 1
 Seq = Annotated[int, Field(gt=0, le=MAX_SEQ)]
+#: Every other integer of an event: see :data:`event_encoder.MAX_EVENT_INT`.
+MAX_EVENT_INT = event_encoder.MAX_EVENT_INT
+EventInt = Annotated[int, Field(ge=-MAX_EVENT_INT, le=MAX_EVENT_INT)]
 
-_SCALARS = (int, str, bool, float)
+_SCALARS = (str, bool, float)
 
 
 def vocabulary(enum: type[StrEnum]) -> Any:
@@ -160,6 +163,8 @@ def _wire_type(hint: Any, where: str) -> tuple[Any, Converter]:
     """The pydantic annotation for one field's type hint, and how to turn it back."""
     if hint is Card:
         return CardText, None
+    if hint is int:
+        return EventInt, None
     if hint in _SCALARS or hint is type(None):
         return hint, None
     if isinstance(hint, type) and issubclass(hint, StrEnum):

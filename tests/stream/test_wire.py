@@ -106,6 +106,7 @@ GOOD = wire.encode(SAMPLES[3], table_id=TABLE, seq=7, ts=TS, hand_id=HAND)
     (GOOD.replace(b'"phase"', b'"colour":"red","phase"'), "data.colour: unknown key"),
     (GOOD.replace(b'"hand_id":"CALI-01-000017",', b""), "hand_id: Field required"),
     (GOOD.replace(b'"to":"dealer"', b'"to":true'), "data.to"),
+    (GOOD.replace(b'"to":"dealer"', b'"to":9007199254740992'), "data.to"),   # 2**53
 ])
 def test_malformed_messages_are_refused_naming_the_field(message, problem):
     with pytest.raises(wire.WireError) as caught:
@@ -119,6 +120,17 @@ def test_encode_refuses_an_event_with_a_wrongly_typed_field():
                     hand_id=None)
     with pytest.raises(wire.WireError, match="is not an event type"):
         wire.encode(("not", "an", "event"), table_id=TABLE, seq=1, ts=TS, hand_id=None)
+
+
+@pytest.mark.parametrize("amount", [2**53, -(2**53), 10**20])
+def test_an_integer_no_json_reader_holds_exactly_is_refused_by_name(amount):
+    """JavaScript reads integers exactly only up to 2**53 - 1, and the floor's views cast
+    amounts to bigint: a number past the bound is the writer's error, never a message."""
+    with pytest.raises(wire.WireError, match="data.amount: Input should be"):
+        wire.encode(events.WagerSettled(1, "ante", amount, "win", 5), table_id=TABLE, seq=1,
+                    ts=TS, hand_id=None)
+    assert wire.decode(wire.encode(events.WagerSettled(1, "ante", 2**53 - 1, "win", 5),
+                                   table_id=TABLE, seq=1, ts=TS, hand_id=None))
 
 
 def test_ts_is_utc_with_a_trailing_z():
