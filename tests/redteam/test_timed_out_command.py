@@ -27,8 +27,8 @@ def _adjustments(rig) -> list:
 
 
 @pytest.mark.xfail(strict=True, reason="a command that timed out at the client (socket reset) "
-                                       "is still carried out once a slow daemon catches up, "
-                                       "after the status the client asked says it was not")
+                                       "is carried out once a slow daemon catches up, at times "
+                                       "after the status the client asked said it was not")
 def test_a_timed_out_adjustment_is_never_carried_out_later(rig_factory):  # noqa: F811
     rig = rig_factory("cali-lowball")
     slow, stalled = threading.Event(), threading.Event()
@@ -56,10 +56,13 @@ def test_a_timed_out_adjustment_is_never_carried_out_later(rig_factory):  # noqa
         while time.monotonic() < deadline and not _adjustments(rig):
             time.sleep(0.01)  # polling interval: the deadline decides
         stale = _adjustments(rig)
+        # The client gave up and was told the command may not have happened; the daemon then
+        # carries it out anyway. In about half the runs it does so *after* answering the
+        # status the client looked at (which then said the meter had not moved): a second
+        # adjustment by the supervisor doubles it.
         assert not stale, (
             f"the timed-out adjust_meter was journaled at seq {stale[0].seq}; the status the "
-            f"client asked after the timeout showed seq {status.seq}"
-            f"{' (so it looked not done)' if status.seq < stale[0].seq else ''}")
+            f"client asked after the timeout showed seq {status.seq}")
     finally:
         console.close()
         supervisor.close()
