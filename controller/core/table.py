@@ -521,7 +521,7 @@ class Table:
         hand_number = self.hand_number + 1
         hand_id = f"{self.table_id}-{hand_number:06d}"
         try:
-            hand = self.engine.start(self.setup, wagers, self.meter)
+            hand = self.engine.start(self.setup, wagers, self.meter, self.players)
         except WagerError as error:
             return [LockRefused((str(error),))]
         self.hand, self.hand_id, self.hand_number = hand, hand_id, hand_number

@@ -56,6 +56,7 @@ def snapshot(table: Table) -> dict[str, Any]:
         hand_view = {
             "hand_id": table.hand_id, "phase": hand.phase,
             "wagers": {str(spot): dict(amounts) for spot, amounts in hand.wagers.items()},
+            "players": {str(seat): player for seat, player in sorted(hand.players.items())},
             "cards": {str(who): [str(card) for card in cards]
                       for who, cards in hand.cards.items() if cards},
             "next": hand.next_step()._asdict(),
