@@ -7,7 +7,9 @@
     lowball-table dealer --credential-file F adjust_meter -2500 "meter reading corrected"
 
 Each command is answered ``ok`` (with what the table expects next) or with the reason it was
-refused; the exit status is 0 or 1. ``--json`` prints the daemon's answer as it is.
+refused; the exit status is 0 or 1. ``status`` prints the table, the hand in play (each spot's
+player and cards, discarded cards as discarded) and the progressive awards to pay (amount in
+dollars, spot, player). ``--json`` prints the daemon's answer as it is.
 """
 
 from __future__ import annotations
@@ -80,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
         with open(args.credential_file, encoding="utf-8") as handle:
             request["credential"] = handle.read().strip()
     from controller.stream.command_client import CommandClient, CommandTimeout
-    from controller.stream.command_replies import Accepted, Refused
+    from controller.stream.command_replies import Accepted, Refused, Status
 
     with CommandClient(args.connect, curve=curve, timeout_s=args.timeout) as client:
         try:
@@ -92,6 +94,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"ok  [{reply.state}] next: {reply.expecting}")
     elif isinstance(reply, Refused) and not args.json:
         print(f"refused: {reply.error}")
+    elif isinstance(reply, Status) and not args.json:
+        from controller.cli.dealer_status import status_lines
+        print("\n".join(status_lines(reply.state, reply.seq, reply.journal)))
     else:
         print(json.dumps(reply.wire(), indent=2))
     return 0 if reply.ok else 1

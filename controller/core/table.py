@@ -160,6 +160,8 @@ class Table:
         #: the most recently settled hand (shown until the next one settles)
         self.last_settled_hand: str | None = None
         self.last_settlement: list[WagerSettled] = []
+        #: the progressive awards of the last settled hand: what the dealer pays, and to whom
+        self.last_awards: list[ProgressiveAwarded] = []
 
     @property
     def setup(self) -> GameSetup:
@@ -674,9 +676,11 @@ class Table:
         assert hand is not None and hand_id is not None
         events: list[AnyEvent] = []
         jackpot_seats, jackpot_amount = [], 0
+        awards: list[ProgressiveAwarded] = []
         for event in hand.history:
             kind = type(event)
             if kind is ProgressiveAwarded:
+                awards.append(event)
                 if event.award == "jackpot":
                     jackpot_seats.append(event.seat)
                     jackpot_amount += event.amount
@@ -689,6 +693,7 @@ class Table:
                                                   event.after)
                     events.append(JackpotPending(hand_id, tuple(jackpot_seats), jackpot_amount))
         self.last_settlement = hand.settlements()
+        self.last_awards = awards
         self.last_settled_hand = hand_id
         events += self._light(lamps.settlement_lamps(hand.history))
         self.hand = None
