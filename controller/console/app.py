@@ -329,14 +329,19 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
                         "type": "error", "error": "acknowledging an alarm needs a supervisor "
                                                   "signed in (at /supervisor)"}))
                     continue
-                if not link.alarms.acknowledge(message.seq, session.name):
+                # A supervisor's command: the table checks the credential, decides who it
+                # is, and journals the acknowledgement; every console sees it on the stream.
+                try:
+                    reply = await send_command({
+                        "command": "acknowledge_alarm", "seq": message.seq,
+                        "by": session.name, "credential": session.credential})
+                except asyncio.TimeoutError:
+                    reply = {"ok": False, "error": "the table did not answer in time: look at "
+                                                   "the alarms before trying again"}
+                if not reply.get("ok"):
                     await websocket.send_text(json.dumps({
-                        "type": "error", "error": f"no alarm #{message.seq} waiting for an "
-                                                  f"acknowledgement"}))
-                    continue
-                log.info("alarm acknowledged", seq=message.seq, by=session.name)
-                if screens.view is not None:
-                    screens.show({**screens.view, "alarms": link.alarms.all()})
+                        "type": "error", "error": f"alarm #{message.seq} not acknowledged: "
+                                                  f"{reply.get('error')}"}))
 
     async def supervisor(request: Request) -> Response:
         return FileResponse(STATIC / "supervisor.html")

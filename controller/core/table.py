@@ -37,6 +37,7 @@ from controller.core.events import (
 )
 from controller.core.commands import (
     SUPERVISOR_ROLE,
+    AcknowledgeAlarm,
     AdjustMeter,
     Cancel,
     Close,
@@ -75,6 +76,7 @@ from controller.core.table_states import (
     check_transition,
 )
 from controller.core.table_events import (
+    AlarmAcknowledged,
     CommandAccepted,
     CommandRefused,
     ConfigApplied,
@@ -231,6 +233,8 @@ class Table:
                 return self._adjust_meter(command, by)
             case SignIn():
                 return []
+            case AcknowledgeAlarm():
+                return [AlarmAcknowledged(command.seq, by)]
             case Reload():
                 raise CommandError("reload: the daemon reads the config file and gives the "
                                    "table its settings (Table.reload)")

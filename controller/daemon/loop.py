@@ -32,6 +32,8 @@ from controller.stream.security import StreamSecurity
 from controller.daemon.systemd_notify import Notifier, Watchdog
 from controller.stream.transport_identity import LOCAL_CLIENT
 from controller.daemon.refusal_ledger import RefusalLedger
+from controller.daemon.alarm_book import NOTED, AlarmBook
+from controller.core.commands import SUPERVISOR_ROLE, AcknowledgeAlarm
 from controller.core.vocabulary import Device, DeviceCondition
 from controller.daemon.command_channel import (  # the channel's limits, as the tests cite them
     MAX_COMMAND_FRAME_BYTES as MAX_COMMAND_FRAME_BYTES,
@@ -127,6 +129,8 @@ class TableDaemon:
         self._next_heartbeat = 0.0
         #: refused commands and replay requests, journaled in full or counted
         self.refusals = RefusalLedger()
+        #: the journal's alarms and their acknowledgements
+        self.alarm_book = AlarmBook()
         self.channel = CommandChannel(self)
         #: called with (records, events) after each input is journaled and published, from
         #: the daemon's thread (the demo's live view uses it)
@@ -201,8 +205,12 @@ class TableDaemon:
         check, events = ChainCheck(), []
         started = progress_due = time.monotonic()
         try:
+            book = self.alarm_book
             for record in self.journal.records():
-                events.append(wire.to_event(check(record)))
+                event = wire.to_event(check(record))
+                events.append(event)
+                if record.type in NOTED:
+                    book.note(record.seq, record.type, event._asdict())
                 if (now := time.monotonic()) >= progress_due:
                     # A long journal takes minutes: systemd must not take that for a hang.
                     self.notifier.extend_timeout(
@@ -348,6 +356,8 @@ class TableDaemon:
             for record, event in zip(records, events):
                 self.publisher.publish(record)
                 self._act(event)
+                if record.type in NOTED:
+                    self.alarm_book.note(record.seq, record.type, event._asdict())
         finally:
             self._log(records, events, hand_id)  # after the stream: the journal is the record
         for observer in self.observers:
@@ -440,6 +450,13 @@ class TableDaemon:
                 self.apply([event])
             if journaled:
                 self.apply([RequestRefused(family, client, reason)])
+
+    def acknowledge_alarm(self, command: AcknowledgeAlarm, by: str, role: str) -> list[Any]:
+        """A supervisor's acknowledgement of the alarm at ``command.seq``: refused, naming
+        why, unless that seq is an alarm of the journal that waits for one."""
+        if role == SUPERVISOR_ROLE and (why := self.alarm_book.refusal(command.seq)):
+            return [CommandRefused(command.command, command.arguments(), by, role, why)]
+        return self.table.command(command, by, role)
 
     def reload(self, by: str, role: str) -> list[Any]:
         """Re-read the config file; the table decides whether its game settings may change

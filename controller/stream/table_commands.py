@@ -169,8 +169,17 @@ class SignIn(_Command):
     command: Literal["sign_in"]
 
 
+class AcknowledgeAlarm(_Command):
+    """A supervisor acknowledges the alarm journaled at ``seq``; the daemon refuses a seq
+    that is no alarm, or one already acknowledged."""
+
+    core_command = commands.AcknowledgeAlarm
+    command: Literal["acknowledge_alarm"]
+    seq: Annotated[int, Field(strict=True, ge=1, le=2**63 - 1)]
+
+
 COMMAND_CLASSES = (Open, Close, Place, Cancel, Lock, Decide, Continue, Void, VerifyJackpot,
-                   Reload, AdjustMeter, SignIn)
+                   Reload, AdjustMeter, SignIn, AcknowledgeAlarm)
 Command = Annotated[Union[COMMAND_CLASSES], Field(discriminator="command")]  # noqa: UP007
 #: Command name -> its class.
 COMMANDS: dict[str, type[_Command]] = {

@@ -102,7 +102,7 @@ def test_the_console_listens_off_loopback_only_with_tls(settings, problem):
     assert validate(ConsoleConfig, {"table_config": "t.toml", "host": "::1"}, "c").host == "::1"
 
 
-def test_alarms_stay_until_acknowledged_once_and_are_bounded():
+def test_alarms_stay_until_the_table_journals_their_acknowledgement_and_are_bounded():
     from controller.console.recall import Alarms
 
     alarms = Alarms(size=3)
@@ -112,9 +112,11 @@ def test_alarms_stay_until_acknowledged_once_and_are_bounded():
                                   "recoverable": True})          # seen again after a reconnect
     alarms.note(6, "device_status", "t", {"device": "shoe", "status": "connected", "detail": ""})
     assert [a["text"] for a in alarms.all()] == ["fault shoe_jam: JAM"]
-    assert alarms.acknowledge(5, "Alice") and not alarms.acknowledge(5, "Bob")
-    assert alarms.all()[0]["acknowledged_by"] == "Alice"
-    assert not alarms.acknowledge(99, "Alice")
+    assert alarms.all()[0]["acknowledged_by"] is None
+    alarms.note(10, "alarm_acknowledged", "2026-11-25T06:00:01.000000Z", {"seq": 5, "by": "Alice"})
+    alarms.note(11, "alarm_acknowledged", "t", {"seq": 99, "by": "Alice"})  # one not kept here
+    assert (alarms.all()[0]["acknowledged_by"], alarms.all()[0]["acknowledged_at"]) == \
+        ("Alice", "2026-11-25T06:00:01.000000Z")
     for seq in (7, 8, 9):
         alarms.note(seq, "alarm", "t", {"code": "credential_failures", "detail": "5"})
     assert [a["seq"] for a in alarms.all()] == [9, 8, 7]    # the acknowledged one went first

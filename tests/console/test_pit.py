@@ -1,5 +1,6 @@
 """The pit and surveillance screen: read-only, the last hands step by step with who played
-each spot, alarms that stay until a supervisor acknowledges them."""
+each spot, alarms that stay until a supervisor acknowledges them (journaled by the table:
+another console shows the same)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import json
 from websockets.sync.client import connect
 
 from controller.settings.scenario import load_scenario
-from tests.console.conftest import SUPERVISORS, shot
+from controller.stream import wire
+from tests.console.conftest import SUPERVISORS, Console, shot, write_configs
 from tests.console.test_supervisor import sign_in
 from tests.test_daemon import SCENARIOS, wait_for
 
@@ -44,6 +46,19 @@ def test_the_pit_recalls_a_hand_step_by_step_and_acknowledges_alarms(table, scre
     page.wait_for_url("**/pit")
     page.tap(f'[data-alarm="{seq}"] [data-action="acknowledge"]')
     page.wait_for_selector(f'[data-alarm="{seq}"]:has-text("acknowledged by Alice")')
+    (journaled,) = rig.events("alarm_acknowledged")
+    assert (journaled.data.seq, journaled.data.by) == (int(seq), "Alice")
+    # A console started now rebuilds the alarms and who acknowledged them from the stream.
+    second = Console(write_configs(rig.tmp_path, rig))
+    try:
+        with connect(second.url.replace("http://", "ws://") + "ws/pit") as socket:
+            while (message := json.loads(socket.recv(timeout=10)))["type"] != "view":
+                pass
+        alarm = next(a for a in message["alarms"] if a["seq"] == int(seq))
+        assert alarm["acknowledged_by"] == "Alice"
+        assert alarm["acknowledged_at"] == wire.format_ts(journaled.ts)
+    finally:
+        second.close()
 
 
 def test_the_pit_screen_gives_no_command(table):
