@@ -59,3 +59,4 @@ def test_the_command_line_prints_it_from_the_daemon(rig_factory):  # noqa: F811
     assert done.returncode == 0, done.stderr
     assert "TCL-01  three_card_lowball paytable-1  OPEN" in done.stdout
     assert "next: place wagers, then lock" in done.stdout
+    assert "journal verified through seq " in done.stdout

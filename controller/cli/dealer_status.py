@@ -38,6 +38,9 @@ def status_lines(state: dict[str, Any], seq: int, journal: dict[str, Any]) -> li
              f"next: {shown(state.get('expecting'))}"]
     if journal.get("broken_at") is not None:
         lines.append(f"JOURNAL BROKEN at seq {journal['broken_at']}: {shown(journal.get('broken'))}")
+    elif journal.get("verified_through") is not None:
+        lines.append(f"journal verified through seq {journal['verified_through']} (at start-up "
+                     f"through {journal.get('verified_at_start')})")
     hand = state.get("hand")
     if hand:
         players, discarded = hand.get("players") or {}, hand.get("discarded") or {}

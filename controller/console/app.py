@@ -112,9 +112,9 @@ def loopback_name(scope: Scope) -> bool:
     return is_loopback(name)
 
 
-#: What only the pit's screen shows (the last hands and who played them, the alarms): the
-#: dealer's screen is sent the view without them.
-PIT_ONLY = ("alarms", "recall")
+#: What only the pit's screen shows (the last hands and who played them, the alarms, the
+#: journal's verification): the dealer's screen is sent the view without them.
+PIT_ONLY = ("alarms", "recall", "journal")
 
 
 class Screens:

@@ -94,6 +94,18 @@ class Alarms:
                               next(iter(self._alarms)))
                 del self._alarms[oldest]
 
+    def journal_broken(self, seq: int, ts: str) -> None:
+        """The table says its journal's hash chain is broken at ``seq``: an alarm that no
+        command can acknowledge (the table is held; a supervisor quarantines the journal).
+        Kept under ``-seq``, a number no journal record has."""
+        with self._lock:
+            if -seq not in self._alarms:
+                self._alarms[-seq] = {
+                    "seq": -seq, "ts": ts, "type": "journal_broken",
+                    "text": f"journal hash chain broken at seq {seq}: the table is held until "
+                            f"a supervisor quarantines the journal",
+                    "acknowledged_by": None, "acknowledged_at": None}
+
     def _acknowledged(self, seq: int, by: str, ts: str) -> None:
         """The table journaled a supervisor's acknowledgement (of an alarm this console may
         no longer keep)."""

@@ -246,7 +246,11 @@ class Heartbeat(BaseModel):
     when the table is quiet; ``hash`` is that record's chain hash (64 zeros before the first),
     so a subscriber that kept the hash of a seq it has seen detects a rewritten history.
     ``journal_broken_at`` is null, or the first bad seq of a journal whose hash chain failed
-    the daemon's check at start: the table is then held, no hand can start."""
+    the daemon's check (at start, or while it ran): the table is then held, no hand can go on.
+    ``journal_verified_at_start`` is the seq through which the daemon verified the chain when
+    it started, ``journal_verified_through`` the seq through which it has verified it since
+    (it reads back what it journaled at every heartbeat); null from a table that does not
+    say (a version 1 or 2 heartbeat)."""
 
     model_config = _CONFIG
 
@@ -257,6 +261,8 @@ class Heartbeat(BaseModel):
     seq: Annotated[int, Field(ge=0)]
     hash: Annotated[str, Field(pattern="^[0-9a-f]{64}$")]
     journal_broken_at: Annotated[int, Field(gt=0)] | None
+    journal_verified_at_start: Annotated[int, Field(ge=0, le=MAX_SEQ)] | None = None
+    journal_verified_through: Annotated[int, Field(ge=0, le=MAX_SEQ)] | None = None
     state: vocabulary(table_events.TableState)  # type: ignore[valid-type]
 
 
@@ -340,11 +346,14 @@ _ENVELOPE_WRITER = event_encoder.EnvelopeWriter(EVENT_KINDS, SCHEMA_VERSION)
 
 
 def encode_heartbeat(*, table_id: str, seq: int, hash: str, broken_at: int | None,
-                     ts: datetime, state: str) -> bytes:
+                     ts: datetime, state: str, verified_at_start: int | None = None,
+                     verified_through: int | None = None) -> bytes:
     try:
         beat = Heartbeat.model_validate({"schema_version": SCHEMA_VERSION, "table_id": table_id,
                                          "type": HEARTBEAT, "ts": ts, "seq": seq,
                                          "hash": hash, "journal_broken_at": broken_at,
+                                         "journal_verified_at_start": verified_at_start,
+                                         "journal_verified_through": verified_through,
                                          "state": state})
     except ValidationError as error:
         raise WireError(_problems(error)) from None

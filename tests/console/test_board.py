@@ -122,6 +122,17 @@ def test_alarms_stay_until_the_table_journals_their_acknowledgement_and_are_boun
     assert [a["seq"] for a in alarms.all()] == [9, 8, 7]    # the acknowledged one went first
 
 
+def test_a_broken_journal_is_an_alarm_once_that_no_command_acknowledges():
+    from controller.console.recall import Alarms
+
+    alarms = Alarms()
+    alarms.journal_broken(17, "2026-11-25T06:00:00.000000Z")
+    alarms.journal_broken(17, "2026-11-25T06:00:01.000000Z")   # every heartbeat says it again
+    (alarm,) = alarms.all()
+    assert alarm["seq"] == -17 and alarm["type"] == "journal_broken"
+    assert alarm["text"].startswith("journal hash chain broken at seq 17")
+
+
 def test_recall_keeps_the_last_hands_with_who_played_each_spot():
     from controller.console.recall import Recall
 

@@ -38,6 +38,9 @@ def test_the_pit_recalls_a_hand_step_by_step_and_acknowledges_alarms(table, scre
     page.tap("#step")
     page.tap("#step")
     assert page.locator("#recall-steps li").count() == 2
+    # the journal's chain as the table states it (its heartbeats), never read by the console
+    assert "journal verified through seq" in \
+        page.wait_for_selector("#journal.verified").inner_text()
     alarm = page.wait_for_selector("#alarms li.open:has-text('credential_failures')")
     assert page.locator('[data-action="acknowledge"]').count() == 0   # nobody signed in
     shot(page, "pit")

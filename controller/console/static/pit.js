@@ -40,6 +40,7 @@ function renderNow(view) {
   document.getElementById("meter").textContent = view.meter_text ? `meter ${view.meter_text}` : "";
   document.getElementById("devices").textContent = Object.entries(view.devices).map(([n, s]) => `${n} ${s}`).join("  ");
   document.getElementById("banner").textContent = view.banner;
+  renderJournal(view.journal);
   const rows = view.spots.filter((s) => s.wagers.length || s.cards.length).map((spot) => el("tr", { "data-spot": String(spot.spot) },
     el("td", { text: String(spot.spot) }), el("td", { text: spot.player || "" }),
     el("td", { text: spot.wagers.map((w) => `${w.wager} ${w.text}`).join(", ") }),
@@ -51,12 +52,28 @@ function renderNow(view) {
     { class: alarm.acknowledged_by ? "acknowledged" : "open", "data-alarm": String(alarm.seq) },
     el("span", { text: `#${alarm.seq} ${alarm.ts.slice(11, 19)} ${alarm.text}` }),
     alarm.acknowledged_by ? el("span", { class: "ack", text: ` acknowledged by ${alarm.acknowledged_by} at ${alarm.acknowledged_at.slice(11, 19)}` })
-      : state.session.role === "supervisor" ? el("button", { class: "small", "data-action": "acknowledge", text: "Acknowledge",
+      : state.session.role === "supervisor" && alarm.seq > 0 ? el("button", { class: "small", "data-action": "acknowledge", text: "Acknowledge",
         onclick: () => send({ type: "acknowledge", seq: alarm.seq }) }) : null)));
   document.getElementById("hands").replaceChildren(...view.recall.map((hand) => el("li", {},
     el("button", { class: "link", "data-hand": hand.hand_id, text: `${hand.hand_id}`,
       onclick: () => send({ type: "recall", hand_id: hand.hand_id }) }),
     el("span", { text: ` ${hand.started.slice(11, 19)} ${hand.result}${hand.house_result !== null ? `, house ${money(hand.house_result)}` : ""}` }))));
+}
+
+// The journal's hash chain as the table states it: verified at start-up through one seq, and
+// through another since (the daemon reads back what it journals), or broken.
+function renderJournal(journal) {
+  const box = document.getElementById("journal");
+  if (journal?.broken_at) {
+    box.className = "journal broken";
+    box.textContent = `JOURNAL BROKEN at seq ${journal.broken_at}`;
+  } else if (journal && journal.verified_through !== null) {
+    box.className = "journal verified";
+    box.textContent = `journal verified through seq ${journal.verified_through} (at start-up through ${journal.verified_at_start})`;
+  } else {
+    box.className = "journal unknown";
+    box.textContent = "journal: not verified by the table";
+  }
 }
 
 function renderRecall() {
