@@ -2,7 +2,8 @@
 alarms surveillance must acknowledge.
 
 :class:`Recall` keeps, for each of the last :data:`HANDS` hands, every step as the stream
-published it: the locked wagers and who played each spot, every card in order, every
+published it: the locked wagers and who played each spot (the ``player`` each locked wager
+names; from the ``wager_placed`` before the hand for a hand journaled before version 3), every card in order, every
 decision, the house way, the hands shown, every settlement and award, faults, the void.
 :class:`Alarms` keeps faults, lost devices, failed credentials and pending jackpots
 (:func:`controller.stream.alarms.alarm_text`) and their acknowledgements as the table
@@ -54,6 +55,11 @@ class Recall:
             elif kind in STEPS and hand_id is not None and hand_id in self._hands:
                 hand = self._hands[hand_id]
                 hand["steps"].append({"seq": seq, "ts": ts, "type": kind, "data": data})
+                if kind == "wagers_locked":
+                    named = {str(wager["seat"]): wager["player"] for wager in data["wagers"]
+                             if wager.get("player")}
+                    if named:   # the hand's own record of who played: it decides
+                        hand["players"] = named
                 if kind == "hand_settled":
                     hand["result"], hand["house_result"] = "settled", data["house_result"]
                 elif kind == "hand_voided":

@@ -133,6 +133,20 @@ def test_a_broken_journal_is_an_alarm_once_that_no_command_acknowledges():
     assert alarm["text"].startswith("journal hash chain broken at seq 17")
 
 
+def test_the_locked_wagers_say_who_played_each_spot_of_a_hand():
+    from controller.console.recall import Recall
+
+    recall = Recall()
+    recall.note(1, "wager_placed", None, "t", {"spot": 4, "wager": "ante", "amount": 500,
+                                                "player": "typo", "source": "dealer"})
+    recall.note(2, "hand_started", "T-000001", "t",
+                {"hand_id": "T-000001", "game": "g", "paytable": "p", "number": 1})
+    recall.note(3, "wagers_locked", "T-000001", "t", {"game": "g", "paytable": "p", "wagers": [
+        {"seat": 4, "wager": "ante", "amount": 500, "player": "card 88"},
+        {"seat": 5, "wager": "ante", "amount": 500, "player": ""}]})
+    assert recall.hands()[0]["players"] == {"4": "card 88"}
+
+
 def test_recall_keeps_the_last_hands_with_who_played_each_spot():
     from controller.console.recall import Recall
 

@@ -26,9 +26,14 @@ def test_the_pit_recalls_a_hand_step_by_step_and_acknowledges_alarms(table, scre
     wait_for(lambda: rig.events("alarm"), "the alarm")
     page = screen(console.url + "pit")
     hand_id = rig.events("hand_settled")[0].hand_id
+    # each hand's players, from its locked wagers (the records name them since version 3)
+    assert page.wait_for_selector(f'[data-players="{hand_id}"]').inner_text().strip() == \
+        "\u2014 spot 1: p1, spot 2: p2"
     page.tap(f'[data-hand="{hand_id}"]')
     page.wait_for_selector("#recall:not([hidden])")
     assert "Players spot 1: p1, spot 2: p2" in page.inner_text("#recall-players")
+    settled = page.locator('#recall-steps [data-step="wager_settled"]').all_inner_texts()
+    assert settled and all(text.startswith(("spot 1 (p1) ", "spot 2 (p2) ")) for text in settled)
     dealt = [str(e.data.card) for e in rig.events("card_dealt")]
     shown = page.eval_on_selector_all("#recall-cards .mini", "n => n.map(x => x.dataset.card)")
     assert sorted(shown) == sorted(dealt) and len(dealt) == 12
