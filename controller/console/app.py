@@ -124,6 +124,8 @@ class Screens:
     def __init__(self) -> None:
         self.view: dict[str, Any] | None = None
         self._latest: dict[int, tuple[asyncio.Queue[str], bool]] = {}
+        #: the text last shown to each kind of screen (pit or not)
+        self._shown: dict[bool, str] = {}
 
     @staticmethod
     def _texts(view: dict[str, Any]) -> dict[bool, str]:
@@ -132,10 +134,16 @@ class Screens:
                                    if key not in PIT_ONLY})}
 
     def show(self, view: dict[str, Any]) -> None:
-        """From the event loop: the newest view for every screen."""
+        """From the event loop: the newest view for every screen whose view changed (a
+        dealer's screen is not redrawn, under the dealer's finger, because the pit's part
+        changed: the journal's verification moves on at every heartbeat)."""
         self.view = view
         texts = self._texts(view)
+        unchanged = {pit for pit, text in texts.items() if self._shown.get(pit) == text}
+        self._shown = texts
         for box, pit in self._latest.values():
+            if pit in unchanged:
+                continue
             while not box.empty():
                 box.get_nowait()
             box.put_nowait(texts[pit])
