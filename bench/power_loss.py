@@ -649,6 +649,9 @@ def check_run(rig: PowerLossRig, scenario: Scenario, status: dict, kill_at: int 
         problems.append(f"the kill left the journal at seq {killed}, inside a transaction")
     expected_hand = replay(scenario, load_config(default_config_path(rig.game)))
     expected = settlement_report(expected_hand)
+    # the rig places spot N's wagers for player pN: every settlement of the spot names it
+    expected["settlements"] = [{**settled, "player": f"p{settled['seat']}"}
+                               for settled in expected["settlements"]]
     result.settlements = rig.journal.data(hand_id, "wager_settled")
     if result.settlements != expected["settlements"]:
         problems.append(f"settlements {result.settlements} != replay {expected['settlements']}")

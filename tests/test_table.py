@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from controller.core.cards import parse_card
-from controller.core.events import WagerSettled
+from controller.core.events import ProgressiveAwarded, WagerSettled
 from controller.core.games import WagerError
 from controller.stream.table_commands import parse_command
 from controller.settings.validation import InputError
@@ -333,7 +333,10 @@ def test_scenarios_through_the_table_settle_as_replay_does(path):
             spot = step.seats[0]
             d.do(command="decide", spot=spot, decision=decisions[spot].pop(0))
     settled = [s._asdict() for s in d.events if type(s) is WagerSettled]
-    assert settled == expected["settlements"]
+    # every settlement and award names the player the dealer gave for its spot
+    assert settled == [{**s, "player": f"p{s['seat']}"} for s in expected["settlements"]]
+    awarded = [a._asdict() for a in d.events if type(a) is ProgressiveAwarded]
+    assert awarded == [{**a, "player": f"p{a['seat']}"} for a in expected["progressive"]]
 
 
 def test_the_dealer_is_shown_the_house_way():

@@ -74,6 +74,8 @@ class TableLink:
         self._wake_lock = threading.Lock()
         self.thread = threading.Thread(target=self._run, name="console-link", daemon=True)
         self.view: dict[str, Any] | None = None
+        #: the journal's verification as the last heartbeat stated it (None before one)
+        self.journal: dict[str, Any] | None = None
 
     # -- from any thread ------------------------------------------------------------------
 
@@ -160,6 +162,7 @@ class TableLink:
                         changed = True
                     if client.heartbeats != heartbeats:
                         heartbeats, last_heard = client.heartbeats, time.monotonic()
+                        changed |= self._note_journal(client.last_heartbeat)
                     silent = time.monotonic() - last_heard > SILENCE_S
                     if silent and connected:
                         connected = False
@@ -215,13 +218,29 @@ class TableLink:
         self.recall.note(envelope.seq, kind, envelope.hand_id, ts, data["data"])
         self.alarms.note(envelope.seq, kind, ts, data["data"])
 
+    def _note_journal(self, beat: wire.Heartbeat | None) -> bool:
+        """The journal's verification as the table's heartbeat states it; whether it is news
+        for the screens. A broken chain is an alarm too."""
+        if beat is None:
+            return False
+        journal = {"verified_at_start": beat.journal_verified_at_start,
+                   "verified_through": beat.journal_verified_through,
+                   "broken_at": beat.journal_broken_at}
+        if beat.journal_broken_at is not None:
+            self.alarms.journal_broken(beat.journal_broken_at, wire.format_ts(beat.ts))
+        if journal == self.journal:
+            return False
+        self.journal = journal
+        return True
+
     def _publish(self, state: dict[str, Any], seq: int, connected: bool) -> None:
         self.view = self.with_pit(self.board.view(state, seq, connected=connected))
         self.on_view(self.view)
 
     def with_pit(self, view: dict[str, Any]) -> dict[str, Any]:
         """The view with what the pit shows too: the alarms and the last hands."""
-        return {**view, "alarms": self.alarms.all(), "recall": self.recall.hands()}
+        return {**view, "alarms": self.alarms.all(), "recall": self.recall.hands(),
+                "journal": self.journal}
 
     def _publish_offline(self) -> None:
         if self.view is not None and self.view["connected"]:

@@ -37,6 +37,7 @@ from controller.core.events import (
 )
 from controller.core.commands import (
     SUPERVISOR_ROLE,
+    AcknowledgeAlarm,
     AdjustMeter,
     Cancel,
     Close,
@@ -75,6 +76,7 @@ from controller.core.table_states import (
     check_transition,
 )
 from controller.core.table_events import (
+    AlarmAcknowledged,
     CommandAccepted,
     CommandRefused,
     ConfigApplied,
@@ -160,6 +162,8 @@ class Table:
         #: the most recently settled hand (shown until the next one settles)
         self.last_settled_hand: str | None = None
         self.last_settlement: list[WagerSettled] = []
+        #: the progressive awards of the last settled hand: what the dealer pays, and to whom
+        self.last_awards: list[ProgressiveAwarded] = []
 
     @property
     def setup(self) -> GameSetup:
@@ -229,6 +233,8 @@ class Table:
                 return self._adjust_meter(command, by)
             case SignIn():
                 return []
+            case AcknowledgeAlarm():
+                return [AlarmAcknowledged(command.seq, by)]
             case Reload():
                 raise CommandError("reload: the daemon reads the config file and gives the "
                                    "table its settings (Table.reload)")
@@ -521,7 +527,7 @@ class Table:
         hand_number = self.hand_number + 1
         hand_id = f"{self.table_id}-{hand_number:06d}"
         try:
-            hand = self.engine.start(self.setup, wagers, self.meter)
+            hand = self.engine.start(self.setup, wagers, self.meter, self.players)
         except WagerError as error:
             return [LockRefused((str(error),))]
         self.hand, self.hand_id, self.hand_number = hand, hand_id, hand_number
@@ -674,9 +680,11 @@ class Table:
         assert hand is not None and hand_id is not None
         events: list[AnyEvent] = []
         jackpot_seats, jackpot_amount = [], 0
+        awards: list[ProgressiveAwarded] = []
         for event in hand.history:
             kind = type(event)
             if kind is ProgressiveAwarded:
+                awards.append(event)
                 if event.award == "jackpot":
                     jackpot_seats.append(event.seat)
                     jackpot_amount += event.amount
@@ -689,6 +697,7 @@ class Table:
                                                   event.after)
                     events.append(JackpotPending(hand_id, tuple(jackpot_seats), jackpot_amount))
         self.last_settlement = hand.settlements()
+        self.last_awards = awards
         self.last_settled_hand = hand_id
         events += self._light(lamps.settlement_lamps(hand.history))
         self.hand = None

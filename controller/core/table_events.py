@@ -225,6 +225,15 @@ class Alarm(NamedTuple):
     detail: str
 
 
+class AlarmAcknowledged(NamedTuple):
+    """A supervisor acknowledged the alarm journaled at ``seq`` (a fault, a device lost, an
+    ``alarm``, a pending jackpot, counted refusals). ``by`` is who, as the daemon decided it
+    from the credential; the record's ``ts`` is when."""
+
+    seq: int
+    by: str
+
+
 class ConfigApplied(NamedTuple):
     """The game configuration the table runs with from here on: when the table opens, when a
     supervisor reloads the config between hands, when the daemon starts with a changed file.
@@ -263,7 +272,7 @@ TableEvent = Union[TableOpened, TableClosed, StateChanged, WagerPlaced, WagerCan
                    LockRefused, HandStarted, ShoeCard, Fault, HandContinued, HandVoided,
                    JackpotPending, JackpotVerified, MeterChanged, LampSet, SensorReport,
                    DeviceStatus, DeviceFault, CommandAccepted, CommandRefused, RequestRefused,
-                   RefusalsCounted, Alarm, ConfigApplied, JournalContinued]
+                   RefusalsCounted, Alarm, AlarmAcknowledged, ConfigApplied, JournalContinued]
 
 KINDS: dict[type, str] = kinds_of(TableEvent)
 #: The wire names of the events that end a hand (settled, or voided by a supervisor).

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import zmq
 
+from controller.core.commands import AcknowledgeAlarm
 from controller.core.table_events import CommandRefused, LockRefused
 from controller.daemon.refusal_ledger import CredentialWatch
 from controller.settings.validation import InputError
@@ -243,6 +244,8 @@ class CommandChannel:
                             refused_arguments(request), by, role)
         if command.command == "reload":
             return daemon.reload(by, role)
+        if isinstance(command, AcknowledgeAlarm):
+            return daemon.acknowledge_alarm(command, by, role)
         return daemon.table.command(command, by, role)
 
     def _journaled(self, events: list[Any], client: str) -> Reply:

@@ -32,6 +32,9 @@ from controller.stream.security import StreamSecurity
 from controller.daemon.systemd_notify import Notifier, Watchdog
 from controller.stream.transport_identity import LOCAL_CLIENT
 from controller.daemon.refusal_ledger import RefusalLedger
+from controller.daemon.alarm_book import NOTED, AlarmBook
+from controller.daemon.chain_watch import ChainWatch
+from controller.core.commands import SUPERVISOR_ROLE, AcknowledgeAlarm
 from controller.core.vocabulary import Device, DeviceCondition
 from controller.daemon.command_channel import (  # the channel's limits, as the tests cite them
     MAX_COMMAND_FRAME_BYTES as MAX_COMMAND_FRAME_BYTES,
@@ -105,6 +108,8 @@ class TableDaemon:
         #: the first bad record of a journal that failed its check at start: the daemon then
         #: runs held (:meth:`start`)
         self.journal_broken: JournalBroken | None = None
+        #: the chain as the start-up check left it, checked again at every heartbeat
+        self.chain: ChainWatch | None = None
         try:
             # An existing journal is opened read-only until its chain has been checked.
             path = journal_path(self.state_dir)
@@ -127,6 +132,8 @@ class TableDaemon:
         self._next_heartbeat = 0.0
         #: refused commands and replay requests, journaled in full or counted
         self.refusals = RefusalLedger()
+        #: the journal's alarms and their acknowledgements
+        self.alarm_book = AlarmBook()
         self.channel = CommandChannel(self)
         #: called with (records, events) after each input is journaled and published, from
         #: the daemon's thread (the demo's live view uses it)
@@ -201,8 +208,12 @@ class TableDaemon:
         check, events = ChainCheck(), []
         started = progress_due = time.monotonic()
         try:
+            book = self.alarm_book
             for record in self.journal.records():
-                events.append(wire.to_event(check(record)))
+                event = wire.to_event(check(record))
+                events.append(event)
+                if record.type in NOTED:
+                    book.note(record.seq, record.type, event._asdict())
                 if (now := time.monotonic()) >= progress_due:
                     # A long journal takes minutes: systemd must not take that for a hang.
                     self.notifier.extend_timeout(
@@ -214,6 +225,7 @@ class TableDaemon:
                                                         f"{', '.join(missing)}")
         except JournalBroken as broken:
             self.journal_broken = broken
+            self.chain = ChainWatch(self.journal, check.last_seq, check.last_hash)
             return
         self.log.info("journal verified", records=check.checked, seq=check.last_seq,
                       hash=check.last_hash, seconds=round(time.monotonic() - started, 3))
@@ -223,6 +235,7 @@ class TableDaemon:
                 self.journal = Journal(journal_path(self.state_dir), durability=self.durability)
             except JournalError as error:
                 raise StartupError(str(error)) from None
+        self.chain = ChainWatch(self.journal, check.last_seq, check.last_hash)
         try:
             self.table.replay(events)
         except RuntimeError as error:
@@ -253,12 +266,31 @@ class TableDaemon:
                 f"(lowball-table journal quarantine) and restart the daemon")
 
     def journal_status(self) -> dict[str, Any]:
-        """The journal's head (seq and hash of its last record) and, if its chain is
-        broken, the first bad seq and why."""
-        broken = self.journal_broken
+        """The journal's head (seq and hash of its last record), how far its chain is
+        verified (at start, and since), and, if it is broken, the first bad seq and why."""
+        broken, chain = self.journal_broken, self.chain
         return {"seq": self.journal.last_seq, "hash": self.journal.last_hash,
+                "verified_at_start": None if chain is None else chain.verified_at_start,
+                "verified_through": None if chain is None else chain.verified_through,
                 "broken_at": None if broken is None else broken.seq,
                 "broken": None if broken is None else broken.reason}
+
+    def check_chain(self) -> None:
+        """Check the records journaled since the last check (:class:`ChainWatch`); a broken
+        chain holds the table from now on, as at start."""
+        if self.journal_broken is not None or self.chain is None:
+            return
+        broken = self.chain.check()
+        if broken is None:
+            return
+        self.journal_broken = broken
+        self.log.critical(
+            "journal broken while the table ran: the table is held (no hand can go on, every "
+            "command but status is refused, no device input is journaled); the journal is "
+            "kept as evidence, untouched from now on. A supervisor: stop the daemon, run "
+            f"`lowball-table journal quarantine --state-dir {self.state_dir} --reason TEXT`, "
+            "then start it again", first_bad_seq=broken.seq, reason=broken.reason,
+            journal=str(self.journal.path))
 
     def request_stop(self) -> None:
         """Ask the main loop to stop (safe from a signal handler): it wakes at once."""
@@ -300,9 +332,12 @@ class TableDaemon:
         now = self.clock()
         if now >= self._next_heartbeat:
             assert self.publisher is not None
-            broken = self.journal_broken
-            self.publisher.heartbeat(self.table.state,
-                                     broken_at=None if broken is None else broken.seq)
+            self.check_chain()
+            broken, chain = self.journal_broken, self.chain
+            self.publisher.heartbeat(
+                self.table.state, broken_at=None if broken is None else broken.seq,
+                verified_at_start=None if chain is None else chain.verified_at_start,
+                verified_through=None if chain is None else chain.verified_through)
             self._next_heartbeat = now + self.loaded.config.stream.heartbeat_s
         for count in self.refusals.due(now):
             if self.journal_broken is None:
@@ -348,6 +383,8 @@ class TableDaemon:
             for record, event in zip(records, events):
                 self.publisher.publish(record)
                 self._act(event)
+                if record.type in NOTED:
+                    self.alarm_book.note(record.seq, record.type, event._asdict())
         finally:
             self._log(records, events, hand_id)  # after the stream: the journal is the record
         for observer in self.observers:
@@ -392,7 +429,11 @@ class TableDaemon:
     def handle_device_reports(self) -> None:
         reports = self.devices.reports
         while not reports.empty():
-            self.handle_report(reports.get_nowait())
+            report = reports.get_nowait()
+            if self.journal_broken is None:
+                self.handle_report(report)
+            # else held: nothing is journaled, and a card is never acknowledged (the shoe
+            # keeps it, and sends it again to the daemon that starts after the quarantine)
 
     def handle_report(self, report: Report) -> None:
         table = self.table
@@ -440,6 +481,13 @@ class TableDaemon:
                 self.apply([event])
             if journaled:
                 self.apply([RequestRefused(family, client, reason)])
+
+    def acknowledge_alarm(self, command: AcknowledgeAlarm, by: str, role: str) -> list[Any]:
+        """A supervisor's acknowledgement of the alarm at ``command.seq``: refused, naming
+        why, unless that seq is an alarm of the journal that waits for one."""
+        if role == SUPERVISOR_ROLE and (why := self.alarm_book.refusal(command.seq)):
+            return [CommandRefused(command.command, command.arguments(), by, role, why)]
+        return self.table.command(command, by, role)
 
     def reload(self, by: str, role: str) -> list[Any]:
         """Re-read the config file; the table decides whether its game settings may change

@@ -13,7 +13,14 @@ import json
 import re
 from typing import Annotated, Any, ClassVar, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+)
 
 from controller.core import commands
 from controller.core.canonical_json import canonical_json
@@ -23,6 +30,23 @@ from controller.core.table_settings import MAX_SPOTS
 from controller.settings.validation import InputError, PositiveCents, problems_of
 
 Spot = Annotated[int, Field(strict=True, ge=1, le=MAX_SPOTS)]
+#: The longest player id, in characters.
+MAX_PLAYER_ID = 64
+#: A player id: letters (any script) and digits, with spaces and ``. ' # - _`` between them.
+#: It reaches every wager, settlement and award record, the logs and the screens, so it holds
+#: no control, formatting (bidirectional overrides) or markup character.
+_PLAYER_ID = re.compile(r"\w(?:[\w .'#-]*\w)?")
+
+
+def _player_id(value: str) -> str:
+    if value and not _PLAYER_ID.fullmatch(value):
+        raise ValueError("a player id is letters and digits, with spaces and . ' # - _ "
+                         "between them (no other character)")
+    return value
+
+
+PlayerId = Annotated[str, Field(strict=True, max_length=MAX_PLAYER_ID),
+                     AfterValidator(_player_id)]
 #: The largest meter adjustment one command makes, in cents (100 million dollars).
 MAX_METER_ADJUSTMENT = 10**10
 
@@ -69,7 +93,7 @@ class Place(_Command):
     amount: PositiveCents
     #: Who is playing the spot (a player card, a seat name); spots of one player count
     #: against the four-spot limit. Empty = the spot's own player.
-    player: Annotated[str, Field(max_length=64)] = ""
+    player: PlayerId = ""
 
 
 class Cancel(_Command):
@@ -145,8 +169,17 @@ class SignIn(_Command):
     command: Literal["sign_in"]
 
 
+class AcknowledgeAlarm(_Command):
+    """A supervisor acknowledges the alarm journaled at ``seq``; the daemon refuses a seq
+    that is no alarm, or one already acknowledged."""
+
+    core_command = commands.AcknowledgeAlarm
+    command: Literal["acknowledge_alarm"]
+    seq: Annotated[int, Field(strict=True, ge=1, le=2**63 - 1)]
+
+
 COMMAND_CLASSES = (Open, Close, Place, Cancel, Lock, Decide, Continue, Void, VerifyJackpot,
-                   Reload, AdjustMeter, SignIn)
+                   Reload, AdjustMeter, SignIn, AcknowledgeAlarm)
 Command = Annotated[Union[COMMAND_CLASSES], Field(discriminator="command")]  # noqa: UP007
 #: Command name -> its class.
 COMMANDS: dict[str, type[_Command]] = {

@@ -2,7 +2,7 @@
 
 Every journaled event travels as one JSON *envelope*::
 
-    {"data": {...}, "hand_id": "CALI-01-000017", "schema_version": 2, "seq": 42,
+    {"data": {...}, "hand_id": "CALI-01-000017", "schema_version": 3, "seq": 42,
      "table_id": "CALI-01", "ts": "2026-11-21T23:50:00.123456Z", "type": "card_dealt"}
 
 The ``data`` models are generated from the event classes of :mod:`controller.core.events` (records)
@@ -57,13 +57,14 @@ from controller.core.canonical_json import canonical_json as canonical_json
 from controller.core.cards import Card, parse_card
 from controller.settings.validation import problems_of
 
-#: The version every message is written with: 2 since the vocabularies are enums in the schema
-#: and a device's fault is a ``device_fault`` event (version 1 wrote it as a ``device_status``
-#: ``fault:<code>``). Readers accept :data:`SCHEMA_VERSIONS`: a table's journal outlives any
-#: one release.
-SCHEMA_VERSION = 2
-SCHEMA_VERSIONS = (1, 2)
-SchemaVersion = Literal[1, 2]
+#: The version every message is written with. 2: the vocabularies are enums in the schema and a
+#: device's fault is a ``device_fault`` event (version 1 wrote it as a ``device_status``
+#: ``fault:<code>``). 3: each wager, settlement and award names its ``player``
+#: (:data:`ADDED_FIELDS`). Readers accept :data:`SCHEMA_VERSIONS`: a table's journal outlives
+#: any one release.
+SCHEMA_VERSION = 3
+SCHEMA_VERSIONS = (1, 2, 3)
+SchemaVersion = Literal[1, 2, 3]
 HEARTBEAT = "heartbeat"
 #: ROUTER replies; with ``heartbeat`` these names are reserved and no event may take them.
 SNAPSHOT, REPLAY_END, ERROR = "snapshot", "replay_end", "error"
@@ -250,7 +251,11 @@ class Heartbeat(BaseModel):
     when the table is quiet; ``hash`` is that record's chain hash (64 zeros before the first),
     so a subscriber that kept the hash of a seq it has seen detects a rewritten history.
     ``journal_broken_at`` is null, or the first bad seq of a journal whose hash chain failed
-    the daemon's check at start: the table is then held, no hand can start."""
+    the daemon's check (at start, or while it ran): the table is then held, no hand can go on.
+    ``journal_verified_at_start`` is the seq through which the daemon verified the chain when
+    it started, ``journal_verified_through`` the seq through which it has verified it since
+    (it reads back what it journaled at every heartbeat); null from a table that does not
+    say (a version 1 or 2 heartbeat)."""
 
     model_config = _CONFIG
 
@@ -261,6 +266,8 @@ class Heartbeat(BaseModel):
     seq: Annotated[int, Field(ge=0)]
     hash: Annotated[str, Field(pattern="^[0-9a-f]{64}$")]
     journal_broken_at: Annotated[int, Field(gt=0)] | None
+    journal_verified_at_start: Annotated[int, Field(ge=0, le=MAX_SEQ)] | None = None
+    journal_verified_through: Annotated[int, Field(ge=0, le=MAX_SEQ)] | None = None
     state: vocabulary(table_events.TableState)  # type: ignore[valid-type]
 
 
@@ -344,11 +351,14 @@ _ENVELOPE_WRITER = event_encoder.EnvelopeWriter(EVENT_KINDS, SCHEMA_VERSION)
 
 
 def encode_heartbeat(*, table_id: str, seq: int, hash: str, broken_at: int | None,
-                     ts: datetime, state: str) -> bytes:
+                     ts: datetime, state: str, verified_at_start: int | None = None,
+                     verified_through: int | None = None) -> bytes:
     try:
         beat = Heartbeat.model_validate({"schema_version": SCHEMA_VERSION, "table_id": table_id,
                                          "type": HEARTBEAT, "ts": ts, "seq": seq,
                                          "hash": hash, "journal_broken_at": broken_at,
+                                         "journal_verified_at_start": verified_at_start,
+                                         "journal_verified_through": verified_through,
                                          "state": state})
     except ValidationError as error:
         raise WireError(_problems(error)) from None
@@ -360,6 +370,15 @@ def encode_heartbeat(*, table_id: str, seq: int, hash: str, broken_at: int | Non
 ADDED_FIELDS: dict[str, dict[str, Any]] = {
     # the shoe's card count (0: not reported, the record predates it) and the pause mark
     "shoe_card": {"count": 0, "during_pause": False},
+    # who played the seat (version 3): a record journaled before it names no player
+    "wager_settled": {"player": ""},
+    "progressive_awarded": {"player": ""},
+}
+#: Lists of nested records that gained fields: event type -> (field, the nested record's added
+#: fields with their value for an older record).
+ADDED_NESTED_FIELDS: dict[str, tuple[str, dict[str, Any]]] = {
+    "wagers_locked": ("wagers", {"player": ""}),
+    "hand_voided": ("returned", {"player": ""}),
 }
 
 
@@ -391,8 +410,9 @@ def _in_current_form(message: bytes | str) -> dict[str, Any] | None:
     """An envelope journaled by an older release, as data in today's form, or None when it is
     not one that differs:
 
-    - a record journaled before a field of its type was added (:data:`ADDED_FIELDS`) gets the
-      field's documented value;
+    - a record journaled before a field of its type was added (:data:`ADDED_FIELDS`, and
+      :data:`ADDED_NESTED_FIELDS` for the records in its lists) gets the field's documented
+      value (a version 1 or 2 ``wager_settled`` reads with ``player`` "");
     - a version 1 ``device_status`` whose status is ``fault:<code>`` is the ``device_fault``
       it stands for (same seq, time and hand; its journaled bytes are unchanged).
     """
@@ -403,6 +423,8 @@ def _in_current_form(message: bytes | str) -> dict[str, Any] | None:
     if not isinstance(data, dict) or not isinstance(data.get("data"), dict):
         return None
     body, kind, changed = data["data"], data.get("type"), False
+    if not isinstance(kind, str):
+        return None
     status = body.get("status")
     if data.get("schema_version") == 1 and kind == "device_status" \
             and isinstance(status, str) and status.startswith(_V1_FAULT):
@@ -411,9 +433,17 @@ def _in_current_form(message: bytes | str) -> dict[str, Any] | None:
                                "code": status.removeprefix(_V1_FAULT),
                                "detail": body.get("detail")}
         changed = True
-    added = ADDED_FIELDS.get(kind)  # type: ignore[arg-type]
+    added = ADDED_FIELDS.get(kind)
     if added is not None and not all(name in body for name in added):
-        data["data"] = {**added, **body}
+        body = data["data"] = {**added, **body}
+        changed = True
+    field, added = ADDED_NESTED_FIELDS.get(kind, ("", {}))
+    items = body.get(field)
+    if added and isinstance(items, list) and any(
+            isinstance(item, dict) and not all(name in item for name in added)
+            for item in items):
+        data["data"] = {**body, field: [{**added, **item} if isinstance(item, dict) else item
+                                        for item in items]}
         changed = True
     return data if changed else None
 

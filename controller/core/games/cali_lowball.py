@@ -57,8 +57,9 @@ class CaliLowballHand(Hand):
     WAGER_NAMES = {WagerKey.ANTE: "Ante", WagerKey.XTRA_BONUS: "X-Tra Bonus",
                    WagerKey.LOWDOWN_BONUS: "Lowdown Bonus", WagerKey.RAISE: "Raise"}
 
-    def __init__(self, setup: GameSetup, wagers: Mapping[int, Mapping[str, int]]) -> None:
-        super().__init__(setup, wagers)
+    def __init__(self, setup: GameSetup, wagers: Mapping[int, Mapping[str, int]],
+                 players: Mapping[int, str] | None = None) -> None:
+        super().__init__(setup, wagers, players)
         self.cards[COMMUNITY] = []
         self.cards[BURN] = []
         #: seat -> the Raise wager (3x or 1x ante) once made
@@ -70,7 +71,8 @@ class CaliLowballHand(Hand):
 
     def wagers_at_stake(self) -> tuple[Wager, ...]:
         return super().wagers_at_stake() + tuple(
-            Wager(seat, "raise", amount) for seat, amount in sorted(self.raised.items()))
+            Wager(seat, "raise", amount, self.players.get(seat, ""))
+            for seat, amount in sorted(self.raised.items()))
 
     def _cards_complete(self) -> None:
         if self.phase == HOLE_CARDS:

@@ -70,10 +70,10 @@ class ThreeCardLowballHand(Hand):
     RULED_WAGERS = (WagerKey.PROGRESSIVE,)
 
     def __init__(self, setup: GameSetup, wagers: Mapping[int, Mapping[str, int]],
-                 meter: object = None) -> None:
+                 meter: object = None, players: Mapping[int, str] | None = None) -> None:
         """``meter``: the jackpot meter before this hand (the progressive's seed if None); typed
         ``object`` as anything passed is refused with a WagerError naming it."""
-        super().__init__(setup, wagers)
+        super().__init__(setup, wagers, players)
         progressive = setup.progressive
         meter_before = progressive.seed if meter is None else meter
         if isinstance(meter_before, bool) or not isinstance(meter_before, int) \
@@ -96,8 +96,8 @@ class ThreeCardLowballHand(Hand):
 
     @classmethod
     def start(cls, setup: GameSetup, wagers: Mapping[int, Mapping[str, int]],
-              meter: int) -> Hand:
-        return cls(setup, wagers, meter)
+              meter: int, players: Mapping[int, str] | None = None) -> Hand:
+        return cls(setup, wagers, meter, players)
 
     @classmethod
     def wager_problem(cls, setup: GameSetup, seat: int, wager: str, amount: int) -> str | None:
@@ -224,7 +224,8 @@ class ThreeCardLowballHand(Hand):
         total = 0
         for seat, award in awards.items():
             amount = share if award == JACKPOT else fixed[award]
-            self.history.append(ProgressiveAwarded(seat, award, amount))
+            self.history.append(ProgressiveAwarded(seat, award, amount,
+                                                   self.players.get(seat, "")))
             total += amount
         reseed = progressive.seed if winners else 0
         self.history.append(MeterSettled(self.meter_before, self.contributions, from_meter,
