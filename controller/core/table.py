@@ -55,7 +55,14 @@ from controller.core.commands import (
 from controller.core import lamps, table_view
 from controller.core.games import ENGINES, Decision, DuplicateCard, Hand, IllegalAction, WagerError
 from controller.errors import LowballError
-from controller.core.vocabulary import Device, DeviceCondition, FaultCode, ShoeFaultCode, WagerKey
+from controller.core.vocabulary import (
+    Device,
+    DeviceCondition,
+    FaultCode,
+    ShoeFaultCode,
+    SpotLamp,
+    WagerKey,
+)
 from controller.core.table_settings import (
     REGULATED,
     GameSettings,
@@ -149,7 +156,7 @@ class Table:
         self.players: dict[int, str] = {}
         self.fault: Fault | None = None
         self.jackpot: PendingJackpot | None = None
-        self.lamps: dict[int, str] = {}
+        self.lamps: dict[int, SpotLamp] = {}
         #: (shoe seq, card, tag, count) of the last card accepted from the shoe, to recognise
         #: a resend (the same four) and a conflict (the same seq and count, another card)
         self.last_shoe_card: tuple[int, Card, str, int] | None = None

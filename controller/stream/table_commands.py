@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Annotated, Any, ClassVar, Literal, Union
+from typing import Annotated, Any, ClassVar, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
@@ -145,15 +145,15 @@ class SignIn(_Command):
     command: Literal["sign_in"]
 
 
-COMMAND_CLASSES = (Open, Close, Place, Cancel, Lock, Decide, Continue, Void, VerifyJackpot,
-                   Reload, AdjustMeter, SignIn)
-Command = Annotated[Union[COMMAND_CLASSES], Field(discriminator="command")]  # noqa: UP007
+Command = Annotated[Open | Close | Place | Cancel | Lock | Decide | Continue | Void
+                    | VerifyJackpot | Reload | AdjustMeter | SignIn,
+                    Field(discriminator="command")]
+COMMAND_CLASSES: tuple[type[_Command], ...] = get_args(get_args(Command)[0])
 #: Command name -> its class.
 COMMANDS: dict[str, type[_Command]] = {
-    cls.model_fields["command"].annotation.__args__[0]: cls  # type: ignore[union-attr]
-    for cls in COMMAND_CLASSES}
+    get_args(cls.model_fields["command"].annotation)[0]: cls for cls in COMMAND_CLASSES}
 COMMAND_NAMES = tuple(COMMANDS)
-_ADAPTER: TypeAdapter[Any] = TypeAdapter(Command)
+_ADAPTER = TypeAdapter(Command)
 #: A command name worth repeating in an error or a journal record (anything else a client
 #: sends as a name is described by its length only: it could be anything, a secret included).
 _NAME_LIKE = re.compile(r"[a-z_]{1,32}")
@@ -208,7 +208,7 @@ def parse_command(data: Any, source: str = "command") -> commands.Command:
         raise InputError(source, [f"command: unknown command {_said(data['command'])} "
                                   f"(commands: {', '.join(COMMAND_NAMES)})"])
     try:
-        return _ADAPTER.validate_python(data).to_core()  # type: ignore[no-any-return]
+        return _ADAPTER.validate_python(data).to_core()
     except ValidationError as error:
         problems = [problem.replace(f"{data.get('command')}.", "", 1)
                     if isinstance(data, dict) else problem for problem in problems_of(error)]
