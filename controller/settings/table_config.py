@@ -17,6 +17,7 @@ from controller.core.table_settings import (
     MAX_SPOTS,
     GameSettings,
     GameSetup,
+    meter_contribution,
     paytable_from,
     progressive_from,
     rules_from,
@@ -77,16 +78,17 @@ class Progressive(_Section):
 
     @model_validator(mode="after")
     def _whole_cent_contribution(self) -> Self:
-        contribution = self.wager * self.contribution_rate
-        if contribution.denominator != 1:
-            raise ValueError(f"contribution_rate x wager = {float(contribution):.4f} cents; "
-                             f"choose a rate that gives whole cents for a {self.wager}-cent wager")
+        try:
+            meter_contribution(self.wager, self.contribution_rate)
+        except ValueError as error:
+            raise ValueError(f"{error}; choose a rate that gives whole cents for a "
+                             f"{self.wager}-cent wager") from None
         return self
 
     @property
     def contribution(self) -> int:
-        """Cents added to the meter by one progressive wager."""
-        return int(self.wager * self.contribution_rate)
+        """Cents added to the meter by one progressive wager (the core's rule)."""
+        return meter_contribution(self.wager, self.contribution_rate)
 
 
 class Limits(_Section):
