@@ -5,6 +5,14 @@ A command arrives as JSON (``{"command": "place", "spot": 3, "wager": "ante", "a
 forbids unknown keys, so a typo is answered with the key path, and builds the core command the
 table carries out (:mod:`controller.core.commands`). An accepted command is journaled with its
 arguments and can be replayed exactly.
+
+Why each command is declared twice, here and in the core: the two are the two sides of a
+boundary. The core's dataclasses are what the table carries out and a replay rebuilds from the
+journal, with the standard library only (the core imports no pydantic); these models are what
+a client may send, each number and text bounded where it is parsed, refused with pydantic's
+key paths. A model names its core command (``core_command``), takes ``supervisor_only`` from
+it and builds it; ``tests/test_command_channel.py`` checks that each pair has the same name
+and arguments.
 """
 
 from __future__ import annotations
