@@ -771,11 +771,13 @@ class SegmentedJournal:
 
 def soak(hands: int = 20_000, game: str = "three_card_lowball", sample_every: int = 1000,
          seed: int = 2026, durability: Durability = "batched", segment_hands: int = 10_000,
-         verify_every: int = 10, verbose: bool = True) -> dict[str, Any]:
+         verify_every: int = 10, verbose: bool = True,
+         journal: type[SegmentedJournal] = SegmentedJournal) -> dict[str, Any]:
     """``hands`` hands of ``game`` through :class:`controller.core.table.Table` and a journal, as
     the daemon applies them (each input and its effects in one transaction), checking money
     conservation per hand and over the run and sampling this process's RSS. The journal is
-    a :class:`SegmentedJournal` of ``segment_hands`` hands per file."""
+    a :class:`SegmentedJournal` of ``segment_hands`` hands per file, or the subclass given as
+    ``journal`` (bench/journal_start.py keeps the last segment)."""
     from controller.core.cards import DECK
     from controller.core.events import (
         HandSettled,
@@ -797,7 +799,7 @@ def soak(hands: int = 20_000, game: str = "three_card_lowball", sample_every: in
     rng = random.Random(seed)
     if segment_hands < 1:
         raise ValueError(f"segment_hands must be 1 or more, not {segment_hands}")
-    journals = SegmentedJournal(durability, verify_every)
+    journals = journal(durability, verify_every)
     progressive = loaded.config.progressive
     seed_amount = table.meter
     second = "xtra_bonus" if game == "cali_lowball" else "bonus"

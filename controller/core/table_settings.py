@@ -159,7 +159,8 @@ class GameSettings:
                    hashlib.sha256(text).hexdigest())
 
     def document(self) -> dict[str, Any]:
-        return json.loads(self.text)  # type: ignore[no-any-return]
+        document: dict[str, Any] = json.loads(self.text)  # the object from_document read
+        return document
 
 
 def settings_changed(before: GameSettings, after: GameSettings) -> tuple[str, ...]:
@@ -199,7 +200,7 @@ def progressive_from(document: object) -> Progressive:
     data = _mapping(document, "progressive")
     awards = _mapping(data.get("awards"), "progressive.awards")
     try:
-        rate = parse_rate(data.get("contribution_rate"))  # type: ignore[arg-type]
+        rate = parse_rate(data.get("contribution_rate"))
     except MoneyError as error:
         raise SettingsError(f"progressive.contribution_rate: {error}") from None
     progressive = Progressive(

@@ -42,7 +42,7 @@ from controller.core.games import (
     WagerError,
 )
 from controller.core.games.base import seat_name
-from controller.settings.table_config import Game, LoadedConfig, Rules
+from controller.settings.table_config import Game, JackpotSplit, LoadedConfig, Rules
 from controller.settings.validation import Cents, InputError, validate
 
 
@@ -71,7 +71,7 @@ class RulesOverride(BaseModel):
     xtra_bonus_loses_on_loss: bool | None = None
     lowdown_bonus_survives_fold: bool | None = None
     burn_before_flop: bool | None = None
-    jackpot_split: Rules.model_fields["jackpot_split"].annotation | None = None  # type: ignore
+    jackpot_split: JackpotSplit | None = None
 
     def applied_to(self, rules: Rules) -> Rules:
         return rules.model_copy(update=self.model_dump(exclude_none=True))

@@ -33,6 +33,8 @@ from controller.settings.validation import Cents, InputError, PositiveCents, Rat
 from drivers.config import MeterConfig, ShoeConfig, SpotsConfig
 
 Game = Literal["cali_lowball", "three_card_lowball"]
+#: Several jackpot winners on one hand: split the meter equally, or pay each the whole meter.
+JackpotSplit = Literal["equal", "full_each"]
 
 
 class _Section(BaseModel):
@@ -50,7 +52,7 @@ class Rules(_Section):
     burn_before_flop: bool = False
     #: Three Card Lowball: several jackpot winners on one hand split the meter equally
     #: ("equal", the odd cent stays on the meter) or are each paid the whole meter.
-    jackpot_split: Literal["equal", "full_each"] = "equal"
+    jackpot_split: JackpotSplit = "equal"
 
 
 class ProgressiveAwards(_Section):

@@ -408,7 +408,7 @@ def _in_current_form(message: bytes | str) -> dict[str, Any] | None:
         return None
     if not isinstance(data, dict) or not isinstance(data.get("data"), dict):
         return None
-    body, kind, changed = data["data"], data.get("type"), False
+    body, kind, changed = data["data"], data.get("type", ""), False
     status = body.get("status")
     if data.get("schema_version") == 1 and kind == "device_status" \
             and isinstance(status, str) and status.startswith(_V1_FAULT):
@@ -417,7 +417,7 @@ def _in_current_form(message: bytes | str) -> dict[str, Any] | None:
                                "code": status.removeprefix(_V1_FAULT),
                                "detail": body.get("detail")}
         changed = True
-    added = ADDED_FIELDS.get(kind)  # type: ignore[arg-type]
+    added = ADDED_FIELDS.get(kind)
     if added is not None and not all(name in body for name in added):
         data["data"] = {**added, **body}
         changed = True
