@@ -48,7 +48,6 @@ class TableProcess(DaemonProcess):
 
         self.game, self.durability, self.table_id = game, durability, table_id
         self.commands = self.sub = None
-        self.process: subprocess.Popen | None = None
         self._resources = contextlib.ExitStack()
         try:
             self.tmp = tempfile.TemporaryDirectory(prefix=f"lowball-floor-{table_id}-",
@@ -112,12 +111,11 @@ class TableProcess(DaemonProcess):
         self._await_ready(self.dir)
 
     def _stop_daemon(self) -> None:
-        if self.process is not None:
+        if hasattr(self, "process"):  # set by start(): a start that failed left none to stop
             super()._stop_daemon()
 
     def kill(self) -> None:
         """SIGKILL the daemon, as a power cut would stop it."""
-        assert self.process is not None
         self.process.send_signal(signal.SIGKILL)
         self.process.wait()
         if self.commands is not None:

@@ -7,6 +7,7 @@ answers as slowly, late or out of order as a test needs, and against the real da
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -23,6 +24,8 @@ from controller.stream.command_replies import (
     encode,
     reply_from,
 )
+from controller.core import commands
+from controller.stream import table_commands
 from controller.stream.table_commands import parse_command
 from tests.test_daemon import CREDENTIAL, DEADLINE_S, Rig
 
@@ -248,3 +251,21 @@ def test_a_message_that_is_not_a_reply_to_this_client_is_skipped_within_the_time
     assert client.receive(DEADLINE_S) == (request_id, Refused("held"))
     router.socket.send_multipart([envelope[0], b"no id", encode(Refused("stray"))])
     assert client.receive(0.05) is None
+
+
+def test_each_request_model_has_the_name_and_arguments_of_its_core_command():
+    """The request models and the core's commands are declared apart on purpose (the
+    module docstring of controller/stream/table_commands.py says why): they must agree."""
+    assert list(table_commands.COMMANDS) == list(commands.COMMANDS)
+    for name, request in table_commands.COMMANDS.items():
+        core = commands.COMMANDS[name]
+        assert request.core_command is core and request.supervisor_only == core.supervisor_only
+        fields = {field.name: field.default for field in dataclasses.fields(core)}
+        arguments = {key: field.default for key, field in request.model_fields.items()
+                     if key != "command"}
+        assert arguments.keys() == fields.keys(), name
+        for key, default in fields.items():
+            if default is dataclasses.MISSING:
+                assert request.model_fields[key].is_required(), f"{name}.{key}"
+            else:
+                assert arguments[key] == default, f"{name}.{key}"

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any, ClassVar, Final, Union, final, get_type_hints
+from typing import Any, ClassVar, Final, Union, final, get_args, get_type_hints
 
 from controller.core.cards import Card  # noqa: F401  (the "Card" of the records' _hints)
 from controller.core.vocabulary import (  # noqa: F401  (the vocabularies of the records' _hints)
@@ -85,7 +85,7 @@ class Record:
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        return self._astuple() == other._astuple()  # type: ignore[attr-defined]
+        return self._astuple() == other._astuple()
 
     def __hash__(self) -> int:
         return hash((type(self), self._astuple()))
@@ -382,7 +382,7 @@ Event = Union[WagersLocked, MeterContributed, PhaseStarted, CardDealt, Decisions
 def kinds_of(union: object) -> dict[type, str]:
     """Each event type of ``union`` -> its name on the wire (``CardDealt`` -> ``card_dealt``)."""
     return {cls: re.sub(r"(?<!^)(?=[A-Z])", "_", cls.__name__).lower()
-            for cls in union.__args__}  # type: ignore[attr-defined]
+            for cls in get_args(union)}
 
 
 KINDS: dict[type, str] = kinds_of(Event)

@@ -56,6 +56,14 @@ from controller.core.commands import (
 from controller.core import lamps, table_view
 from controller.core.games import ENGINES, Decision, DuplicateCard, Hand, IllegalAction, WagerError
 from controller.errors import LowballError
+from controller.core.vocabulary import (
+    Device,
+    DeviceCondition,
+    FaultCode,
+    ShoeFaultCode,
+    SpotLamp,
+    WagerKey,
+)
 from controller.core.table_settings import (
     REGULATED,
     GameSettings,
@@ -107,11 +115,11 @@ AnyEvent = Event | TableEvent
 #: Shoe fault codes (as the shoe reports them, and CONFLICT: the driver refused a frame that
 #: reused the last SEQ with other content) -> the table's fault and whether the dealer may
 #: continue once it is cleared. A duplicate, an unknown tag or a conflict is a misdeal: void.
-SHOE_FAULTS: dict[str, tuple[str, bool]] = {
-    "JAM": ("shoe_jam", True), "MISREAD": ("shoe_misread", True),
-    "DOOR": ("shoe_door", True), "EMPTY": ("shoe_empty", True),
-    "TAGUNKNOWN": ("unknown_tag", False), "DUPLICATE": ("duplicate_card", False),
-    "CONFLICT": ("shoe_conflict", False),
+SHOE_FAULTS: dict[str, tuple[FaultCode, bool]] = {
+    "JAM": (FaultCode.SHOE_JAM, True), "MISREAD": (FaultCode.SHOE_MISREAD, True),
+    "DOOR": (FaultCode.SHOE_DOOR, True), "EMPTY": (FaultCode.SHOE_EMPTY, True),
+    "TAGUNKNOWN": (FaultCode.UNKNOWN_TAG, False), "DUPLICATE": (FaultCode.DUPLICATE_CARD, False),
+    "CONFLICT": (FaultCode.SHOE_CONFLICT, False),
 }
 #: Shoe faults that stand for a card out of the shoe (it left unread, or with a tag not in
 #: the deck): each takes one card count.
@@ -150,7 +158,7 @@ class Table:
         self.players: dict[int, str] = {}
         self.fault: Fault | None = None
         self.jackpot: PendingJackpot | None = None
-        self.lamps: dict[int, str] = {}
+        self.lamps: dict[int, SpotLamp] = {}
         #: (shoe seq, card, tag, count) of the last card accepted from the shoe, to recognise
         #: a resend (the same four) and a conflict (the same seq and count, another card)
         self.last_shoe_card: tuple[int, Card, str, int] | None = None
@@ -269,16 +277,16 @@ class Table:
             # frames and the table sees only the cards.
             was = f"{last[1]}{f' tag {last[2]}' if last[2] else ''} (SEQ {last[0]:02X})"
             return [record, *self._pause(
-                "shoe_conflict", f"the shoe sent {card}{f' tag {tag}' if tag else ''} (SEQ "
+                FaultCode.SHOE_CONFLICT, f"the shoe sent {card}{f' tag {tag}' if tag else ''} (SEQ "
                 f"{shoe_seq:02X}) as card count {count}, which was {was}: refused",
-                "shoe", recoverable=False)]
+                Device.SHOE, recoverable=False)]
         missing = self._missing_counts(count) if count != UNCOUNTED else ""
         self.last_shoe_card = (shoe_seq, card, tag, count)
         self.shoe_count = count if count != UNCOUNTED else None
         if missing:
             return [record, *self._pause(
-                "card_missing", f"{missing} left the shoe and never arrived (the shoe's card "
-                f"count went to {count}); {card} not dealt", "shoe", recoverable=False)]
+                FaultCode.CARD_MISSING, f"{missing} left the shoe and never arrived (the shoe's card "
+                f"count went to {count}); {card} not dealt", Device.SHOE, recoverable=False)]
         if self.state == PAUSED and self.hand is not None and self.fault is not None \
                 and self.fault.recoverable and self.hand.cards_expected():
             # A card the hand expects, out of the shoe while a device fault holds the hand
@@ -290,17 +298,19 @@ class Table:
             # to no hand, so the hand can only be voided (a supervisor decides).
             why = "no hand in play" if self.hand is None else \
                 f"the table {self.state} on {self.fault.code if self.fault else 'a fault'}"
-            return [record, *self._pause("unexpected_card", f"card {card} with {why}",
-                                         "shoe", recoverable=False)]
+            return [record, *self._pause(FaultCode.UNEXPECTED_CARD, f"card {card} with {why}",
+                                         Device.SHOE, recoverable=False)]
         if self.hand.cards_expected() == 0:
             return [record, *self._pause(
-                "unexpected_card", f"card {card} while waiting for decisions of spots "
-                f"{', '.join(map(str, self.hand.next_step().seats))}", "shoe", recoverable=False)]
+                FaultCode.UNEXPECTED_CARD, f"card {card} while waiting for decisions of spots "
+                f"{', '.join(map(str, self.hand.next_step().seats))}", Device.SHOE,
+                recoverable=False)]
         try:
             events: list[AnyEvent] = [record, *self.hand.deal(card)]
         except IllegalAction as error:
-            code = "duplicate_card" if isinstance(error, DuplicateCard) else "unexpected_card"
-            return [record, *self._pause(code, str(error), "shoe", recoverable=False)]
+            code = FaultCode.DUPLICATE_CARD if isinstance(error, DuplicateCard) \
+                else FaultCode.UNEXPECTED_CARD
+            return [record, *self._pause(code, str(error), Device.SHOE, recoverable=False)]
         return events + self._after_hand_step()
 
     def _missing_counts(self, count: int) -> str:
@@ -320,28 +330,29 @@ class Table:
         try:
             events: list[AnyEvent] = list(self.hand.deal(card))
         except IllegalAction as error:
-            code = "duplicate_card" if isinstance(error, DuplicateCard) else "unexpected_card"
-            return self._pause(code, str(error), "shoe", recoverable=False)
+            code = FaultCode.DUPLICATE_CARD if isinstance(error, DuplicateCard) \
+                else FaultCode.UNEXPECTED_CARD
+            return self._pause(code, str(error), Device.SHOE, recoverable=False)
         if self.hand.next_step().kind == "settled":
             # The card completed the hand: it settles; nothing is left to pause.
             self.fault = None
             return events + self._settled()
         return events
 
-    def shoe_fault(self, code: str, detail: str = "") -> list[AnyEvent]:
+    def shoe_fault(self, code: ShoeFaultCode, detail: str = "") -> list[AnyEvent]:
         """The shoe reported a fault (JAM, MISREAD, DOOR, EMPTY, TAGUNKNOWN, DUPLICATE), or
         its driver refused a conflicting frame (CONFLICT)."""
-        fault, recoverable = SHOE_FAULTS.get(code, ("shoe_error", True))
-        record = DeviceFault("shoe", code, detail)
+        fault, recoverable = SHOE_FAULTS.get(code, (FaultCode.SHOE_ERROR, True))
+        record = DeviceFault(Device.SHOE, code, detail)
         if code in CARD_FAULTS and self.shoe_count is not None:
             self.shoe_count += 1
         if self.state not in IN_HAND:
             return [record]
         return [record, *self._pause(fault, f"shoe reported {code}" + (f": {detail}" if detail
                                                                         else ""),
-                                     "shoe", recoverable)]
+                                     Device.SHOE, recoverable)]
 
-    def device_status(self, device: str, status: str, detail: str = "") -> list[AnyEvent]:
+    def device_status(self, device: Device, status: DeviceCondition, detail: str = "") -> list[AnyEvent]:
         """A device connected or was lost. Lost mid-hand pauses the hand (recoverable)."""
         record = DeviceStatus(device, status, detail)
         if status == "lost":
@@ -349,11 +360,11 @@ class Table:
         elif status == "connected":
             self.devices_down.discard(device)
         if status == "lost" and self.state in IN_HAND and device in ("shoe", "spots"):
-            return [record, *self._pause("device_lost", f"{device} lost: {detail}", device, True)]
+            return [record, *self._pause(FaultCode.DEVICE_LOST, f"{device} lost: {detail}", device, True)]
         if device == "controller" and status == "restarted" and self.state in IN_HAND:
             # The devices may have moved on while the controller was down: hold the hand
             # until the dealer has checked the layout and the shoe, then continue (or void).
-            return [record, *self._pause("controller_restart",
+            return [record, *self._pause(FaultCode.CONTROLLER_RESTART,
                                          f"the controller restarted mid-hand: {detail}",
                                          device, True)]
         return [record]
@@ -368,10 +379,10 @@ class Table:
             if covered and self.wagers[spot].get("progressive") != amount:
                 self.wagers[spot]["progressive"] = amount
                 return [record, *self._opened_for_betting(), *self._lit(WagerPlaced(
-                    spot, "progressive", amount, self.players.get(spot, ""), "sensor"))]
+                    spot, WagerKey.PROGRESSIVE, amount, self.players.get(spot, ""), "sensor"))]
             if not covered and "progressive" in self.wagers.get(spot, {}):
                 del self.wagers[spot]["progressive"]
-                return [record, *self._lit(WagerCancelled(spot, "progressive", amount, "sensor"))]
+                return [record, *self._lit(WagerCancelled(spot, WagerKey.PROGRESSIVE, amount, "sensor"))]
             return [record]
         if self.state in IN_HAND:
             locked = self.hand.wagers if self.hand is not None else {}
@@ -425,32 +436,31 @@ class Table:
         """
         meter: int | None = None
         for event in events:
-            kind = type(event)
-            if kind is ConfigApplied:
+            if type(event) is ConfigApplied:
                 self.apply_settings(GameSettings.from_document(json.loads(event.config)),
                                     event.reason)
-            elif kind is MeterChanged:
+            elif type(event) is MeterChanged:
                 meter = event.amount
-            elif kind is JournalContinued:
+            elif type(event) is JournalContinued:
                 meter = event.meter
-            elif kind is CommandAccepted and event.command == "reload":
+            elif type(event) is CommandAccepted and event.command == "reload":
                 continue  # its effect is the ConfigApplied that follows it
-            elif kind is CommandAccepted:
+            elif type(event) is CommandAccepted:
                 # Who could give the command was decided when it was accepted (the journal
                 # keeps the role the daemon gave it): a replay repeats the decision's effect,
                 # it does not take the decision again.
                 command = command_from_record(event.command, event.arguments)
                 result = self._carry_out(command, event.by, event.role)
-                if type(result[0]) is not CommandAccepted:
+                if type(refused := result[0]) is CommandRefused:
                     raise RuntimeError(f"journal replay: {event.command} was accepted before "
-                                       f"but is refused now: {result[0].reason}")
-            elif kind is ShoeCard:
+                                       f"but is refused now: {refused.reason}")
+            elif type(event) is ShoeCard:
                 self.shoe_card(event.card, event.shoe_seq, event.tag, event.count)
-            elif kind is DeviceFault:
+            elif type(event) is DeviceFault:
                 self.shoe_fault(event.code, event.detail)
-            elif kind is DeviceStatus:
+            elif type(event) is DeviceStatus:
                 self.device_status(event.device, event.status, event.detail)
-            elif kind is SensorReport:
+            elif type(event) is SensorReport:
                 self.sensor(event.spot, event.covered)
         if meter is not None:
             self.meter = meter
@@ -502,7 +512,7 @@ class Table:
         self.wagers[command.spot][command.wager] = command.amount
         if command.player:
             self.players[command.spot] = command.player
-        return events + self._lit(WagerPlaced(command.spot, command.wager, command.amount,
+        return events + self._lit(WagerPlaced(command.spot, WagerKey(command.wager), command.amount,
                                               self.players.get(command.spot, ""), "dealer"))
 
     def _cancel(self, command: Cancel) -> list[AnyEvent]:
@@ -515,7 +525,7 @@ class Table:
         del self.wagers[command.spot][command.wager]
         if not self.wagers[command.spot]:
             self.players.pop(command.spot, None)
-        return self._lit(WagerCancelled(command.spot, command.wager, amount, "dealer"))
+        return self._lit(WagerCancelled(command.spot, WagerKey(command.wager), amount, "dealer"))
 
     def _lock(self) -> list[AnyEvent]:
         if self.state != OPEN:
@@ -682,13 +692,12 @@ class Table:
         jackpot_seats, jackpot_amount = [], 0
         awards: list[ProgressiveAwarded] = []
         for event in hand.history:
-            kind = type(event)
-            if kind is ProgressiveAwarded:
+            if type(event) is ProgressiveAwarded:
                 awards.append(event)
                 if event.award == "jackpot":
                     jackpot_seats.append(event.seat)
                     jackpot_amount += event.amount
-            elif kind is MeterSettled:
+            elif type(event) is MeterSettled:
                 self.meter = event.after - event.reseed
                 if event.awards:
                     events.append(MeterChanged(self.meter, f"jackpot paid on hand {hand_id}"))
@@ -703,7 +712,7 @@ class Table:
         self.hand = None
         return events + self._set_state(SETTLED, f"hand {hand_id} settled")
 
-    def _pause(self, code: str, detail: str, device: str, recoverable: bool) -> list[AnyEvent]:
+    def _pause(self, code: FaultCode, detail: str, device: Device, recoverable: bool) -> list[AnyEvent]:
         fault = Fault(code, detail, device, recoverable)
         if self.state == PAUSED:
             # Already paused: record the new fault; a misdeal makes the pause unrecoverable.
@@ -720,7 +729,7 @@ class Table:
         any other move raises :class:`IllegalTransition` before anything changes."""
         check_transition(self.state, state)
         previous, self.state = self.state, state
-        return [StateChanged(state.value, previous.value, reason)]
+        return [StateChanged(state, previous, reason)]
 
     def _lit(self, *events: AnyEvent) -> list[AnyEvent]:
         """``events``, each followed by the lamps it lights (:mod:`controller.core.lamps`)."""

@@ -86,17 +86,15 @@ class HandStarted(NamedTuple):
     number: int
 
 
-class ShoeCard(NamedTuple):
+# The functional form, because a field named ``count`` hides ``tuple.count``, which mypy
+# refuses in the class form (the wire names the field).
+ShoeCard = NamedTuple("ShoeCard", [("card", Card), ("shoe_seq", int), ("tag", str),
+                                   ("count", int), ("during_pause", bool)])
+ShoeCard.__doc__ = (
     """A card as the shoe reported it, before the deal order assigns it (surveillance sees
     every card, including one that the hand refuses). ``count`` is the shoe's card count
     since its last shuffle or reset; ``during_pause`` marks a card that left the shoe while
-    the table was PAUSED."""
-
-    card: Card
-    shoe_seq: int
-    tag: str
-    count: int
-    during_pause: bool
+    the table was PAUSED.""")
 
 
 class Fault(NamedTuple):
@@ -205,16 +203,14 @@ class RequestRefused(NamedTuple):
     reason: str
 
 
-class RefusalsCounted(NamedTuple):
+# The functional form, for its field ``count`` (see ShoeCard).
+RefusalsCounted = NamedTuple("RefusalsCounted", [
+    ("client", str), ("count", int), ("window_ms", int), ("last_command", str),
+    ("last_reason", str)])
+RefusalsCounted.__doc__ = (
     """Refused commands from one client that were answered but not journaled one by one:
     after a client's first refusal in a window (journaled in full), the rest of the window's
-    refusals are counted here. ``client`` is the client's CURVE key or network address."""
-
-    client: str
-    count: int
-    window_ms: int
-    last_command: str
-    last_reason: str
+    refusals are counted here. ``client`` is the client's CURVE key or network address.""")
 
 
 class Alarm(NamedTuple):

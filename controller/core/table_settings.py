@@ -68,6 +68,16 @@ class ProgressiveAwards:
     five_high: int
 
 
+def meter_contribution(wager: int, rate: Fraction) -> int:
+    """Cents one progressive wager of ``wager`` cents adds to the meter at ``rate``: the rule
+    the settings (:mod:`controller.settings`) check a configuration with, and the table
+    applies. :class:`ValueError` when ``wager x rate`` is not whole cents."""
+    cents = wager * rate
+    if cents.denominator != 1:
+        raise ValueError(f"contribution_rate x wager = {float(cents):.4f} cents")
+    return int(cents)
+
+
 @dataclass(frozen=True)
 class Progressive:
     """The Three Card Lowball progressive: wager amount, meter seed and contribution."""
@@ -80,7 +90,7 @@ class Progressive:
     @cached_property
     def contribution(self) -> int:
         """Cents added to the meter by one progressive wager (whole: checked when read)."""
-        return int(self.wager * self.contribution_rate)
+        return meter_contribution(self.wager, self.contribution_rate)
 
 
 @dataclass(frozen=True)
@@ -149,7 +159,8 @@ class GameSettings:
                    hashlib.sha256(text).hexdigest())
 
     def document(self) -> dict[str, Any]:
-        return json.loads(self.text)  # type: ignore[no-any-return]
+        document: dict[str, Any] = json.loads(self.text)  # the object from_document read
+        return document
 
 
 def settings_changed(before: GameSettings, after: GameSettings) -> tuple[str, ...]:
@@ -189,7 +200,7 @@ def progressive_from(document: object) -> Progressive:
     data = _mapping(document, "progressive")
     awards = _mapping(data.get("awards"), "progressive.awards")
     try:
-        rate = parse_rate(data.get("contribution_rate"))  # type: ignore[arg-type]
+        rate = parse_rate(data.get("contribution_rate"))
     except MoneyError as error:
         raise SettingsError(f"progressive.contribution_rate: {error}") from None
     progressive = Progressive(
@@ -198,9 +209,11 @@ def progressive_from(document: object) -> Progressive:
         ProgressiveAwards(*(_whole(awards, key, "progressive.awards", 0, _MAX_CENTS)
                             for key in ("pat-4-2-A-one-color", "pat-4-2-A-two-color",
                                         "4-high", "5-high"))))
-    if (progressive.wager * rate).denominator != 1:
+    try:
+        meter_contribution(progressive.wager, rate)
+    except ValueError:
         raise SettingsError(f"progressive.contribution_rate: {data['contribution_rate']} of "
-                            f"{progressive.wager} cents is not whole cents")
+                            f"{progressive.wager} cents is not whole cents") from None
     return progressive
 
 

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 import structlog
 
-from controller.core.vocabulary import Device, DeviceCondition, ShoeFaultCode
+from controller.core.vocabulary import Device, DeviceCondition, ShoeFaultCode, SpotLamp
 from controller.settings.table_config import Devices
 from drivers import open_meter, open_shoe, open_spots
 from drivers.meter import MeterConnected, MeterLost
@@ -59,7 +59,7 @@ class Report(NamedTuple):
     detail) or ``sensor``."""
 
     kind: str
-    args: tuple
+    args: tuple[Any, ...]
 
 
 def shoe_report(event: Any) -> Report | None:
@@ -147,7 +147,7 @@ class LampWorker:
 
     def __init__(self, spots: Any):
         self._spots = spots
-        self._pending: dict[int, str] = {}
+        self._pending: dict[int, SpotLamp] = {}
         self._ready = threading.Condition()
         self._stopping = False
         self._thread = threading.Thread(target=self._run, name="lamps", daemon=True)
@@ -155,7 +155,7 @@ class LampWorker:
     def start(self) -> None:
         self._thread.start()
 
-    def set(self, spot: int, lamp: str) -> None:
+    def set(self, spot: int, lamp: SpotLamp) -> None:
         with self._ready:
             if spot == 0:
                 self._pending.clear()
@@ -275,7 +275,7 @@ class DeviceHub:
         if self.shoe is not None:
             self.shoe.card_committed(shoe_seq)
 
-    def set_lamp(self, spot: int, lamp: str) -> None:
+    def set_lamp(self, spot: int, lamp: SpotLamp) -> None:
         if self._lamps is not None:
             self._lamps.set(spot, lamp)
 

@@ -82,14 +82,14 @@ def quarantine(state_dir: str | Path, reason: str, by: str | None = None) -> Qua
             source = Path(f"{path}{suffix}")
             if source.exists():
                 os.rename(source, f"{archived}{suffix}")
-        record = JournalContinued(
+        continued = JournalContinued(
             archived=str(archived.relative_to(state_dir)),
             archived_seq=head.seq if head else 0, archived_hash=head.hash if head else "",
             first_bad_seq=broken.seq, broken=broken.reason, meter=meter, meter_from=meter_from,
             by=by or getpass.getuser(), reason=reason.strip())
         with Journal(path) as fresh:
-            fresh.append(record, table_id=table_id, hand_id=None)
-        return Quarantined(archived, record)
+            fresh.append(continued, table_id=table_id, hand_id=None)
+        return Quarantined(archived, continued)
     finally:
         lock.release()
 

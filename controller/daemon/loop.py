@@ -24,7 +24,14 @@ import zmq
 from controller.stream import wire
 from controller.daemon.device_hub import DeviceHub, Report
 from controller.core.events import KINDS as CORE_KINDS
-from controller.stream.journal import ChainCheck, Journal, JournalBroken, JournalError, journal_path
+from controller.stream.journal import (
+    ChainCheck,
+    Durability,
+    Journal,
+    JournalBroken,
+    JournalError,
+    journal_path,
+)
 from controller.stream.publisher import EventPublisher
 from controller.errors import StartupError
 from controller.daemon.state_lock import StateDirLocked, StateLock
@@ -80,8 +87,8 @@ class ConfigMismatch(StartupError):
 
 class TableDaemon:
     def __init__(self, loaded: LoadedConfig, *, state_dir: Path | None = None,
-                 context: zmq.Context | None = None, usb_backend: Any = None,
-                 notifier: Notifier | None = None, durability: str = "full",
+                 context: zmq.Context[Any] | None = None, usb_backend: Any = None,
+                 notifier: Notifier | None = None, durability: Durability = "full",
                  clock: Callable[[], float] = time.monotonic):
         self.loaded = loaded
         config = loaded.config
@@ -455,7 +462,7 @@ class TableDaemon:
     # -- the command channel (controller.daemon.command_channel) ------------------------
 
     @property
-    def commands(self) -> zmq.Socket | None:
+    def commands(self) -> zmq.Socket[bytes] | None:
         """The command socket (bound by :meth:`start`)."""
         return self.channel.socket
 

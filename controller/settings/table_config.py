@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -17,6 +17,7 @@ from controller.core.table_settings import (
     MAX_SPOTS,
     GameSettings,
     GameSetup,
+    meter_contribution,
     paytable_from,
     progressive_from,
     rules_from,
@@ -32,6 +33,8 @@ from controller.settings.validation import Cents, InputError, PositiveCents, Rat
 from drivers.config import MeterConfig, ShoeConfig, SpotsConfig
 
 Game = Literal["cali_lowball", "three_card_lowball"]
+#: Several jackpot winners on one hand: split the meter equally, or pay each the whole meter.
+JackpotSplit = Literal["equal", "full_each"]
 
 
 class _Section(BaseModel):
@@ -49,7 +52,7 @@ class Rules(_Section):
     burn_before_flop: bool = False
     #: Three Card Lowball: several jackpot winners on one hand split the meter equally
     #: ("equal", the odd cent stays on the meter) or are each paid the whole meter.
-    jackpot_split: Literal["equal", "full_each"] = "equal"
+    jackpot_split: JackpotSplit = "equal"
 
 
 class ProgressiveAwards(_Section):
@@ -72,20 +75,22 @@ class Progressive(_Section):
     seed: Cents = 500_000
     #: The share of each progressive wager added to the meter at lock, e.g. "20%".
     contribution_rate: RateText = Fraction(1, 5)
-    awards: ProgressiveAwards = ProgressiveAwards()
+    # (validated from no keys: mypy reads the constructor by the fields' aliases)
+    awards: ProgressiveAwards = ProgressiveAwards.model_validate({})
 
     @model_validator(mode="after")
-    def _whole_cent_contribution(self):
-        contribution = self.wager * self.contribution_rate
-        if contribution.denominator != 1:
-            raise ValueError(f"contribution_rate x wager = {float(contribution):.4f} cents; "
-                             f"choose a rate that gives whole cents for a {self.wager}-cent wager")
+    def _whole_cent_contribution(self) -> Self:
+        try:
+            meter_contribution(self.wager, self.contribution_rate)
+        except ValueError as error:
+            raise ValueError(f"{error}; choose a rate that gives whole cents for a "
+                             f"{self.wager}-cent wager") from None
         return self
 
     @property
     def contribution(self) -> int:
-        """Cents added to the meter by one progressive wager."""
-        return int(self.wager * self.contribution_rate)
+        """Cents added to the meter by one progressive wager (the core's rule)."""
+        return meter_contribution(self.wager, self.contribution_rate)
 
 
 class Limits(_Section):
@@ -96,7 +101,7 @@ class Limits(_Section):
     max_spots_per_player: Annotated[int, Field(strict=True, ge=1, le=MAX_SPOTS)] = 4
 
     @model_validator(mode="after")
-    def _ordered(self):
+    def _ordered(self) -> Self:
         if self.min_ante > self.max_ante:
             raise ValueError(f"min_ante {self.min_ante} is above max_ante {self.max_ante}")
         return self
@@ -138,7 +143,7 @@ class Stream(_Section):
     heartbeat_s: Annotated[float, Field(gt=0, le=60)] = 1.0
 
     @model_validator(mode="after")
-    def _cms_pair(self):
+    def _cms_pair(self) -> Self:
         if (self.cms_events is None) != (self.cms_replay is None):
             raise ValueError("cms_events and cms_replay go together: set both or neither")
         return self
@@ -179,7 +184,7 @@ class Security(_Section):
     cms_authorized_keys_dir: str | None = None
 
     @model_validator(mode="after")
-    def _keys_together(self):
+    def _keys_together(self) -> Self:
         if self.server_secret_key_file is not None and self.authorized_keys_dir is None:
             raise ValueError("server_secret_key_file needs authorized_keys_dir (the client "
                              "public keys allowed to connect)")
@@ -202,7 +207,7 @@ class TableConfig(_Section):
     state_dir: str = "state"
 
     @model_validator(mode="after")
-    def _loopback_without_keys(self):
+    def _loopback_without_keys(self) -> Self:
         if self.security.server_secret_key_file is None:
             exposed = [f"stream.{key} = {endpoint!r}"
                        for key, endpoint in self.stream.endpoints().items()
@@ -250,11 +255,11 @@ class LoadedConfig(BaseModel):
         return self.paytables.for_game(self.config.table.game)[self.config.table.paytable]
 
 
-def _document(model: BaseModel) -> dict:
+def _document(model: BaseModel) -> dict[str, Any]:
     return model.model_dump(mode="json", by_alias=True)
 
 
-def _paytable_document(paytable: BaseModel) -> dict:
+def _paytable_document(paytable: BaseModel) -> dict[str, Any]:
     """A paytable as the journaled settings hold it. The approved house edge is the
     operator's record, not a rule of the game: a new figure changes no hand, so it stays out
     of the settings (and their fingerprint)."""

@@ -182,7 +182,8 @@ def object_writer(cls: type) -> Writer:
             lambda value, get=attrgetter(order[0]): (get(value),)
 
     def writer(value: Any) -> str:
-        if type(value) is not cls:
+        kind = type(value)  # (compared by name: mypy would make ``value`` an ``object``)
+        if kind is not cls:
             raise Unfit
         values = value if values_of is None else values_of(value)
         return "{" + ",".join([key + write(values[index]) for key, index, write in plan]) + "}"

@@ -5,13 +5,21 @@ A command arrives as JSON (``{"command": "place", "spot": 3, "wager": "ante", "a
 forbids unknown keys, so a typo is answered with the key path, and builds the core command the
 table carries out (:mod:`controller.core.commands`). An accepted command is journaled with its
 arguments and can be replayed exactly.
+
+Why each command is declared twice, here and in the core: the two are the two sides of a
+boundary. The core's dataclasses are what the table carries out and a replay rebuilds from the
+journal, with the standard library only (the core imports no pydantic); these models are what
+a client may send, each number and text bounded where it is parsed, refused with pydantic's
+key paths. A model names its core command (``core_command``), takes ``supervisor_only`` from
+it and builds it; ``tests/test_command_channel.py`` checks that each pair has the same name
+and arguments.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import Annotated, Any, ClassVar, Literal, Union
+from typing import Annotated, Any, ClassVar, Literal, get_args
 
 from pydantic import (
     AfterValidator,
@@ -169,24 +177,15 @@ class SignIn(_Command):
     command: Literal["sign_in"]
 
 
-class AcknowledgeAlarm(_Command):
-    """A supervisor acknowledges the alarm journaled at ``seq``; the daemon refuses a seq
-    that is no alarm, or one already acknowledged."""
-
-    core_command = commands.AcknowledgeAlarm
-    command: Literal["acknowledge_alarm"]
-    seq: Annotated[int, Field(strict=True, ge=1, le=2**63 - 1)]
-
-
-COMMAND_CLASSES = (Open, Close, Place, Cancel, Lock, Decide, Continue, Void, VerifyJackpot,
-                   Reload, AdjustMeter, SignIn, AcknowledgeAlarm)
-Command = Annotated[Union[COMMAND_CLASSES], Field(discriminator="command")]  # noqa: UP007
+Command = Annotated[Open | Close | Place | Cancel | Lock | Decide | Continue | Void
+                    | VerifyJackpot | Reload | AdjustMeter | SignIn | AcknowledgeAlarm,
+                    Field(discriminator="command")]
+COMMAND_CLASSES: tuple[type[_Command], ...] = get_args(get_args(Command)[0])
 #: Command name -> its class.
 COMMANDS: dict[str, type[_Command]] = {
-    cls.model_fields["command"].annotation.__args__[0]: cls  # type: ignore[union-attr]
-    for cls in COMMAND_CLASSES}
+    get_args(cls.model_fields["command"].annotation)[0]: cls for cls in COMMAND_CLASSES}
 COMMAND_NAMES = tuple(COMMANDS)
-_ADAPTER: TypeAdapter[Any] = TypeAdapter(Command)
+_ADAPTER = TypeAdapter(Command)
 #: A command name worth repeating in an error or a journal record (anything else a client
 #: sends as a name is described by its length only: it could be anything, a secret included).
 _NAME_LIKE = re.compile(r"[a-z_]{1,32}")
@@ -241,7 +240,7 @@ def parse_command(data: Any, source: str = "command") -> commands.Command:
         raise InputError(source, [f"command: unknown command {_said(data['command'])} "
                                   f"(commands: {', '.join(COMMAND_NAMES)})"])
     try:
-        return _ADAPTER.validate_python(data).to_core()  # type: ignore[no-any-return]
+        return _ADAPTER.validate_python(data).to_core()
     except ValidationError as error:
         problems = [problem.replace(f"{data.get('command')}.", "", 1)
                     if isinstance(data, dict) else problem for problem in problems_of(error)]

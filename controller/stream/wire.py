@@ -32,7 +32,7 @@ import types
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
 
 from pydantic import (
     AfterValidator,
@@ -176,9 +176,10 @@ def _wire_type(hint: Any, where: str) -> tuple[Any, Converter]:
     origin, args = get_origin(hint), get_args(hint)
     if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
         inner, convert = _wire_type(args[0], where)
+        items = tuple.__class_getitem__((inner, ...))  # tuple[inner, ...], built at run time
         if convert is None:
-            return tuple[inner, ...], None
-        return tuple[inner, ...], lambda items: tuple(convert(item) for item in items)
+            return items, None
+        return items, lambda items: tuple(convert(item) for item in items)
     if origin is Literal:
         return hint, None
     if origin in (Union, types.UnionType):
@@ -205,9 +206,9 @@ def data_model(cls: type) -> type[BaseModel]:
     for name, hint in _field_hints(cls).items():
         fields[name], converters[name] = _wire_type(hint, f"{cls.__name__}.{name}")
     doc = cls.__doc__ if cls.__doc__ and not cls.__doc__.startswith(f"{cls.__name__}(") else None
-    model = create_model(f"{cls.__name__}Data", __config__=_CONFIG, __doc__=doc,
-                         __module__=__name__, **{name: (annotation, ...)
-                                                 for name, annotation in fields.items()})
+    definitions: dict[str, Any] = {name: (annotation, ...) for name, annotation in fields.items()}
+    model: type[BaseModel] = create_model(f"{cls.__name__}Data", __config__=_CONFIG, __doc__=doc,
+                         __module__=__name__, **definitions)
     _DATA_MODELS[cls], _CONVERTERS[cls] = model, converters
     return model
 
@@ -243,6 +244,9 @@ class EnvelopeBase(BaseModel):
     seq: Seq
     ts: UtcTime
     hand_id: HandId | None
+    if TYPE_CHECKING:  # declared by each generated envelope (ENVELOPES), for the type checker
+        type: str
+        data: BaseModel
 
 
 class Heartbeat(BaseModel):
@@ -268,23 +272,27 @@ class Heartbeat(BaseModel):
     journal_broken_at: Annotated[int, Field(gt=0)] | None
     journal_verified_at_start: Annotated[int, Field(ge=0, le=MAX_SEQ)] | None = None
     journal_verified_through: Annotated[int, Field(ge=0, le=MAX_SEQ)] | None = None
-    state: vocabulary(table_events.TableState)  # type: ignore[valid-type]
+    state: Annotated[table_events.TableState, Strict(False)]  # a vocabulary()
+
+
+def _envelope_model(name: str, cls: type) -> type[EnvelopeBase]:
+    fields: dict[str, Any] = {"type": (Literal[name], ...), "data": (data_model(cls), ...)}
+    return create_model(f"{cls.__name__}Envelope", __base__=EnvelopeBase, __module__=__name__,
+                        **fields)
 
 
 #: Wire name -> envelope model (``type: Literal[name]``, ``data: <generated model>``).
 ENVELOPES: dict[str, type[EnvelopeBase]] = {
-    name: create_model(f"{cls.__name__}Envelope", __base__=EnvelopeBase, __module__=__name__,
-                       type=(Literal[name], ...), data=(data_model(cls), ...))
-    for name, cls in EVENT_CLASSES.items()
-}
+    name: _envelope_model(name, cls) for name, cls in EVENT_CLASSES.items()}
 
-#: Any journaled event's envelope, discriminated on ``type``.
-EventEnvelope = Annotated[Union[tuple(ENVELOPES.values())],  # type: ignore  # noqa: UP007
-                          Field(discriminator="type")]
+#: Any journaled event's envelope, discriminated on ``type``. (It and the unions below are
+#: built at run time from ENVELOPES: types for pydantic, values for the type checker.)
+EventEnvelope: Any = Annotated[Union[tuple(ENVELOPES.values())],  # noqa: UP007
+                               Field(discriminator="type")]
 #: Any message on the PUB socket: an event envelope or a heartbeat.
-Envelope = Annotated[Union[(*ENVELOPES.values(), Heartbeat)],  # type: ignore  # noqa: UP007
-                     Field(discriminator="type")]
-_ENVELOPE = TypeAdapter(Envelope)
+Envelope: Any = Annotated[Union[(*ENVELOPES.values(), Heartbeat)],  # noqa: UP007
+                          Field(discriminator="type")]
+_ENVELOPE: TypeAdapter[EnvelopeBase | Heartbeat] = TypeAdapter(Envelope)
 
 
 def _problems(error: ValidationError, what: str = "type") -> list[str]:
@@ -393,7 +401,10 @@ def decode(message: bytes | str) -> EnvelopeBase | Heartbeat:
     return _validate(_ENVELOPE, message)
 
 
-def _validate(adapter: TypeAdapter[Any], message: bytes | str) -> Any:
+Message = TypeVar("Message")
+
+
+def _validate(adapter: TypeAdapter[Message], message: bytes | str) -> Message:
     try:
         return adapter.validate_json(message)
     except ValidationError as error:
@@ -460,8 +471,8 @@ def to_event(envelope: EnvelopeBase) -> Any:
     """The event an envelope carries, equal to the one that was encoded."""
     if not isinstance(envelope, EnvelopeBase):
         raise TypeError(f"{type(envelope).__name__} carries no event")
-    cls = EVENT_CLASSES[envelope.type]  # type: ignore[attr-defined]
-    return _record_converter(cls)(envelope.data)  # type: ignore[attr-defined]
+    cls = EVENT_CLASSES[envelope.type]
+    return _record_converter(cls)(envelope.data)
 
 
 def json_schema() -> dict[str, Any]:
@@ -491,7 +502,7 @@ def topic(table_id: str, message_type: str = "", family: str = SURVEILLANCE) -> 
 def topic_of(envelope: EnvelopeBase | Heartbeat, family: str = SURVEILLANCE) -> bytes:
     """The ZeroMQ topic frame of a message: ``<family>.<table_id>.<type>`` (subscribers
     filter by prefix)."""
-    return topic(envelope.table_id, envelope.type, family)  # type: ignore[attr-defined]
+    return topic(envelope.table_id, envelope.type, family)
 
 
 # --- snapshot / replay (ROUTER) ----------------------------------------------------------------
@@ -580,10 +591,10 @@ class ErrorReply(BaseModel):
     reason: str
 
 
-Reply = Annotated[Union[(SnapshotReply, ReplayEnd, ErrorReply,  # noqa: UP007
-                         *ENVELOPES.values())],  # type: ignore[valid-type]
-                  Field(discriminator="type")]
-_REPLY = TypeAdapter(Reply)
+Reply: Any = Annotated[Union[(SnapshotReply, ReplayEnd, ErrorReply,  # noqa: UP007
+                              *ENVELOPES.values())],
+                       Field(discriminator="type")]
+_REPLY: TypeAdapter[SnapshotReply | ReplayEnd | ErrorReply | EnvelopeBase] = TypeAdapter(Reply)
 #: Discriminator values, which pydantic puts first in an error's location.
 _TAGS = frozenset({*ENVELOPES, HEARTBEAT, SNAPSHOT, REPLAY_END, ERROR, "snapshot", "replay"})
 
@@ -603,7 +614,7 @@ def error_reply(reason: str) -> bytes:
 def decode_reply(message: bytes) -> SnapshotReply | ReplayEnd | ErrorReply | EnvelopeBase:
     """Parse a ROUTER reply: snapshot, replay_end, error, or a replayed event envelope (an
     older record in today's form, as :func:`decode` reads it)."""
-    return _validate(_REPLY, message)  # type: ignore[no-any-return]
+    return _validate(_REPLY, message)
 
 
 # --- documentation -----------------------------------------------------------------------------

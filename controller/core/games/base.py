@@ -15,7 +15,7 @@ table can pause, fix the cause and carry on. :meth:`Hand.next_step` says what th
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar, Final, final
 
 from controller.core.cards import Card, CardError, parse_cards
@@ -110,7 +110,7 @@ class Decision(Record):
     def __str__(self) -> str:
         if self.action == "discard":
             return "discard:" + ",".join(str(card) for card in self.cards)
-        return self.action
+        return str(self.action)
 
 
 @final
@@ -158,7 +158,7 @@ class Hand:
     HAS_PROGRESSIVE: ClassVar[bool] = False
     _KNOWN_KEYS: ClassVar[frozenset[str]]
 
-    def __init_subclass__(cls, **kwargs):
+    def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls._KNOWN_KEYS = frozenset(cls.WAGER_KEYS)
 
@@ -387,7 +387,7 @@ class Hand:
         self.phase = phase
         self.history.append(PhaseStarted(phase))
 
-    def _expect_cards(self, recipients) -> None:
+    def _expect_cards(self, recipients: Iterable[Recipient]) -> None:
         self._expected.extend(recipients)
 
     def _ask(self, seats: tuple[int, ...], options: tuple[str, ...]) -> None:

@@ -26,7 +26,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-from controller.core.events import BURN, COMMUNITY, DEALER, HandShown, Wager
+from controller.core.cards import Card
+from controller.core.events import BURN, COMMUNITY, DEALER, HandShown, Recipient, Wager
 from controller.core.games.base import FORFEIT, LOSE, PUSH, WIN, Decision, Hand
 from controller.core.rankings import ace_to_five
 from controller.core.table_settings import GameSetup
@@ -104,7 +105,7 @@ class CaliLowballHand(Hand):
         else:
             self._showdown()
 
-    def final_hand(self, recipient) -> tuple:
+    def final_hand(self, recipient: Recipient) -> tuple[Card, ...]:
         return (*self.cards[recipient], *self.cards[COMMUNITY])
 
     def _showdown(self) -> None:

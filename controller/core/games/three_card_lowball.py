@@ -30,6 +30,7 @@ from controller.core.events import (
     MeterContributed,
     MeterSettled,
     ProgressiveAwarded,
+    Recipient,
 )
 from controller.core.games.base import (
     LOSE,
@@ -40,6 +41,7 @@ from controller.core.games.base import (
     IllegalAction,
     WagerError,
 )
+from controller.core.cards import Card
 from controller.core.games.house_way import house_way
 from controller.core.rankings import three_card
 from controller.core.table_settings import GameSetup
@@ -87,9 +89,9 @@ class ThreeCardLowballHand(Hand):
         if self.contributions:
             self.history.append(MeterContributed(self.meter_before, self.contributions,
                                                  self.meter))
-        self.dealt: dict = {}
-        self.discarded: dict = {seat: () for seat in self.seats}
-        self.dealer_discard: tuple = ()
+        self.dealt: dict[Recipient, tuple[Card, ...]] = {}
+        self.discarded: dict[Recipient, tuple[Card, ...]] = {seat: () for seat in self.seats}
+        self.dealer_discard: tuple[Card, ...] = ()
         self._drawing = list(self.seats)
         self._start_phase(DEAL)
         self._expect_cards([*self.seats, DEALER] * 3)
@@ -156,7 +158,7 @@ class ThreeCardLowballHand(Hand):
 
     # -- showdown -------------------------------------------------------------------------
 
-    def final_hand(self, recipient) -> tuple:
+    def final_hand(self, recipient: Recipient) -> tuple[Card, ...]:
         discarded = self.dealer_discard if recipient == DEALER else self.discarded[recipient]
         return tuple(card for card in self.cards[recipient] if card not in discarded)
 
