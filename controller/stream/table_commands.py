@@ -177,6 +177,15 @@ class SignIn(_Command):
     command: Literal["sign_in"]
 
 
+class AcknowledgeAlarm(_Command):
+    """A supervisor acknowledges the alarm journaled at ``seq``; the daemon refuses a seq
+    that is no alarm, or one already acknowledged."""
+
+    core_command = commands.AcknowledgeAlarm
+    command: Literal["acknowledge_alarm"]
+    seq: Annotated[int, Field(strict=True, ge=1, le=2**63 - 1)]
+
+
 Command = Annotated[Open | Close | Place | Cancel | Lock | Decide | Continue | Void
                     | VerifyJackpot | Reload | AdjustMeter | SignIn | AcknowledgeAlarm,
                     Field(discriminator="command")]
