@@ -2,7 +2,7 @@
 
 Every journaled event travels as one JSON *envelope*::
 
-    {"data": {...}, "hand_id": "CALI-01-000017", "schema_version": 2, "seq": 42,
+    {"data": {...}, "hand_id": "CALI-01-000017", "schema_version": 3, "seq": 42,
      "table_id": "CALI-01", "ts": "2026-11-21T23:50:00.123456Z", "type": "card_dealt"}
 
 The ``data`` models are generated from the event classes of :mod:`controller.core.events` (records)
@@ -57,13 +57,14 @@ from controller.core.canonical_json import canonical_json as canonical_json
 from controller.core.cards import Card, parse_card
 from controller.settings.validation import problems_of
 
-#: The version every message is written with: 2 since the vocabularies are enums in the schema
-#: and a device's fault is a ``device_fault`` event (version 1 wrote it as a ``device_status``
-#: ``fault:<code>``). Readers accept :data:`SCHEMA_VERSIONS`: a table's journal outlives any
+#: The version every message is written with: 3 since a linked table journals its pool
+#: (``pool_meter``, ``pool_link``, ``jackpot_claimed``); 2 since the vocabularies are enums in
+#: the schema and a device's fault is a ``device_fault`` event (version 1 wrote it as a
+#: ``device_status`` ``fault:<code>``). Readers accept :data:`SCHEMA_VERSIONS`: a table's journal outlives any
 #: one release.
-SCHEMA_VERSION = 2
-SCHEMA_VERSIONS = (1, 2)
-SchemaVersion = Literal[1, 2]
+SCHEMA_VERSION = 3
+SCHEMA_VERSIONS = (1, 2, 3)
+SchemaVersion = Literal[1, 2, 3]
 HEARTBEAT = "heartbeat"
 #: ROUTER replies; with ``heartbeat`` these names are reserved and no event may take them.
 SNAPSHOT, REPLAY_END, ERROR = "snapshot", "replay_end", "error"

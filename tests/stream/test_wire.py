@@ -31,7 +31,7 @@ def test_encode_is_canonical_json():
     assert message == (
         b'{"data":{"game":"cali_lowball","paytable":"paytable-1","wagers":['
         b'{"amount":500,"seat":1,"wager":"ante"},{"amount":500,"seat":1,"wager":"bonus"}]},'
-        b'"hand_id":"CALI-01-000017","schema_version":2,"seq":42,"table_id":"CALI-01",'
+        b'"hand_id":"CALI-01-000017","schema_version":3,"seq":42,"table_id":"CALI-01",'
         b'"ts":"2026-11-21T23:50:00.123456Z","type":"wagers_locked"}')
 
 
@@ -98,7 +98,7 @@ GOOD = wire.encode(SAMPLES[3], table_id=TABLE, seq=7, ts=TS, hand_id=HAND)
     (GOOD.replace(b'"Td"', b"10"), "data.card: a card is text"),
     (GOOD.replace(b'"seq":7', b'"seq":0'), "seq: Input should be greater than 0"),
     (GOOD.replace(b'"seq":7', b'"seq":"7"'), "seq: Input should be a valid integer"),
-    (GOOD.replace(b'"schema_version":2', b'"schema_version":3'), "schema_version:"),
+    (GOOD.replace(b'"schema_version":3', b'"schema_version":4'), "schema_version:"),
     (GOOD.replace(b'"phase":"hole cards"', b'"phase":"first_deal"'), "data.phase: Input should be"),
     (GOOD.replace(b'Z"', b'+01:00"'), "ts: must be a UTC time"),
     (GOOD.replace(b'.123456Z"', b'"'), "ts: must be a UTC time"),
@@ -138,7 +138,7 @@ HEAD = "5d41a3c8f0e0d6b2c7a9e4f1b3d5c7e9a1b3c5d7e9f1a3b5c7d9e1f3a5b7c9d1"
 def test_heartbeat_is_a_message_but_not_an_event():
     beat = wire.encode_heartbeat(table_id=TABLE, seq=41, hash=HEAD, broken_at=None, ts=TS,
                                  state="OPEN")
-    assert json.loads(beat) == {"schema_version": 2, "table_id": TABLE, "type": "heartbeat",
+    assert json.loads(beat) == {"schema_version": wire.SCHEMA_VERSION, "table_id": TABLE, "type": "heartbeat",
                                 "ts": "2026-11-21T23:50:00.123456Z", "seq": 41, "hash": HEAD,
                                 "journal_broken_at": None, "state": "OPEN"}
     parsed = wire.decode(beat)
