@@ -18,8 +18,7 @@ every field bounded, unknown fields refused, the pool id the one it subscribed t
 
 from __future__ import annotations
 
-import json
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -106,8 +105,7 @@ def parse(pool_id: str, parts: list[bytes]) -> MeterMessage | ClaimedMessage:
     else:
         raise PoolChannelError(f"topic {head[:64]!r} is not one of pool {pool_id}'s")
     try:
-        data: Any = json.loads(body)
-        message = model.model_validate(data)
+        message = model.model_validate_json(body)
     except ValueError as error:
         problems = problems_of(error) if isinstance(error, ValidationError) else [str(error)]
         raise PoolChannelError("; ".join(problems)[:500]) from None
