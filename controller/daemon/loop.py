@@ -305,7 +305,8 @@ class TableDaemon:
     def _poll_timeout(self) -> int:
         now = self.clock()
         waits = [max(0.0, self._next_heartbeat - now)]
-        if self.pool_link is not None and self.table.pool_link != LinkStatus.LOST:
+        if self.pool_link is not None and self.table.pool == self.pool_link.pool_id \
+                and self.table.pool_link != LinkStatus.LOST:
             waits.append(self.pool_link.stale_in())
         for due in (self.watchdog.next_due(), self.refusals.next_due(now)):
             if due is not None:
@@ -324,7 +325,8 @@ class TableDaemon:
             if self.journal_broken is None:
                 self.apply([count])
         link = self.pool_link
-        if link is not None and self.table.pool_link != LinkStatus.LOST and link.stale():
+        if link is not None and self.table.pool == link.pool_id \
+                and self.table.pool_link != LinkStatus.LOST and link.stale():
             self.apply(self.table.pool_link_status(
                 link.pool_id, LinkStatus.LOST,
                 f"no message from the pool channel for {round(link.stale_s * 1000)} ms"))
@@ -436,7 +438,10 @@ class TableDaemon:
         jackpot claimed. A pool whose progressive is not the table's is a link refused."""
         link, table = self.pool_link, self.table
         assert link is not None
-        for message in link.receive():
+        messages = link.receive()
+        if table.pool != link.pool_id:
+            return  # a reload changed the link: the subscription is the start's (a restart)
+        for message in messages:
             if isinstance(message, MeterMessage):
                 problems = settings_problems(message, table.setup.progressive)
                 if problems:
