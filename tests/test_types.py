@@ -39,6 +39,7 @@ STRICT = (
     "controller/core/lamps.py",
     "controller/core/table_view.py",
     "controller/daemon/command_channel.py",
+    "controller/daemon/pool_link.py",
     "controller/floor",
     "controller/console",
     "controller/cli",
@@ -47,6 +48,7 @@ STRICT = (
     "controller/stream/journal.py",
     "controller/stream/command_client.py",
     "controller/stream/command_replies.py",
+    "controller/stream/pool_channel.py",
 )
 
 #: Inside a package of :data:`STRICT`, but not checked yet: module -> why.

@@ -30,7 +30,7 @@ REFUSAL_LOG_S = 10.0
 
 
 class PoolLink:
-    def __init__(self, context: zmq.Context, loaded: LoadedConfig,
+    def __init__(self, context: zmq.SyncContext, loaded: LoadedConfig,
                  clock: Callable[[], float]):
         config = loaded.config
         link = config.progressive.link
