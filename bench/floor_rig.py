@@ -98,7 +98,7 @@ class TableProcess(DaemonProcess):
             "security": {"supervisor_credential_sha256":
                          hashlib.sha256(CREDENTIAL.encode()).hexdigest()},
         }) + ("" if self.link is None else _toml({"progressive.link": {
-            "pool": self.link[0], "endpoint": self.link[1], "stale_after_ms": 1500}})),
+            "pool": self.link[0], "endpoint": self.link[1]}})),
             encoding="utf-8")
         load_config(path)
         return path
