@@ -100,13 +100,18 @@ def _figures(journals: list[list[tuple[datetime, str, dict[str, Any]]]],
              hands: int) -> dict[str, Any]:
     dealing, others = journals[0], journals[1:]
     contributed = [ts for ts, kind, _ in dealing if kind == "meter_contributed"][:hands]
-    contribution_ms = []
+    contribution_ms, unmatched = [], 0
     for number, ts in enumerate(contributed, 1):
         for journal in others:
-            shown = next(when for when, kind, data in journal
-                         if kind == "pool_meter" and when >= ts
-                         and data["meter"] >= SEED + 20 * number)
-            contribution_ms.append(_ms(shown, ts))
+            # the first meter that holds it (a later one, when the floor published two
+            # contributions at once), or the pool locked by the jackpot that followed
+            shown = next((when for when, kind, data in journal
+                          if kind == "pool_meter" and when >= ts
+                          and (data["meter"] >= SEED + 20 * number or data["hits"])), None)
+            if shown is None:
+                unmatched += 1
+            else:
+                contribution_ms.append(_ms(shown, ts))
     locked_ms, claimed_ms = [], []
     for ts, kind, data in dealing:
         if kind != "jackpot_pending":
@@ -120,6 +125,7 @@ def _figures(journals: list[list[tuple[datetime, str, dict[str, Any]]]],
                          and any(hit["hand_id"] == hand for hit in d["hits"]))
             locked_ms.append(_ms(shown, ts))
     return {"tables": len(journals), "contribution_to_signs": _summary(contribution_ms),
+            "contributions_unmatched": unmatched,
             "jackpot_to_signs": _summary(locked_ms),
             "jackpot_to_claim": _summary(claimed_ms)}
 
@@ -128,6 +134,8 @@ def report(tables: int = 4, hands: int = 40, jackpots: int = 5) -> dict[str, Any
     figures = measure(tables, hands, jackpots)
     print(f"pool link: {figures['tables']} linked tables, one dealing; from the table's "
           "journal to the other tables' signs (ms)")
+    if figures["contributions_unmatched"]:
+        print(f"  {figures['contributions_unmatched']} contributions never shown on a sign")
     for key in ("contribution_to_signs", "jackpot_to_signs", "jackpot_to_claim"):
         row = figures[key]
         print(f"  {key:22s} n={row['n']:4d}  median {row['median_ms']:7.1f}  "
