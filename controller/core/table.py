@@ -54,6 +54,7 @@ from controller.core.commands import (
     command_from_record,
 )
 from controller.core import lamps, table_view
+from controller.core.vocabulary import LinkStatus, PoolState, SpotLamp
 from controller.core.games import ENGINES, Decision, DuplicateCard, Hand, IllegalAction, WagerError
 from controller.errors import LowballError
 from controller.core.vocabulary import (
@@ -94,12 +95,16 @@ from controller.core.table_events import (
     HandContinued,
     HandStarted,
     HandVoided,
+    JackpotClaimed,
     JackpotPending,
     JackpotVerified,
     JournalContinued,
     LampSet,
     LockRefused,
     MeterChanged,
+    PoolHit,
+    PoolLink,
+    PoolMeter,
     SensorReport,
     ShoeCard,
     StateChanged,
@@ -138,6 +143,8 @@ class PendingJackpot:
     seats: tuple[int, ...]
     amount: int
     meter_after_reset: int
+    #: on a linked table, what the pool pays (its claim); verification waits for it
+    claimed: JackpotClaimed | None = None
 
 
 class Table:
@@ -172,6 +179,10 @@ class Table:
         self.last_settlement: list[WagerSettled] = []
         #: the progressive awards of the last settled hand: what the dealer pays, and to whom
         self.last_awards: list[ProgressiveAwarded] = []
+        #: a linked table's pool channel as last journaled (None: not heard from yet)
+        self.pool_link: LinkStatus | None = None
+        #: the linked pool's meter as last journaled (what the sign shows)
+        self.pool_shown: PoolMeter | None = None
 
     @property
     def setup(self) -> GameSetup:
@@ -188,6 +199,15 @@ class Table:
     @property
     def game(self) -> str:
         return self.setup.game
+
+    @property
+    def pool(self) -> str | None:
+        """The linked pool whose meter this table shows and pays, or None."""
+        return self.setup.progressive.pool
+
+    def progressive_closed(self) -> bool:
+        """A linked table whose pool channel is not connected takes no progressive wager."""
+        return self.pool is not None and self.pool_link != LinkStatus.CONNECTED
 
     @property
     def engine(self) -> type[Hand]:
@@ -369,6 +389,46 @@ class Table:
                                          device, True)]
         return [record]
 
+    def pool_meter(self, pool_id: str, meter: int, state: str,
+                   hits: tuple[PoolHit, ...]) -> list[AnyEvent]:
+        """The linked pool's meter as the floor published it (the daemon journals it when it
+        differs from :attr:`pool_shown`): from now on the table's meter is the pool's, and the
+        next hand locks with it."""
+        record = PoolMeter(pool_id, meter, PoolState(state), hits)
+        if pool_id != self.pool:
+            return [record]
+        self.pool_shown = record
+        self.meter = meter
+        return [record]
+
+    def pool_link_status(self, pool_id: str, status: str, detail: str = "") -> list[AnyEvent]:
+        """The pool channel heard from again, or silent too long: while it is not connected,
+        progressive wagers are refused at lock and an open table's spots show it."""
+        record = PoolLink(pool_id, LinkStatus(status), detail)
+        if pool_id != self.pool:
+            return [record]
+        self.pool_link = record.status
+        if self.state != OPEN:
+            return [record]  # a hand's lamps stay; the next round's opening shows the link
+        if record.status == LinkStatus.LOST:
+            return [record, *self._light([(lamps.ALL_SPOTS, SpotLamp.PROGRESSIVE_CLOSED)])]
+        return [record, *self._light(lamps.progressive_reopened(self.lamps, self.wagers))]
+
+    def awaits_claim(self, hand_id: str) -> bool:
+        """Whether the pool's claim of ``hand_id`` is what this table's jackpot waits for."""
+        jackpot = self.jackpot
+        return self.pool is not None and jackpot is not None and jackpot.hand_id == hand_id \
+            and jackpot.claimed is None
+
+    def jackpot_claimed(self, pool_id: str, hand_id: str, lock_order: int, paid: int,
+                        share: int) -> list[AnyEvent]:
+        """The pool claimed this table's pending jackpot: what it pays is the pool's."""
+        record = JackpotClaimed(pool_id, hand_id, lock_order, paid, share)
+        if pool_id == self.pool and self.awaits_claim(hand_id):
+            assert self.jackpot is not None
+            self.jackpot.claimed = record
+        return [record]
+
     def sensor(self, spot: int, covered: bool) -> list[AnyEvent]:
         """The progressive wager sensor of ``spot`` was covered or uncovered."""
         record = SensorReport(spot, covered)
@@ -462,6 +522,15 @@ class Table:
                 self.device_status(event.device, event.status, event.detail)
             elif type(event) is SensorReport:
                 self.sensor(event.spot, event.covered)
+            elif kind is PoolMeter:
+                self.pool_meter(event.pool_id, event.meter, event.state, event.hits)
+                if event.pool_id == self.pool:
+                    meter = event.meter
+            elif kind is PoolLink:
+                self.pool_link_status(event.pool_id, event.status, event.detail)
+            elif kind is JackpotClaimed:
+                self.jackpot_claimed(event.pool_id, event.hand_id, event.lock_order, event.paid,
+                                     event.share)
         if meter is not None:
             self.meter = meter
 
@@ -532,8 +601,13 @@ class Table:
             raise CommandError(f"wagers lock only while the table is OPEN (it is {self.state})")
         wagers = {spot: dict(amounts) for spot, amounts in self.wagers.items() if amounts}
         problems = self.lock_problems(wagers)
+        closed = sorted(spot for spot, amounts in wagers.items() if "progressive" in amounts) \
+            if self.progressive_closed() else []
+        problems += [f"spot {spot}: the pool link is down: no progressive wagers"
+                     for spot in closed]
         if problems:
-            return [LockRefused(tuple(problems))]
+            return [LockRefused(tuple(problems)),
+                    *self._light([(spot, SpotLamp.PROGRESSIVE_CLOSED) for spot in closed])]
         hand_number = self.hand_number + 1
         hand_id = f"{self.table_id}-{hand_number:06d}"
         try:
@@ -629,7 +703,8 @@ class Table:
         events: list[AnyEvent] = [HandVoided(hand_id or "", by, command.reason,
                                              hand.wagers_at_stake(), contributions)]
         if contributions:
-            self.meter -= contributions
+            if self.pool is None:  # a linked table's meter is the pool's, which gives it back
+                self.meter -= contributions
             events.append(MeterChanged(self.meter, f"hand {hand_id} voided"))
         self.hand, self.fault = None, None
         return events + self._lit(*self._set_state(OPEN, f"hand {hand_id} voided by {by}"))
@@ -639,6 +714,9 @@ class Table:
             waits = "" if self.jackpot is None else ", a jackpot awaits verification"
             raise CommandError(f"the meter is adjusted only between hands (the table is "
                                f"{self.state}{waits})")
+        if self.pool is not None:
+            raise CommandError(f"the meter shows linked pool {self.pool}'s: adjust the pool "
+                               "(lowball-table floor adjust)")
         if command.amount == 0:
             raise CommandError("amount: an adjustment of 0 changes nothing")
         meter = self.meter + command.amount
@@ -652,8 +730,12 @@ class Table:
     def _verify_jackpot(self, by: str) -> list[AnyEvent]:
         if self.jackpot is None:
             raise CommandError("no jackpot awaits verification")
+        if self.pool is not None and self.jackpot.claimed is None:
+            raise CommandError(f"the jackpot of hand {self.jackpot.hand_id} is not claimed by "
+                               f"pool {self.pool} yet: verify it once the floor has claimed it")
         jackpot, self.jackpot = self.jackpot, None
-        self.meter = jackpot.meter_after_reset
+        self.meter = jackpot.meter_after_reset if self.pool_shown is None \
+            else self.pool_shown.meter
         return [JackpotVerified(jackpot.hand_id, by, self.meter),
                 MeterChanged(self.meter, f"reset to seed after the jackpot of {jackpot.hand_id}")]
 
@@ -733,8 +815,9 @@ class Table:
 
     def _lit(self, *events: AnyEvent) -> list[AnyEvent]:
         """``events``, each followed by the lamps it lights (:mod:`controller.core.lamps`)."""
+        closed = self.progressive_closed()
         return [lit for event in events
-                for lit in (event, *self._light(lamps.lamps_after(event, self.wagers)))]
+                for lit in (event, *self._light(lamps.lamps_after(event, self.wagers, closed)))]
 
     def _light(self, lighting: lamps.Lighting) -> list[AnyEvent]:
         """Set each lamp a spot does not already show (spot 0: every spot, always)."""

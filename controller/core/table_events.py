@@ -29,6 +29,8 @@ from controller.core.vocabulary import (
     Device,
     DeviceCondition,
     FaultCode,
+    LinkStatus,
+    PoolState,
     ShoeFaultCode,
     SpotLamp,
     WagerKey,
@@ -264,11 +266,53 @@ class JournalContinued(NamedTuple):
     reason: str
 
 
+class PoolHit(NamedTuple):
+    """A hit the linked pool claimed and whose verification it awaits: the table and hand,
+    its place among the hits awaiting verification (1 locked the pool) and what it pays."""
+
+    table_id: str
+    hand_id: str
+    lock_order: int
+    paid: int
+
+
+class PoolMeter(NamedTuple):
+    """The linked pool's meter as the floor published it, journaled when what the table
+    shows changes: the meter, and while the pool is ``locked`` the hits awaiting verification
+    in lock order (the sign shows JACKPOT and the first one's table)."""
+
+    pool_id: str
+    meter: int
+    state: PoolState
+    hits: tuple[PoolHit, ...]
+
+
+class PoolLink(NamedTuple):
+    """The floor's pool channel: heard from again (``connected``), or silent longer than
+    the table's ``stale_after_ms`` (``lost``: progressive wagers are refused at lock)."""
+
+    pool_id: str
+    status: LinkStatus
+    detail: str
+
+
+class JackpotClaimed(NamedTuple):
+    """The linked pool claimed this table's pending jackpot: what it pays (``paid``, ``share``
+    a seat) and its place among the hits (``lock_order``). Verification waits for it."""
+
+    pool_id: str
+    hand_id: str
+    lock_order: int
+    paid: int
+    share: int
+
+
 TableEvent = Union[TableOpened, TableClosed, StateChanged, WagerPlaced, WagerCancelled,
                    LockRefused, HandStarted, ShoeCard, Fault, HandContinued, HandVoided,
                    JackpotPending, JackpotVerified, MeterChanged, LampSet, SensorReport,
                    DeviceStatus, DeviceFault, CommandAccepted, CommandRefused, RequestRefused,
-                   RefusalsCounted, Alarm, AlarmAcknowledged, ConfigApplied, JournalContinued]
+                   RefusalsCounted, Alarm, AlarmAcknowledged, ConfigApplied, JournalContinued,
+                   PoolMeter, PoolLink, JackpotClaimed]
 
 KINDS: dict[type, str] = kinds_of(TableEvent)
 #: The wire names of the events that end a hand (settled, or voided by a supervisor).

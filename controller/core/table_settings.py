@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from functools import cached_property
 from types import MappingProxyType
@@ -86,6 +86,9 @@ class Progressive:
     seed: int
     contribution_rate: Fraction
     awards: ProgressiveAwards
+    #: The linked pool whose meter this table shows and pays (``[progressive.link] pool``);
+    #: None: the table keeps its own meter.
+    pool: str | None = None
 
     @cached_property
     def contribution(self) -> int:
@@ -209,6 +212,13 @@ def progressive_from(document: object) -> Progressive:
         ProgressiveAwards(*(_whole(awards, key, "progressive.awards", 0, _MAX_CENTS)
                             for key in ("pat-4-2-A-one-color", "pat-4-2-A-two-color",
                                         "4-high", "5-high"))))
+    pool = data.get("pool")
+    if pool is not None:
+        if not isinstance(pool, str) or not 0 < len(pool) <= 32 or not pool.isascii() \
+                or not pool.replace("-", "").replace("_", "").isalnum():
+            raise SettingsError(f"progressive.pool: {pool!r} is not a pool id (1 to 32 "
+                                "letters, digits, - and _)")
+        progressive = replace(progressive, pool=pool)
     try:
         meter_contribution(progressive.wager, rate)
     except ValueError:

@@ -19,8 +19,12 @@ def expecting(table: Table) -> str:
         way_out = "dealer: continue when cleared" if table.fault.recoverable \
             else "supervisor: void the hand"
         return f"PAUSED ({table.fault.code}: {table.fault.detail}); {way_out}"
-    if table.jackpot is not None:
-        return f"jackpot {table.jackpot.amount} on hand {table.jackpot.hand_id}: " \
+    jackpot = table.jackpot
+    if jackpot is not None and table.pool is not None and jackpot.claimed is None:
+        return f"jackpot on hand {jackpot.hand_id}: waiting for pool {table.pool}'s claim"
+    if jackpot is not None:
+        amount = jackpot.amount if jackpot.claimed is None else jackpot.claimed.paid
+        return f"jackpot {amount} on hand {jackpot.hand_id}: " \
                f"supervisor must verify the hand-pay"
     if table.hand is None:
         return {CLOSED: "table closed", OPEN: "place wagers, then lock",
@@ -90,7 +94,8 @@ def snapshot(table: Table) -> dict[str, Any]:
         "meter": table.meter if table.engine.HAS_PROGRESSIVE else None,
         "jackpot_pending": None if table.jackpot is None else {
             "hand_id": table.jackpot.hand_id, "seats": list(table.jackpot.seats),
-            "amount": table.jackpot.amount},
+            "amount": table.jackpot.amount if table.jackpot.claimed is None
+            else table.jackpot.claimed.paid},
         "fault": None if table.fault is None else table.fault._asdict(),
         "last_settled_hand": table.last_settled_hand,
         "last_settlement": [settlement._asdict() for settlement in table.last_settlement],

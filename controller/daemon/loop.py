@@ -42,7 +42,9 @@ from controller.daemon.refusal_ledger import RefusalLedger
 from controller.daemon.alarm_book import NOTED, AlarmBook
 from controller.daemon.chain_watch import ChainWatch
 from controller.core.commands import SUPERVISOR_ROLE, AcknowledgeAlarm
-from controller.core.vocabulary import Device, DeviceCondition
+from controller.core.vocabulary import Device, DeviceCondition, LinkStatus, PoolState
+from controller.daemon.pool_link import PoolLink, settings_problems
+from controller.stream.pool_channel import MeterMessage
 from controller.daemon.command_channel import (  # the channel's limits, as the tests cite them
     MAX_COMMAND_FRAME_BYTES as MAX_COMMAND_FRAME_BYTES,
     MAX_COMMANDS_PER_TURN as MAX_COMMANDS_PER_TURN,
@@ -55,10 +57,13 @@ from controller.core.table_events import (
     CommandRefused,
     HandStarted,
     HandVoided,
+    JackpotClaimed,
     JackpotPending,
     JackpotVerified,
     LampSet,
     MeterChanged,
+    PoolHit,
+    PoolMeter,
     RequestRefused,
 )
 from controller.settings.validation import InputError
@@ -72,7 +77,7 @@ HAND_EVENTS = frozenset(CORE_KINDS) | {HandStarted, HandVoided, JackpotPending}
 NOTABLE = frozenset({"hand_started", "hand_settled", "fault", "hand_continued", "hand_voided",
                      "jackpot_pending", "jackpot_verified", "command_refused", "lock_refused",
                      "table_opened", "table_closed", "device_status", "device_fault",
-                     "refusals_counted",
+                     "refusals_counted", "pool_link", "jackpot_claimed",
                      "alarm", "request_refused"})
 #: Notable events logged as warnings.
 WARNED = frozenset({"fault", "command_refused", "lock_refused", "refusals_counted", "alarm",
@@ -142,6 +147,8 @@ class TableDaemon:
         #: the journal's alarms and their acknowledgements
         self.alarm_book = AlarmBook()
         self.channel = CommandChannel(self)
+        #: the floor's pool channel, on a linked table (``[progressive.link]``)
+        self.pool_link: PoolLink | None = None
         #: called with (records, events) after each input is journaled and published, from
         #: the daemon's thread (the demo's live view uses it)
         self.observers: list[Callable[[list[Any], list[Any]], None]] = []
@@ -208,6 +215,8 @@ class TableDaemon:
             secure=self.security.server)
         self.channel.bind(self.context, self.security, stream.commands)
         self.security.start_watch()
+        if self.loaded.config.progressive.link is not None and self.journal_broken is None:
+            self.pool_link = PoolLink(self.context, self.loaded, self.clock)
 
     def _rebuild(self) -> None:
         """Check the hash chain record by record as the journal is read, then rebuild the
@@ -313,6 +322,9 @@ class TableDaemon:
         for socket in replay_sockets:
             poller.register(socket, zmq.POLLIN)
         poller.register(self.devices.wake, zmq.POLLIN)
+        link = self.pool_link
+        if link is not None:
+            poller.register(link.socket, zmq.POLLIN)
         while not self._stopping:
             timeout = self._poll_timeout()
             ready = dict(poller.poll(timeout))
@@ -325,11 +337,16 @@ class TableDaemon:
                 # (asking an idle ROUTER raises zmq.Again)
                 self.publisher.handle_replay(deadline=time.monotonic() + TURN_BUDGET_S)
                 self._journal_request_refusals()
+            if link is not None and link.socket in ready:
+                self.handle_pool_messages()
             self._tick()
 
     def _poll_timeout(self) -> int:
         now = self.clock()
         waits = [max(0.0, self._next_heartbeat - now)]
+        if self.pool_link is not None and self.table.pool == self.pool_link.pool_id \
+                and self.table.pool_link != LinkStatus.LOST:
+            waits.append(self.pool_link.stale_in())
         for due in (self.watchdog.next_due(), self.refusals.next_due(now)):
             if due is not None:
                 waits.append(due)
@@ -349,6 +366,12 @@ class TableDaemon:
         for count in self.refusals.due(now):
             if self.journal_broken is None:
                 self.apply([count])
+        link = self.pool_link
+        if link is not None and self.table.pool == link.pool_id \
+                and self.table.pool_link != LinkStatus.LOST and link.stale():
+            self.apply(self.table.pool_link_status(
+                link.pool_id, LinkStatus.LOST,
+                f"no message from the pool channel for {round(link.stale_s * 1000)} ms"))
         self.watchdog.tick()
 
     def healthy(self) -> bool:
@@ -369,6 +392,8 @@ class TableDaemon:
         self.notifier.stopping()
         self.devices.stop()
         self.channel.close()
+        if self.pool_link is not None:
+            self.pool_link.close()
         if self.publisher is not None:
             self.publisher.close()
         if self.security is not None:
@@ -416,6 +441,9 @@ class TableDaemon:
         kind = type(event)
         if kind is LampSet:
             self.devices.set_lamp(event.spot, event.lamp)
+        elif self.table.pool is not None:
+            if kind in (PoolMeter, JackpotClaimed, JackpotVerified):
+                self._show_pool()
         elif kind is MeterChanged:
             self.devices.show_meter(event.amount)
         elif kind is JackpotPending:
@@ -427,11 +455,60 @@ class TableDaemon:
         """After a (re)start, put the lamps and the meter where the table says they are."""
         for spot, lamp in self.table.lamps.items():
             self.devices.set_lamp(spot, lamp)
-        if self.table.engine.HAS_PROGRESSIVE:
+        if self.table.pool is not None:
+            self._show_pool()
+        elif self.table.engine.HAS_PROGRESSIVE:
             if self.table.jackpot is not None:
                 self.devices.show_jackpot(self.table_id, self.table.jackpot.amount)
             else:
                 self.devices.show_meter(self.table.meter)
+
+    def _show_pool(self) -> None:
+        """A linked table's sign: this table's claimed jackpot; else, while the pool is
+        locked, JACKPOT and the first hit's table and amount; else the pool's meter."""
+        table, shown = self.table, self.table.pool_shown
+        claimed = None if table.jackpot is None else table.jackpot.claimed
+        if claimed is not None:
+            self.devices.show_jackpot(self.table_id, claimed.paid)
+        elif shown is not None and shown.state == PoolState.LOCKED and shown.hits:
+            self.devices.show_jackpot(shown.hits[0].table_id, shown.hits[0].paid)
+        else:
+            self.devices.reset_jackpot()
+            self.devices.show_meter(table.meter if shown is None else shown.meter)
+
+    def handle_pool_messages(self) -> None:
+        """The pool channel's messages, each journaled as the table input it is: the link
+        heard from again, the pool's meter when what the sign shows changes, this table's
+        jackpot claimed. A pool whose progressive is not the table's is a link refused."""
+        link, table = self.pool_link, self.table
+        assert link is not None
+        messages = link.receive()
+        if table.pool != link.pool_id:
+            return  # a reload changed the link: the subscription is the start's (a restart)
+        for message in messages:
+            if isinstance(message, MeterMessage):
+                problems = settings_problems(message, table.setup.progressive)
+                if problems:
+                    if table.pool_link != LinkStatus.LOST:
+                        self.apply(table.pool_link_status(
+                            link.pool_id, LinkStatus.LOST,
+                            "the pool's progressive is not the table's: " + "; ".join(problems)))
+                    continue
+            link.heard = self.clock()
+            if table.pool_link != LinkStatus.CONNECTED:
+                self.apply(table.pool_link_status(link.pool_id, LinkStatus.CONNECTED, ""))
+            if isinstance(message, MeterMessage):
+                hits = tuple(PoolHit(hit.table_id, hit.hand_id, hit.lock_order, hit.paid)
+                             for hit in message.hits)
+                shown = table.pool_shown
+                if shown is None or (shown.meter, shown.state, shown.hits) != \
+                        (message.meter, message.state, hits):
+                    self.apply(table.pool_meter(link.pool_id, message.meter, message.state,
+                                                hits))
+            elif message.table_id == self.table_id and table.awaits_claim(message.hand_id):
+                self.apply(table.jackpot_claimed(link.pool_id, message.hand_id,
+                                                 message.lock_order, message.paid,
+                                                 message.share))
 
     def handle_device_reports(self) -> None:
         reports = self.devices.reports

@@ -93,6 +93,29 @@ class Progressive(_Section):
         return meter_contribution(self.wager, self.contribution_rate)
 
 
+class PoolLinkSettings(_Section):
+    """``[progressive.link]``: the linked pool whose meter this table shows and pays, and the
+    floor's pool channel it subscribes to (docs/floor.md)."""
+
+    #: The pool's id in the floor's floor.toml (``[[pools]] id``).
+    pool: Annotated[str, Field(min_length=1, max_length=32, pattern=r"^[A-Za-z0-9_-]+$")]
+    #: The floor's pool channel (its ``[pool_link] endpoint``): ``tcp://HOST:PORT`` or ipc://.
+    endpoint: Annotated[str, Field(min_length=1, max_length=256,
+                                   pattern=r"^(tcp://[^\s]+:\d{1,5}|ipc://[^\s]+)$")]
+    #: The floor's CURVE public key (``floor.key``), relative to this file; the table's own key
+    #: pair (``[security] server_secret_key_file``) is its client key.
+    server_key_file: Annotated[str, Field(min_length=1, max_length=1024)] | None = None
+    #: No message from the pool channel for this long: the link is down (the floor publishes
+    #: every pool once a second).
+    stale_after_ms: Annotated[int, Field(strict=True, ge=1500, le=60_000)] = 3000
+
+
+class TableProgressive(Progressive):
+    """A table's ``[progressive]``: the progressive, and the pool it is linked to, if any."""
+
+    link: PoolLinkSettings | None = None
+
+
 class Limits(_Section):
     min_ante: PositiveCents = 500
     max_ante: PositiveCents = 100_000
@@ -199,7 +222,7 @@ class TableConfig(_Section):
     table: Table
     limits: Limits = Limits()
     rules: Rules = Rules()
-    progressive: Progressive = Progressive()
+    progressive: TableProgressive = TableProgressive()
     devices: Devices = Devices()
     stream: Stream = Stream()
     security: Security = Security()
@@ -222,6 +245,20 @@ class TableConfig(_Section):
                 is not None and self.security.cms_authorized_keys_dir is None:
             raise ValueError("stream.cms_events with CURVE keys needs "
                              "security.cms_authorized_keys_dir (the CMS clients' public keys)")
+        link = self.progressive.link
+        if link is not None:
+            if self.table.game != "three_card_lowball":
+                raise ValueError("progressive.link: only a three_card_lowball table has a "
+                                 "progressive to link")
+            if link.server_key_file is None and not is_local(link.endpoint):
+                raise ValueError(f"progressive.link.endpoint = {link.endpoint!r}: without the "
+                                 "floor's CURVE key (server_key_file) the pool channel is on "
+                                 "loopback or ipc:// only")
+            if link.server_key_file is not None and \
+                    self.security.server_secret_key_file is None:
+                raise ValueError("progressive.link.server_key_file needs [security] "
+                                 "server_secret_key_file (the table's own key pair, its "
+                                 "client key)")
         return self
 
 
@@ -248,7 +285,7 @@ class LoadedConfig(BaseModel):
                                          f"(known: {known})"])
         return GameSetup(game, name, paytable_from(_paytable_document(tables[name])),
                          rules_from(_document(rules or self.config.rules)),
-                         progressive_from(_document(self.config.progressive)))
+                         progressive_from(_progressive_document(self.config.progressive)))
 
     def paytable(self) -> CaliPaytable | ThreeCardPaytable:
         """The table's own paytable (its existence is checked by :func:`load_config`)."""
@@ -257,6 +294,17 @@ class LoadedConfig(BaseModel):
 
 def _document(model: BaseModel) -> dict[str, Any]:
     return model.model_dump(mode="json", by_alias=True)
+
+
+def _progressive_document(progressive: Progressive) -> dict[str, Any]:
+    """The progressive as the journaled settings hold it: the linked pool's id, not how the
+    table reaches it (an endpoint or a key changes no hand), and nothing when unlinked (so an
+    unlinked table's settings and fingerprint are what they were before links)."""
+    document = progressive.model_dump(mode="json", by_alias=True, exclude={"link"})
+    link = getattr(progressive, "link", None)  # a bare Progressive (tests, scenarios) has none
+    if link is not None:
+        document["pool"] = link.pool
+    return document
 
 
 def _paytable_document(paytable: BaseModel) -> dict[str, Any]:
@@ -277,7 +325,7 @@ def game_settings(loaded: LoadedConfig) -> GameSettings:
         "spots": config.table.spots,
         "paytable_lines": _paytable_document(loaded.paytable()),
         "rules": _document(config.rules), "limits": _document(config.limits),
-        "progressive": _document(config.progressive)})
+        "progressive": _progressive_document(config.progressive)})
 
 
 def build_table(loaded: LoadedConfig) -> CoreTable:

@@ -60,8 +60,9 @@ from controller.settings.validation import problems_of
 #: The version every message is written with. 2: the vocabularies are enums in the schema and a
 #: device's fault is a ``device_fault`` event (version 1 wrote it as a ``device_status``
 #: ``fault:<code>``). 3: each wager, settlement and award names its ``player``
-#: (:data:`ADDED_FIELDS`). Readers accept :data:`SCHEMA_VERSIONS`: a table's journal outlives
-#: any one release.
+#: (:data:`ADDED_FIELDS`), and a linked table journals its pool (``pool_meter``,
+#: ``pool_link``, ``jackpot_claimed``). Readers accept :data:`SCHEMA_VERSIONS`: a table's
+#: journal outlives any one release.
 SCHEMA_VERSION = 3
 SCHEMA_VERSIONS = (1, 2, 3)
 SchemaVersion = Literal[1, 2, 3]

@@ -153,7 +153,8 @@ HEAD = "5d41a3c8f0e0d6b2c7a9e4f1b3d5c7e9a1b3c5d7e9f1a3b5c7d9e1f3a5b7c9d1"
 def test_heartbeat_is_a_message_but_not_an_event():
     beat = wire.encode_heartbeat(table_id=TABLE, seq=41, hash=HEAD, broken_at=None, ts=TS,
                                  state="OPEN")
-    assert json.loads(beat) == {"schema_version": wire.SCHEMA_VERSION, "table_id": TABLE, "type": "heartbeat",
+    assert json.loads(beat) == {"schema_version": wire.SCHEMA_VERSION, "table_id": TABLE,
+                                "type": "heartbeat",
                                 "ts": "2026-11-21T23:50:00.123456Z", "seq": 41, "hash": HEAD,
                                 "journal_broken_at": None, "journal_verified_at_start": None,
                                 "journal_verified_through": None, "state": "OPEN"}
