@@ -522,13 +522,13 @@ class Table:
                 self.device_status(event.device, event.status, event.detail)
             elif type(event) is SensorReport:
                 self.sensor(event.spot, event.covered)
-            elif kind is PoolMeter:
+            elif type(event) is PoolMeter:
                 self.pool_meter(event.pool_id, event.meter, event.state, event.hits)
                 if event.pool_id == self.pool:
                     meter = event.meter
-            elif kind is PoolLink:
+            elif type(event) is PoolLink:
                 self.pool_link_status(event.pool_id, event.status, event.detail)
-            elif kind is JackpotClaimed:
+            elif type(event) is JackpotClaimed:
                 self.jackpot_claimed(event.pool_id, event.hand_id, event.lock_order, event.paid,
                                      event.share)
         if meter is not None:
