@@ -418,6 +418,17 @@ def _in_current_form(message: bytes | str) -> dict[str, Any] | None:
     return data if changed else None
 
 
+def type_as_written(message: bytes | str) -> str | None:
+    """The envelope's ``type`` as the message was written (before any upgrade to today's
+    form), or None if the message has none."""
+    try:
+        data = json.loads(message)
+    except ValueError:
+        return None
+    kind = data.get("type") if isinstance(data, dict) else None
+    return kind if isinstance(kind, str) else None
+
+
 def decode_event(message: bytes | str) -> EnvelopeBase:
     """Parse a journaled event's envelope (a heartbeat is refused)."""
     envelope = decode(message)
