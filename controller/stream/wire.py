@@ -360,6 +360,9 @@ def encode_heartbeat(*, table_id: str, seq: int, hash: str, broken_at: int | Non
 ADDED_FIELDS: dict[str, dict[str, Any]] = {
     # the shoe's card count (0: not reported, the record predates it) and the pause mark
     "shoe_card": {"count": 0, "during_pause": False},
+    # the meter before the break, and the hold until a supervisor confirms the meter
+    "journal_continued": {"verified_meter": None, "verified_meter_from": "none",
+                          "meter_held": False},
 }
 
 
