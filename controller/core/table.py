@@ -160,6 +160,9 @@ class Table:
         #: then it moves only by contributions, awards, voids and a supervisor's adjustment,
         #: whatever game the table runs (Cali LowBall carries it untouched)
         self.meter = settings.setup.progressive.seed
+        #: the meter was carried over from a quarantined journal and no supervisor has
+        #: confirmed it yet: the table does not open (journal_continued's meter_held)
+        self.meter_held = False
         #: wagers on the layout for the next hand: spot -> wager -> amount
         self.wagers: dict[int, dict[str, int]] = defaultdict(dict)
         self.players: dict[int, str] = {}
@@ -502,7 +505,7 @@ class Table:
             elif type(event) is MeterChanged:
                 meter = event.amount
             elif type(event) is JournalContinued:
-                meter = event.meter
+                meter, self.meter_held = event.meter, event.meter_held
             elif type(event) is CommandAccepted and event.command == "reload":
                 continue  # its effect is the ConfigApplied that follows it
             elif type(event) is CommandAccepted:
@@ -542,6 +545,10 @@ class Table:
         if self.jackpot is not None:
             raise CommandError(f"jackpot of hand {self.jackpot.hand_id} awaits a "
                                f"supervisor's verification")
+        if self.meter_held and self.pool is None:   # a linked table's meter is the pool's
+            raise CommandError(f"the jackpot meter ({self.meter}) was carried over from a "
+                               f"quarantined journal: a supervisor confirms it first "
+                               f"(adjust_meter; an amount of 0 confirms it as it stands)")
         events: list[AnyEvent] = []
         if self.state == CLOSED:
             paytable = self.setup.paytable
@@ -717,14 +724,15 @@ class Table:
         if self.pool is not None:
             raise CommandError(f"the meter shows linked pool {self.pool}'s: adjust the pool "
                                "(lowball-table floor adjust)")
-        if command.amount == 0:
+        if command.amount == 0 and not self.meter_held:
             raise CommandError("amount: an adjustment of 0 changes nothing")
         meter = self.meter + command.amount
         if meter < 0:
             raise CommandError(f"amount: {command.amount} would take the meter "
                                f"({self.meter}) below 0")
-        self.meter = meter
-        return [MeterChanged(meter, f"adjusted by {by} ({command.amount:+d}): "
+        confirmed = " (confirms the meter carried over)" if self.meter_held else ""
+        self.meter, self.meter_held = meter, False
+        return [MeterChanged(meter, f"adjusted by {by} ({command.amount:+d}){confirmed}: "
                                     f"{command.reason}")]
 
     def _verify_jackpot(self, by: str) -> list[AnyEvent]:

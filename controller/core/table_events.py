@@ -251,9 +251,13 @@ class JournalContinued(NamedTuple):
     hash chain was broken (``lowball-table journal quarantine``). ``archived`` is the file the
     broken journal was moved to, kept whole; ``archived_seq`` and ``archived_hash`` its last
     record as found; ``first_bad_seq`` and ``broken`` where and how its chain broke. ``meter``
-    is the jackpot meter carried over (the players' money), ``meter_from`` the record of the
-    archived journal it comes from (the last verified ``meter_changed``, or null and "none"
-    when no meter was journaled before the break: the table then starts at its seed)."""
+    is the jackpot meter carried over (the players' money): the last one the archived journal
+    holds, read past the break (``meter_from`` names its record and says when it comes after
+    the first bad one, so is found, not verified; null and "none" when no meter was journaled:
+    the table then starts at its seed). ``verified_meter`` and ``verified_meter_from`` are the
+    last meter before the first bad record (null and "none": none, or a journal quarantined
+    before they were recorded). ``meter_held``: the table does not open until a supervisor
+    confirms the meter (``adjust_meter``; an amount of 0 confirms it as it stands)."""
 
     archived: str
     archived_seq: int
@@ -262,6 +266,9 @@ class JournalContinued(NamedTuple):
     broken: str
     meter: int | None
     meter_from: str
+    verified_meter: int | None
+    verified_meter_from: str
+    meter_held: bool
     by: str
     reason: str
 

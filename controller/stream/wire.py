@@ -382,6 +382,9 @@ ADDED_FIELDS: dict[str, dict[str, Any]] = {
     # who played the seat (version 3): a record journaled before it names no player
     "wager_settled": {"player": ""},
     "progressive_awarded": {"player": ""},
+    # the meter before the break, and the hold until a supervisor confirms the meter
+    "journal_continued": {"verified_meter": None, "verified_meter_from": "none",
+                          "meter_held": False},
 }
 #: Lists of nested records that gained fields: event type -> (field, the nested record's added
 #: fields with their value for an older record).
@@ -458,6 +461,17 @@ def _in_current_form(message: bytes | str) -> dict[str, Any] | None:
                                         for item in items]}
         changed = True
     return data if changed else None
+
+
+def type_as_written(message: bytes | str) -> str | None:
+    """The envelope's ``type`` as the message was written (before any upgrade to today's
+    form), or None if the message has none."""
+    try:
+        data = json.loads(message)
+    except ValueError:
+        return None
+    kind = data.get("type") if isinstance(data, dict) else None
+    return kind if isinstance(kind, str) else None
 
 
 def decode_event(message: bytes | str) -> EnvelopeBase:
