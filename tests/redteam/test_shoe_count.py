@@ -5,8 +5,6 @@ that power-cycled unreported after losing a card, then hides every card it lost.
 
 from __future__ import annotations
 
-import pytest
-
 from tests.test_table import Driver, cali_hand
 
 
