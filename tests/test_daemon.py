@@ -269,9 +269,9 @@ def test_bad_commands_are_answered_journaled_and_published(rig_factory, request_
     seq = rig.daemon.journal.last_seq
     reply = rig.ask(request_bytes)
     assert reply["ok"] is False and says in reply["error"]
-    assert reply["seq"] == seq + 1
+    assert reply["seq"] > seq                      # (a device's connect may come first)
     refused = wait_for(lambda: rig.events("command_refused"), "the refusal on the stream")
-    assert says in refused[-1].data.reason
+    assert says in refused[-1].data.reason and refused[-1].seq == reply["seq"]
 
 
 def test_a_stop_request_wakes_the_main_loop_at_once(rig_factory):

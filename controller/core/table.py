@@ -175,6 +175,10 @@ class Table:
         #: the shoe's card count as far as the table knows (the last card's, plus the cards
         #: a misread or an unknown tag took); None before the first card
         self.shoe_count: int | None = None
+        #: the hand the shoe's last counted card went to, while nothing since could have
+        #: started the count again (a shoe fault, the shoe lost or back, the controller
+        #: restarted): within that hand a count of 1 is a count that went back, not a shuffle
+        self.shoe_count_hand: str | None = None
         #: devices reported lost and not yet back (a device fault waits for them)
         self.devices_down: set[str] = set()
         #: the most recently settled hand (shown until the next one settles)
@@ -306,6 +310,7 @@ class Table:
         missing = self._missing_counts(count) if count != UNCOUNTED else ""
         self.last_shoe_card = (shoe_seq, card, tag, count)
         self.shoe_count = count if count != UNCOUNTED else None
+        self.shoe_count_hand = self.hand_id if self.state in IN_HAND else None
         if missing:
             return [record, *self._pause(
                 FaultCode.CARD_MISSING, f"{missing} left the shoe and never arrived (the shoe's card "
@@ -339,8 +344,17 @@ class Table:
     def _missing_counts(self, count: int) -> str:
         """The card counts that should have come before ``count`` and did not, in words
         ("" if none): a count follows the last one, or is 1 (the shoe was shuffled or
-        reset); before the first card any count starts the table's reckoning."""
+        reset); before the first card any count starts the table's reckoning.
+
+        Mid-hand a shoe is neither shuffled nor reset unannounced: after a card of the hand in
+        play, a count of 1 is taken as a shuffle or reset only once a shoe fault, the shoe
+        lost or back, or the controller's restart was journaled since. Otherwise the cards
+        after the last count may have left the shoe unreported: how many, nobody can say."""
         known = self.shoe_count
+        if known is not None and count == 1 and self.state in IN_HAND \
+                and self.shoe_count_hand is not None and self.shoe_count_hand == self.hand_id:
+            return (f"card counts from {known + 1} on (the count went back to 1 in the middle "
+                    f"of the hand, with no shoe fault, reset or reconnection reported)")
         if known is None or count == 1 or count == known + 1:
             return ""
         first = known + 1 if count > known else 1
@@ -369,6 +383,7 @@ class Table:
         record = DeviceFault(Device.SHOE, code, detail)
         if code in CARD_FAULTS and self.shoe_count is not None:
             self.shoe_count += 1
+        self.shoe_count_hand = None  # the shoe may be reset to clear it: its count restarts
         if self.state not in IN_HAND:
             return [record]
         return [record, *self._pause(fault, f"shoe reported {code}" + (f": {detail}" if detail
@@ -378,6 +393,9 @@ class Table:
     def device_status(self, device: Device, status: DeviceCondition, detail: str = "") -> list[AnyEvent]:
         """A device connected or was lost. Lost mid-hand pauses the hand (recoverable)."""
         record = DeviceStatus(device, status, detail)
+        if device in ("shoe", "controller") and status in ("lost", "connected", "restarted"):
+            # A shoe power-cycled, or reset while the controller was away, counts from 1 again.
+            self.shoe_count_hand = None
         if status == "lost":
             self.devices_down.add(device)
         elif status == "connected":

@@ -24,7 +24,7 @@ counted (:class:`controller.daemon.refusal_ledger.RefusalLedger`); while the jou
 nothing is journaled and every command but ``status`` is refused.
 
 The turn budget: the daemon's loop serves at most :data:`MAX_COMMANDS_PER_TURN` requests, for
-at most :data:`TURN_BUDGET_S`, and none once a device report waits (:meth:`serve_turn`).
+at most :data:`TURN_BUDGET_S`, and one only while a device report waits (:meth:`serve_turn`).
 """
 
 from __future__ import annotations
@@ -144,16 +144,17 @@ class CommandChannel:
 
     def serve_turn(self) -> None:
         """Serve the requests already waiting, within one turn's budget (at most
-        :data:`MAX_COMMANDS_PER_TURN`, at most :data:`TURN_BUDGET_S`, and none once a device
-        report waits): then the loop goes back to the devices, the heartbeat and the watchdog,
-        and serves the rest next turn. A card therefore waits for one request at most. The
+        :data:`MAX_COMMANDS_PER_TURN`, at most :data:`TURN_BUDGET_S`, and one only while a
+        device report waits): then the loop goes back to the devices, the heartbeat and the
+        watchdog, and serves the rest next turn. A card therefore waits for one request at
+        most, and a device backlog (a turn's worth of reports) never starves a command. The
         ROUTER queues each client's requests apart and takes them in turn, so one client's
         flood delays another's request by one turn at most."""
         socket, reports, clock = self.socket, self.daemon.devices.reports, self.daemon.clock
         assert socket is not None
         deadline = clock() + TURN_BUDGET_S
-        for _ in range(MAX_COMMANDS_PER_TURN):
-            if not reports.empty():
+        for served in range(MAX_COMMANDS_PER_TURN):
+            if served and not reports.empty():
                 return  # a card or a device report waits: it goes first
             # Ask the socket whether a request waits before each read: a read of an empty
             # socket raises zmq.Again, which costs more than the question.

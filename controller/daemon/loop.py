@@ -84,6 +84,9 @@ WARNED = frozenset({"fault", "command_refused", "lock_refused", "refusals_counte
                     "request_refused"})
 #: While the journal is checked at start, systemd's start timeout is extended this often.
 START_PROGRESS_S = 10.0
+#: One loop turn handles at most this many device reports, for at most TURN_BUDGET_S; then it
+#: serves a command, and checks the stop, the heartbeat and the watchdog, whatever waits.
+MAX_REPORTS_PER_TURN = 64
 
 
 class ConfigMismatch(StartupError):
@@ -330,7 +333,7 @@ class TableDaemon:
             ready = dict(poller.poll(timeout))
             if self.devices.wake.fileno() in ready or self.devices.wake in ready:
                 self.devices.drain_wake()
-            self.handle_device_reports()
+            self.handle_device_reports()  # a turn's worth: the rest next turn, at once
             if self.commands in ready:
                 self.handle_commands()
             if any(socket in ready for socket in replay_sockets):
@@ -342,12 +345,15 @@ class TableDaemon:
             self._tick()
 
     def _poll_timeout(self) -> int:
+        if not self.devices.reports.empty():
+            return 0  # reports left over from the last turn: no sleep
         now = self.clock()
         waits = [max(0.0, self._next_heartbeat - now)]
         if self.pool_link is not None and self.table.pool == self.pool_link.pool_id \
                 and self.table.pool_link != LinkStatus.LOST:
             waits.append(self.pool_link.stale_in())
-        for due in (self.watchdog.next_due(), self.refusals.next_due(now)):
+        for due in (self.watchdog.next_due(), self.refusals.next_due(now),
+                    self.devices.next_due()):
             if due is not None:
                 waits.append(due)
         return int(min(waits) * 1000) + 1
@@ -511,13 +517,22 @@ class TableDaemon:
                                                  message.share))
 
     def handle_device_reports(self) -> None:
-        reports = self.devices.reports
-        while not reports.empty():
+        """Handle the device reports waiting, within one turn's budget (at most
+        :data:`MAX_REPORTS_PER_TURN`, at most :data:`TURN_BUDGET_S`): a backlog, however long,
+        never keeps a stop request, a command, the heartbeat or the watchdog's ping waiting
+        longer than one turn."""
+        self.devices.release_held()
+        reports, deadline = self.devices.reports, self.clock() + TURN_BUDGET_S
+        for _ in range(MAX_REPORTS_PER_TURN):
+            if reports.empty():
+                return
             report = reports.get_nowait()
             if self.journal_broken is None:
                 self.handle_report(report)
             # else held: nothing is journaled, and a card is never acknowledged (the shoe
             # keeps it, and sends it again to the daemon that starts after the quarantine)
+            if self.clock() >= deadline:
+                return
 
     def handle_report(self, report: Report) -> None:
         table = self.table
