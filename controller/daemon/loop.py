@@ -280,7 +280,7 @@ class TableDaemon:
             if self.devices.wake.fileno() in ready or self.devices.wake in ready:
                 self.devices.drain_wake()
             self.handle_device_reports()
-            if self.commands in ready:
+            if self.commands in ready or self.channel.pending:
                 self.handle_commands()
             if any(socket in ready for socket in replay_sockets):
                 # (asking an idle ROUTER raises zmq.Again)
@@ -289,6 +289,8 @@ class TableDaemon:
             self._tick()
 
     def _poll_timeout(self) -> int:
+        if self.channel.pending:  # requests already read wait for their turn
+            return 0
         now = self.clock()
         waits = [max(0.0, self._next_heartbeat - now)]
         for due in (self.watchdog.next_due(), self.refusals.next_due(now)):

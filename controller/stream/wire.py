@@ -360,6 +360,8 @@ def encode_heartbeat(*, table_id: str, seq: int, hash: str, broken_at: int | Non
 ADDED_FIELDS: dict[str, dict[str, Any]] = {
     # the shoe's card count (0: not reported, the record predates it) and the pause mark
     "shoe_card": {"count": 0, "during_pause": False},
+    # what signed a command, who sent it, and the id its client gave it (not recorded then)
+    "command_accepted": {"credential": "unrecorded", "client": "", "request_id": ""},
 }
 
 
