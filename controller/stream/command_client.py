@@ -134,26 +134,30 @@ class CommandClient:
             return reply
         # The daemon may hold the command still (a slow disk): settle it before anything else.
         request_id = str(data["request_id"])
-        withdrawal = self.withdraw([request_id], timeout, also=sent)
-        if isinstance(withdrawal, Withdrawn):
-            raise CommandTimeout(self.endpoint, name, timeout, request_id=request_id,
-                                 withdrawal=withdrawal)
-        if withdrawal is not None:  # the command's own reply came after all
-            return withdrawal
-        raise CommandTimeout(self.endpoint, name, timeout, request_id=request_id)
+        got = self._withdraw([request_id], timeout, also=sent)
+        if got is not None and got[0] == sent:  # the command's own reply came after all
+            return got[1]
+        withdrawal = got[1] if got is not None and isinstance(got[1], Withdrawn) else None
+        raise CommandTimeout(self.endpoint, name, timeout, request_id=request_id,
+                             withdrawal=withdrawal)
 
-    def withdraw(self, request_ids: list[str], timeout_s: float | None = None, *,
-                 also: int | None = None) -> Reply | None:
+    def withdraw(self, request_ids: list[str], timeout_s: float | None = None) -> Reply | None:
         """Withdraw the requests named (by ``request_id``) and wait for the answer: a
-        :class:`Withdrawn` saying which were carried out and which never will be; None when
-        none comes in time (withdraw them again: it is safe to repeat). ``also``: the
-        socket id of a request whose own reply is as good an answer (it was not lost)."""
-        timeout = self.timeout_s if timeout_s is None else timeout_s
+        :class:`Withdrawn` saying which were carried out and which never will be (or the
+        refusal of a malformed withdrawal); None when none comes in time (withdraw them
+        again: it is safe to repeat)."""
+        got = self._withdraw(request_ids, self.timeout_s if timeout_s is None else timeout_s)
+        return None if got is None else got[1]
+
+    def _withdraw(self, request_ids: list[str], timeout_s: float,
+                  also: int | None = None) -> tuple[int, Reply] | None:
+        """Send a withdrawal and wait for its answer, or for the reply to the request sent
+        as ``also`` (the command itself, whose own reply is as good an answer)."""
         asked = self.send({"command": "withdraw", "requests": request_ids})
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + timeout_s
         while (got := self.receive(max(0.0, deadline - time.monotonic()))) is not None:
             if got[0] == asked or got[0] == also:
-                return got[1]
+                return got
         return None
 
     def reply_to(self, request_id: int, timeout_s: float) -> Reply | None:
