@@ -43,13 +43,18 @@ def register(subparsers: Subcommands, name: str, help_text: str) -> None:
                         help="open | close | place SPOT WAGER AMOUNT [PLAYER] | cancel SPOT "
                              "WAGER | lock | decide SPOT DECISION | continue | void REASON | "
                              "verify_jackpot | reload | adjust_meter AMOUNT REASON | sign_in | "
-                             "acknowledge_alarm SEQ | status")
+                             "acknowledge_alarm SEQ | status | "
+                             "withdraw REQUEST_ID... (a command that timed out)")
     parser.set_defaults(func=run)
 
 
 def request_of(words: list[str]) -> dict[str, Any]:
     """The JSON request for the command line's words; ValueError says what is missing."""
     name, rest = words[0].replace("-", "_"), words[1:]
+    if name == "withdraw":
+        if not rest:
+            raise ValueError("usage: withdraw REQUEST_ID...")
+        return {"command": name, "requests": rest}
     shapes = {"place": ["spot", "wager", "amount", "player?"], "cancel": ["spot", "wager"],
               "decide": ["spot", "decision"], "void": ["reason"],
               "adjust_meter": ["amount", "reason"], "acknowledge_alarm": ["seq"]}

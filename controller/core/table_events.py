@@ -180,12 +180,20 @@ class DeviceFault(NamedTuple):
 
 
 class CommandAccepted(NamedTuple):
-    """A dealer or supervisor command the table carried out (journaled before its effect)."""
+    """A dealer or supervisor command the table carried out (journaled before its effect).
+    ``credential`` is what signed it: ``none`` (a dealer command), ``shared`` (the table's
+    shared supervisor credential: ``by`` is only what the client wrote) or ``own`` (a
+    supervisor's own credential: ``by`` is that supervisor). ``client`` is the giver's CURVE
+    key or network address; ``request_id`` the id the client gave the request (``""``: none),
+    which a client that gave up on it names to withdraw it."""
 
     command: str
     arguments: str
     by: str
     role: str
+    credential: str = "none"
+    client: str = ""
+    request_id: str = ""
 
 
 class CommandRefused(NamedTuple):

@@ -334,7 +334,7 @@ class TableDaemon:
             if self.devices.wake.fileno() in ready or self.devices.wake in ready:
                 self.devices.drain_wake()
             self.handle_device_reports()  # a turn's worth: the rest next turn, at once
-            if self.commands in ready:
+            if self.commands in ready or self.channel.pending:
                 self.handle_commands()
             if any(socket in ready for socket in replay_sockets):
                 # (asking an idle ROUTER raises zmq.Again)
@@ -347,6 +347,8 @@ class TableDaemon:
     def _poll_timeout(self) -> int:
         if not self.devices.reports.empty():
             return 0  # reports left over from the last turn: no sleep
+        if self.channel.pending:  # requests already read wait for their turn
+            return 0
         now = self.clock()
         waits = [max(0.0, self._next_heartbeat - now)]
         if self.pool_link is not None and self.table.pool == self.pool_link.pool_id \

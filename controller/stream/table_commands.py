@@ -200,6 +200,44 @@ _ADAPTER = TypeAdapter(Command)
 _NAME_LIKE = re.compile(r"[a-z_]{1,32}")
 
 
+#: The id a client gives a request (``request_id``), so that it can withdraw the request if
+#: no answer comes (:class:`Withdraw`): 8 to 64 letters, digits, ``-`` or ``_``
+#: (``CommandClient`` sends a random UUID's 32 hex digits).
+RequestId = Annotated[str, Field(strict=True, pattern=r"^[A-Za-z0-9_-]{8,64}$")]
+#: The most requests one ``withdraw`` names.
+MAX_WITHDRAWN = 64
+
+
+class Withdraw(BaseModel):
+    """Withdraw requests whose answer did not come in time, named by their ``request_id``:
+    each is answered as carried out (with its record's seq) or withdrawn (never carried out:
+    the table refuses it if it arrives later). The daemon answers it, nothing is journaled."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    command: Literal["withdraw"]
+    requests: Annotated[list[RequestId], Field(min_length=1, max_length=MAX_WITHDRAWN)]
+
+
+_REQUEST_ID: TypeAdapter[str] = TypeAdapter(RequestId)
+
+
+def parse_request_id(value: Any) -> str:
+    """A request's ``request_id``; :class:`InputError` when it is not one."""
+    try:
+        return _REQUEST_ID.validate_python(value)
+    except ValidationError:
+        raise InputError("command", ["request_id: 8 to 64 letters, digits, '-' or '_'"]) \
+            from None
+
+
+def parse_withdraw(data: Any) -> Withdraw:
+    """A ``withdraw`` request; :class:`InputError` names each bad key."""
+    try:
+        return Withdraw.model_validate(data)
+    except ValidationError as error:
+        raise InputError("command", problems_of(error)) from None
+
+
 def name_of(data: Any) -> str:
     """The command's name as a refusal may record it: a known name, or ``?``."""
     name = data.get("command") if isinstance(data, dict) else None

@@ -385,6 +385,8 @@ ADDED_FIELDS: dict[str, dict[str, Any]] = {
     # the meter before the break, and the hold until a supervisor confirms the meter
     "journal_continued": {"verified_meter": None, "verified_meter_from": "none",
                           "meter_held": False},
+    # what signed a command, who sent it, and the id its client gave it (not recorded then)
+    "command_accepted": {"credential": "unrecorded", "client": "", "request_id": ""},
 }
 #: Lists of nested records that gained fields: event type -> (field, the nested record's added
 #: fields with their value for an older record).

@@ -213,7 +213,9 @@ def test_a_turn_serves_a_bounded_number_of_commands():
                 client.send_multipart([b"", b'{"command": "fly"}'])
             turns: list[int] = []
             while sum(turns) < 100:
-                wait_for(lambda: daemon.commands.get(zmq.EVENTS) & zmq.POLLIN, "commands")
+                # (requests read off the socket but not yet served wait in the channel)
+                wait_for(lambda: daemon.channel.pending
+                         or daemon.commands.get(zmq.EVENTS) & zmq.POLLIN, "commands")
                 daemon.handle_commands()
                 served = 0
                 while client.poll(100):
