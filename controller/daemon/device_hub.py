@@ -314,9 +314,10 @@ class DeviceHub:
 
         def listener(event: Any) -> None:
             reports = []
-            for report in gate.admit(translate(event)):
-                if report.kind == "sensor":
-                    report = self.sensors.admit(*report.args)
+            for admitted in gate.admit(translate(event)):
+                report: Report | None = admitted
+                if admitted.kind == "sensor":
+                    report = self.sensors.admit(*admitted.args)
                 elif translate is spots_report:
                     reports += self.sensors.flush()  # what the sensors said came first
                 if report is not None:

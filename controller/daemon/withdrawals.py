@@ -41,7 +41,7 @@ class Withdrawals:
             if record.type != _ACCEPTED:
                 continue
             try:
-                request_id = wire.decode_event(record.message).data.request_id
+                request_id = getattr(wire.decode_event(record.message).data, "request_id", "")
             except Exception:  # noqa: BLE001 (the chain check at start names a bad record)
                 continue
             if request_id:

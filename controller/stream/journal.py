@@ -449,7 +449,7 @@ def _checked(record: JournalRecord, prev_hash: str,
         envelope = wire.decode_event(record.message)
     except wire.WireError as error:
         raise JournalBroken(seq, f"message does not parse: {error}") from None
-    kind = envelope.type
+    kind: str | None = envelope.type
     if envelope.schema_version != wire.SCHEMA_VERSION:
         # An older record is read in today's form, which may be another type than it was
         # written with (a version 1 device fault): the column holds the type as written.

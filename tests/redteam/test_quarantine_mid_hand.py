@@ -52,7 +52,7 @@ def test_quarantine_mid_hand_accounts_for_the_hand_in_play(tmp_path):
             assert kinds == ["journal_continued", "hand_voided", "meter_changed"]
             assert table.daemon.table.meter == before_hand
             assert [tuple(wager) for wager in done.voided.returned] == [
-                (1, "ante", 500), (1, "bonus", 500), (1, "progressive", 100)]
+                (1, "ante", 500, ""), (1, "bonus", 500, ""), (1, "progressive", 100, "")]
             assert done.voided.contributions_reversed == 20
             # The meter carried over waits for a supervisor's word before the table opens.
             refused = table.ask(command="open")

@@ -31,7 +31,7 @@ def write_v1_journal(path, messages: list[tuple[str, bytes]]) -> None:
 
 def v1(event, seq: int) -> bytes:
     return wire.encode(event, table_id=TABLE, seq=seq, ts=TS, hand_id=None).replace(
-        b'"schema_version":2', b'"schema_version":1')
+        b'"schema_version":%d' % wire.SCHEMA_VERSION, b'"schema_version":1')
 
 
 def test_a_version_1_journal_with_a_device_fault_verifies(tmp_path):
