@@ -18,7 +18,6 @@ from bench.floor_rig import FloorProcess, PoolDealer, TableProcess, wait_until, 
     write_floor_config
 from bench.power_loss import CREDENTIAL
 from controller.daemon.journal_quarantine import quarantine
-from tests.floor.conftest import database, postgres  # noqa: F401 - the fixtures
 from tests.floor.test_pool_floor import journal, query
 from tests.redteam.test_quarantine_mid_hand import damage_last_record
 
@@ -33,7 +32,7 @@ def contributions(table: TableProcess) -> int:
 @pytest.mark.xfail(strict=True, reason="after a quarantine the floor skips the new journal's "
                    "records up to the old journal's last seq: contributions lost from the pool")
 def test_the_pool_counts_every_contribution_of_a_quarantined_tables_new_journal(
-        postgres, database, tmp_path):  # noqa: F811 - the fixtures
+        postgres, database, tmp_path):
     table = TableProcess("TCL-01")
     floor = None
     try:

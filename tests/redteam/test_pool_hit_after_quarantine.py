@@ -19,21 +19,20 @@ from bench.floor_rig import FloorProcess, PoolDealer, TableProcess, wait_until, 
     write_floor_config
 from bench.power_loss import CREDENTIAL
 from controller.daemon.journal_quarantine import quarantine
-from tests.floor.conftest import database, postgres  # noqa: F401 - the fixtures
 from tests.floor.test_pool_floor import journal, query
 from tests.redteam.test_quarantine_mid_hand import damage_last_record
 
 POOL = "LINK-1"
 
 
-def caught_up(database: str, table: TableProcess) -> bool:  # noqa: F811
+def caught_up(database: str, table: TableProcess) -> bool:
     return query(database, "SELECT applied_through FROM floor_pool_tables") == \
         [(journal(table)[-1][0],)]
 
 
 @pytest.mark.xfail(strict=True, reason="after a quarantine a jackpot on a reused hand id is "
                    "never claimed by the pool, and its verification unlocks the old hit")
-def test_each_hit_of_a_quarantined_table_is_claimed_once(postgres, database, tmp_path):  # noqa: F811
+def test_each_hit_of_a_quarantined_table_is_claimed_once(postgres, database, tmp_path):
     table = TableProcess("TCL-01")
     floor = None
     try:

@@ -15,7 +15,6 @@ import pytest
 from bench.floor_rig import FloorProcess, TableProcess, wait_until, write_floor_config
 from bench.power_loss import CREDENTIAL
 from controller.daemon.journal_quarantine import quarantine
-from tests.floor.conftest import database, postgres  # noqa: F401 - the fixtures
 from tests.floor.test_pool_floor import SEED, journal, query
 from tests.redteam.test_quarantine_mid_hand import damage_last_record
 
@@ -33,7 +32,7 @@ def lock_and_void(table: TableProcess) -> int:
     return hand
 
 
-def caught_up(database: str, table: TableProcess) -> bool:  # noqa: F811
+def caught_up(database: str, table: TableProcess) -> bool:
     return query(database, "SELECT applied_through FROM floor_pool_tables") == \
         [(journal(table)[-1][0],)]
 
@@ -41,7 +40,7 @@ def caught_up(database: str, table: TableProcess) -> bool:  # noqa: F811
 @pytest.mark.xfail(strict=True, reason="a voided hand of a quarantined table's new journal "
                    "gives back the old journal's contributions of the same hand id too")
 def test_a_void_after_quarantine_gives_back_only_its_own_hands_contribution(
-        postgres, database, tmp_path):  # noqa: F811 - the fixtures
+        postgres, database, tmp_path):
     table = TableProcess("TCL-01")
     floor = None
     try:
