@@ -10,7 +10,6 @@ started) takes no progressive"."""
 
 from __future__ import annotations
 
-import pytest
 import zmq
 
 from bench.floor_rig import TableProcess, wait_until
@@ -22,8 +21,6 @@ from tests.redteam.test_pool_settings_bypass import links, settings_of
 POOL = "LINK-1"
 
 
-@pytest.mark.xfail(strict=True, reason="after a restart the replayed pool_link 'connected' "
-                   "takes progressive wagers before the floor is heard from")
 def test_a_linked_table_restarted_with_the_floor_away_refuses_progressive(tmp_path):
     endpoint = f"ipc://{tmp_path}/pool"
     context = zmq.Context()

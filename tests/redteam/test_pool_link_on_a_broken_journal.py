@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import sqlite3
 
-import pytest
 import zmq
 
 from controller.stream import pool_channel
@@ -45,8 +44,6 @@ def damage(state_dir, seq: int) -> None:
     connection.close()
 
 
-@pytest.mark.xfail(strict=True, reason="a held table (journal broken while it ran) still "
-                   "journals the pool channel's records onto the evidence")
 def test_a_held_linked_table_writes_nothing_more_to_its_broken_journal(tmp_path):
     path = run_config(tmp_path)
     endpoint = f"ipc://{tmp_path}/pool"

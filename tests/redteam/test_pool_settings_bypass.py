@@ -15,7 +15,6 @@ real table daemon on the simulators."""
 
 from __future__ import annotations
 
-import pytest
 import zmq
 
 from bench.floor_rig import TableProcess, wait_until
@@ -43,8 +42,6 @@ def links(table: TableProcess) -> list[tuple[int, str, str]]:
             if kind == "pool_link"]
 
 
-@pytest.mark.xfail(strict=True, reason="a claim message (no settings) reconnects a table the "
-                   "pool's settings refused: progressive wagers lock at other rules")
 def test_a_claim_for_another_tables_hit_does_not_reconnect_a_refused_table(tmp_path):
     endpoint = f"ipc://{tmp_path}/pool"
     context = zmq.Context()
