@@ -666,9 +666,13 @@ class Table:
                          if wager != second
                          and (problem := self.wager_limit_problem(spot, wager, amount))]
         by_player: dict[str, list[int]] = defaultdict(list)
-        for spot in wagers:
-            by_player[self.players.get(spot, f"spot {spot}")].append(spot)
-        for player, spots in sorted(by_player.items()):
+        named: dict[str, str] = {}  # upper and lower case are one player: named as first given
+        for spot in sorted(wagers):
+            player = self.players.get(spot, f"spot {spot}")
+            by_player[player.casefold()].append(spot)
+            named.setdefault(player.casefold(), player)
+        for key, spots in sorted(by_player.items()):
+            player = named[key]
             if len(spots) > limits.max_spots_per_player:
                 problems.append(f"spot {max(spots)}: player {player!r} wagers on "
                                 f"{len(spots)} spots ({', '.join(map(str, sorted(spots)))}); "
