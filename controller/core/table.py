@@ -443,11 +443,15 @@ class Table:
 
     def jackpot_claimed(self, pool_id: str, hand_id: str, lock_order: int, paid: int,
                         share: int) -> list[AnyEvent]:
-        """The pool claimed this table's pending jackpot: what it pays is the pool's."""
+        """The pool claimed this table's pending jackpot: what it pays is the pool's. A claim
+        whose amount is not its share times the jackpot's seats (each seat paid the share) is
+        journaled as received and not taken: the dealer would pay what the pool's ledger does
+        not say; verification waits for a claim that adds up."""
         record = JackpotClaimed(pool_id, hand_id, lock_order, paid, share)
         if pool_id == self.pool and self.awaits_claim(hand_id):
             assert self.jackpot is not None
-            self.jackpot.claimed = record
+            if share > 0 and paid == share * len(self.jackpot.seats):
+                self.jackpot.claimed = record
         return [record]
 
     def sensor(self, spot: int, covered: bool) -> list[AnyEvent]:

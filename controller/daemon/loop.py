@@ -525,10 +525,17 @@ class TableDaemon:
                         (message.meter, message.state, hits):
                     self.apply(table.pool_meter(link.pool_id, message.meter, message.state,
                                                 hits))
-            elif message.table_id == self.table_id and table.awaits_claim(message.hand_id):
+            elif message.table_id == self.table_id and table.awaits_claim(message.hand_id) \
+                    and message != link.bad_claim:
                 self.apply(table.jackpot_claimed(link.pool_id, message.hand_id,
                                                  message.lock_order, message.paid,
                                                  message.share))
+                if table.awaits_claim(message.hand_id):  # journaled, not taken: said once
+                    link.bad_claim = message
+                    self.log.error("the pool's claim does not add up (paid is not the share "
+                                   "times the jackpot's seats): not taken; verification waits",
+                                   pool=link.pool_id, hand=message.hand_id, paid=message.paid,
+                                   share=message.share)
 
     def handle_device_reports(self) -> None:
         """Handle the device reports waiting, within one turn's budget (at most
