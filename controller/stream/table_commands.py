@@ -41,39 +41,32 @@ from controller.settings.validation import InputError, PositiveCents, problems_o
 Spot = Annotated[int, Field(strict=True, ge=1, le=MAX_SPOTS)]
 #: The longest player id, in characters.
 MAX_PLAYER_ID = 64
-#: A player id: letters of the Latin script and the digits 0-9, with single spaces and
-#: ``. ' # - _`` between them, in Unicode's plain form (NFKC). It reaches every wager,
-#: settlement and award record, the logs and the screens, so it holds no control, formatting
-#: (bidirectional overrides) or markup character; and one player must not pass for two (the
-#: four-spot limit, the floor's ratings): letters of other scripts (a Cyrillic Р is a Latin
-#: P to the eye), full-width and other compatibility forms, an accent written apart from its
-#: letter, and letters that draw nothing (U+3164) are refused. Case does not make another
-#: player (the table compares ids case-folded).
-_SEPARATORS = frozenset(" .'#_-")
+#: A player id: letters (any script) and digits, with single spaces and ``. ' # - _`` between
+#: them, in Unicode's plain form (NFKC). It reaches every wager, settlement and award record,
+#: the logs and the screens, so it holds no control, formatting (bidirectional overrides) or
+#: markup character; and one player must not pass for two (the four-spot limit, the floor's
+#: ratings): full-width and other compatibility forms and an accent written apart from its
+#: letter (not NFKC), and the letters that draw nothing (the Hangul fillers) are refused. Case
+#: does not make another player (the table compares ids case-folded).
+_PLAYER_ID = re.compile(r"\w(?:[\w.'#-]| (?! ))*(?<=\w)")
+#: Letters (Unicode category Lo) that draw nothing: "P-1" and "P-1\u3164" look the same.
+_INVISIBLE_LETTERS = frozenset("\u115f\u1160\u3164\uffa0")
 
 
 def _player_id_problem(value: str) -> str | None:
     if unicodedata.normalize("NFKC", value) != value:
-        return "is not in Unicode's plain form (NFKC: no full-width or separate accents)"
-    for char in value:
-        if char in _SEPARATORS:
-            continue
-        if char.isascii() and char.isalnum():
-            continue
-        if char.isalpha() and unicodedata.name(char, "").startswith("LATIN "):
-            continue
-        return f"holds {char!r} (U+{ord(char):04X}), which is not a Latin letter or a digit 0-9"
-    if value[0] in _SEPARATORS or value[-1] in _SEPARATORS:
-        return "begins or ends with a space or . ' # - _"
-    if "  " in value:
-        return "holds two spaces in a row"
+        return "is not in Unicode's plain form (NFKC: no full-width forms or separate accents)"
+    if invisible := _INVISIBLE_LETTERS.intersection(value):
+        return f"holds U+{ord(min(invisible)):04X}, a letter that draws nothing"
+    if not _PLAYER_ID.fullmatch(value):
+        return "holds another character, two spaces in a row, or begins or ends with one"
     return None
 
 
 def _player_id(value: str) -> str:
     if value and (problem := _player_id_problem(value)) is not None:
-        raise ValueError(f"a player id is Latin letters and digits 0-9, with single spaces "
-                         f"and . ' # - _ between them: this one {problem}")
+        raise ValueError(f"a player id is letters and digits, with single spaces and . ' # - _ "
+                         f"between them: this one {problem}")
     return value
 
 
