@@ -24,6 +24,9 @@ def deal_while_cards_are_due(rig, page, *, to_spots_only: bool = False) -> None:
 
 
 def place(page, spot: int, wager: str, chips: list[int]) -> None:
+    # A spot is chosen only while the screen takes wagers: a touch before the tray is shown
+    # (the table's opening not on the screen yet) chooses nothing, as for a dealer.
+    page.wait_for_selector("#tray:not([hidden])")
     page.tap(f'.spot[data-spot="{spot}"]')
     page.tap(f'[data-wager-kind="{wager}"]')
     for chip in chips:
