@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import zmq
@@ -46,7 +48,7 @@ REPLIES = [
 
 
 @pytest.mark.parametrize("reply, payload", REPLIES)
-def test_each_reply_has_the_bytes_the_daemon_sends_and_reads_back(reply, payload):
+def test_each_reply_has_the_bytes_the_daemon_sends_and_reads_back(reply, payload) -> None:
     assert encode(reply) == payload
     assert decode(payload) == reply
 
@@ -60,13 +62,13 @@ def test_each_reply_has_the_bytes_the_daemon_sends_and_reads_back(reply, payload
     {"ok": True, "carried_out": {"a": "1"}, "withdrawn": []},
     {"ok": True, "carried_out": {}, "withdrawn": [1]},
 ])
-def test_anything_else_is_not_a_reply(data):
+def test_anything_else_is_not_a_reply(data) -> None:
     with pytest.raises(ReplyError) as raised:
         reply_from(data)
     assert isinstance(raised.value, LowballError) and raised.value.problem
 
 
-def test_bytes_that_are_not_json_are_not_a_reply():
+def test_bytes_that_are_not_json_are_not_a_reply() -> None:
     with pytest.raises(ReplyError, match="not JSON"):
         decode(b"\xff{")
 
@@ -76,7 +78,7 @@ def test_bytes_that_are_not_json_are_not_a_reply():
 class Router:
     """A stand-in for the daemon's socket: the test decides when and what it answers."""
 
-    def __init__(self, context: zmq.Context, endpoint: str):
+    def __init__(self, context: zmq.Context, endpoint: str) -> None:
         self.socket = context.socket(zmq.ROUTER)
         self.socket.setsockopt(zmq.LINGER, 0)
         self.socket.bind(endpoint)
@@ -91,7 +93,7 @@ class Router:
 
 
 @pytest.fixture
-def router_and_client(tmp_path):
+def router_and_client(tmp_path: Path) -> Iterator[tuple[Router, CommandClient]]:
     context = zmq.Context()
     endpoint = f"ipc://{tmp_path}/commands"
     router = Router(context, endpoint)
@@ -102,7 +104,7 @@ def router_and_client(tmp_path):
     context.term()
 
 
-def test_a_late_reply_is_never_taken_for_the_answer_to_the_next_request(router_and_client):
+def test_a_late_reply_is_never_taken_for_the_answer_to_the_next_request(router_and_client: tuple[Router, CommandClient]) -> None:
     router, client = router_and_client
     first = client.send({"command": "lock"})
     late, _ = router.take()
@@ -115,7 +117,7 @@ def test_a_late_reply_is_never_taken_for_the_answer_to_the_next_request(router_a
     assert client.reply_to(second, DEADLINE_S) == Accepted(5, "OPEN", "place wagers, then lock")
 
 
-def test_pipelined_replies_come_back_with_their_requests_ids(router_and_client):
+def test_pipelined_replies_come_back_with_their_requests_ids(router_and_client: tuple[Router, CommandClient]) -> None:
     router, client = router_and_client
     ids = [client.send({"command": "place", "spot": spot, "wager": "ante", "amount": 500})
            for spot in (1, 2, 3)]
@@ -127,7 +129,7 @@ def test_pipelined_replies_come_back_with_their_requests_ids(router_and_client):
                        ids[2]: Refused("spot 3")}
 
 
-def test_a_command_that_timed_out_is_withdrawn_right_behind_it(tmp_path):
+def test_a_command_that_timed_out_is_withdrawn_right_behind_it(tmp_path: Path) -> None:
     """The request is queued while no daemon listens: when one comes up, the withdrawal
     naming it arrives right behind it (the daemon reads both before serving either, and
     refuses the command), and the timeout says its fate is not known yet."""
@@ -152,7 +154,7 @@ def test_a_command_that_timed_out_is_withdrawn_right_behind_it(tmp_path):
         context.term()
 
 
-def test_only_a_status_is_asked_again_after_a_timeout(router_and_client):
+def test_only_a_status_is_asked_again_after_a_timeout(router_and_client: tuple[Router, CommandClient]) -> None:
     router, client = router_and_client
     with pytest.raises(CommandTimeout):
         client.ask({"command": "lock"}, timeout_s=0.05, retries=3)
@@ -163,7 +165,7 @@ def test_only_a_status_is_asked_again_after_a_timeout(router_and_client):
     assert [router.take()[1]["command"] for _ in range(3)] == ["status"] * 3
 
 
-def test_the_credential_goes_only_with_a_supervisor_request(router_and_client):
+def test_the_credential_goes_only_with_a_supervisor_request(router_and_client: tuple[Router, CommandClient]) -> None:
     router, client = router_and_client
     client.send(parse_command({"command": "void", "reason": "misdeal"}), supervisor=True)
     client.send({"command": "open", "by": "sam"})
@@ -176,13 +178,13 @@ def test_the_credential_goes_only_with_a_supervisor_request(router_and_client):
 # --- the client against the daemon -------------------------------------------------------------
 
 @pytest.fixture
-def rig(tmp_path):
+def rig(tmp_path: Path) -> Iterator[Rig]:
     rig = Rig(tmp_path, "cali_lowball")
     yield rig
     rig.close()
 
 
-def test_the_daemon_answers_the_client_with_typed_replies(rig):
+def test_the_daemon_answers_the_client_with_typed_replies(rig: Rig) -> None:
     client = CommandClient(rig.stream.commands, context=rig.context, by="alice",
                            credential=CREDENTIAL)
     try:
@@ -205,7 +207,7 @@ def test_the_daemon_answers_the_client_with_typed_replies(rig):
         client.close()
 
 
-def test_a_withdrawal_settles_each_request_it_names_for_good(rig):
+def test_a_withdrawal_settles_each_request_it_names_for_good(rig: Rig) -> None:
     """Carried out (its record's seq, remembered across a restart), or withdrawn: refused
     whenever it arrives. A request is carried out once under its id."""
     def ask(request_id: str, **request) -> dict:
@@ -229,7 +231,7 @@ def test_a_withdrawal_settles_each_request_it_names_for_good(rig):
     assert not ask("x", command="open")["ok"]
 
 
-def test_a_req_client_and_the_command_client_get_the_same_bytes(rig):
+def test_a_req_client_and_the_command_client_get_the_same_bytes(rig: Rig) -> None:
     """The envelope is returned as it came: a REQ's empty delimiter, or the client's id."""
     raw = rig.context.socket(zmq.DEALER)
     raw.setsockopt(zmq.LINGER, 0)
@@ -245,7 +247,7 @@ def test_a_req_client_and_the_command_client_get_the_same_bytes(rig):
         raw.close(0)
 
 
-def test_the_protocol_page_lists_every_command_and_the_limits_the_daemon_keeps():
+def test_the_protocol_page_lists_every_command_and_the_limits_the_daemon_keeps() -> None:
     from pathlib import Path
 
     from controller.daemon import command_channel as channel
@@ -274,7 +276,7 @@ def test_the_protocol_page_lists_every_command_and_the_limits_the_daemon_keeps()
 
 
 def test_a_message_that_is_not_a_reply_to_this_client_is_skipped_within_the_timeout(
-        router_and_client):
+        router_and_client: tuple[Router, CommandClient]) -> None:
     router, client = router_and_client
     request_id = client.send({"command": "status"})
     envelope, _ = router.take()
@@ -285,7 +287,7 @@ def test_a_message_that_is_not_a_reply_to_this_client_is_skipped_within_the_time
     assert client.receive(0.05) is None
 
 
-def test_each_request_model_has_the_name_and_arguments_of_its_core_command():
+def test_each_request_model_has_the_name_and_arguments_of_its_core_command() -> None:
     """The request models and the core's commands are declared apart on purpose (the
     module docstring of controller/stream/table_commands.py says why): they must agree."""
     assert list(table_commands.COMMANDS) == list(commands.COMMANDS)

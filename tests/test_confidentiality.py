@@ -22,12 +22,13 @@ from controller.stream.journal import Journal, journal_path
 from controller.settings.scenario import load_scenario
 from controller.stream.client import StreamClient
 from tests.test_daemon import DEADLINE_S, rig_factory, scenarios_for, wait_for  # noqa: F401
+from tests.test_daemon import RigFactory
 
 
 class RawSub:
     """Every CMS message, decoded, in arrival order."""
 
-    def __init__(self, context: zmq.Context, endpoint: str, prefix: bytes):
+    def __init__(self, context: zmq.Context, endpoint: str, prefix: bytes) -> None:
         self.socket = context.socket(zmq.SUB)
         self.socket.setsockopt(zmq.LINGER, 0)
         self.socket.setsockopt(zmq.SUBSCRIBE, prefix)
@@ -62,7 +63,7 @@ def mentions(message: bytes, cards: set[str]) -> set[str]:
 
 
 @pytest.mark.parametrize("game", ["three_card_lowball", "cali_lowball"])
-def test_a_cms_subscriber_never_receives_a_card_before_settlement(rig_factory, game):
+def test_a_cms_subscriber_never_receives_a_card_before_settlement(rig_factory: RigFactory, game) -> None:
     rig = rig_factory(game)
     raw = RawSub(rig.context, rig.stream.cms_events, b"cms.")
     wait_for(lambda: raw.heartbeats(), "a CMS heartbeat")
@@ -118,7 +119,7 @@ def test_a_cms_subscriber_never_receives_a_card_before_settlement(rig_factory, g
     assert not client.withheld
 
 
-def test_cms_snapshot_and_replay_hide_the_hand_in_play(rig_factory):
+def test_cms_snapshot_and_replay_hide_the_hand_in_play(rig_factory: RigFactory) -> None:
     rig = rig_factory("cali_lowball")
     scenario = load_scenario(scenarios_for("cali_lowball", 1)[0])
     assert rig.ask({"command": "open"})["ok"]
@@ -151,7 +152,7 @@ def test_cms_snapshot_and_replay_hide_the_hand_in_play(rig_factory):
         cms.close()
 
 
-def test_redaction_empties_card_lists_and_masks_card_text():
+def test_redaction_empties_card_lists_and_masks_card_text() -> None:
     message = wire.encode(wire.EVENT_CLASSES["fault"]("unexpected_card", "discard:Kh,Qs",
                                                       "shoe", False),
                           table_id="TCL-01", seq=7, ts=__import__("datetime").datetime.now(
@@ -174,7 +175,7 @@ _TEXTS = st.lists(st.sampled_from(["As", "Td", "2c", "Kh", "10d", "AS", "aS", "x
 
 @settings(max_examples=300, deadline=None)
 @given(reason=_TEXTS, arguments=_TEXTS, table_id=st.sampled_from(["TCL-01", "As-2", "T3"]))
-def test_the_quick_no_card_check_agrees_with_redaction(reason, arguments, table_id):
+def test_the_quick_no_card_check_agrees_with_redaction(reason, arguments, table_id) -> None:
     """A record the byte check passes as card-free is one redaction would leave alone."""
     event = wire.EVENT_CLASSES["command_refused"]("decide", arguments, "dealer", "dealer", reason)
     hand = f"{table_id}-000001"
@@ -189,7 +190,7 @@ def test_the_quick_no_card_check_agrees_with_redaction(reason, arguments, table_
 
 @pytest.mark.parametrize("reason", ["éAs", "—Kd", "x\tAs", "line1\nKd", "\u2c00Qh high",
                                     "(Td)", "9c"])
-def test_a_card_after_any_character_is_redacted(reason):
+def test_a_card_after_any_character_is_redacted(reason) -> None:
     """The decoded text decides: a card after a tab, a newline or an accented letter is a
     card all the same (json.dumps would have written those as escapes ending in a letter)."""
     event = wire.EVENT_CLASSES["command_refused"]("decide", "{}", "dealer", "dealer", reason)

@@ -12,7 +12,9 @@ import hashlib
 import json
 import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import structlog
@@ -50,7 +52,7 @@ class Rig:
     """Simulators, a daemon in a thread, a subscriber and a command client."""
 
     def __init__(self, tmp_path: Path, game: str, notify_socket: str | None = None,
-                 durability: str = "full", supervisors: dict[str, str] | None = None):
+                 durability: str = "full", supervisors: dict[str, str] | None = None) -> None:
         self.tmp_path, self.game, self.durability = tmp_path, game, durability
         #: name -> credential of each supervisor (beside the shared CREDENTIAL)
         self.supervisors = supervisors or {}
@@ -176,11 +178,15 @@ class Rig:
                 assert reply["ok"], reply
 
 
-@pytest.fixture
-def rig_factory(tmp_path):
-    rigs = []
+#: The ``rig_factory`` fixture: make(game, **Rig options) -> a rig, closed after the test.
+RigFactory = Callable[..., Rig]
 
-    def make(game: str, **kwargs) -> Rig:
+
+@pytest.fixture
+def rig_factory(tmp_path: Path) -> Iterator[RigFactory]:
+    rigs: list[Rig] = []
+
+    def make(game: str, **kwargs: Any) -> Rig:
         rig = Rig(tmp_path, game, **kwargs)
         rigs.append(rig)
         return rig
@@ -205,7 +211,7 @@ def played_by_p_spot(settlements: list[dict]) -> list[dict]:
 
 
 @pytest.mark.parametrize("game", ["cali_lowball", "three_card_lowball"])
-def test_scenarios_through_the_daemon_settle_as_replay_does(rig_factory, game):
+def test_scenarios_through_the_daemon_settle_as_replay_does(rig_factory: RigFactory, game) -> None:
     rig = rig_factory(game)
     assert rig.ask({"command": "open"})["ok"]
     config = load_config(default_config_path(game))
@@ -226,7 +232,7 @@ def test_scenarios_through_the_daemon_settle_as_replay_does(rig_factory, game):
     assert report.ok and report.records_checked == seqs[-1]
 
 
-def test_a_stop_mid_hand_resumes_at_the_same_step(rig_factory):
+def test_a_stop_mid_hand_resumes_at_the_same_step(rig_factory: RigFactory) -> None:
     rig = rig_factory("cali_lowball")
     path = scenarios_for("cali_lowball", 1)[0]
     scenario = load_scenario(path)
@@ -264,7 +270,7 @@ def test_a_stop_mid_hand_resumes_at_the_same_step(rig_factory):
      "the supervisor credential is not valid"),
     (json.dumps({"command": "void", "reason": "x"}).encode(), "needs the supervisor credential"),
 ])
-def test_bad_commands_are_answered_journaled_and_published(rig_factory, request_bytes, says):
+def test_bad_commands_are_answered_journaled_and_published(rig_factory: RigFactory, request_bytes, says) -> None:
     rig = rig_factory("cali_lowball")
     seq = rig.daemon.journal.last_seq
     reply = rig.ask(request_bytes)
@@ -274,7 +280,7 @@ def test_bad_commands_are_answered_journaled_and_published(rig_factory, request_
     assert says in refused[-1].data.reason and refused[-1].seq == reply["seq"]
 
 
-def test_a_stop_request_wakes_the_main_loop_at_once(rig_factory):
+def test_a_stop_request_wakes_the_main_loop_at_once(rig_factory: RigFactory) -> None:
     """SIGTERM's handler calls request_stop: the loop must not sleep on to its next deadline
     (here the heartbeat, made an hour away by a clock that stands still)."""
     rig = rig_factory("cali_lowball")
@@ -305,7 +311,7 @@ def test_a_stop_request_wakes_the_main_loop_at_once(rig_factory):
 
 
 @pytest.mark.parametrize("durability, warned", [("full", False), ("batched", True)])
-def test_an_unsynced_journal_is_announced(rig_factory, durability, warned):
+def test_an_unsynced_journal_is_announced(rig_factory: RigFactory, durability, warned) -> None:
     with structlog.testing.capture_logs() as logs:
         rig = rig_factory("cali_lowball", durability=durability)
     assert rig.daemon.journal.durability == durability
@@ -314,7 +320,7 @@ def test_an_unsynced_journal_is_announced(rig_factory, durability, warned):
     assert bool(warnings) is warned
 
 
-def test_ready_and_stopping_are_sent_to_systemd(tmp_path, rig_factory):
+def test_ready_and_stopping_are_sent_to_systemd(tmp_path: Path, rig_factory: RigFactory) -> None:
     import socket as sockets
 
     listener = sockets.socket(sockets.AF_UNIX, sockets.SOCK_DGRAM)
@@ -329,7 +335,7 @@ def test_ready_and_stopping_are_sent_to_systemd(tmp_path, rig_factory):
     listener.close()
 
 
-def test_a_supervisor_verifies_with_the_credential(rig_factory):
+def test_a_supervisor_verifies_with_the_credential(rig_factory: RigFactory) -> None:
     rig = rig_factory("cali_lowball")
     reply = rig.ask({"command": "verify_jackpot"}, supervisor=True)
     assert reply == {"ok": False, "error": "no jackpot awaits verification",
@@ -338,7 +344,7 @@ def test_a_supervisor_verifies_with_the_credential(rig_factory):
         rig.daemon.loaded.config.security.supervisor_credential_sha256
 
 
-def test_run_refuses_an_unknown_durability_by_name(capsys, tmp_path):
+def test_run_refuses_an_unknown_durability_by_name(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     from controller.cli.main import main
 
     with pytest.raises(SystemExit) as exit_:
@@ -349,7 +355,7 @@ def test_run_refuses_an_unknown_durability_by_name(capsys, tmp_path):
     assert not (tmp_path / "state").exists()                   # nothing was started
 
 
-def test_a_lost_device_is_healthy_but_an_ended_device_thread_is_not(rig_factory):
+def test_a_lost_device_is_healthy_but_an_ended_device_thread_is_not(rig_factory: RigFactory) -> None:
     """The systemd watchdog is pinged only while healthy() holds. An unplugged shoe keeps its
     driver trying (a restart would not bring it back); a device thread that has ended is a
     bug that a restart does cure, so the ping is withheld and the log names the thread."""
@@ -367,14 +373,14 @@ def test_a_lost_device_is_healthy_but_an_ended_device_thread_is_not(rig_factory)
     assert [line["threads"] for line in ended] == [["spots driver"]]   # logged once
 
 
-def test_a_lamp_command_that_fails_unexpectedly_leaves_the_lamps_working(rig_factory):
+def test_a_lamp_command_that_fails_unexpectedly_leaves_the_lamps_working(rig_factory: RigFactory) -> None:
     from drivers.spots import WAGER_ACCEPTED
 
     rig = rig_factory("cali_lowball")
     spots, devices = rig.spots.device, rig.daemon.devices
     set_lamp, calls = devices.spots.set_lamp, []
 
-    def failing_once(spot, lamp):
+    def failing_once(spot, lamp) -> None:
         calls.append(spot)
         if len(calls) == 1:
             raise RuntimeError("a bug in a lamp command")

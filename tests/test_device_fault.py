@@ -19,7 +19,7 @@ from .test_table import Driver, cali_hand
 TS = datetime(2026, 11, 25, 4, 0, tzinfo=UTC)
 
 
-def test_a_shoe_fault_is_a_device_fault_then_a_fault_that_pauses():
+def test_a_shoe_fault_is_a_device_fault_then_a_fault_that_pauses() -> None:
     d = Driver()
     cali_hand(d)
     d.cards("As 9c")
@@ -31,7 +31,7 @@ def test_a_shoe_fault_is_a_device_fault_then_a_fault_that_pauses():
     assert not any(type(event) is DeviceStatus for event in events)
 
 
-def test_the_table_rebuilds_from_a_device_fault_and_from_a_version_1_fault_status():
+def test_the_table_rebuilds_from_a_device_fault_and_from_a_version_1_fault_status() -> None:
     d = Driver()
     cali_hand(d)
     d.cards("As 9c")
@@ -50,7 +50,7 @@ def test_the_table_rebuilds_from_a_device_fault_and_from_a_version_1_fault_statu
         assert table.state == "PAUSED" and table.fault.code == FaultCode.SHOE_JAM
 
 
-def test_the_device_hub_reports_in_the_vocabularies():
+def test_the_device_hub_reports_in_the_vocabularies() -> None:
     assert shoe_report(ShoeFault(ShoeProtocolFaultCode.JAM, "stuck")).args == (
         ShoeFaultCode.JAM, "stuck")
     conflict = shoe_report(SequenceConflict(7, "SEQ 07 named Kd", about_cards=True))

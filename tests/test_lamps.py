@@ -7,7 +7,7 @@ from controller.core.events import DecisionMade, DecisionsDue, ProgressiveAwarde
 from controller.core.table_events import StateChanged, WagerCancelled, WagerPlaced
 
 
-def test_each_event_lights_its_lamps():
+def test_each_event_lights_its_lamps() -> None:
     assert lamps.lamps_after(StateChanged("OPEN", "SETTLED", "next hand"), {}) == [(0, "attract")]
     assert lamps.lamps_after(StateChanged("CLOSED", "OPEN", "closed"), {}) == [(0, "off")]
     assert lamps.lamps_after(StateChanged("LOCKED", "OPEN", "locked"), {}) == []
@@ -21,7 +21,7 @@ def test_each_event_lights_its_lamps():
         [(1, "to_act"), (4, "to_act")]
 
 
-def test_a_settled_hand_lights_each_spot_by_its_net_and_awards():
+def test_a_settled_hand_lights_each_spot_by_its_net_and_awards() -> None:
     history = [WagerSettled(4, "ante", 1000, "lose", -1000),
                WagerSettled(4, "bonus", 1000, "lose", -1000),
                WagerSettled(1, "ante", 1000, "win", 1000),
@@ -33,7 +33,7 @@ def test_a_settled_hand_lights_each_spot_by_its_net_and_awards():
         (1, "win"), (2, "push"), (3, "progressive_winner"), (4, "lose")]
 
 
-def test_a_sensor_that_disagrees_with_the_locked_wagers():
+def test_a_sensor_that_disagrees_with_the_locked_wagers() -> None:
     locked = {1: {"ante": 500, "bonus": 500, "progressive": 100}, 2: {"ante": 500}}
     assert lamps.sensor_lamp(1, True, locked) == []
     assert lamps.sensor_lamp(1, False, locked) == [(1, "changed_after_lock")]

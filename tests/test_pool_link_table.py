@@ -5,6 +5,8 @@ table's to adjust, and a replay of the journaled inputs rebuilds the same link s
 config and the pool channel's messages are bounded where parsed, each refusal naming what was
 wrong."""
 
+from pathlib import Path
+
 import pytest
 
 from controller.core.table_events import (
@@ -47,7 +49,7 @@ def place(driver: Driver, spot: int, progressive: bool = True) -> None:
             is CommandAccepted
 
 
-def test_the_link_down_refuses_progressive_at_lock_naming_each_spot_and_ante_deals_on():
+def test_the_link_down_refuses_progressive_at_lock_naming_each_spot_and_ante_deals_on() -> None:
     d = linked_driver()
     assert d.table.pool == POOL and d.table.progressive_closed()   # not heard from yet
     d.record(d.table.pool_link_status(POOL, "lost", "no message for 3000 ms"))
@@ -64,7 +66,7 @@ def test_the_link_down_refuses_progressive_at_lock_naming_each_spot_and_ante_dea
     assert d.table.state == "LOCKED"
 
 
-def test_the_link_back_takes_progressive_with_the_pools_meter_and_lamps_reopen():
+def test_the_link_back_takes_progressive_with_the_pools_meter_and_lamps_reopen() -> None:
     d = linked_driver()
     d.record(d.table.pool_link_status(POOL, "lost", "silent"))
     place(d, 2)
@@ -89,7 +91,7 @@ def jackpot(d: Driver) -> None:
     assert d.table.jackpot is not None
 
 
-def test_verification_waits_for_the_pools_claim_and_a_replay_rebuilds_it():
+def test_verification_waits_for_the_pools_claim_and_a_replay_rebuilds_it() -> None:
     d = linked_driver()
     jackpot(d)
     hand = d.table.jackpot.hand_id
@@ -132,14 +134,14 @@ LINK = '[progressive.awards]'
      "progressive.link.server_key_file needs [security] server_secret_key_file"),
     ('pool = "LINK-1"\nendpoint = "ipc:///tmp/pool"\npoll = 1', "progressive.link.poll: unknown"),
 ])
-def test_a_bad_link_config_names_the_key(table_dir, link, says):  # noqa: F811 - the fixture
+def test_a_bad_link_config_names_the_key(table_dir: Path, link, says) -> None:  # noqa: F811 - the fixture
     edit(table_dir / "three-card-lowball.toml", LINK, f"[progressive.link]\n{link}\n\n{LINK}")
     with pytest.raises(InputError) as caught:
         load_config(table_dir / "three-card-lowball.toml")
     assert says in str(caught.value)
 
 
-def test_a_linked_tables_settings_name_the_pool_not_how_to_reach_it(table_dir):  # noqa: F811
+def test_a_linked_tables_settings_name_the_pool_not_how_to_reach_it(table_dir: Path) -> None:  # noqa: F811
     path = table_dir / "three-card-lowball.toml"
     unlinked = build_table(load_config(path)).settings
     edit(path, LINK, f'[progressive.link]\npool = "LINK-1"\nendpoint = "ipc:///tmp/a"\n\n{LINK}')
@@ -166,7 +168,7 @@ def test_a_linked_tables_settings_name_the_pool_not_how_to_reach_it(table_dir): 
      "lock_order: Input should be greater than or equal to 1"),
     ([b"pool.LINK-1.meter", b" " * (pool_channel.MAX_MESSAGE_BYTES + 1)], "bytes (at most"),
 ])
-def test_a_pool_message_is_refused_naming_what_is_wrong(parts, says):
+def test_a_pool_message_is_refused_naming_what_is_wrong(parts, says) -> None:
     with pytest.raises(pool_channel.PoolChannelError) as caught:
         pool_channel.parse(POOL, parts)
     assert says in str(caught.value)

@@ -32,6 +32,7 @@ from controller.core.events import (
 )
 from controller.core.games import CaliLowballHand, Decision, ThreeCardLowballHand
 from controller.settings.table_config import Rules, shipped_config_dir
+from controller.settings.table_config import LoadedConfig
 from tests import reference_settlement
 
 PAYTABLES = tomllib.loads((shipped_config_dir() / "paytables.toml").read_text())
@@ -106,7 +107,7 @@ def engine_dealer_option(hand) -> int:
     return options.index(frozenset(way.discard))
 
 
-def same_as_reference(hand, scenario, meter=None):
+def same_as_reference(hand, scenario, meter=None) -> None:
     if meter is not None:
         scenario["meter"] = meter
     expected = reference_settlement.settle(scenario, PAYTABLES, REFERENCE_PROGRESSIVE,
@@ -125,7 +126,7 @@ def same_as_reference(hand, scenario, meter=None):
        rules=st.fixed_dictionaries({"xtra_bonus_loses_on_loss": st.booleans(),
                                     "lowdown_bonus_survives_fold": st.booleans(),
                                     "burn_before_flop": st.booleans()}))
-def test_cali_lowball_random_hands(cali_config, data, seats, seed, rules):
+def test_cali_lowball_random_hands(cali_config: LoadedConfig, data, seats, seed, rules) -> None:
     wagers = {}
     for seat in sorted(seats):
         ante = data.draw(antes)
@@ -144,8 +145,8 @@ def test_cali_lowball_random_hands(cali_config, data, seats, seed, rules):
 @given(data=st.data(), seats=seats, seed=st.integers(0, 2**32 - 1),
        paytable=st.sampled_from(["paytable-1", "paytable-2", "paytable-3"]),
        meter=st.integers(0, 10**7), split=st.sampled_from(["equal", "full_each"]))
-def test_three_card_lowball_random_hands(three_card_config, data, seats, seed, paytable, meter,
-                                         split):
+def test_three_card_lowball_random_hands(three_card_config: LoadedConfig, data, seats, seed, paytable, meter,
+                                         split) -> None:
     wagers = {}
     for seat in sorted(seats):
         ante = data.draw(antes)
@@ -164,7 +165,7 @@ def test_three_card_lowball_random_hands(three_card_config, data, seats, seed, p
     same_as_reference(hand, scenario_of(hand, wagers, decisions, rules), meter)
 
 
-def test_jackpot_hands_are_reached_and_split():
+def test_jackpot_hands_are_reached_and_split() -> None:
     """Random play rarely deals two pat 4-2-A hands, so force one through a stacked shoe."""
     from controller.core.cards import parse_cards
     from controller.settings.table_config import default_config_path, load_config
@@ -184,7 +185,7 @@ def test_jackpot_hands_are_reached_and_split():
     assert awards == [(1, "jackpot", pool // 2), (2, "jackpot", pool // 2)]
 
 
-def test_the_dealers_choice_between_equal_discards_can_decide_the_hand(three_card_config):
+def test_the_dealers_choice_between_equal_discards_can_decide_the_hand(three_card_config: LoadedConfig) -> None:
     """Found by hypothesis: the dealer is dealt Qs Qh Qc and keeps one queen. The engine keeps
     Qc, and the draw (Ac 3c) makes a flush, which seat 3's K-high beats; keeping Qs would
     have made Q-high, which beats K-high. The reference must settle with the engine's choice."""

@@ -50,7 +50,7 @@ def play_to_lock(table: Table, events: list) -> None:
     events += table.command(parse_command({"command": "lock"}), "dealer", "dealer")
 
 
-def test_regulated_settings_change_only_between_hands_and_replay_agrees(tmp_path):
+def test_regulated_settings_change_only_between_hands_and_replay_agrees(tmp_path: Path) -> None:
     before = load_config(config_file(tmp_path))
     (tmp_path / "new").mkdir()
     after = load_config(config_file(tmp_path / "new", rate='"10%"', paytable="paytable-2"))
@@ -93,7 +93,7 @@ def test_regulated_settings_change_only_between_hands_and_replay_agrees(tmp_path
 class Daemon:
     """A daemon without devices, driven from the test's thread (its loop is not running)."""
 
-    def __init__(self, tmp_path: Path, path: Path, context: zmq.Context):
+    def __init__(self, tmp_path: Path, path: Path, context: zmq.Context) -> None:
         loaded = load_config(path)
         stream = Stream(events=f"ipc://{tmp_path}/e", replay=f"ipc://{tmp_path}/r",
                         commands=f"ipc://{tmp_path}/c")
@@ -120,7 +120,7 @@ def journaled(tmp_path: Path) -> list:
         return [wire.to_event(wire.decode_event(r.message)) for r in journal.records()]
 
 
-def test_reload_through_the_daemon_and_restarts_under_a_changed_file(tmp_path):
+def test_reload_through_the_daemon_and_restarts_under_a_changed_file(tmp_path: Path) -> None:
     path = config_file(tmp_path)
     context = zmq.Context()
     table = Daemon(tmp_path, path, context)

@@ -28,14 +28,14 @@ def report_of(path):
     return settlement_report(replay(scenario, CONFIGS[scenario.game], str(path)))
 
 
-def test_there_are_enough_worked_scenarios():
+def test_there_are_enough_worked_scenarios() -> None:
     games = [json.loads(path.read_text())["game"] for path in CASES]
     assert len(CASES) >= 40
     assert games.count("cali_lowball") >= 15 and games.count("three_card_lowball") >= 15
 
 
 @pytest.mark.parametrize("path", CASES, ids=lambda path: path.stem)
-def test_scenario_settles_as_expected(path):
+def test_scenario_settles_as_expected(path) -> None:
     expected = json.loads(path.with_suffix(".expected.json").read_text())
     report = report_of(path)
     assert report["settlements"] == expected["settlements"]
@@ -52,7 +52,7 @@ def run_cli(*args):
                           capture_output=True, text=True, timeout=60)
 
 
-def test_cli_replay_prints_the_settlement_as_json():
+def test_cli_replay_prints_the_settlement_as_json() -> None:
     path = CASES[0]
     done = run_cli("replay", str(path), "--json")
     assert done.returncode == 0, done.stderr
@@ -60,13 +60,13 @@ def test_cli_replay_prints_the_settlement_as_json():
         json.loads(path.with_suffix(".expected.json").read_text())["settlements"]
 
 
-def test_cli_replay_prints_a_readable_settlement():
+def test_cli_replay_prints_a_readable_settlement() -> None:
     done = run_cli("replay", str(CASES[0]))
     assert done.returncode == 0 and "house result" in done.stdout
 
 
 @pytest.mark.parametrize("unbuffered", ["1", ""])
-def test_cli_output_into_a_closed_pipe_ends_quietly(unbuffered):
+def test_cli_output_into_a_closed_pipe_ends_quietly(unbuffered) -> None:
     """``lowball-table replay FILE | head -3``: the reader has gone before the settlement is
     written. The command stops with 141 (128 + SIGPIPE, as the shell reports a command
     ended by the closed pipe) and no traceback, whether stdout is buffered or not."""
@@ -141,7 +141,7 @@ def changed(base, path, value):
     (THREE, ["seats", "2", "bonus"], 400, "seats.2: seat 2: Ante 500 and Bonus 400 must be equal"),
     (THREE, ["meter"], -5, "meter: Input should be greater than or equal to 0"),
 ])
-def test_malformed_scenarios_name_the_field(base, path, value, says):
+def test_malformed_scenarios_name_the_field(base, path, value, says) -> None:
     data = changed(base, path, value)
     with pytest.raises(ScenarioError) as caught:
         scenario = parse_scenario(data, "bad.json")
@@ -149,7 +149,7 @@ def test_malformed_scenarios_name_the_field(base, path, value, says):
     assert says in str(caught.value)
 
 
-def test_the_base_scenarios_are_valid():
+def test_the_base_scenarios_are_valid() -> None:
     for data in (BASE, THREE):
         scenario = parse_scenario(data)
         assert replay(scenario, CONFIGS[scenario.game]).settled
@@ -158,14 +158,14 @@ def test_the_base_scenarios_are_valid():
 @pytest.mark.parametrize("content, says", [
     ("{not json", "not valid JSON"), ("[]", "Input should be a valid dictionary"),
 ])
-def test_cli_refuses_malformed_files_without_a_settlement(tmp_path, content, says):
+def test_cli_refuses_malformed_files_without_a_settlement(tmp_path: Path, content, says) -> None:
     path = tmp_path / "bad.json"
     path.write_text(content)
     done = run_cli("replay", str(path), "--json")
     assert done.returncode == 2 and says in done.stderr and done.stdout == ""
 
 
-def test_cli_names_the_field_and_prints_no_settlement(tmp_path):
+def test_cli_names_the_field_and_prints_no_settlement(tmp_path: Path) -> None:
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(changed(BASE, ["shoe", 3], "Xx")))
     done = run_cli("replay", str(path), "--json")
@@ -173,6 +173,6 @@ def test_cli_names_the_field_and_prints_no_settlement(tmp_path):
     assert "shoe[3]: unknown card 'Xx'" in done.stderr and done.stdout == ""
 
 
-def test_cli_missing_file(tmp_path):
+def test_cli_missing_file(tmp_path: Path) -> None:
     done = run_cli("replay", str(tmp_path / "none.json"))
     assert done.returncode == 2 and "file not found" in done.stderr

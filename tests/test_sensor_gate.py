@@ -15,7 +15,7 @@ class Clock:
         return self.now
 
 
-def test_the_first_change_goes_on_and_the_window_ends_on_the_last():
+def test_the_first_change_goes_on_and_the_window_ends_on_the_last() -> None:
     clock = Clock()
     gate = SensorGate(clock)
     assert gate.admit(1, True) == Report("sensor", (1, True))
@@ -31,7 +31,7 @@ def test_the_first_change_goes_on_and_the_window_ends_on_the_last():
     assert gate.release() == [Report("sensor", (1, True))]
 
 
-def test_a_bounce_back_to_what_the_table_knows_is_not_reported_again():
+def test_a_bounce_back_to_what_the_table_knows_is_not_reported_again() -> None:
     clock = Clock()
     gate = SensorGate(clock)
     gate.admit(3, True)
@@ -43,7 +43,7 @@ def test_a_bounce_back_to_what_the_table_knows_is_not_reported_again():
     assert gate.admit(3, False) == Report("sensor", (3, False))   # quiet again: at once
 
 
-def test_another_report_of_the_device_flushes_what_is_held_first():
+def test_another_report_of_the_device_flushes_what_is_held_first() -> None:
     clock = Clock()
     gate = SensorGate(clock)
     gate.admit(1, True)

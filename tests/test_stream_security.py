@@ -35,7 +35,7 @@ def make_keys(directory: Path, name: str) -> dict[str, bytes]:
     return {"public_key": public, "secret_key": secret}
 
 
-def test_keys_new_writes_a_pair_and_never_overwrites(tmp_path, capsys):
+def test_keys_new_writes_a_pair_and_never_overwrites(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     keys = make_keys(tmp_path / "keys", "table-1")
     assert len(keys["public_key"]) == 40 and (tmp_path / "keys" / "table-1.key").exists()
     assert (tmp_path / "keys" / "table-1.key_secret").stat().st_mode & 0o077 == 0
@@ -46,7 +46,7 @@ def test_keys_new_writes_a_pair_and_never_overwrites(tmp_path, capsys):
 @pytest.mark.parametrize("key, endpoint", [("events", "tcp://0.0.0.0:5555"),
                                            ("commands", "tcp://10.1.2.3:5557"),
                                            ("cms_events", "tcp://*:5558")])
-def test_without_keys_a_network_endpoint_is_refused(key, endpoint):
+def test_without_keys_a_network_endpoint_is_refused(key, endpoint) -> None:
     stream = {key: endpoint}
     if key == "cms_events":
         stream["cms_replay"] = "tcp://127.0.0.1:5559"
@@ -58,7 +58,7 @@ def test_without_keys_a_network_endpoint_is_refused(key, endpoint):
     assert "must bind to loopback" in str(error.value)
 
 
-def test_with_keys_a_network_endpoint_is_accepted():
+def test_with_keys_a_network_endpoint_is_accepted() -> None:
     data = {"table": {"id": "T1", "game": "cali_lowball", "paytable": "example"},
             "stream": {"events": "tcp://0.0.0.0:5555"},
             "security": {"server_secret_key_file": "keys/table.key_secret",
@@ -69,7 +69,7 @@ def test_with_keys_a_network_endpoint_is_accepted():
 class SecureTable:
     """A daemon (no devices) whose sockets use CURVE, in a thread."""
 
-    def __init__(self, tmp_path: Path, context: zmq.Context, security: Security | None):
+    def __init__(self, tmp_path: Path, context: zmq.Context, security: Security | None) -> None:
         shipped = load_config(default_config_path("cali_lowball"))
         self.stream = Stream(events=f"ipc://{tmp_path}/e", replay=f"ipc://{tmp_path}/r",
                              commands=f"ipc://{tmp_path}/c", cms_events=f"ipc://{tmp_path}/ce",
@@ -89,7 +89,7 @@ class SecureTable:
 
 
 @pytest.fixture
-def keyring(tmp_path):
+def keyring(tmp_path: Path) -> tuple[dict[str, dict[str, bytes]], Security]:
     server = make_keys(tmp_path / "server", "table")
     allowed, cms_allowed, other = tmp_path / "allowed", tmp_path / "cms-allowed", tmp_path / "o"
     keys = {"server": server, "surveillance": make_keys(allowed, "surveillance-room"),
@@ -133,7 +133,7 @@ def heartbeats_until(listed: zmq.Socket, refused: list[zmq.Socket], count: int =
     return others
 
 
-def test_a_listed_key_is_served_and_an_unknown_key_gets_nothing(tmp_path, keyring):
+def test_a_listed_key_is_served_and_an_unknown_key_gets_nothing(tmp_path: Path, keyring: tuple[dict[str, dict[str, bytes]], Security]) -> None:
     keys, security = keyring
     context = zmq.Context()
     table = SecureTable(tmp_path, context, security)
@@ -188,7 +188,7 @@ def test_a_listed_key_is_served_and_an_unknown_key_gets_nothing(tmp_path, keyrin
         context.term()
 
 
-def test_without_keys_the_daemon_warns_the_stream_is_unauthenticated(tmp_path):
+def test_without_keys_the_daemon_warns_the_stream_is_unauthenticated(tmp_path: Path) -> None:
     context = zmq.Context()
     with structlog.testing.capture_logs() as logs:
         table = SecureTable(tmp_path, context, None)

@@ -7,6 +7,8 @@ from __future__ import annotations
 import pytest
 
 from tests.console.conftest import shot
+from tests.console.conftest import TableFactory
+from tests.console.conftest import ScreenFactory
 from tests.test_daemon import wait_for
 
 
@@ -37,7 +39,7 @@ def actions_on_screen(page) -> set[str]:
                                          "nodes => nodes.map(n => n.dataset.action)"))
 
 
-def test_a_three_card_hand_by_touch_with_a_discard(table, screen):
+def test_a_three_card_hand_by_touch_with_a_discard(table: TableFactory, screen: ScreenFactory) -> None:
     rig, console = table("three_card_lowball")
     rig.shoe.device.load(["Ac", "Kh", "3d", "5h", "9s", "2d", "4h", "7c", "8c", "6d"])
     page = screen(console.url)
@@ -85,7 +87,7 @@ def test_a_three_card_hand_by_touch_with_a_discard(table, screen):
     shot(page, "dealer-payouts")
 
 
-def test_a_cali_hand_by_touch_with_a_fold(table, screen):
+def test_a_cali_hand_by_touch_with_a_fold(table: TableFactory, screen: ScreenFactory) -> None:
     rig, console = table("cali_lowball")
     rig.shoe.device.load(["Jd", "3h", "9s", "5c", "2c", "4d", "7h"])
     page = screen(console.url, "large")
@@ -114,7 +116,7 @@ def test_a_cali_hand_by_touch_with_a_fold(table, screen):
     assert "fold" in page.inner_text('.spot[data-spot="1"] .decision')
 
 
-def test_a_shoe_fault_shows_the_way_out_and_continue_resumes_the_hand(table, screen):
+def test_a_shoe_fault_shows_the_way_out_and_continue_resumes_the_hand(table: TableFactory, screen: ScreenFactory) -> None:
     rig, console = table("cali_lowball")
     rig.shoe.device.load(["Jd", "3h", "9s", "5c", "2c", "4d", "7h"])
     assert rig.ask({"command": "open"})["ok"]

@@ -11,13 +11,17 @@ import socket
 import subprocess
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import pytest
+from playwright.sync_api import Browser
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
 
 from controller.console.link import TableLink
 from controller.console.sessions import FAILURES
+from tests.console.conftest import TableFactory
+from tests.console.conftest import Console
 from tests.console.test_sign_in_everywhere import (  # noqa: F401 (a fixture)
     DEALER,
     locked_console,
@@ -48,7 +52,7 @@ def rebound(url: str) -> tuple[str, dict[str, str]]:
     return url, {"Host": name, "Origin": f"http://{name}"}
 
 
-def test_a_page_on_another_host_name_cannot_drive_the_table(table):
+def test_a_page_on_another_host_name_cannot_drive_the_table(table: TableFactory) -> None:
     rig, console = table("cali_lowball")
     url, headers = rebound(console.url)
     port = int(url.rstrip("/").rsplit(":", 1)[1])
@@ -69,7 +73,7 @@ def test_a_page_on_another_host_name_cannot_drive_the_table(table):
         assert page.status == 200
 
 
-def test_sign_ins_fired_at_once_get_no_more_guesses_than_the_lock_out_allows(table):
+def test_sign_ins_fired_at_once_get_no_more_guesses_than_the_lock_out_allows(table: TableFactory) -> None:
     rig, console = table("cali_lowball")
     with concurrent.futures.ThreadPoolExecutor(24) as pool:
         statuses = list(pool.map(lambda n: post(console.url, {
@@ -78,7 +82,7 @@ def test_sign_ins_fired_at_once_get_no_more_guesses_than_the_lock_out_allows(tab
     assert set(statuses) <= {401, 429}
 
 
-def test_a_forged_forwarded_address_does_not_escape_the_lock_out(table):
+def test_a_forged_forwarded_address_does_not_escape_the_lock_out(table: TableFactory) -> None:
     rig, console = table("cali_lowball")
     statuses = [post(console.url, {"name": "Alice", "credential": f"guess-number-{n:04d}"},
                      {"X-Forwarded-For": f"10.9.{n}.1", "Forwarded": f"for=10.8.{n}.1"})[0]
@@ -87,7 +91,7 @@ def test_a_forged_forwarded_address_does_not_escape_the_lock_out(table):
     assert statuses[FAILURES:] == [429] * 3, statuses
 
 
-def test_a_screen_signed_out_elsewhere_is_shown_nothing_more(locked_console):
+def test_a_screen_signed_out_elsewhere_is_shown_nothing_more(locked_console: tuple[Rig, Console]) -> None:
     rig, console = locked_console
     status, cookie = sign_in(console.url, "Dana", DEALER)
     assert status == 200
@@ -105,7 +109,7 @@ def test_a_screen_signed_out_elsewhere_is_shown_nothing_more(locked_console):
                 assert message["type"] != "view", "a signed-out screen was sent the table"
 
 
-def test_a_command_given_while_the_table_is_away_is_refused_and_never_sent_later(tmp_path):
+def test_a_command_given_while_the_table_is_away_is_refused_and_never_sent_later(tmp_path: Path) -> None:
     rig = Rig(tmp_path, "cali_lowball")
     table_id = rig.daemon.table_id
     rig.stop_daemon()
@@ -139,7 +143,7 @@ def test_a_command_given_while_the_table_is_away_is_refused_and_never_sent_later
         rig.close()
 
 
-def test_a_screen_sending_nonsense_at_full_speed_cannot_flood_the_log(tmp_path):
+def test_a_screen_sending_nonsense_at_full_speed_cannot_flood_the_log(tmp_path: Path) -> None:
     """Each bad message was a warning line: 2,000 of them in about a second from one script,
     and a console whose log is not read fast enough (a full pipe, a stalled journald) stops
     serving every screen while it writes them."""
@@ -176,7 +180,7 @@ def test_a_screen_sending_nonsense_at_full_speed_cannot_flood_the_log(tmp_path):
     assert 1 <= log.count("another host name") <= 200 // 5
 
 
-def test_an_id_given_again_with_another_command_is_refused_not_answered_as_the_first(table):
+def test_an_id_given_again_with_another_command_is_refused_not_answered_as_the_first(table: TableFactory) -> None:
     rig, console = table("cali_lowball")
     with connect(console.url.replace("http://", "ws://") + "ws") as ws:
         def command(body: dict, command_id: str) -> dict:
@@ -192,7 +196,7 @@ def test_an_id_given_again_with_another_command_is_refused_not_answered_as_the_f
     assert [e.data.command for e in rig.events("command_accepted")] == ["open"]
 
 
-def test_an_account_signing_in_over_and_over_ends_its_own_sessions_not_a_supervisors():
+def test_an_account_signing_in_over_and_over_ends_its_own_sessions_not_a_supervisors() -> None:
     import hashlib
 
     from controller.console.config import Account
@@ -210,7 +214,7 @@ def test_an_account_signing_in_over_and_over_ends_its_own_sessions_not_a_supervi
     assert sessions.get(alice) is not None and sessions.get(alice).name == "Alice"
 
 
-def test_the_dealers_screen_is_sent_nothing_only_the_pit_may_see(locked_console):
+def test_the_dealers_screen_is_sent_nothing_only_the_pit_may_see(locked_console: tuple[Rig, Console]) -> None:
     """A dealer's account opens the dealer's screen only: the last hands (who played them)
     and the alarms are the pit's, and must not reach a dealer's socket either."""
     from tests.console.test_sign_in_everywhere import PIT
@@ -228,7 +232,7 @@ def test_the_dealers_screen_is_sent_nothing_only_the_pit_may_see(locked_console)
     assert views["Dana"]["spots"] == views["Pat"]["spots"]
 
 
-def test_in_a_real_browser_a_rebound_name_gets_no_screen(browser, table):
+def test_in_a_real_browser_a_rebound_name_gets_no_screen(browser: Browser, table: TableFactory) -> None:
     """Chromium resolving evil.example to 127.0.0.1, as a rebinding attacker's DNS does once
     the page has loaded: what that origin can fetch or open on the console."""
     from tests.console.conftest import CHROMIUM
@@ -254,7 +258,7 @@ def test_in_a_real_browser_a_rebound_name_gets_no_screen(browser, table):
     assert rig.ask({"command": "open"})["ok"]          # nothing of the page reached the table
 
 
-def test_a_page_of_another_site_cannot_sign_a_screen_out(locked_console):
+def test_a_page_of_another_site_cannot_sign_a_screen_out(locked_console: tuple[Rig, Console]) -> None:
     rig, console = locked_console
     status, cookie = sign_in(console.url, "Dana", DEALER)
     assert status == 200

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -14,7 +15,7 @@ from tests.test_daemon import Rig, wait_for
 
 
 def test_a_burst_of_cards_reaches_the_screen_without_waiting_for_the_idle_poll(
-        tmp_path, monkeypatch):
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The stream client reads live events into its buffer while it waits for a snapshot;
     they are on no socket, so the link must look again at once instead of sleeping until its
     idle poll ends (here a minute: the burst must be on the screen long before)."""
@@ -47,7 +48,7 @@ def test_a_burst_of_cards_reaches_the_screen_without_waiting_for_the_idle_poll(
         rig.close()
 
 
-def test_a_command_is_answered_through_the_link(tmp_path):
+def test_a_command_is_answered_through_the_link(tmp_path: Path) -> None:
     rig = Rig(tmp_path, "cali_lowball")
     stream = rig.stream
     link = TableLink(table_id=rig.daemon.table_id, spots=7, events=stream.events,
@@ -70,7 +71,7 @@ def test_a_command_is_answered_through_the_link(tmp_path):
     (Withdrawn({"ID": 41}, []), {"ok": True, "seq": 41}),
 ])
 def test_a_command_not_answered_in_time_is_withdrawn_and_its_screen_told_what_became_of_it(
-        tmp_path, monkeypatch, settled, told):
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, settled, told) -> None:
     """The table holds the screen's command without answering (a slow disk): the link
     withdraws it when its time is up, and tells the screen what the withdrawal settled,
     never to be carried out, or carried out late (docs/command-channel.md, section 6)."""

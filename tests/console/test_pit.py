@@ -11,11 +11,13 @@ from websockets.sync.client import connect
 from controller.settings.scenario import load_scenario
 from controller.stream import wire
 from tests.console.conftest import SUPERVISORS, Console, shot, write_configs
+from tests.console.conftest import TableFactory
+from tests.console.conftest import ScreenFactory
 from tests.console.test_supervisor import sign_in
 from tests.test_daemon import SCENARIOS, wait_for
 
 
-def test_the_pit_recalls_a_hand_step_by_step_and_acknowledges_alarms(table, screen):
+def test_the_pit_recalls_a_hand_step_by_step_and_acknowledges_alarms(table: TableFactory, screen: ScreenFactory) -> None:
     rig, console = table("three_card_lowball")
     assert rig.ask({"command": "open"})["ok"]
     scenario = load_scenario(SCENARIOS / "tcl_prog_four_high_after_draw.json")
@@ -69,7 +71,7 @@ def test_the_pit_recalls_a_hand_step_by_step_and_acknowledges_alarms(table, scre
         second.close()
 
 
-def test_the_pit_screen_gives_no_command(table):
+def test_the_pit_screen_gives_no_command(table: TableFactory) -> None:
     rig, console = table("cali_lowball")
     with connect(console.url.replace("http://", "ws://") + "ws/pit") as socket:
         socket.send(json.dumps({"type": "command", "id": "abcdefgh-1",

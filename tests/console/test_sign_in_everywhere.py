@@ -9,6 +9,8 @@ import http.cookiejar
 import json
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from websockets.exceptions import InvalidStatus
@@ -27,7 +29,7 @@ def _sha(text: str) -> str:
 
 
 @pytest.fixture
-def locked_console(tmp_path):
+def locked_console(tmp_path: Path) -> Iterator[tuple[Rig, Console]]:
     rig = Rig(tmp_path, "cali_lowball", supervisors=SUPERVISORS)
     config = write_configs(tmp_path, rig)
     with open(config, "a") as handle:
@@ -67,7 +69,7 @@ def next_of(ws, kind: str) -> dict:
     return message
 
 
-def test_nothing_is_served_before_a_sign_in(locked_console):
+def test_nothing_is_served_before_a_sign_in(locked_console: tuple[Rig, Console]) -> None:
     rig, console = locked_console
     for path in ("", "pit"):
         with urllib.request.urlopen(console.url + path, timeout=10) as reply:
@@ -78,7 +80,7 @@ def test_nothing_is_served_before_a_sign_in(locked_console):
     assert sign_in(console.url, "Dana", "not-her-credential")[0] == 401
 
 
-def test_a_dealer_signs_in_and_deals_but_cannot_void_or_see_the_pit(locked_console):
+def test_a_dealer_signs_in_and_deals_but_cannot_void_or_see_the_pit(locked_console: tuple[Rig, Console]) -> None:
     rig, console = locked_console
     status, cookie = sign_in(console.url, "Dana", DEALER)
     assert status == 200 and cookie and DEALER not in cookie
@@ -96,7 +98,7 @@ def test_a_dealer_signs_in_and_deals_but_cannot_void_or_see_the_pit(locked_conso
         pass
 
 
-def test_the_pit_signs_in_to_its_screen_only(locked_console):
+def test_the_pit_signs_in_to_its_screen_only(locked_console: tuple[Rig, Console]) -> None:
     rig, console = locked_console
     status, cookie = sign_in(console.url, "Pat", PIT)
     assert status == 200
@@ -108,7 +110,7 @@ def test_the_pit_signs_in_to_its_screen_only(locked_console):
         pass
 
 
-def test_off_loopback_every_screen_needs_an_account():
+def test_off_loopback_every_screen_needs_an_account() -> None:
     with pytest.raises(InputError, match="every screen needs a sign-in"):
         validate(ConsoleConfig, {"table_config": "t.toml", "host": "192.0.2.7",
                                  "tls_cert_file": "c.pem", "tls_key_file": "k.pem"}, "c")

@@ -13,6 +13,8 @@ import pytest
 from controller.console.sessions import FAILURES, Sessions
 from controller.settings.scenario import load_scenario
 from tests.console.conftest import SUPERVISORS, shot
+from tests.console.conftest import TableFactory
+from tests.console.conftest import ScreenFactory
 from tests.test_daemon import SCENARIOS, wait_for
 
 
@@ -41,7 +43,7 @@ def start_hand(rig) -> None:
     assert rig.ask({"command": "lock"})["ok"]
 
 
-def test_a_supervisor_voids_with_a_reason_and_the_journal_names_them(table, screen):
+def test_a_supervisor_voids_with_a_reason_and_the_journal_names_them(table: TableFactory, screen: ScreenFactory) -> None:
     rig, console = table("cali_lowball")
     start_hand(rig)
     rig.deal_one()
@@ -65,7 +67,7 @@ def test_a_supervisor_voids_with_a_reason_and_the_journal_names_them(table, scre
     assert all(cookie["httpOnly"] for cookie in cookies)
 
 
-def test_a_pending_jackpot_holds_the_screen_until_a_supervisor_verifies_it(table, screen):
+def test_a_pending_jackpot_holds_the_screen_until_a_supervisor_verifies_it(table: TableFactory, screen: ScreenFactory) -> None:
     rig, console = table("three_card_lowball")
     assert rig.ask({"command": "open"})["ok"]
     rig.play(load_scenario(SCENARIOS / "tcl_prog_jackpot.json"))
@@ -84,7 +86,7 @@ def test_a_pending_jackpot_holds_the_screen_until_a_supervisor_verifies_it(table
     page.wait_for_selector("#jackpot[hidden]", state="attached")
 
 
-def test_failed_sign_ins_lock_the_screen_out_and_raise_the_tables_alarm(table):
+def test_failed_sign_ins_lock_the_screen_out_and_raise_the_tables_alarm(table: TableFactory) -> None:
     rig, console = table("cali_lowball")
     status, answer = post_sign_in(console.url, {"name": "Alice", "credential": "not-it-at-all"})
     assert status == 401 and answer["error"] == "the supervisor credential is not valid"
@@ -99,7 +101,7 @@ def test_failed_sign_ins_lock_the_screen_out_and_raise_the_tables_alarm(table):
     assert status == 429                          # still locked: nothing reaches the table
 
 
-def test_a_sign_in_is_hostile_input_too(table):
+def test_a_sign_in_is_hostile_input_too(table: TableFactory) -> None:
     rig, console = table("cali_lowball")
     for body, said in [({"name": "<b>", "credential": "long-enough"}, "name"),
                        ({"name": "Alice", "credential": "x" * 300}, "credential"),
@@ -111,7 +113,7 @@ def test_a_sign_in_is_hostile_input_too(table):
     assert rig.events("command_refused") == []
 
 
-def test_a_session_expires_and_ends_at_sign_out():
+def test_a_session_expires_and_ends_at_sign_out() -> None:
     now = [0.0]
     sessions = Sessions(1, {"Alice": "0" * 64}, clock=lambda: now[0])
     token, session = sessions.open("Alice", "credential-text")
@@ -126,7 +128,7 @@ def test_a_session_expires_and_ends_at_sign_out():
     assert sessions.get("forged-token") is None and sessions.get(None) is None
 
 
-def test_a_lock_out_ends_after_its_time():
+def test_a_lock_out_ends_after_its_time() -> None:
     now = [0.0]
     sessions = Sessions(15, {}, clock=lambda: now[0])
     for _ in range(FAILURES):

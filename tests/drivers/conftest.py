@@ -83,8 +83,12 @@ def make_transport(kind: str, model: Any, name: str = "shoe") -> Any:
     return PtyTransport(model, name=name) if kind == "pty" else TcpTransport(model, name=name)
 
 
+#: The ``shoe_rig`` fixture: make(...) -> (simulator transport, connected SerialShoe, waiter).
+ShoeRig = Callable[..., tuple[Any, SerialShoe, EventWaiter]]
+
+
 @pytest.fixture
-def shoe_rig(transport_kind: str) -> Iterator[Callable[..., tuple[Any, SerialShoe, EventWaiter]]]:
+def shoe_rig(transport_kind: str) -> Iterator[ShoeRig]:
     """Factory: (simulator transport, connected SerialShoe, waiter). Cleans everything up."""
     started: list[Any] = []
 

@@ -15,7 +15,7 @@ def _row(seq: int, kind: str, ts: str, data: dict, version: int) -> store.Row:
          "type": kind, "data": data}))
 
 
-def test_device_faults_of_both_versions_are_device_statuses_and_downtime(database):
+def test_device_faults_of_both_versions_are_device_statuses_and_downtime(database: str) -> None:
     with store.connect(database) as connection:
         store.migrate(connection)
         store.store_batch(connection, [

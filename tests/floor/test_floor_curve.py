@@ -4,12 +4,14 @@ it stores the table's events; a key the table does not list gets nothing."""
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 import psycopg
 import zmq
 
 from bench.floor_rig import wait_until
 from controller.floor.config import LoadedFloorConfig, load_floor_config
+from controller.floor.local_cluster import LocalCluster
 from controller.floor.service import FloorService
 from controller.stream.journal import Journal, journal_path
 from tests.test_stream_security import SecureTable, make_keys
@@ -38,7 +40,7 @@ def count(dsn: str) -> int:
         return 0
 
 
-def test_a_listed_floor_key_stores_the_stream_and_a_stranger_gets_nothing(tmp_path, postgres):
+def test_a_listed_floor_key_stores_the_stream_and_a_stranger_gets_nothing(tmp_path: Path, postgres: LocalCluster) -> None:
     from controller.settings.table_config import Security
 
     make_keys(tmp_path / "server", "table")

@@ -4,6 +4,8 @@ stream from a resume point, and refuses a journal that ends before what the floo
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import zmq
@@ -17,7 +19,7 @@ DEADLINE_S = 15.0
 
 
 @pytest.fixture
-def table(tmp_path):
+def table(tmp_path: Path) -> Iterator[tuple[SecureTable, zmq.Context]]:
     context = zmq.Context()
     made = SecureTable(tmp_path, context, None)
     commands = context.socket(zmq.REQ)
@@ -44,7 +46,7 @@ def take_until(feed: TableFeed, count: int) -> list:
     return rows
 
 
-def test_a_feed_resumes_after_its_resume_point(table, tmp_path):
+def test_a_feed_resumes_after_its_resume_point(table: tuple[SecureTable, zmq.Context], tmp_path: Path) -> None:
     table, context = table
     with Journal.open_readonly(journal_path(tmp_path / "state")) as journal:
         last = journal.last_seq
@@ -58,7 +60,7 @@ def test_a_feed_resumes_after_its_resume_point(table, tmp_path):
         feed.close()
 
 
-def test_a_journal_that_ends_before_the_store_is_refused(table):
+def test_a_journal_that_ends_before_the_store_is_refused(table: tuple[SecureTable, zmq.Context]) -> None:
     table, context = table
     feed = feed_of(table, context, resume_after=10**6)
     try:

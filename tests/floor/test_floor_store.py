@@ -5,6 +5,8 @@ PostgreSQL restarted."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -12,6 +14,7 @@ import pytest
 from bench.floor_rig import FloorProcess, RatedDealer, TableProcess, wait_until, \
     write_floor_config
 from bench.power_loss import CREDENTIAL, JournalView
+from controller.floor.local_cluster import LocalCluster
 from controller.stream.journal import journal_path
 
 
@@ -36,7 +39,7 @@ def all_stored(dsn: str, tables: list[TableProcess]) -> bool:
 
 
 @pytest.fixture
-def tables(tmp_path):
+def tables(tmp_path: Path) -> Iterator[list[TableProcess]]:
     made: list[TableProcess] = []
     try:
         made.append(TableProcess("TCL-01", "three_card_lowball"))
@@ -47,8 +50,8 @@ def tables(tmp_path):
             table.close()
 
 
-def test_every_seq_stored_once_through_kills_and_a_database_restart(postgres, database,
-                                                                     tables, tmp_path):
+def test_every_seq_stored_once_through_kills_and_a_database_restart(postgres: LocalCluster, database: str,
+                                                                     tables: list[TableProcess], tmp_path: Path) -> None:
     three_card, cali = tables
     config = write_floor_config(tmp_path / "floor.toml", database, tables,
                                 {three_card.paytable: "0.0337", cali.paytable: "2.5%"})

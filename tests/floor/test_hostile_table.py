@@ -6,6 +6,8 @@ the hostile table's journal and publisher real (:mod:`tests.floor.hostile_table`
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -27,11 +29,11 @@ def stored(dsn: str, table_id: str) -> list[int]:
 
 
 @pytest.fixture
-def floor(tmp_path, database):
+def floor(tmp_path: Path, database: str) -> Iterator[Callable[..., FloorService]]:
     """make(*tables) -> the floor service following them, in a thread."""
-    made: list = []
+    made: list[tuple[FloorService, threading.Thread]] = []
 
-    def make(*tables):
+    def make(*tables: HostileTable) -> FloorService:
         config = write_floor_config(tmp_path / "floor.toml", database, list(tables), {},
                                     retry_s=0.2)
         service = FloorService(load_floor_config(config))
@@ -63,8 +65,8 @@ UNSTORABLE = [
 
 
 @pytest.mark.parametrize("events, hand_id", UNSTORABLE)
-def test_an_event_the_database_refuses_holds_its_table_only(tmp_path, database, floor,
-                                                            events, hand_id):
+def test_an_event_the_database_refuses_holds_its_table_only(tmp_path: Path, database: str, floor: Callable[..., FloorService],
+                                                            events, hand_id) -> None:
     calm = HostileTable(tmp_path / "calm", "CALM-01")
     evil = HostileTable(tmp_path / "evil", "EVIL-01")
     try:
@@ -92,7 +94,7 @@ def test_an_event_the_database_refuses_holds_its_table_only(tmp_path, database, 
         evil.close()
 
 
-def test_an_enormous_event_is_not_taken_and_holds_its_table_only(tmp_path, database, floor):
+def test_an_enormous_event_is_not_taken_and_holds_its_table_only(tmp_path: Path, database: str, floor: Callable[..., FloorService]) -> None:
     """An event is a few kilobytes: a table sending megabytes (gigabytes would take the floor
     service's memory) is not followed past it."""
     calm = HostileTable(tmp_path / "calm", "CALM-01")
@@ -116,7 +118,7 @@ def test_an_enormous_event_is_not_taken_and_holds_its_table_only(tmp_path, datab
         evil.close()
 
 
-def test_a_number_past_the_views_casts_spoils_no_other_tables_report(tmp_path, database, floor):
+def test_a_number_past_the_views_casts_spoils_no_other_tables_report(tmp_path: Path, database: str, floor: Callable[..., FloorService]) -> None:
     """The typed views cast a table's numbers with ::bigint: one stored amount past bigint
     would make every query of floor_wagers_placed, the ratings and `floor report` fail for
     every table. The wire refuses an event's integer past 2**53 - 1, so it is never stored, and

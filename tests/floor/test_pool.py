@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -27,7 +29,7 @@ def linked(tables=("TCL-01", "TCL-02"), **settings) -> Pool:
 class Tables:
     """Synthetic table streams: each event gets its table's next seq and a journal time."""
 
-    def __init__(self, connection: psycopg.Connection):
+    def __init__(self, connection: psycopg.Connection) -> None:
         self.connection = connection
         self.seqs: dict[str, int] = {}
         self.rows: list[Row] = []
@@ -73,7 +75,7 @@ class Tables:
 
 
 @pytest.fixture
-def connection(database):
+def connection(database: str) -> Iterator[psycopg.Connection]:
     with store.connect(database) as connection:
         store.migrate(connection)
         yield connection
@@ -94,7 +96,7 @@ def meter(connection, pool_id="LINK-1") -> dict:
     return row
 
 
-def test_the_ledger_is_the_tables_events_each_once(connection):
+def test_the_ledger_is_the_tables_events_each_once(connection: psycopg.Connection) -> None:
     pool.configure(connection, [linked()])
     tables = Tables(connection)
     tables.hand("TCL-01", 1, entries=3)
@@ -119,7 +121,7 @@ def test_the_ledger_is_the_tables_events_each_once(connection):
     assert ledger(connection) == before
 
 
-def test_a_hit_locks_the_pool_until_verified_then_reseeds(connection):
+def test_a_hit_locks_the_pool_until_verified_then_reseeds(connection: psycopg.Connection) -> None:
     pool.configure(connection, [linked()])
     tables = Tables(connection)
     tables.hand("TCL-01", 1, entries=5)
@@ -141,7 +143,7 @@ def test_a_hit_locks_the_pool_until_verified_then_reseeds(connection):
     assert row["locked_by_table"] is None and row["meter"] == SEED + 80
 
 
-def test_several_seats_share_a_hit_the_odd_cents_stay(connection):
+def test_several_seats_share_a_hit_the_odd_cents_stay(connection: psycopg.Connection) -> None:
     pool.configure(connection, [linked(seed=1000)])
     tables = Tables(connection)
     tables.hand("TCL-01", 1, entries=1)  # 1020 on the meter
@@ -158,8 +160,8 @@ def test_several_seats_share_a_hit_the_odd_cents_stay(connection):
     ("seed", SEED, 40),    # the house puts up the seed; the meter keeps what came since
     ("meter", 40, 0),      # the meter as it stands: what came since the first emptied it
 ])
-def test_hits_in_one_batch_are_ordered_by_journal_time(connection, rule, second_paid,
-                                                        meter_after):
+def test_hits_in_one_batch_are_ordered_by_journal_time(connection: psycopg.Connection, rule, second_paid,
+                                                        meter_after) -> None:
     pool.configure(connection, [linked(simultaneous_hit=rule)])
     tables = Tables(connection)
     tables.hand("TCL-02", 1, entries=2)
@@ -177,7 +179,7 @@ def test_hits_in_one_batch_are_ordered_by_journal_time(connection, rule, second_
     assert meter(connection)["meter"] == meter_after
 
 
-def test_concurrent_claims_are_ordered_and_each_paid_once(connection, database):
+def test_concurrent_claims_are_ordered_and_each_paid_once(connection: psycopg.Connection, database: str) -> None:
     tables = [f"TCL-{n:02d}" for n in range(1, 9)]
     pool.configure(connection, [linked(tables)])
     hits = [pool.Hit(table, 10, f"{table}-000001", (1,), T0, SEED) for table in tables]
@@ -208,7 +210,7 @@ def test_concurrent_claims_are_ordered_and_each_paid_once(connection, database):
     assert row["reseeds"] == SEED * len(tables)  # the opening seed and one a later hit
 
 
-def test_floor_services_applying_one_pool_at_once_count_each_event_once(connection, database):
+def test_floor_services_applying_one_pool_at_once_count_each_event_once(connection: psycopg.Connection, database: str) -> None:
     tables = [f"TCL-{n:02d}" for n in range(1, 5)]
     pool.configure(connection, [linked(tables)])
     stream = Tables(connection)
@@ -234,7 +236,7 @@ def test_floor_services_applying_one_pool_at_once_count_each_event_once(connecti
     assert meter(connection)["meter"] == SEED + expected
 
 
-def test_a_table_joins_a_pool_at_the_floors_resume_point(connection):
+def test_a_table_joins_a_pool_at_the_floors_resume_point(connection: psycopg.Connection) -> None:
     pool.configure(connection, [linked(("TCL-01",))])
     tables = Tables(connection)
     tables.hand("TCL-01", 1, entries=1)
@@ -249,7 +251,7 @@ def test_a_table_joins_a_pool_at_the_floors_resume_point(connection):
     assert meter(connection)["contributions"] == 20 + 40
 
 
-def test_adjustments_are_rows_with_reasons_refused_below_zero(connection):
+def test_adjustments_are_rows_with_reasons_refused_below_zero(connection: psycopg.Connection) -> None:
     pool.configure(connection, [linked(seed=100)])
     assert pool.adjust(connection, "LINK-1", -40, "meter sign test", "sup-1", "adj-1") == 60
     assert pool.adjust(connection, "LINK-1", -40, "meter sign test", "sup-1", "adj-1") == 60
@@ -262,14 +264,14 @@ def test_adjustments_are_rows_with_reasons_refused_below_zero(connection):
     assert meter(connection)["adjustments"] == -40
 
 
-def test_the_ledger_is_append_only(connection):
+def test_the_ledger_is_append_only(connection: psycopg.Connection) -> None:
     pool.configure(connection, [linked()])
     with pytest.raises(psycopg.errors.RaiseException, match="floor_pool_ledger is append-only"):
         with connection.transaction():
             connection.execute("UPDATE floor_pool_ledger SET amount = 0")
 
 
-def test_a_garbled_event_is_left_out_and_the_rest_applied(connection):
+def test_a_garbled_event_is_left_out_and_the_rest_applied(connection: psycopg.Connection) -> None:
     pool.configure(connection, [linked()])
     tables = Tables(connection)
     tables.event("TCL-01", "meter_contributed", "TCL-01-000001", contribution="20")
@@ -281,7 +283,7 @@ def test_a_garbled_event_is_left_out_and_the_rest_applied(connection):
     assert meter(connection)["meter"] == SEED + 20
 
 
-def test_a_pool_left_out_of_the_config_keeps_its_ledger_and_follows_nothing(connection):
+def test_a_pool_left_out_of_the_config_keeps_its_ledger_and_follows_nothing(connection: psycopg.Connection) -> None:
     pool.configure(connection, [linked()])
     pool.configure(connection, [])
     with connection.transaction():
@@ -289,7 +291,7 @@ def test_a_pool_left_out_of_the_config_keeps_its_ledger_and_follows_nothing(conn
     assert meter(connection)["meter"] == SEED
 
 
-def test_floor_adjust_and_report_from_the_command_line(database, tmp_path, capsys):
+def test_floor_adjust_and_report_from_the_command_line(database: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from controller.cli.main import main
 
     config = tmp_path / "floor.toml"
@@ -311,8 +313,8 @@ def test_floor_adjust_and_report_from_the_command_line(database, tmp_path, capsy
     assert "LINK-1  open    $975.00" in printed and "-$25.00" in printed
 
 
-def test_a_database_going_away_while_the_service_connects_is_retried(connection, database,
-                                                                     tmp_path):
+def test_a_database_going_away_while_the_service_connects_is_retried(connection: psycopg.Connection, database: str,
+                                                                     tmp_path: Path) -> None:
     """An operational error after connecting (here a lock not granted in time; a PostgreSQL
     shutting down is another) is the database being unavailable: retried, not fatal."""
     from controller.floor.config import load_floor_config

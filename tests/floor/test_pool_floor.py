@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterator
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -15,6 +17,7 @@ import pytest
 from bench.floor_rig import FloorProcess, PoolDealer, TableProcess, wait_until, \
     write_floor_config
 from bench.power_loss import CREDENTIAL, JournalView
+from controller.floor.local_cluster import LocalCluster
 from controller.stream.journal import journal_path
 
 SEED = 500_000  # the tables' and the pool's progressive seed (the shipped default)
@@ -57,7 +60,7 @@ def finish(threads: list[threading.Thread]) -> None:
 
 
 @pytest.fixture
-def tables():
+def tables() -> Iterator[list[TableProcess]]:
     made: list[TableProcess] = []
     try:
         made.append(TableProcess("TCL-01"))
@@ -68,8 +71,8 @@ def tables():
             table.close()
 
 
-def test_the_pool_pays_each_hit_once_in_order_through_kills_and_restarts(postgres, database,
-                                                                         tables, tmp_path):
+def test_the_pool_pays_each_hit_once_in_order_through_kills_and_restarts(postgres: LocalCluster, database: str,
+                                                                         tables: list[TableProcess], tmp_path: Path) -> None:
     config = write_floor_config(tmp_path / "floor.toml", database, tables, {},
                                 pools={"LINK-1": [table.table_id for table in tables]})
     floor = FloorProcess(config, tmp_path / "floor.log")

@@ -8,11 +8,14 @@ pool again, and no contribution is counted twice or lost."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import psycopg
 
 from bench.floor_rig import FloorProcess, PoolDealer, TableProcess, wait_until, \
     write_floor_config
 from bench.power_loss import CREDENTIAL
+from controller.floor.local_cluster import LocalCluster
 from drivers.meter import meter_text
 from drivers.spots import PROGRESSIVE_CLOSED
 from tests.floor.test_pool_floor import SEED, journal, pool_caught_up, query
@@ -29,7 +32,7 @@ def journaled(table: TableProcess, kind: str) -> list[dict]:
 
 
 def test_linked_tables_show_the_pool_wait_for_its_claim_and_survive_the_link_cut(
-        postgres, database, tmp_path):
+        postgres: LocalCluster, database: str, tmp_path: Path) -> None:
     endpoint = f"ipc://{tmp_path}/pool"
     tables: list[TableProcess] = []
     floor = None

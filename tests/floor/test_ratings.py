@@ -5,8 +5,10 @@ from __future__ import annotations
 import io
 import json
 from collections import defaultdict
+from collections.abc import Iterator
 from datetime import datetime
 from decimal import Decimal
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -16,6 +18,7 @@ from bench.floor_rig import FloorProcess, RatedDealer, TableProcess, wait_until,
 from bench.power_loss import JournalView
 from controller.cli.main import main
 from controller.floor import store
+from controller.floor.local_cluster import LocalCluster
 from controller.floor.report import print_report
 from controller.stream.journal import journal_path
 
@@ -24,7 +27,7 @@ PLAYERS = {1: "P-100", 2: "P-100", 4: "P-200"}
 
 
 @pytest.fixture
-def table():
+def table() -> Iterator[TableProcess]:
     made = TableProcess("TCL-07", "three_card_lowball")
     try:
         yield made
@@ -62,7 +65,7 @@ def expected(table: TableProcess) -> tuple[dict, dict]:
     return players, {**table_totals, "span": last_settled - first_start}
 
 
-def test_player_and_table_ratings_agree_with_the_journal(database, table, tmp_path, capsys):
+def test_player_and_table_ratings_agree_with_the_journal(database: str, table: TableProcess, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     config = write_floor_config(tmp_path / "floor.toml", database, [table],
                                 {table.paytable: str(EDGE)})
     floor = FloorProcess(config, tmp_path / "floor.log")
@@ -118,7 +121,7 @@ def test_player_and_table_ratings_agree_with_the_journal(database, table, tmp_pa
     assert "Players (per player, table and shift)" in printed and "P-200" in printed
 
 
-def test_a_spot_without_a_player_is_not_rated(database, postgres):
+def test_a_spot_without_a_player_is_not_rated(database: str, postgres: LocalCluster) -> None:
     """The seat-to-player view keeps the last player named on the spot before the lock; an
     empty player (nobody carded) is no player."""
     with store.connect(database) as connection:

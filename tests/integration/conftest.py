@@ -22,7 +22,7 @@ import zmq
 
 from controller.stream.journal import Journal, JournalRecord, journal_path
 from tests.stream.conftest import TableLoop
-from tests.test_daemon import Rig
+from tests.test_daemon import Rig, RigFactory
 
 ROOT = Path(__file__).resolve().parents[2]
 DEADLINE_S = 20.0
@@ -31,7 +31,7 @@ DEADLINE_S = 20.0
 class Tool:
     """A subprocess whose stdout and stderr lines are read by threads into queues."""
 
-    def __init__(self, argv: list[str]):
+    def __init__(self, argv: list[str]) -> None:
         self.argv = argv
         self.process = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE, text=True, bufsize=1)
@@ -94,8 +94,12 @@ class Tool:
             self.process.wait(DEADLINE_S)
 
 
+#: The ``tools`` fixture: start(*argv) -> a tool's process, stopped after the test.
+ToolFactory = Callable[..., Tool]
+
+
 @pytest.fixture
-def tools() -> Iterator[Callable[..., Tool]]:
+def tools() -> Iterator[ToolFactory]:
     started: list[Tool] = []
 
     def start(*argv: str) -> Tool:
@@ -124,7 +128,7 @@ def journal_records(state_dir: Path) -> list[JournalRecord]:
 
 
 @pytest.fixture
-def rig_factory(tmp_path: Path) -> Iterator[Callable[[str], Rig]]:
+def rig_factory(tmp_path: Path) -> Iterator[RigFactory]:
     rigs: list[Rig] = []
 
     def make(game: str) -> Rig:

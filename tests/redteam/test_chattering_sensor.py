@@ -13,6 +13,7 @@ import zmq
 
 from controller.daemon.device_hub import Report
 from tests.test_daemon import DEADLINE_S, rig_factory, wait_for  # noqa: F401 (fixture)
+from tests.test_daemon import RigFactory
 
 #: Sensor reports the bouncing contact sends in one burst (a few seconds of the line).
 BOUNCES = 8000
@@ -32,7 +33,7 @@ def _status_wait(req: zmq.Socket) -> float | None:
 
 
 def test_a_bouncing_sensor_costs_a_few_records_and_the_table_ends_on_its_last_state(
-        rig_factory):  # noqa: F811
+        rig_factory: RigFactory) -> None:  # noqa: F811
     rig = rig_factory("three-card-lowball")
     rig.status()                                       # the REQ socket is connected
     reported: list = []
@@ -51,7 +52,7 @@ def test_a_bouncing_sensor_costs_a_few_records_and_the_table_ends_on_its_last_st
     assert len(reported) < 100, f"{len(reported)} sensor records for one burst"
 
 
-def test_a_device_backlog_does_not_hold_the_commands_back(rig_factory):  # noqa: F811
+def test_a_device_backlog_does_not_hold_the_commands_back(rig_factory: RigFactory) -> None:  # noqa: F811
     rig = rig_factory("three-card-lowball")
     rig.status()
     daemon = rig.daemon

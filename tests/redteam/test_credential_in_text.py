@@ -27,7 +27,7 @@ def _request(place: str) -> dict:
 
 
 @pytest.mark.parametrize("place", ("reason", "by", "player", "key", "nested"))
-def test_the_credential_within_a_text_is_never_journaled(place):
+def test_the_credential_within_a_text_is_never_journaled(place) -> None:
     with fuzz.command_daemon("three_card_lowball") as daemon:
         assert daemon.command(b'{"command":"open"}')["ok"]
         reply = daemon.command(json.dumps(_request(place)).encode())

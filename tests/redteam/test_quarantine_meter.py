@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 from datetime import UTC, datetime
+from pathlib import Path
 
 from controller.core.table_events import DeviceStatus, MeterChanged
 from controller.daemon.journal_quarantine import quarantine
@@ -29,7 +30,7 @@ def rot(state_dir, seq: int) -> None:
     connection.close()
 
 
-def test_quarantine_keeps_the_meter_the_players_last_saw(tmp_path):
+def test_quarantine_keeps_the_meter_the_players_last_saw(tmp_path: Path) -> None:
     with Journal(journal_path(tmp_path)) as journal:
         journal.append(MeterChanged(100_000, "seed"), table_id=TABLE, hand_id=None, ts=TS)
         journal.append(DeviceStatus("shoe", "connected", "shoe-port"), table_id=TABLE,

@@ -7,6 +7,7 @@ and the table opens only once a supervisor has confirmed the meter."""
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
 import zmq
 
@@ -28,7 +29,7 @@ def damage_last_record(state_dir) -> int:
     return seq
 
 
-def test_quarantine_mid_hand_accounts_for_the_hand_in_play(tmp_path):
+def test_quarantine_mid_hand_accounts_for_the_hand_in_play(tmp_path: Path) -> None:
     path, state, context = run_config(tmp_path), tmp_path / "state", zmq.Context()
     try:
         table = Daemon(tmp_path, path, context)

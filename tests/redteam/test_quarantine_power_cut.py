@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 import zmq
@@ -34,7 +35,7 @@ def files_at_power_cut(source, state) -> None:
         shutil.copy(f"{journal_path(source)}{suffix}", f"{journal_path(state)}{suffix}")
 
 
-def test_a_start_after_a_cut_between_renames_loses_no_record(tmp_path):
+def test_a_start_after_a_cut_between_renames_loses_no_record(tmp_path: Path) -> None:
     path, state = run_config(tmp_path), tmp_path / "state"
     writer = Journal(journal_path(tmp_path / "before"))
     try:
@@ -86,12 +87,12 @@ def broken_journal_in_its_log(source, state) -> None:
 
 @pytest.mark.parametrize("cut_at", [1, 2, 3, 4, 5])
 def test_a_quarantine_cut_at_any_rename_loses_nothing_and_finishes_when_run_again(
-        tmp_path, monkeypatch, cut_at):
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cut_at) -> None:
     state = tmp_path / "state"
     broken_journal_in_its_log(tmp_path / "writer", state)
     renames, rename = [], os.rename
 
-    def cut(source, target):
+    def cut(source, target) -> None:
         renames.append(source)
         if len(renames) == cut_at:
             raise PowerCut(source)

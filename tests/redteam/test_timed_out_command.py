@@ -17,6 +17,7 @@ from controller.stream import wire
 from controller.stream.command_client import CommandClient, CommandTimeout
 from controller.stream.command_replies import Status, Withdrawn
 from tests.test_daemon import CREDENTIAL, DEADLINE_S, rig_factory  # noqa: F401 (fixture)
+from tests.test_daemon import RigFactory
 
 def _adjustments(rig, kind: str) -> list:
     """The adjust_meter records of ``kind`` in the journal."""
@@ -24,11 +25,11 @@ def _adjustments(rig, kind: str) -> list:
     return [r for r in records if r.type == kind and r.data.command == "adjust_meter"]
 
 
-def test_a_timed_out_adjustment_is_never_carried_out_later(rig_factory):  # noqa: F811
+def test_a_timed_out_adjustment_is_never_carried_out_later(rig_factory: RigFactory) -> None:  # noqa: F811
     rig = rig_factory("cali-lowball")
     slow, stalled = threading.Event(), threading.Event()
 
-    def slow_disk(records, events):
+    def slow_disk(records, events) -> None:
         if records[0].type == "command_accepted" and b'"sign_in"' in records[0].message:
             stalled.set()
             slow.wait(DEADLINE_S)

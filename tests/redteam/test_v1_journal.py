@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 from datetime import UTC, datetime
+from pathlib import Path
 
 from controller.core.table_events import DeviceStatus
 from controller.stream import wire
@@ -34,7 +35,7 @@ def v1(event, seq: int) -> bytes:
         b'"schema_version":%d' % wire.SCHEMA_VERSION, b'"schema_version":1')
 
 
-def test_a_version_1_journal_with_a_device_fault_verifies(tmp_path):
+def test_a_version_1_journal_with_a_device_fault_verifies(tmp_path: Path) -> None:
     path = journal_path(tmp_path)
     fault = v1(DeviceStatus("shoe", "connected", ""), 2).replace(
         b'"status":"connected"', b'"status":"fault:JAM"')
@@ -47,7 +48,7 @@ def test_a_version_1_journal_with_a_device_fault_verifies(tmp_path):
     assert report.ok, report.reason
 
 
-def test_a_version_1_record_whose_column_names_another_type_is_still_broken(tmp_path):
+def test_a_version_1_record_whose_column_names_another_type_is_still_broken(tmp_path: Path) -> None:
     path = journal_path(tmp_path)
     fault = v1(DeviceStatus("shoe", "connected", ""), 1).replace(
         b'"status":"connected"', b'"status":"fault:JAM"')

@@ -14,7 +14,7 @@ import bench.power_loss
 from bench import pipeline
 
 
-def test_a_daemon_that_cannot_start_leaves_nothing_behind(monkeypatch, tmp_path):
+def test_a_daemon_that_cannot_start_leaves_nothing_behind(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     def broken_config(path: Path, *args, **kwargs) -> Path:
         path.write_text("[table]\nid = 'BENCH'\nno_such_key = 1\n")
         return path
@@ -41,7 +41,7 @@ def test_a_daemon_that_cannot_start_leaves_nothing_behind(monkeypatch, tmp_path)
     assert not list(Path(process.args[process.args.index("--state-dir") + 1]).parent.glob("*"))
 
 
-def test_the_stalled_subscriber_bench_recovers_every_event_through_the_daemon_process():
+def test_the_stalled_subscriber_bench_recovers_every_event_through_the_daemon_process() -> None:
     """The short version of ``python -m bench.pipeline stalled`` (a minute there): the table
     keeps dealing while a subscriber reads nothing, and the subscriber then ends with every
     journaled seq after its snapshot, once, in order, byte for byte, and nothing after (the
@@ -56,7 +56,7 @@ def test_the_stalled_subscriber_bench_recovers_every_event_through_the_daemon_pr
     assert 0 < result["replayed_records"] < result["missed_records"]
 
 
-def test_a_daemon_that_cannot_even_be_spawned_leaves_nothing_behind(monkeypatch):
+def test_a_daemon_that_cannot_even_be_spawned_leaves_nothing_behind(monkeypatch: pytest.MonkeyPatch) -> None:
     """The simulators start before the daemon is spawned: if spawning fails, they stop and the
     files go all the same."""
     configs: list[Path] = []
@@ -66,7 +66,7 @@ def test_a_daemon_that_cannot_even_be_spawned_leaves_nothing_behind(monkeypatch)
         configs.append(write_config(path, *args, **kwargs))
         return configs[-1]
 
-    def failing_popen(*args, **kwargs):
+    def failing_popen(*args, **kwargs) -> None:
         raise FileNotFoundError("no such interpreter")
 
     monkeypatch.setattr(bench.power_loss, "write_config", recording_config)

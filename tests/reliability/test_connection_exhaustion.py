@@ -17,6 +17,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -55,7 +56,7 @@ def free_port() -> int:
 
 
 @pytest.fixture
-def enough_descriptors():
+def enough_descriptors() -> Iterator[None]:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     wanted = IDLE_CONNECTIONS + 512
     if hard != resource.RLIM_INFINITY and hard < wanted:
@@ -65,13 +66,13 @@ def enough_descriptors():
     resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
-def test_the_unit_raises_the_descriptor_limit():
+def test_the_unit_raises_the_descriptor_limit() -> None:
     assert unit_nofile() >= 16384
 
 
 @pytest.mark.parametrize("limit", ["unit", "systemd default"])
-def test_idle_unauthenticated_connections_do_not_lock_the_dealer_out(tmp_path, limit,
-                                                                     enough_descriptors):
+def test_idle_unauthenticated_connections_do_not_lock_the_dealer_out(tmp_path: Path, limit,
+                                                                     enough_descriptors: None) -> None:
     nofile = unit_nofile() if limit == "unit" else SYSTEMD_DEFAULT_NOFILE
     keys, allowed = tmp_path / "keys", tmp_path / "allowed"
     keys.mkdir()
@@ -160,7 +161,7 @@ def test_idle_unauthenticated_connections_do_not_lock_the_dealer_out(tmp_path, l
     assert total >= 100 and len(refused) <= 3, refused
 
 
-def test_every_server_socket_times_handshakes_out(tmp_path):
+def test_every_server_socket_times_handshakes_out(tmp_path: Path) -> None:
     from controller.stream.security import HANDSHAKE_TIMEOUT_MS
     from controller.settings.table_config import Stream
     from tests.test_reload import Daemon

@@ -18,6 +18,8 @@ Waits are polls with a deadline; the deadline only bounds a failure.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -74,7 +76,7 @@ class FaultRig(Rig):
 
 
 @pytest.fixture
-def rig(tmp_path, request):
+def rig(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[FaultRig]:
     game = getattr(request, "param", "cali_lowball")
     rig = FaultRig(tmp_path, game)
     assert rig.ask({"command": "open"})["ok"]
@@ -110,7 +112,7 @@ def _settled_as_replay(rig: FaultRig, scenario) -> None:
 
 # --- the shoe --------------------------------------------------------------------------------
 
-def test_shoe_unplugged_and_replugged_mid_hand_loses_no_card(rig):
+def test_shoe_unplugged_and_replugged_mid_hand_loses_no_card(rig: FaultRig) -> None:
     scenario = _scenario("cali_check_bet_win")
     rig.start_hand(scenario)
     rig.deal_one()
@@ -132,7 +134,7 @@ def test_shoe_unplugged_and_replugged_mid_hand_loses_no_card(rig):
     _settled_as_replay(rig, scenario)
 
 
-def test_shoe_unplugged_with_a_card_in_flight_resends_it_once(rig):
+def test_shoe_unplugged_with_a_card_in_flight_resends_it_once(rig: FaultRig) -> None:
     """The cable goes while a card's frame is outstanding; the shoe resends it after the
     replug: dealt once."""
     scenario = _scenario("cali_check_bet_win")
@@ -150,7 +152,7 @@ def test_shoe_unplugged_with_a_card_in_flight_resends_it_once(rig):
     _settled_as_replay(rig, scenario)
 
 
-def test_a_silent_shoe_is_lost_after_lost_after_s_and_heard_again(rig):
+def test_a_silent_shoe_is_lost_after_lost_after_s_and_heard_again(rig: FaultRig) -> None:
     scenario = _scenario("cali_check_bet_win")
     rig.start_hand(scenario)
     rig.deal_one()
@@ -186,7 +188,7 @@ def _void_returns_every_wager(rig: FaultRig, scenario, code: str) -> None:
     assert rig.status()["state"] == "OPEN"
 
 
-def test_a_duplicate_card_pauses_the_hand_and_a_void_returns_every_wager(rig):
+def test_a_duplicate_card_pauses_the_hand_and_a_void_returns_every_wager(rig: FaultRig) -> None:
     scenario = _scenario("cali_check_bet_win")
     rig.start_hand(scenario)
     rig.deal_one()
@@ -194,7 +196,7 @@ def test_a_duplicate_card_pauses_the_hand_and_a_void_returns_every_wager(rig):
     _void_returns_every_wager(rig, scenario, "duplicate_card")
 
 
-def test_an_unknown_tag_pauses_the_hand_and_a_void_returns_every_wager(rig):
+def test_an_unknown_tag_pauses_the_hand_and_a_void_returns_every_wager(rig: FaultRig) -> None:
     scenario = _scenario("cali_check_bet_win")
     rig.start_hand(scenario)
     rig.deal_one()
@@ -205,7 +207,7 @@ def test_an_unknown_tag_pauses_the_hand_and_a_void_returns_every_wager(rig):
 
 # --- spot controller and meter -----------------------------------------------------------------
 
-def test_spot_controller_lost_mid_hand_keeps_the_hand(rig):
+def test_spot_controller_lost_mid_hand_keeps_the_hand(rig: FaultRig) -> None:
     scenario = _scenario("cali_check_bet_win")
     rig.start_hand(scenario)
     rig.deal_one()
@@ -242,7 +244,7 @@ def _lamps_match(rig: FaultRig) -> None:
         raise AssertionError(f"lamps differ from the table's: table {table}, felt {shown}")
 
 
-def test_lamps_catch_up_when_the_spot_controller_is_back(rig):
+def test_lamps_catch_up_when_the_spot_controller_is_back(rig: FaultRig) -> None:
     scenario = _scenario("cali_check_bet_win")
     _lamps_match(rig)                               # the felt shows the open table
     lamps = rig.daemon.devices._lamps
@@ -260,7 +262,7 @@ def test_lamps_catch_up_when_the_spot_controller_is_back(rig):
 
 
 @pytest.mark.parametrize("rig", ["three_card_lowball"], indirect=True)
-def test_meter_lost_the_table_keeps_dealing_and_the_meter_catches_up(rig):
+def test_meter_lost_the_table_keeps_dealing_and_the_meter_catches_up(rig: FaultRig) -> None:
     scenario = _scenario("tcl_prog_five_high")
     rig.meter.disconnect()
     start = rig.status()["meter"]

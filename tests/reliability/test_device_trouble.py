@@ -8,7 +8,9 @@ a working sign again, ``connected`` is published and the sign shows the meter.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
+import pytest
 import serial
 import structlog.testing
 import zmq
@@ -25,7 +27,7 @@ from tests.test_daemon import wait_for
 from tests.test_reload import config_file
 
 
-def test_a_meter_that_cannot_be_configured_is_published_and_logged_once(tmp_path):
+def test_a_meter_that_cannot_be_configured_is_published_and_logged_once(tmp_path: Path) -> None:
     not_a_tty = tmp_path / "not-a-tty"
     not_a_tty.write_bytes(b"")
     port = tmp_path / "meter"
@@ -75,7 +77,7 @@ def test_a_meter_that_cannot_be_configured_is_published_and_logged_once(tmp_path
         context.term()
 
 
-def test_a_termios_error_on_open_is_a_lost_device_with_one_line(monkeypatch):
+def test_a_termios_error_on_open_is_a_lost_device_with_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(serial, "protocol_handler_packages",
                         [*serial.protocol_handler_packages, "tests.reliability.serial_urls"])
     heard: list = []

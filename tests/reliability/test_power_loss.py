@@ -24,7 +24,7 @@ SCENARIOS = {"cali_lowball": "cali_check_bet_win", "three_card_lowball": "tcl_pr
 
 
 @pytest.fixture(scope="module")
-def baselines():
+def baselines() -> dict[str, power_loss.RunResult]:
     return {game: power_loss.run_once(game, name) for game, name in SCENARIOS.items()}
 
 
@@ -48,7 +48,7 @@ def _inputs(baseline):
 
 
 @pytest.mark.parametrize("game", sorted(SCENARIOS))
-def test_sigkill_at_journal_boundaries_loses_nothing(baselines, game, capsys):
+def test_sigkill_at_journal_boundaries_loses_nothing(baselines: dict[str, power_loss.RunResult], game, capsys: pytest.CaptureFixture[str]) -> None:
     baseline = baselines[game]
     assert not baseline.problems, baseline.problems
     points = kill_points(baseline)
@@ -68,7 +68,7 @@ def test_sigkill_at_journal_boundaries_loses_nothing(baselines, game, capsys):
 
 
 @pytest.mark.parametrize("game", sorted(SCENARIOS))
-def test_sigkill_between_card_ack_and_journal_commit_loses_no_card(game):
+def test_sigkill_between_card_ack_and_journal_commit_loses_no_card(game) -> None:
     result = power_loss.run_once(game, SCENARIOS[game], in_flight_card=1)
     print(f"in-flight kill {game}: journal at {result.killed_at_seq}, "
           f"lost {result.lost_cards}, problems {result.problems}")
@@ -78,7 +78,7 @@ def test_sigkill_between_card_ack_and_journal_commit_loses_no_card(game):
 
 
 @pytest.mark.parametrize("game", sorted(SCENARIOS))
-def test_sigkill_at_a_random_instant_with_a_slow_restart_loses_no_card(game):
+def test_sigkill_at_a_random_instant_with_a_slow_restart_loses_no_card(game) -> None:
     summary = power_loss.random_campaign(game, SCENARIOS[game], kills=1, seed=14,
                                          downtime=(0.9, 1.2), log=print)
     assert summary["failed"] == [], summary["failed"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -13,13 +14,14 @@ from bench import fuzz
 from controller.stream import cms_view, wire
 from controller.core.cards import parse_card
 from tests.test_daemon import rig_factory, wait_for  # noqa: F401 (a fixture)
+from tests.test_daemon import RigFactory
 
 #: Spellings the table reads as a card (``parse_card``) besides the canonical ``Kh``.
 _SPELLINGS = ("kh", "KH", "kH", "10d", "10D", "td", "as", "AS")
 
 
 @pytest.mark.parametrize("spelling", _SPELLINGS)
-def test_every_spelling_the_table_reads_as_a_card_is_redacted_for_the_cms(spelling):
+def test_every_spelling_the_table_reads_as_a_card_is_redacted_for_the_cms(spelling) -> None:
     """``decide`` with ``discard:kh`` is carried out (the table reads ``kh`` as the king of
     hearts), and its journaled arguments went to the CMS family as written while the hand
     was in play: the redaction knew only the canonical ``Kh``."""
@@ -37,7 +39,7 @@ def test_every_spelling_the_table_reads_as_a_card_is_redacted_for_the_cms(spelli
         assert spelling not in data.reason.replace("unknown card", "")
 
 
-def test_a_discard_spelled_in_lower_case_reaches_no_cms_client_before_the_hand_settles():
+def test_a_discard_spelled_in_lower_case_reaches_no_cms_client_before_the_hand_settles() -> None:
     """Through the daemon: a decide command with the cards in lower case, refused in the wrong
     state, is journaled with the hand in play; the CMS bytes of it name no card."""
     with fuzz.command_daemon("three_card_lowball") as daemon:
@@ -70,7 +72,7 @@ def _with_credential_in(place: str) -> dict:
 
 
 @pytest.mark.parametrize("place", ("by", "reason", "player", "decision", "key", "wager"))
-def test_the_credential_sent_outside_its_field_is_never_journaled(place):
+def test_the_credential_sent_outside_its_field_is_never_journaled(place) -> None:
     """A supervisor who types the credential into ``by``, a reason or a player name (or sends
     it as a key) saw it journaled and published on both families, the CMS included: the
     daemon now refuses any command that carries the credential outside ``credential``, and
@@ -88,7 +90,7 @@ def test_the_credential_sent_outside_its_field_is_never_journaled(place):
 
 
 @pytest.mark.parametrize("which", ("config", "paytables"))
-def test_a_config_file_that_is_not_utf8_is_one_line_exit_2(tmp_path, which):
+def test_a_config_file_that_is_not_utf8_is_one_line_exit_2(tmp_path: Path, which) -> None:
     """A config (or paytables) file with bytes that are not UTF-8 (a copy gone wrong, a
     file saved in Latin-1) ended the start in a UnicodeDecodeError traceback, exit 1."""
     from tests.reliability.test_startup_trust import cli, one_line_exit_2, run_config
@@ -119,7 +121,7 @@ _INVISIBLE = ("\u0000", "\n", "\x1b[2J", "\u202e", "\u2066", "\u200b", "\ufeff",
 
 @pytest.mark.parametrize("trick", _INVISIBLE)
 @pytest.mark.parametrize("field", ("player", "reason", "key"))
-def test_a_command_text_with_invisible_or_control_characters_is_refused(trick, field):
+def test_a_command_text_with_invisible_or_control_characters_is_refused(trick, field) -> None:
     """A player name with a right-to-left override, a NUL or a terminal escape was carried
     out and published raw to surveillance (``by`` alone was held to printable text): a
     console shows ``\\u202eevil`` reversed, a C consumer stops at the NUL. Every text a
@@ -142,7 +144,7 @@ def test_a_command_text_with_invisible_or_control_characters_is_refused(trick, f
         assert trick.encode("utf-8") not in records[0].message
 
 
-def test_accented_and_other_scripts_stay_welcome():
+def test_accented_and_other_scripts_stay_welcome() -> None:
     with fuzz.command_daemon("three_card_lowball") as daemon:
         assert daemon.command(b'{"command":"open"}')["ok"]
         reply = daemon.command(json.dumps({"command": "place", "spot": 1, "wager": "ante",
@@ -151,7 +153,7 @@ def test_accented_and_other_scripts_stay_welcome():
 
 
 def test_a_shoe_sending_garbage_at_full_speed_neither_floods_the_journal_nor_holds_a_card(
-        rig_factory):  # noqa: F811
+        rig_factory: RigFactory) -> None:  # noqa: F811
     """2,000 garbled frames (``STX A ETX``: 6 kB, half a second of a 115,200-baud line) then a
     card: every rejected frame was journaled and published (2,000 synced records), and the
     card waited behind all of them (seconds; at full speed the queue only grows). Now the
@@ -182,7 +184,7 @@ def test_a_shoe_sending_garbage_at_full_speed_neither_floods_the_journal_nor_hol
     {"request": "replay", "after": 0, fuzz.CREDENTIAL: 1},
     {"request": "\u202e" + fuzz.CREDENTIAL},
 ))
-def test_a_refused_replay_request_repeats_no_client_text(request_):
+def test_a_refused_replay_request_repeats_no_client_text(request_) -> None:
     """The replay sockets (the CMS one faces off-site systems) answered, journaled and
     published a refused request's unknown name or key verbatim: 60 kB of a client's text per
     refusal on both families, a credential sent as a key, a right-to-left override. A
@@ -195,7 +197,7 @@ def test_a_refused_replay_request_repeats_no_client_text(request_):
     assert "characters" in reason
 
 
-def test_a_shoe_sending_garbage_does_not_flood_the_log(rig_factory):  # noqa: F811
+def test_a_shoe_sending_garbage_does_not_flood_the_log(rig_factory: RigFactory) -> None:  # noqa: F811
     """Each garbled frame was a warning line with its bytes: 2,000 lines for 6 kB, thousands
     a second at full speed, enough for journald's rate limit to drop the daemon's other lines.
     Now one line a second, the next one counting the lines not written."""
@@ -213,7 +215,7 @@ def test_a_shoe_sending_garbage_does_not_flood_the_log(rig_factory):  # noqa: F8
     assert len(rejected) + sum(line.get("not_logged", 0) for line in rejected) <= 2000
 
 
-def test_a_garbled_card_frame_named_in_a_fault_reaches_the_cms_without_its_card():
+def test_a_garbled_card_frame_named_in_a_fault_reaches_the_cms_without_its_card() -> None:
     """The shoe spells cards in capitals (``KH,,0``); a frame refused for its count was
     published to the CMS family with the card as sent in the fault's detail."""
     hand = "TCL-01-000001"
@@ -228,7 +230,7 @@ def test_a_garbled_card_frame_named_in_a_fault_reaches_the_cms_without_its_card(
                                      {"command": "adjust_meter", "amount": 5},
                                      {"command": "void", "reason": ""}))
 def test_a_malformed_supervisor_command_without_the_credential_is_refused_for_the_credential(
-        command):
+        command) -> None:
     """``void`` without its reason and without the credential was refused as ``reason: Field
     required`` only, not saying that it needs the credential (the property test that the role
     is the credential's alone failed whenever it drew this case)."""

@@ -25,7 +25,7 @@ def journal_of(tmp_path: Path, records: int) -> Journal:
     return journal
 
 
-def test_new_records_are_verified_as_they_come(tmp_path):
+def test_new_records_are_verified_as_they_come(tmp_path: Path) -> None:
     journal = journal_of(tmp_path, 3)
     watch = ChainWatch(journal, 0, GENESIS_HASH)
     assert watch.check() is None and watch.verified_through == 3
@@ -35,7 +35,7 @@ def test_new_records_are_verified_as_they_come(tmp_path):
     journal.close()
 
 
-def test_a_record_rewritten_after_its_check_is_found_by_the_next_pass(tmp_path):
+def test_a_record_rewritten_after_its_check_is_found_by_the_next_pass(tmp_path: Path) -> None:
     journal = journal_of(tmp_path, 6)
     watch = ChainWatch(journal, 0, GENESIS_HASH)
     assert watch.check(sweep=2) is None             # verified through 6; pass at seq 2
@@ -45,7 +45,7 @@ def test_a_record_rewritten_after_its_check_is_found_by_the_next_pass(tmp_path):
     journal.close()
 
 
-def test_a_missing_trigger_or_a_missing_last_record_is_found(tmp_path):
+def test_a_missing_trigger_or_a_missing_last_record_is_found(tmp_path: Path) -> None:
     journal = journal_of(tmp_path, 2)
     watch = ChainWatch(journal, 0, GENESIS_HASH)
     connection = sqlite3.connect(journal_path(tmp_path), isolation_level=None)
@@ -59,7 +59,7 @@ def test_a_missing_trigger_or_a_missing_last_record_is_found(tmp_path):
     journal.close()
 
 
-def test_the_daemon_states_it_and_holds_the_table_when_it_fails(tmp_path):
+def test_the_daemon_states_it_and_holds_the_table_when_it_fails(tmp_path: Path) -> None:
     path = run_config(tmp_path)
     context = zmq.Context()
     table = Daemon(tmp_path, path, context)

@@ -18,11 +18,12 @@ from controller.stream.journal import Journal, journal_path
 from controller.settings.scenario import load_scenario
 from controller.stream.client import StreamClient
 from tests.test_daemon import rig_factory, scenarios_for, wait_for  # noqa: F401 (fixture)
+from tests.test_daemon import RigFactory
 
 HANDS = 12
 
 
-def test_a_stalled_subscriber_never_stalls_the_table_and_recovers_by_replay(rig_factory):
+def test_a_stalled_subscriber_never_stalls_the_table_and_recovers_by_replay(rig_factory: RigFactory) -> None:
     rig = rig_factory("cali_lowball")
     daemon = rig.daemon
     # Small queues between the table and the slow client (the rig's own subscriber reads

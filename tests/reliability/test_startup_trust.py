@@ -73,7 +73,7 @@ def play_a_hand(ask) -> None:
 
 # --- 9. one daemon per state directory ----------------------------------------------------
 
-def test_a_second_daemon_on_the_same_state_dir_exits_2_naming_the_holder(tmp_path):
+def test_a_second_daemon_on_the_same_state_dir_exits_2_naming_the_holder(tmp_path: Path) -> None:
     path = run_config(tmp_path)
     context = zmq.Context()
     first = Daemon(tmp_path, path, context)
@@ -123,7 +123,7 @@ def tamper(state_dir: Path, seq: int, old: bytes, new: bytes) -> None:
     connection.close()
 
 
-def test_a_tampered_journal_holds_the_table_until_a_supervisor_quarantines_it(tmp_path):
+def test_a_tampered_journal_holds_the_table_until_a_supervisor_quarantines_it(tmp_path: Path) -> None:
     path = run_config(tmp_path)
     state = tmp_path / "state"
     context = zmq.Context()
@@ -212,7 +212,7 @@ def test_a_tampered_journal_holds_the_table_until_a_supervisor_quarantines_it(tm
         context.term()
 
 
-def test_a_deleted_trigger_is_a_broken_journal_too(tmp_path):
+def test_a_deleted_trigger_is_a_broken_journal_too(tmp_path: Path) -> None:
     path = run_config(tmp_path)
     context = zmq.Context()
     table = Daemon(tmp_path, path, context)
@@ -247,7 +247,7 @@ def settle(table: Table, events: list) -> None:
                                                    "decision": "stand"}), "d", "dealer")
 
 
-def test_a_game_change_and_back_keeps_the_meter(tmp_path):
+def test_a_game_change_and_back_keeps_the_meter(tmp_path: Path) -> None:
     three_card = load_config(default_config_path("three_card_lowball"))
     cali = load_config(default_config_path("cali_lowball"))
     table, events = build_table(three_card), []
@@ -282,7 +282,7 @@ def test_a_game_change_and_back_keeps_the_meter(tmp_path):
     assert rebuilt.meter == 500_020
 
 
-def test_only_a_supervisor_adjusts_the_meter_between_hands_with_a_reason():
+def test_only_a_supervisor_adjusts_the_meter_between_hands_with_a_reason() -> None:
     loaded = load_config(default_config_path("three_card_lowball"))
     table, events = build_table(loaded), []
 
@@ -325,7 +325,7 @@ def one_line_exit_2(result: subprocess.CompletedProcess, *says: str) -> None:
         assert text in lines[0], lines[0]
 
 
-def test_a_port_in_use_is_one_line(tmp_path):
+def test_a_port_in_use_is_one_line(tmp_path: Path) -> None:
     path = config_file(tmp_path)
     context = zmq.Context()
     busy = context.socket(zmq.PULL)
@@ -341,7 +341,7 @@ def test_a_port_in_use_is_one_line(tmp_path):
                     "another program")
 
 
-def test_a_missing_curve_key_file_is_one_line(tmp_path):
+def test_a_missing_curve_key_file_is_one_line(tmp_path: Path) -> None:
     path = config_file(tmp_path)
     path.write_text(path.read_text() + '\n[security]\nserver_secret_key_file = "nowhere.key"\n'
                     'authorized_keys_dir = "."\n')
@@ -350,7 +350,7 @@ def test_a_missing_curve_key_file_is_one_line(tmp_path):
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes anywhere")
-def test_an_unwritable_state_dir_is_one_line(tmp_path):
+def test_an_unwritable_state_dir_is_one_line(tmp_path: Path) -> None:
     path = run_config(tmp_path)
     state = tmp_path / "state"
     state.mkdir(mode=0o500)
@@ -358,14 +358,14 @@ def test_an_unwritable_state_dir_is_one_line(tmp_path):
     one_line_exit_2(result, "cannot use the state directory", "Permission denied")
 
 
-def test_a_state_dir_that_is_a_file_is_one_line(tmp_path):
+def test_a_state_dir_that_is_a_file_is_one_line(tmp_path: Path) -> None:
     path = run_config(tmp_path)
     (tmp_path / "state").write_text("not a directory")
     result = cli("run", "--config", str(path), "--state-dir", str(tmp_path / "state"))
     one_line_exit_2(result, "cannot use the state directory", "the daemon's user needs")
 
 
-def test_a_failed_start_with_devices_configured_shows_only_the_cause(tmp_path):
+def test_a_failed_start_with_devices_configured_shows_only_the_cause(tmp_path: Path) -> None:
     path = config_file(tmp_path)
     path.write_text(path.read_text() + '\n[security]\nserver_secret_key_file = "nowhere.key"\n'
                     'authorized_keys_dir = "."\n\n[devices.spots]\ndriver = "spots-ascii"\n'
@@ -396,7 +396,7 @@ def in_a_full_file_system(tmp_path: Path, script: str,
         cwd=ROOT, capture_output=True, text=True, timeout=60)
 
 
-def test_disk_full_at_start_says_disk_full(tmp_path):
+def test_disk_full_at_start_says_disk_full(tmp_path: Path) -> None:
     path = run_config(tmp_path)
     result = in_a_full_file_system(
         tmp_path, f"{sys.executable} -m controller.cli.main run --config {path} "
@@ -404,7 +404,7 @@ def test_disk_full_at_start_says_disk_full(tmp_path):
     one_line_exit_2(result, "disk full", "free space there")
 
 
-def test_disk_full_on_append_says_disk_full_not_cannot_rollback(tmp_path):
+def test_disk_full_on_append_says_disk_full_not_cannot_rollback(tmp_path: Path) -> None:
     script = tmp_path / "append.py"
     script.write_text(f"""
 import sys
@@ -431,7 +431,7 @@ except JournalError as error:
     assert "cannot rollback" not in result.stdout
 
 
-def test_checking_a_long_journal_extends_systemds_start_timeout(tmp_path):
+def test_checking_a_long_journal_extends_systemds_start_timeout(tmp_path: Path) -> None:
     import socket as sockets
     import tempfile
 
@@ -464,7 +464,7 @@ def test_checking_a_long_journal_extends_systemds_start_timeout(tmp_path):
         context.term()
 
 
-def test_a_last_record_that_does_not_parse_is_a_broken_journal_not_a_crash(tmp_path):
+def test_a_last_record_that_does_not_parse_is_a_broken_journal_not_a_crash(tmp_path: Path) -> None:
     path = run_config(tmp_path)
     state = tmp_path / "state"
     context = zmq.Context()

@@ -136,7 +136,7 @@ class TableLoop:
     serves the ROUTER when it is readable, and takes commands from the test over an inproc
     pipe (``append`` events and publish them or not, ``heartbeat``)."""
 
-    def __init__(self, context: zmq.Context, path: Path):
+    def __init__(self, context: zmq.Context, path: Path) -> None:
         self._context = context
         self._path = path
         self._pipe = context.socket(zmq.PAIR)
