@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from fractions import Fraction
 from itertools import combinations
+from typing import Any
 
 from controller.core.cards import Card, parse_card
 
@@ -51,7 +52,7 @@ _FIVE_CATEGORY_NAME = {1: "pair", 2: "two pair", 3: "three of a kind", 4: "full 
                        5: "four of a kind"}
 
 
-def five_card_key(cards) -> tuple:
+def five_card_key(cards) -> tuple[Any, ...]:
     """Ace-to-five low key (lower is better). Straights and flushes are ignored."""
     cards = list(cards)
     assert len(cards) == 5
@@ -78,7 +79,7 @@ def is_three_straight(cards) -> bool:
     return len(set(ranks)) == 3 and ranks[2] - ranks[0] == 2
 
 
-def three_card_key(cards) -> tuple:
+def three_card_key(cards) -> tuple[Any, ...]:
     """Three-card low key (lower is better): no pair < pair < flush < straight < trips < SF."""
     cards = list(cards)
     assert len(cards) == 3
@@ -124,7 +125,7 @@ def three_card_class(cards) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-def house_way_options(cards) -> list[frozenset]:
+def house_way_options(cards) -> list[frozenset[Any]]:
     """Every discard set the house way allows for this dealt hand; the first is canonical.
 
     More than one option only where the rules say "either"/"any": which two of a trip, and
@@ -189,13 +190,13 @@ def _pay(amount: int, odds: str) -> int:
     return int(Fraction(amount) * numerator // denominator)
 
 
-def _entry(seat: int, wager: str, amount: int, result: str, net: int) -> dict:
+def _entry(seat: int, wager: str, amount: int, result: str, net: int) -> dict[str, Any]:
     # The scenarios name no player: every record says so with "".
     return {"seat": seat, "wager": wager, "amount": amount, "result": result, "net": net,
             "player": ""}
 
 
-def _win_lose(seat, wager, amount, player_wins: bool) -> dict:
+def _win_lose(seat, wager, amount, player_wins: bool) -> dict[str, Any]:
     if player_wins:
         return _entry(seat, wager, amount, "win", amount)
     return _entry(seat, wager, amount, "lose", -amount)
@@ -210,14 +211,14 @@ def _seat_numbers(scenario) -> list[int]:
 # --------------------------------------------------------------------------------------------
 
 
-def _settle_cali(scenario, paytables) -> dict:
+def _settle_cali(scenario, paytables) -> dict[str, Any]:
     rules = scenario.get("rules", {})
     table = paytables["cali_lowball"][scenario["paytable"]]
     xtra_table, lowdown_table = table["xtra_bonus"], table["lowdown_bonus"]
     seats = _seat_numbers(scenario)
     shoe = [parse_card(text) for text in scenario["shoe"]]
 
-    holes: dict = {seat: [] for seat in seats}
+    holes: dict[str, Any] = {seat: [] for seat in seats}
     holes["dealer"] = []
     position = 0
     for _round in range(2):
@@ -285,7 +286,7 @@ def _settle_cali(scenario, paytables) -> dict:
     }
 
 
-def _lowdown(seat, amount, player_class, lowdown_table) -> dict:
+def _lowdown(seat, amount, player_class, lowdown_table) -> dict[str, Any]:
     if player_class in lowdown_table:
         return _entry(seat, "lowdown_bonus", amount, "win",
                       _pay(amount, lowdown_table[player_class]))
@@ -297,21 +298,21 @@ def _lowdown(seat, amount, player_class, lowdown_table) -> dict:
 # --------------------------------------------------------------------------------------------
 
 
-def _settle_three_card(scenario, paytables, progressive, dealer_option: int) -> dict:
+def _settle_three_card(scenario, paytables, progressive, dealer_option: int) -> dict[str, Any]:
     rules = scenario.get("rules", {})
     bonus_table = paytables["three_card_lowball"][scenario["paytable"]]["bonus"]
     seats = _seat_numbers(scenario)
     shoe = [parse_card(text) for text in scenario["shoe"]]
     position = 0
 
-    dealt: dict = {seat: [] for seat in seats}
+    dealt: dict[str, Any] = {seat: [] for seat in seats}
     dealt["dealer"] = []
     for _round in range(3):
         for recipient in [*seats, "dealer"]:
             dealt[recipient].append(shoe[position])
             position += 1
 
-    final: dict = {}
+    final: dict[str, Any] = {}
     for seat in seats:
         decision = scenario["decisions"][str(seat)][0]
         if decision == "stand":
@@ -362,7 +363,7 @@ def _settle_three_card(scenario, paytables, progressive, dealer_option: int) -> 
         // 100
         for seat in progressive_seats
     )
-    awards: dict = {}
+    awards: dict[str, Any] = {}
     jackpot_seats = []
     for seat in progressive_seats:
         player_lower = keys[seat] < dealer_key
@@ -412,7 +413,7 @@ def _settle_three_card(scenario, paytables, progressive, dealer_option: int) -> 
 # --------------------------------------------------------------------------------------------
 
 
-def settle(scenario: dict, paytables: dict, progressive: dict, *, dealer_option: int = 0) -> dict:
+def settle(scenario: dict[str, Any], paytables: dict[str, Any], progressive: dict[str, Any], *, dealer_option: int = 0) -> dict[str, Any]:
     """Settle one SPEC section 7 scenario.
 
     ``dealer_option`` picks among equally valid Three Card house-way discards (see
@@ -425,7 +426,7 @@ def settle(scenario: dict, paytables: dict, progressive: dict, *, dealer_option:
     raise ValueError(f"unknown game {scenario['game']!r}")
 
 
-def dealt_dealer_options(scenario: dict) -> int:
+def dealt_dealer_options(scenario: dict[str, Any]) -> int:
     """How many house-way discard options the Three Card dealer had in this scenario."""
     if scenario["game"] != "three_card_lowball":
         return 1

@@ -11,6 +11,7 @@ import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import zmq
@@ -78,12 +79,12 @@ def test_bytes_that_are_not_json_are_not_a_reply() -> None:
 class Router:
     """A stand-in for the daemon's socket: the test decides when and what it answers."""
 
-    def __init__(self, context: zmq.Context, endpoint: str) -> None:
+    def __init__(self, context: zmq.Context[Any], endpoint: str) -> None:
         self.socket = context.socket(zmq.ROUTER)
         self.socket.setsockopt(zmq.LINGER, 0)
         self.socket.bind(endpoint)
 
-    def take(self, timeout_s: float = DEADLINE_S) -> tuple[list[bytes], dict]:
+    def take(self, timeout_s: float = DEADLINE_S) -> tuple[list[bytes], dict[str, Any]]:
         assert self.socket.poll(int(timeout_s * 1000)), "no request arrived"
         *envelope, payload = self.socket.recv_multipart()
         return envelope, json.loads(payload)
@@ -210,7 +211,7 @@ def test_the_daemon_answers_the_client_with_typed_replies(rig: Rig) -> None:
 def test_a_withdrawal_settles_each_request_it_names_for_good(rig: Rig) -> None:
     """Carried out (its record's seq, remembered across a restart), or withdrawn: refused
     whenever it arrives. A request is carried out once under its id."""
-    def ask(request_id: str, **request) -> dict:
+    def ask(request_id: str, **request) -> dict[str, Any]:
         return rig.daemon.command(json.dumps({**request, "request_id": request_id}).encode())
 
     opened = ask("opened-0001", command="open")

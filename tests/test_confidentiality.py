@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 import zmq
@@ -28,7 +29,7 @@ from tests.test_daemon import RigFactory
 class RawSub:
     """Every CMS message, decoded, in arrival order."""
 
-    def __init__(self, context: zmq.Context, endpoint: str, prefix: bytes) -> None:
+    def __init__(self, context: zmq.Context[Any], endpoint: str, prefix: bytes) -> None:
         self.socket = context.socket(zmq.SUB)
         self.socket.setsockopt(zmq.LINGER, 0)
         self.socket.setsockopt(zmq.SUBSCRIBE, prefix)

@@ -68,7 +68,7 @@ class Rig:
         self.sub.setsockopt(zmq.SUBSCRIBE, b"")
         self.sub.setsockopt(zmq.LINGER, 0)
         self.req = None
-        self.received: list = []
+        self.received: list[Any] = []
         self.notify_socket = notify_socket
         self.daemon = None
         self.start_daemon()
@@ -125,11 +125,11 @@ class Rig:
                 self.received.append(decoded)
         return got_heartbeat if heartbeats else True
 
-    def events(self, kind: str) -> list:
+    def events(self, kind: str) -> list[Any]:
         self._drain()
         return [e for e in self.received if e.type == kind]
 
-    def ask(self, request: dict, supervisor: bool = False) -> dict:
+    def ask(self, request: dict[str, Any], supervisor: bool = False) -> dict[str, Any]:
         if self.req is None:
             self.req = self.context.socket(zmq.REQ)
             self.req.setsockopt(zmq.LINGER, 0)
@@ -140,7 +140,7 @@ class Rig:
         assert self.req.poll(int(DEADLINE_S * 1000)), f"no answer to {request}"
         return json.loads(self.req.recv())
 
-    def status(self) -> dict:
+    def status(self) -> dict[str, Any]:
         return self.ask({"command": "status"})["state"]
 
     def deal_one(self) -> None:
@@ -205,7 +205,7 @@ def scenarios_for(game: str, count: int) -> list[Path]:
     return paths[:count]
 
 
-def played_by_p_spot(settlements: list[dict]) -> list[dict]:
+def played_by_p_spot(settlements: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """A scenario's settlements as the rig plays them: spot N's player is ``pN``."""
     return [{**settlement, "player": f"p{settlement['seat']}"} for settlement in settlements]
 

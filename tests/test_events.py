@@ -8,7 +8,7 @@ import copy
 import inspect
 import pickle
 from collections import namedtuple
-from typing import Union
+from typing import Any, Union
 
 import pytest
 
@@ -31,7 +31,7 @@ from controller.core.vocabulary import Phase, WagerKey, WagerResult
 RECORDS = sorted({*events.KINDS, Wager, Decision, NextStep}, key=lambda cls: cls.__name__)
 
 
-def values_for(cls: type[Record]) -> tuple:
+def values_for(cls: type[Record]) -> tuple[Any, ...]:
     """Distinct values, one per field (of whatever type: a record checks none)."""
     return tuple(f"{cls.__name__}.{name}" for name in cls._fields)
 

@@ -12,6 +12,7 @@ import tomllib
 from collections import Counter
 from itertools import combinations
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -42,7 +43,7 @@ COMPARED = ("settlements", "progressive", "meter", "hands")
 NAMES = sorted(path.name[: -len(".expected.json")] for path in SCENARIOS.glob("*.expected.json"))
 
 
-def load(name: str) -> tuple[dict, dict]:
+def load(name: str) -> tuple[dict[str, Any], dict[str, Any]]:
     scenario = json.loads((SCENARIOS / f"{name}.json").read_text())
     expected = json.loads((SCENARIOS / f"{name}.expected.json").read_text())
     return scenario, expected
@@ -78,7 +79,7 @@ def test_outcome_does_not_depend_on_free_dealer_choices(name) -> None:
             assert actual[key] == expected[key], f"{name}: {key} with dealer option {option}"
 
 
-def _cards_used(scenario: dict) -> int:
+def _cards_used(scenario: dict[str, Any]) -> int:
     seats = len(scenario["seats"])
     rules = scenario.get("rules", {})
     if scenario["game"] == "cali_lowball":

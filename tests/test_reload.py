@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 import zmq
@@ -41,7 +42,7 @@ def config_file(tmp_path: Path, rate: str = '"20%"', paytable: str = "paytable-1
     return path
 
 
-def play_to_lock(table: Table, events: list) -> None:
+def play_to_lock(table: Table, events: list[Any]) -> None:
     for spot in (1, 2):
         for wager, amount in (("ante", 500), ("bonus", 500), ("progressive", 100)):
             events += table.command(parse_command({"command": "place", "spot": spot,
@@ -93,7 +94,7 @@ def test_regulated_settings_change_only_between_hands_and_replay_agrees(tmp_path
 class Daemon:
     """A daemon without devices, driven from the test's thread (its loop is not running)."""
 
-    def __init__(self, tmp_path: Path, path: Path, context: zmq.Context) -> None:
+    def __init__(self, tmp_path: Path, path: Path, context: zmq.Context[Any]) -> None:
         loaded = load_config(path)
         stream = Stream(events=f"ipc://{tmp_path}/e", replay=f"ipc://{tmp_path}/r",
                         commands=f"ipc://{tmp_path}/c")
@@ -106,16 +107,16 @@ class Daemon:
                                                               "meter": None})})
         self.daemon = TableDaemon(loaded.model_copy(update={"config": config}),
                                   state_dir=tmp_path / "state", context=context)
-        self.published: list = []
+        self.published: list[Any] = []
         self.daemon.observers.append(lambda records, events: self.published.extend(events))
 
-    def ask(self, supervisor: bool = False, **command) -> dict:
+    def ask(self, supervisor: bool = False, **command) -> dict[str, Any]:
         if supervisor:
             command["credential"] = CREDENTIAL
         return self.daemon.command(json.dumps(command).encode())
 
 
-def journaled(tmp_path: Path) -> list:
+def journaled(tmp_path: Path) -> list[Any]:
     with Journal.open_readonly(journal_path(tmp_path / "state")) as journal:
         return [wire.to_event(wire.decode_event(r.message)) for r in journal.records()]
 

@@ -12,6 +12,7 @@ import json
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import structlog
@@ -69,7 +70,7 @@ def test_with_keys_a_network_endpoint_is_accepted() -> None:
 class SecureTable:
     """A daemon (no devices) whose sockets use CURVE, in a thread."""
 
-    def __init__(self, tmp_path: Path, context: zmq.Context, security: Security | None) -> None:
+    def __init__(self, tmp_path: Path, context: zmq.Context[Any], security: Security | None) -> None:
         shipped = load_config(default_config_path("cali_lowball"))
         self.stream = Stream(events=f"ipc://{tmp_path}/e", replay=f"ipc://{tmp_path}/r",
                              commands=f"ipc://{tmp_path}/c", cms_events=f"ipc://{tmp_path}/ce",
@@ -113,7 +114,7 @@ def subscriber(context, endpoint, prefix, keys=None):
     return sub
 
 
-def heartbeats_until(listed: zmq.Socket, refused: list[zmq.Socket], count: int = 5) -> list[int]:
+def heartbeats_until(listed: zmq.Socket[bytes], refused: list[zmq.Socket[bytes]], count: int = 5) -> list[int]:
     """Read until ``listed`` has had ``count`` heartbeats; return what each refused got."""
     got, others = 0, [0] * len(refused)
     poller = zmq.Poller()

@@ -8,6 +8,7 @@ import json
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import zmq
@@ -48,7 +49,7 @@ def daemon() -> Iterator[TableDaemon]:
             context.term()
 
 
-def _ask(daemon, **request) -> dict:
+def _ask(daemon, **request) -> dict[str, Any]:
     return daemon.command(json.dumps(request).encode())
 
 

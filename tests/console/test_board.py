@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from controller.console.board import Board, actions, banner
@@ -9,19 +11,19 @@ from controller.console.config import ConsoleConfig
 from controller.settings.validation import InputError, validate
 
 
-def state(name: str, **extra) -> dict:
+def state(name: str, **extra) -> dict[str, Any]:
     return {"table_id": "T", "game": "cali_lowball", "state": name, "hand": None,
             "layout": {}, "lamps": {}, "fault": None, "jackpot_pending": None,
             "last_settled_hand": None, "expecting": "", **extra}
 
 
-def hand(kind: str, **step) -> dict:
+def hand(kind: str, **step) -> dict[str, Any]:
     return {"hand_id": "T-000001", "phase": "p", "wagers": {"1": {"ante": 1000}},
             "cards": {"1": ["Ah", "Kd"]}, "house_way": None,
             "next": {"kind": kind, "to": None, "seats": [], "options": [], **step}}
 
 
-def names(found: list[dict]) -> list:
+def names(found: list[dict[str, Any]]) -> list[Any]:
     return [(a["command"], a.get("spot"), a.get("decision")) for a in found]
 
 

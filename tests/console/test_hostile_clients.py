@@ -12,6 +12,7 @@ import subprocess
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.sync_api import Browser
@@ -31,7 +32,7 @@ from tests.console.test_sign_in_everywhere import (  # noqa: F401 (a fixture)
 from tests.test_daemon import Rig, wait_for
 
 
-def post(url: str, body: dict, headers: dict | None = None) -> tuple[int, dict]:
+def post(url: str, body: dict[str, Any], headers: dict[str, Any] | None = None) -> tuple[int, dict[str, Any]]:
     request = urllib.request.Request(url + "api/sign-in", data=json.dumps(body).encode(),
                                      headers={"content-type": "application/json",
                                               **(headers or {})})
@@ -114,11 +115,11 @@ def test_a_command_given_while_the_table_is_away_is_refused_and_never_sent_later
     table_id = rig.daemon.table_id
     rig.stop_daemon()
     stream = rig.stream
-    views: list[dict] = []
+    views: list[dict[str, Any]] = []
     link = TableLink(table_id=table_id, spots=7, events=stream.events, replay=stream.replay,
                      commands=stream.commands, on_view=views.append)
     link.start()
-    answers: list[dict] = []
+    answers: list[dict[str, Any]] = []
     try:
         link.send({"command": "open", "by": "test"}, answers.append)
         wait_for(lambda: answers, "an answer while the table is away", timeout=8)
@@ -183,7 +184,7 @@ def test_a_screen_sending_nonsense_at_full_speed_cannot_flood_the_log(tmp_path: 
 def test_an_id_given_again_with_another_command_is_refused_not_answered_as_the_first(table: TableFactory) -> None:
     rig, console = table("cali_lowball")
     with connect(console.url.replace("http://", "ws://") + "ws") as ws:
-        def command(body: dict, command_id: str) -> dict:
+        def command(body: dict[str, Any], command_id: str) -> dict[str, Any]:
             ws.send(json.dumps({"type": "command", "id": command_id, "command": body}))
             while (message := json.loads(ws.recv(timeout=10)))["type"] != "answer":
                 pass

@@ -8,6 +8,7 @@ import json
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from websockets.exceptions import InvalidStatus
@@ -24,7 +25,7 @@ class Screen:
     def __init__(self, url: str, **headers) -> None:
         self._connection = connect(url.replace("http://", "ws://") + "ws",
                                    additional_headers=headers or None)
-        self.views: list[dict] = []
+        self.views: list[dict[str, Any]] = []
 
     def __enter__(self) -> Screen:
         self.socket = self._connection.__enter__()
@@ -33,7 +34,7 @@ class Screen:
     def __exit__(self, *exc) -> None:
         self._connection.__exit__(*exc)
 
-    def next(self, kind: str) -> dict:
+    def next(self, kind: str) -> dict[str, Any]:
         while True:
             message = json.loads(self.socket.recv(timeout=10))
             if message["type"] == "view":
@@ -44,7 +45,7 @@ class Screen:
     def send(self, message) -> None:
         self.socket.send(message if isinstance(message, str) else json.dumps(message))
 
-    def command(self, command: dict, command_id: str | None = None) -> dict:
+    def command(self, command: dict[str, Any], command_id: str | None = None) -> dict[str, Any]:
         command_id = command_id or str(uuid.uuid4())
         self.send({"type": "command", "id": command_id, "command": command})
         answer = self.next("answer")

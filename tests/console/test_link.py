@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,10 +22,10 @@ def test_a_burst_of_cards_reaches_the_screen_without_waiting_for_the_idle_poll(
     idle poll ends (here a minute: the burst must be on the screen long before)."""
     monkeypatch.setattr(link_module, "IDLE_POLL_MS", 60_000)
     rig = Rig(tmp_path, "cali_lowball")
-    views: list[dict] = []
+    views: list[dict[str, Any]] = []
     seen = threading.Event()
 
-    def on_view(view: dict) -> None:
+    def on_view(view: dict[str, Any]) -> None:
         views.append(view)
         seen.set()
 
@@ -54,7 +55,7 @@ def test_a_command_is_answered_through_the_link(tmp_path: Path) -> None:
     link = TableLink(table_id=rig.daemon.table_id, spots=7, events=stream.events,
                      replay=stream.replay, commands=stream.commands, on_view=lambda view: None)
     link.start()
-    answers: list[dict] = []
+    answers: list[dict[str, Any]] = []
     try:
         link.send({"command": "open", "by": "test"}, answers.append)
         link.send({"command": "open", "by": "test"}, answers.append)
@@ -83,7 +84,7 @@ def test_a_command_not_answered_in_time_is_withdrawn_and_its_screen_told_what_be
                      replay=stream.replay, commands=f"ipc://{tmp_path}/slow-commands",
                      on_view=lambda view: None)
     link.start()
-    answers: list[dict] = []
+    answers: list[dict[str, Any]] = []
     try:
         wait_for(lambda: link.view is not None, "the link following the table")
         link.send({"command": "open", "by": "test"}, answers.append)

@@ -11,6 +11,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from websockets.exceptions import InvalidStatus
@@ -63,7 +64,7 @@ def socket(url: str, path: str, cookie: str | None = None):
                    additional_headers={"Cookie": cookie} if cookie else None)
 
 
-def next_of(ws, kind: str) -> dict:
+def next_of(ws, kind: str) -> dict[str, Any]:
     while (message := json.loads(ws.recv(timeout=10)))["type"] != kind:
         pass
     return message

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
+from typing import Any
 
 import pytest
 
@@ -25,7 +26,7 @@ def sign_in(page, url: str, name: str, credential: str, then: str = "/") -> None
     page.click("#submit")
 
 
-def post_sign_in(url: str, body: dict) -> tuple[int, dict]:
+def post_sign_in(url: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     request = urllib.request.Request(url + "api/sign-in", data=json.dumps(body).encode(),
                                      headers={"content-type": "application/json"})
     try:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -63,7 +65,7 @@ def test_encode_frame_layout() -> None:
     ((1, "C", "x" * 65), "at most 64"),
     ((1, "C", "a\x01"), "printable ASCII"),
 ])
-def test_encode_frame_rejects(args: tuple, message: str) -> None:
+def test_encode_frame_rejects(args: tuple[Any, ...], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         encode_frame(*args)
 

@@ -42,7 +42,7 @@ class WaitLog:
     """Wraps a driver's ``_wait_port``: the timeout each wait asked for (``asked``, from its
     start) and, once it ended, (timeout, port had input) (``waits``)."""
 
-    def __init__(self, driver: DeviceDriver) -> None:
+    def __init__(self, driver: DeviceDriver[Any]) -> None:
         self.asked: list[float | None] = []
         self.waits: list[tuple[float | None, bool]] = []
         self.waiting = threading.Event()  # set while the thread is inside a wait
@@ -72,7 +72,7 @@ class WaitLog:
         return sum(not readable for _, readable in self.snapshot())
 
 
-def stop_quickly(driver: DeviceDriver) -> float:
+def stop_quickly(driver: DeviceDriver[Any]) -> float:
     started = time.monotonic()
     driver.stop()
     took = time.monotonic() - started

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import zmq
@@ -19,7 +20,7 @@ DEADLINE_S = 15.0
 
 
 @pytest.fixture
-def table(tmp_path: Path) -> Iterator[tuple[SecureTable, zmq.Context]]:
+def table(tmp_path: Path) -> Iterator[tuple[SecureTable, zmq.Context[Any]]]:
     context = zmq.Context()
     made = SecureTable(tmp_path, context, None)
     commands = context.socket(zmq.REQ)
@@ -33,20 +34,20 @@ def table(tmp_path: Path) -> Iterator[tuple[SecureTable, zmq.Context]]:
     context.destroy(linger=0)
 
 
-def feed_of(table: SecureTable, context: zmq.Context, resume_after: int) -> TableFeed:
+def feed_of(table: SecureTable, context: zmq.Context[Any], resume_after: int) -> TableFeed:
     entry = FloorTable(id=table.daemon.table.table_id, cms_events=table.stream.cms_events,
                        cms_replay=table.stream.cms_replay)
     return TableFeed(context, entry, None, resume_after, timeout_s=5)
 
 
-def take_until(feed: TableFeed, count: int) -> list:
+def take_until(feed: TableFeed, count: int) -> list[Any]:
     rows, deadline = [], time.monotonic() + DEADLINE_S
     while len(rows) < count and time.monotonic() < deadline:
         rows += feed.take(100, wait_s=0.05)
     return rows
 
 
-def test_a_feed_resumes_after_its_resume_point(table: tuple[SecureTable, zmq.Context], tmp_path: Path) -> None:
+def test_a_feed_resumes_after_its_resume_point(table: tuple[SecureTable, zmq.Context[Any]], tmp_path: Path) -> None:
     table, context = table
     with Journal.open_readonly(journal_path(tmp_path / "state")) as journal:
         last = journal.last_seq
@@ -60,7 +61,7 @@ def test_a_feed_resumes_after_its_resume_point(table: tuple[SecureTable, zmq.Con
         feed.close()
 
 
-def test_a_journal_that_ends_before_the_store_is_refused(table: tuple[SecureTable, zmq.Context]) -> None:
+def test_a_journal_that_ends_before_the_store_is_refused(table: tuple[SecureTable, zmq.Context[Any]]) -> None:
     table, context = table
     feed = feed_of(table, context, resume_after=10**6)
     try:

@@ -9,6 +9,7 @@ import threading
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -81,14 +82,14 @@ def connection(database: str) -> Iterator[psycopg.Connection]:
         yield connection
 
 
-def ledger(connection) -> list[tuple]:
+def ledger(connection) -> list[tuple[Any, ...]]:
     with connection.transaction():
         return connection.execute(
             "SELECT kind, amount, paid, table_id, seq FROM floor_pool_ledger ORDER BY entry"
         ).fetchall()
 
 
-def meter(connection, pool_id="LINK-1") -> dict:
+def meter(connection, pool_id="LINK-1") -> dict[str, Any]:
     (row,) = [row for row in pool.meters(connection) if row["pool_id"] == pool_id]
     assert row["meter"] == row["ledger_sum"] == (row["contributions"] - row["voided"]
                                                  - row["jackpots"] + row["reseeds"]
@@ -183,7 +184,7 @@ def test_concurrent_claims_are_ordered_and_each_paid_once(connection: psycopg.Co
     tables = [f"TCL-{n:02d}" for n in range(1, 9)]
     pool.configure(connection, [linked(tables)])
     hits = [pool.Hit(table, 10, f"{table}-000001", (1,), T0, SEED) for table in tables]
-    results: dict[str, list] = {table: [] for table in tables}
+    results: dict[str, list[Any]] = {table: [] for table in tables}
     start = threading.Barrier(len(tables) * 2)
 
     def claimant(hit: pool.Hit) -> None:

@@ -10,6 +10,7 @@ import json
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -23,12 +24,12 @@ from controller.stream.journal import journal_path
 SEED = 500_000  # the tables' and the pool's progressive seed (the shipped default)
 
 
-def journal(table: TableProcess) -> list[tuple[int, str, dict]]:
+def journal(table: TableProcess) -> list[tuple[int, str, dict[str, Any]]]:
     return [(seq, kind, json.loads(message)["data"])
             for seq, _ts, kind, message in JournalView(journal_path(table.state_dir)).records()]
 
 
-def query(dsn: str, sql: str, *args) -> list[tuple]:
+def query(dsn: str, sql: str, *args) -> list[tuple[Any, ...]]:
     try:
         with psycopg.connect(dsn) as connection:
             return connection.execute(sql, args).fetchall()

@@ -9,6 +9,7 @@ pool again, and no contribution is counted twice or lost."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import psycopg
 
@@ -27,7 +28,7 @@ def sign(table: TableProcess) -> str | None:
     return table.meter.device.text
 
 
-def journaled(table: TableProcess, kind: str) -> list[dict]:
+def journaled(table: TableProcess, kind: str) -> list[dict[str, Any]]:
     return [data for _, record, data in journal(table) if record == kind]
 
 

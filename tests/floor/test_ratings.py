@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -39,10 +40,10 @@ def _ts(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
-def expected(table: TableProcess) -> tuple[dict, dict]:
+def expected(table: TableProcess) -> tuple[dict[str, Any], dict[str, Any]]:
     """Per player and for the table, from the journal: hands, bet, win, first start and last
     settlement."""
-    players: dict[str, dict] = defaultdict(lambda: {"hands": set(), "bet": 0, "win": 0,
+    players: dict[str, dict[str, Any]] = defaultdict(lambda: {"hands": set(), "bet": 0, "win": 0,
                                                     "theo": Decimal(0)})
     table_totals = {"handle": 0, "win": 0, "hands": set()}
     first_start = last_settled = None

@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import IO
 
 import pytest
 import zmq
@@ -37,14 +38,14 @@ class Tool:
                                         stderr=subprocess.PIPE, text=True, bufsize=1)
         self.out: list[str] = []
         self.err: list[str] = []
-        self._queues = {"out": queue.Queue(), "err": queue.Queue()}
+        self._queues: dict[str, queue.Queue[str | None]] = {"out": queue.Queue(), "err": queue.Queue()}
         self.ended = {"out": False, "err": False}
         for name, stream in (("out", self.process.stdout), ("err", self.process.stderr)):
             threading.Thread(target=self._pump, args=(stream, self._queues[name]),
                              daemon=True).start()
 
     @staticmethod
-    def _pump(stream, lines: queue.Queue) -> None:
+    def _pump(stream: IO[str], lines: queue.Queue[str | None]) -> None:
         for line in stream:
             lines.put(line.rstrip("\n"))
         lines.put(None)  # end of stream
@@ -116,7 +117,7 @@ def watch_argv(*args: str) -> list[str]:
     return ["-m", "controller.cli.main", "watch", *args]
 
 
-def run_tool(*argv: str, timeout: float = DEADLINE_S) -> subprocess.CompletedProcess:
+def run_tool(*argv: str, timeout: float = DEADLINE_S) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, *argv], cwd=ROOT, capture_output=True, text=True,
                           timeout=timeout)
 

@@ -8,6 +8,7 @@ import re
 import socket
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -199,8 +200,8 @@ def paused_table(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
         rig.close()
 
 
-def hands_of(rig: Rig) -> dict[str, list]:
-    hands: dict[str, list] = {}
+def hands_of(rig: Rig) -> dict[str, list[Any]]:
+    hands: dict[str, list[Any]] = {}
     for record in journal_records(rig.tmp_path / "state"):
         if record.hand_id is not None:
             hands.setdefault(record.hand_id, []).append(record)

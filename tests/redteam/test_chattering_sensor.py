@@ -8,6 +8,7 @@ backlog of device reports, however it came, holds a command back one turn at mos
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import zmq
 
@@ -21,7 +22,7 @@ BOUNCES = 8000
 ANSWER_S = 1.0
 
 
-def _status_wait(req: zmq.Socket) -> float | None:
+def _status_wait(req: zmq.Socket[bytes]) -> float | None:
     asked = time.monotonic()
     req.send(b'{"command":"status"}')
     answered = req.poll(int(DEADLINE_S * 1000))
@@ -36,7 +37,7 @@ def test_a_bouncing_sensor_costs_a_few_records_and_the_table_ends_on_its_last_st
         rig_factory: RigFactory) -> None:  # noqa: F811
     rig = rig_factory("three-card-lowball")
     rig.status()                                       # the REQ socket is connected
-    reported: list = []
+    reported: list[Any] = []
     rig.daemon.observers.append(lambda records, events: reported.extend(
         event for event in events if type(event).__name__ == "SensorReport"))
     # Covered on the first bounce, uncovered on the last.

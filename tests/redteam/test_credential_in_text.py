@@ -7,6 +7,7 @@ could be a credential and refuses the command whole on a match."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -15,7 +16,7 @@ from bench import fuzz
 SECRET = fuzz.CREDENTIAL
 
 
-def _request(place: str) -> dict:
+def _request(place: str) -> dict[str, Any]:
     return {
         "reason": {"command": "void", "reason": f"misdeal {SECRET}"},
         "by": {"command": "open", "by": f"pit {SECRET}"},

@@ -10,6 +10,7 @@ after a journaled input, exactly where a slow disk would hold it."""
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import pytest
 
@@ -19,7 +20,7 @@ from controller.stream.command_replies import Status, Withdrawn
 from tests.test_daemon import CREDENTIAL, DEADLINE_S, rig_factory  # noqa: F401 (fixture)
 from tests.test_daemon import RigFactory
 
-def _adjustments(rig, kind: str) -> list:
+def _adjustments(rig, kind: str) -> list[Any]:
     """The adjust_meter records of ``kind`` in the journal."""
     records = [wire.decode_event(record.message) for record in rig.daemon.journal.records()]
     return [r for r in records if r.type == kind and r.data.command == "adjust_meter"]

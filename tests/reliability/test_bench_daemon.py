@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,7 +20,7 @@ def test_a_daemon_that_cannot_start_leaves_nothing_behind(monkeypatch: pytest.Mo
         path.write_text("[table]\nid = 'BENCH'\nno_such_key = 1\n")
         return path
 
-    started: list[subprocess.Popen] = []
+    started: list[subprocess.Popen[Any]] = []
     popen = subprocess.Popen
 
     def recording_popen(*args, **kwargs):

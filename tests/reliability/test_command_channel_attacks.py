@@ -231,14 +231,14 @@ def test_a_turn_serves_a_bounded_number_of_commands() -> None:
 
 # --- over the real sockets, the daemon's loop running -------------------------------------
 
-def _dealer(rig, endpoint: str) -> zmq.Socket:
+def _dealer(rig, endpoint: str) -> zmq.Socket[bytes]:
     socket = rig.context.socket(zmq.DEALER)
     socket.setsockopt(zmq.LINGER, 0)
     socket.connect(endpoint)
     return socket
 
 
-def _ask(socket: zmq.Socket, payload: bytes) -> list[bytes]:
+def _ask(socket: zmq.Socket[bytes], payload: bytes) -> list[bytes]:
     """Send one request; the replies up to the one that ends it."""
     socket.send(payload)
     replies = []
@@ -363,7 +363,7 @@ def test_a_flood_of_junk_is_answered_in_full_and_journaled_in_bounded_form(rig_f
         flood.close(0)
     rig.daemon.refusals.window_s = 0.0  # close every window now, as the next tick does
 
-    def counted() -> list:
+    def counted() -> list[Any]:
         return [record for record in rig.daemon.journal.records(after_seq=seq)
                 if record.type in ("command_refused", "refusals_counted")]
 

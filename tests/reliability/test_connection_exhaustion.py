@@ -19,6 +19,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import zmq
@@ -102,7 +103,7 @@ def test_idle_unauthenticated_connections_do_not_lock_the_dealer_out(tmp_path: P
     attackers: list[socket.socket] = []
     context = zmq.Context()
     try:
-        def lines() -> list[dict]:
+        def lines() -> list[dict[str, Any]]:
             return [json.loads(line) for line in Path(log.name).read_text().splitlines()
                     if line.startswith("{")]
 

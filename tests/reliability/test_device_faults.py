@@ -20,6 +20,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -60,18 +61,18 @@ class FaultRig(Rig):
 
     # -- helpers --------------------------------------------------------------------------
 
-    def device_status(self, device: str, status: str) -> list:
+    def device_status(self, device: str, status: str) -> list[Any]:
         return [e for e in self.events("device_status")
                 if e.data.device == device and e.data.status == status]
 
-    def back(self, device: str) -> list:
+    def back(self, device: str) -> list[Any]:
         """``connected`` reports of ``device`` after its last ``lost`` one."""
         statuses = [e for e in self.events("device_status") if e.data.device == device]
         lost = [i for i, e in enumerate(statuses) if e.data.status == "lost"]
         after = statuses[lost[-1] + 1:] if lost else []
         return [e for e in after if e.data.status == "connected"]
 
-    def faults(self, code: str) -> list:
+    def faults(self, code: str) -> list[Any]:
         return [e for e in self.events("fault") if e.data.code == code]
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 import serial
@@ -43,7 +44,7 @@ def test_a_meter_that_cannot_be_configured_is_published_and_logged_once(tmp_path
         update={"devices": devices, "stream": stream})})
     context = zmq.Context()
     daemon = TableDaemon(loaded, state_dir=tmp_path / "state", context=context)
-    published: list = []
+    published: list[Any] = []
     daemon.observers.append(lambda records, events: published.extend(events))
     sign = PtyTransport(AlphaSignModel(), name="meter")
     try:
@@ -80,7 +81,7 @@ def test_a_meter_that_cannot_be_configured_is_published_and_logged_once(tmp_path
 def test_a_termios_error_on_open_is_a_lost_device_with_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(serial, "protocol_handler_packages",
                         [*serial.protocol_handler_packages, "tests.reliability.serial_urls"])
-    heard: list = []
+    heard: list[Any] = []
     meter = AlphaMeter(MeterConfig(port="einval://sign", reconnect_initial_s=0.005,
                                    reconnect_max_s=0.01), listener=heard.append)
     with structlog.testing.capture_logs() as logs:

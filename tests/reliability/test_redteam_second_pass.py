@@ -7,6 +7,7 @@ import json
 import re
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -58,7 +59,7 @@ def test_a_discard_spelled_in_lower_case_reaches_no_cms_client_before_the_hand_s
         assert b"qs" not in sent and b"10h" not in sent
 
 
-def _with_credential_in(place: str) -> dict:
+def _with_credential_in(place: str) -> dict[str, Any]:
     secret = fuzz.CREDENTIAL
     return {
         "by": {"command": "open", "by": secret},

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import zmq
@@ -39,7 +40,7 @@ from tests.test_reload import CREDENTIAL, Daemon, config_file
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def cli(*args: str, timeout: float = 30) -> subprocess.CompletedProcess:
+def cli(*args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "controller.cli.main", *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=timeout)
 
@@ -234,7 +235,7 @@ def test_a_deleted_trigger_is_a_broken_journal_too(tmp_path: Path) -> None:
 
 # --- 10. the meter is the players' money --------------------------------------------------
 
-def settle(table: Table, events: list) -> None:
+def settle(table: Table, events: list[Any]) -> None:
     deck = iter("Kh Qd Jc Ts 9h 8d 7c 6s 5h Kc Qh Jd Tc 9s".split())
     count = 0
     while table.hand is not None:
@@ -316,7 +317,7 @@ def test_only_a_supervisor_adjusts_the_meter_between_hands_with_a_reason() -> No
 
 # --- 12. start-up failures: one line, the cause, what to do, exit 2 ----------------------
 
-def one_line_exit_2(result: subprocess.CompletedProcess, *says: str) -> None:
+def one_line_exit_2(result: subprocess.CompletedProcess[str], *says: str) -> None:
     assert result.returncode == 2, (result.returncode, result.stderr)
     assert "Traceback" not in result.stderr, result.stderr
     lines = [line for line in result.stderr.splitlines() if line.startswith("lowball-table")]
@@ -379,7 +380,7 @@ UNSHARE = shutil.which("unshare")
 
 
 def in_a_full_file_system(tmp_path: Path, script: str,
-                          fill_kib: int = 56) -> subprocess.CompletedProcess:
+                          fill_kib: int = 56) -> subprocess.CompletedProcess[str]:
     """Run ``script`` (sh) with ``tmp_path/full`` a 64 KiB tmpfs (a user and mount
     namespace: no privilege needed), ``fill_kib`` of it filled: writes get ENOSPC."""
     if UNSHARE is None:

@@ -7,6 +7,7 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,7 +20,7 @@ from .conftest import HAND, SAMPLES, TABLE, TS, sample_events
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def fill(journal: Journal, count: int) -> list:
+def fill(journal: Journal, count: int) -> list[Any]:
     return [journal.append(event, table_id=TABLE, hand_id=HAND, ts=TS)
             for event in sample_events(count)]
 

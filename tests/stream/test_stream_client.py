@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 import zmq
@@ -24,7 +25,7 @@ from tests.stream.conftest import TableLoop
 
 
 @pytest.fixture
-def connect(context: zmq.Context, table_loop: TableLoop) -> Iterator[Callable[[], StreamClient]]:
+def connect(context: zmq.Context[Any], table_loop: TableLoop) -> Iterator[Callable[[], StreamClient]]:
     clients: list[StreamClient] = []
 
     def connect() -> StreamClient:
@@ -212,7 +213,7 @@ def test_replay_past_the_journal_end_is_an_error(client: StreamClient, table_loo
         client.replay(0, until=9)
 
 
-def test_no_table_means_a_clear_timeout(context: zmq.Context) -> None:
+def test_no_table_means_a_clear_timeout(context: zmq.Context[Any]) -> None:
     router = context.socket(zmq.ROUTER)  # bound, but nobody answers
     pub = context.socket(zmq.PUB)
     port = router.bind_to_random_port("tcp://127.0.0.1")
@@ -229,7 +230,7 @@ def test_no_table_means_a_clear_timeout(context: zmq.Context) -> None:
         pub.close(linger=0)
 
 
-def test_a_refused_key_is_a_timeout_not_a_hang(context: zmq.Context, tmp_path: Path) -> None:
+def test_a_refused_key_is_a_timeout_not_a_hang(context: zmq.Context[Any], tmp_path: Path) -> None:
     """A table whose authenticator refuses the client's key leaves its DEALER with no peer,
     and such a socket cannot send at all: the request must give up at its deadline instead
     of blocking in send for ever."""
@@ -320,7 +321,7 @@ def _lying_table(context, answer):
     b'{"type": "replay_end", "last": 9223372036854775807}',
     b'{"type": "replay_end", "last": 1001}',
 ], ids=["the journal's end", "one past the batch"])
-def test_a_replay_answer_past_what_was_asked_is_refused_and_holds_nothing(context: zmq.Context, answer) -> None:
+def test_a_replay_answer_past_what_was_asked_is_refused_and_holds_nothing(context: zmq.Context[Any], answer) -> None:
     """On the CMS family a replay_end past the records sent means "withheld": a table naming a
     seq past what one request covers would have the client hold every seq between (2**63 of
     them: the floor service's memory). The answer is refused as not the table's journal."""
@@ -336,7 +337,7 @@ def test_a_replay_answer_past_what_was_asked_is_refused_and_holds_nothing(contex
         close()
 
 
-def test_a_reply_that_is_not_a_message_is_a_stream_error_not_a_crash(context: zmq.Context) -> None:
+def test_a_reply_that_is_not_a_message_is_a_stream_error_not_a_crash(context: zmq.Context[Any]) -> None:
     """A reply no table could journal (here an integer past what the wire carries) is the
     stream's error, which a follower handles (the floor resumes later), not a WireError from
     deep in the client that would end the follower's thread."""
@@ -355,7 +356,7 @@ def test_a_reply_that_is_not_a_message_is_a_stream_error_not_a_crash(context: zm
         close()
 
 
-def test_a_message_past_the_size_cap_is_never_taken(context: zmq.Context) -> None:
+def test_a_message_past_the_size_cap_is_never_taken(context: zmq.Context[Any]) -> None:
     """A publisher sending megabytes is disconnected by ZeroMQ before the message is held: the
     client never reads it, not even as a malformed message. (ZeroMQ counts it a protocol error
     and does not reconnect to that publisher: the reader's own recovery, a new client, is
