@@ -14,20 +14,22 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 import structlog
 import structlog.testing
 import zmq
 
+from controller.core.vocabulary import SpotLamp
 from controller.stream import wire
 from controller.cli.demo import demo_config
 from controller.daemon.loop import TableDaemon
-from controller.stream.journal import Journal, journal_path
-from controller.settings.scenario import load_scenario, replay, settlement_report
+from controller.stream.journal import Durability, Journal, journal_path
+from controller.settings.scenario import Scenario, load_scenario, replay, settlement_report
 from controller.daemon.systemd_notify import Notifier
 from controller.settings.table_config import Limits, Stream, default_config_path, load_config
+from drivers.spots import Lamp
 from simulators.meter import AlphaSignModel
 from simulators.pty_transport import PtyTransport
 from simulators.shoe import Lbs1ShoeModel
@@ -36,9 +38,10 @@ from simulators.spots import SpotControllerModel
 SCENARIOS = Path(__file__).parent / "scenarios"
 DEADLINE_S = 15.0
 CREDENTIAL = "test-supervisor-credential"
+T = TypeVar("T")
 
 
-def wait_for(predicate, what: str, timeout: float = DEADLINE_S):
+def wait_for(predicate: Callable[[], T], what: str, timeout: float = DEADLINE_S) -> T:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()
@@ -52,7 +55,7 @@ class Rig:
     """Simulators, a daemon in a thread, a subscriber and a command client."""
 
     def __init__(self, tmp_path: Path, game: str, notify_socket: str | None = None,
-                 durability: str = "full", supervisors: dict[str, str] | None = None) -> None:
+                 durability: Durability = "full", supervisors: dict[str, str] | None = None) -> None:
         self.tmp_path, self.game, self.durability = tmp_path, game, durability
         #: name -> credential of each supervisor (beside the shared CREDENTIAL)
         self.supervisors = supervisors or {}
@@ -67,11 +70,21 @@ class Rig:
         self.sub = self.context.socket(zmq.SUB)
         self.sub.setsockopt(zmq.SUBSCRIBE, b"")
         self.sub.setsockopt(zmq.LINGER, 0)
-        self.req = None
+        self.req: zmq.Socket[bytes] | None = None
         self.received: list[Any] = []
         self.notify_socket = notify_socket
-        self.daemon = None
+        self._daemon: TableDaemon | None = None
         self.start_daemon()
+
+    @property
+    def daemon(self) -> TableDaemon:
+        """The daemon running now (between :meth:`start_daemon` and :meth:`stop_daemon`)."""
+        assert self._daemon is not None, "the daemon is stopped"
+        return self._daemon
+
+    @daemon.setter
+    def daemon(self, daemon: TableDaemon | None) -> None:
+        self._daemon = daemon
 
     def start_daemon(self) -> None:
         loaded = demo_config(self.game, shoe=self.shoe.url, spots=self.spots.url,
@@ -96,7 +109,7 @@ class Rig:
         wait_for(lambda: self._drain(heartbeats=True), "the first heartbeat")
 
     def stop_daemon(self) -> None:
-        if self.daemon is None:
+        if self._daemon is None:
             return
         self.daemon.request_stop()
         self.thread.join(10)
@@ -129,19 +142,22 @@ class Rig:
         self._drain()
         return [e for e in self.received if e.type == kind]
 
-    def ask(self, request: dict[str, Any], supervisor: bool = False) -> dict[str, Any]:
+    def ask(self, request: dict[str, Any] | bytes, supervisor: bool = False) -> dict[str, Any]:
         if self.req is None:
             self.req = self.context.socket(zmq.REQ)
             self.req.setsockopt(zmq.LINGER, 0)
             self.req.connect(self.stream.commands)
         if supervisor:
+            assert isinstance(request, dict), "a supervisor's request is a command"
             request = {**request, "credential": CREDENTIAL}
         self.req.send(json.dumps(request).encode() if isinstance(request, dict) else request)
-        assert self.req.poll(int(DEADLINE_S * 1000)), f"no answer to {request}"
-        return json.loads(self.req.recv())
+        assert self.req.poll(int(DEADLINE_S * 1000)), f"no answer to {request!r}"
+        reply: dict[str, Any] = json.loads(self.req.recv())
+        return reply
 
     def status(self) -> dict[str, Any]:
-        return self.ask({"command": "status"})["state"]
+        state: dict[str, Any] = self.ask({"command": "status"})["state"]
+        return state
 
     def deal_one(self) -> None:
         before = len(self.events("card_dealt")) + len(self.events("fault"))
@@ -149,12 +165,12 @@ class Rig:
         wait_for(lambda: len(self.events("card_dealt")) + len(self.events("fault")) > before,
                  "the card to reach the table")
 
-    def play(self, scenario) -> None:
+    def play(self, scenario: Scenario) -> None:
         """Wagers, lock, then cards and decisions as the table asks for them."""
         self.start_hand(scenario)
         self.finish_hand({int(spot): list(texts) for spot, texts in scenario.decisions.items()})
 
-    def start_hand(self, scenario) -> None:
+    def start_hand(self, scenario: Scenario) -> None:
         """The scenario's deck in the shoe, its wagers placed, the lock."""
         self.shoe.device.load([str(card) for card in scenario.shoe])
         for spot, wagers in scenario.seats.items():
@@ -211,7 +227,7 @@ def played_by_p_spot(settlements: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize("game", ["cali_lowball", "three_card_lowball"])
-def test_scenarios_through_the_daemon_settle_as_replay_does(rig_factory: RigFactory, game) -> None:
+def test_scenarios_through_the_daemon_settle_as_replay_does(rig_factory: RigFactory, game: str) -> None:
     rig = rig_factory(game)
     assert rig.ask({"command": "open"})["ok"]
     config = load_config(default_config_path(game))
@@ -270,7 +286,8 @@ def test_a_stop_mid_hand_resumes_at_the_same_step(rig_factory: RigFactory) -> No
      "the supervisor credential is not valid"),
     (json.dumps({"command": "void", "reason": "x"}).encode(), "needs the supervisor credential"),
 ])
-def test_bad_commands_are_answered_journaled_and_published(rig_factory: RigFactory, request_bytes, says) -> None:
+def test_bad_commands_are_answered_journaled_and_published(rig_factory: RigFactory,
+                                                           request_bytes: bytes, says: str) -> None:
     rig = rig_factory("cali_lowball")
     seq = rig.daemon.journal.last_seq
     reply = rig.ask(request_bytes)
@@ -297,7 +314,7 @@ def test_a_stop_request_wakes_the_main_loop_at_once(rig_factory: RigFactory) -> 
             long_wait.set()
         return timeout
 
-    daemon._poll_timeout = spy
+    setattr(daemon, "_poll_timeout", spy)      # the loop calls the spy in its place
     # The loop runs meanwhile: a heartbeat it was sending as the clock stopped sets the next
     # one a second on, over ours. Set it again until the loop takes up the hour-long wait.
     deadline = time.monotonic() + DEADLINE_S
@@ -311,7 +328,8 @@ def test_a_stop_request_wakes_the_main_loop_at_once(rig_factory: RigFactory) -> 
 
 
 @pytest.mark.parametrize("durability, warned", [("full", False), ("batched", True)])
-def test_an_unsynced_journal_is_announced(rig_factory: RigFactory, durability, warned) -> None:
+def test_an_unsynced_journal_is_announced(rig_factory: RigFactory, durability: Durability,
+                                          warned: bool) -> None:
     with structlog.testing.capture_logs() as logs:
         rig = rig_factory("cali_lowball", durability=durability)
     assert rig.daemon.journal.durability == durability
@@ -363,7 +381,9 @@ def test_a_lost_device_is_healthy_but_an_ended_device_thread_is_not(rig_factory:
     daemon = rig.daemon
     assert daemon.healthy()
     rig.shoe.disconnect()
-    wait_for(lambda: not daemon.devices.shoe.connected, "the shoe to be lost")
+    shoe = daemon.devices.shoe
+    assert shoe is not None and daemon.devices.spots is not None
+    wait_for(lambda: not shoe.connected, "the shoe to be lost")
     assert daemon.healthy()
     with structlog.testing.capture_logs() as logs:
         daemon.devices.spots.stop()                  # as if a bug had ended its thread
@@ -378,19 +398,20 @@ def test_a_lamp_command_that_fails_unexpectedly_leaves_the_lamps_working(rig_fac
 
     rig = rig_factory("cali_lowball")
     spots, devices = rig.spots.device, rig.daemon.devices
+    assert devices.spots is not None
     set_lamp, calls = devices.spots.set_lamp, []
 
-    def failing_once(spot, lamp) -> None:
+    def failing_once(spot: int, lamp: Lamp) -> None:
         calls.append(spot)
         if len(calls) == 1:
             raise RuntimeError("a bug in a lamp command")
         set_lamp(spot, lamp)
 
-    devices.spots.set_lamp = failing_once
+    setattr(devices.spots, "set_lamp", failing_once)     # the lamp worker calls it in its place
     with structlog.testing.capture_logs() as logs:
-        devices.set_lamp(3, "attract")
+        devices.set_lamp(3, SpotLamp.ATTRACT)
         wait_for(lambda: calls, "the first lamp command")
-        devices.set_lamp(4, "wager_accepted")
+        devices.set_lamp(4, SpotLamp.WAGER_ACCEPTED)
         wait_for(lambda: spots.lamps[4] == WAGER_ACCEPTED, "spot 4's lamp")
     assert rig.daemon.healthy()
     assert any(line["event"] == "lamp command failed unexpectedly" and line["spot"] == 3
