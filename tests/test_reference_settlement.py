@@ -62,7 +62,7 @@ def test_enough_scenarios_and_every_one_has_a_pair() -> None:
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_reference_reproduces_expected(name) -> None:
+def test_reference_reproduces_expected(name: str) -> None:
     scenario, expected = load(name)
     actual = settle(scenario, PAYTABLES, PROGRESSIVE)
     for key in COMPARED:
@@ -70,7 +70,7 @@ def test_reference_reproduces_expected(name) -> None:
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_outcome_does_not_depend_on_free_dealer_choices(name) -> None:
+def test_outcome_does_not_depend_on_free_dealer_choices(name: str) -> None:
     """Where the house way says "any"/"either", every allowed discard gives the same result."""
     scenario, expected = load(name)
     for option in range(dealt_dealer_options(scenario)):
@@ -94,7 +94,7 @@ def _cards_used(scenario: dict[str, Any]) -> int:
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_scenario_file_is_spec_format(name) -> None:
+def test_scenario_file_is_spec_format(name: str) -> None:
     scenario, expected = load(name)
     allowed = {"game", "paytable", "rules", "seats", "decisions", "shoe", "meter"}
     assert set(scenario) <= allowed
@@ -129,7 +129,7 @@ def test_scenario_file_is_spec_format(name) -> None:
 
 
 def test_scenarios_cover_every_paytable_line() -> None:
-    paid = Counter()
+    paid: Counter[tuple[str, str, str]] = Counter()
     for name in NAMES:
         scenario, expected = load(name)
         for entry in expected["settlements"]:
@@ -152,11 +152,11 @@ def test_scenarios_cover_every_paytable_line() -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def five(text: str):
+def five(text: str) -> tuple[Any, ...]:
     return five_card_key(parse_cards(text))
 
 
-def three(text: str):
+def three(text: str) -> tuple[Any, ...]:
     return three_card_key(parse_cards(text))
 
 
@@ -194,9 +194,9 @@ def test_five_card_category_counts_over_all_hands() -> None:
     """All 2,598,960 hands, counted by rank pattern x suit choices (exact, and fast)."""
     from math import comb
 
-    counts = Counter()
+    counts: Counter[str] = Counter()
     # every multiset of 5 ranks with at most 4 of a rank, weighted by the suit choices
-    def walk(start, left, chosen) -> None:
+    def walk(start: int, left: int, chosen: list[int]) -> None:
         if left == 0:
             weight = 1
             for count in Counter(chosen).values():
@@ -232,7 +232,9 @@ def test_three_card_ordering_examples() -> None:
 
 
 def test_three_card_classes() -> None:
-    cls = lambda text: three_card_class(parse_cards(text))  # noqa: E731
+    def cls(text: str) -> str:
+        return three_card_class(parse_cards(text))
+
     assert cls("Ah 2d 4h") == "4-2-A one color"
     assert cls("Ac 2s 4s") == "4-2-A one color"
     assert cls("Ac 2d 4s") == "4-2-A two color"
@@ -294,5 +296,5 @@ def discards(text: str) -> list[list[str]]:
         ("Kh Qc Ts", [["Kh", "Qc"]]),                               # all T+: keep the lowest
     ],
 )
-def test_house_way(dealt, allowed) -> None:
+def test_house_way(dealt: str, allowed: list[list[str]]) -> None:
     assert discards(dealt) == allowed
