@@ -15,10 +15,11 @@ import pytest
 from controller.stream import wire
 from controller.cli.watch import VERBOSE_ONLY
 from controller.settings.scenario import load_scenario
+from controller.stream.journal import JournalRecord
 from tests.stream.conftest import TABLE, TableLoop, sample_events
-from tests.test_daemon import Rig, scenarios_for, wait_for
+from tests.test_daemon import Rig, RigFactory, scenarios_for, wait_for
 
-from .conftest import DEADLINE_S, ToolFactory, journal_records, run_tool, watch_argv
+from .conftest import DEADLINE_S, Tool, ToolFactory, journal_records, run_tool, watch_argv
 
 
 def dollars(cents: int) -> str:
@@ -32,15 +33,17 @@ def seq_of(line: str) -> int | None:
 
 
 def header_seq(line: str) -> int:
-    return int(re.search(r"seq (\d+)", line)[1])
+    match = re.search(r"seq (\d+)", line)
+    assert match is not None, line
+    return int(match[1])
 
 
-def watch_rig(tools, rig: Rig, *args: str):
+def watch_rig(tools: ToolFactory, rig: Rig, *args: str) -> Tool:
     return tools(*watch_argv("--connect", rig.stream.events, "--replay", rig.stream.replay,
                              *args))
 
 
-def watch_loop(tools, loop, *args: str):
+def watch_loop(tools: ToolFactory, loop: TableLoop, *args: str) -> Tool:
     return tools(*watch_argv("--connect", loop.pub_endpoint, "--replay", loop.replay_endpoint,
                              "--table", TABLE, *args))
 
@@ -50,10 +53,10 @@ def play_hand(rig: Rig, path: Path) -> None:
     wait_for(lambda: rig.status()["hand"] is None, "the hand to end")
 
 
-def expected_text(record) -> list[str]:
+def expected_text(record: JournalRecord) -> list[str]:
     """What a surveillance line must show for this record, beyond its seq."""
     envelope = wire.decode_event(record.message)
-    data = envelope.data
+    data: Any = envelope.data      # Any: each kind's own fields
     if envelope.type == "card_dealt":
         to = f"seat {data.to}" if isinstance(data.to, int) else data.to
         return [str(data.card), to]
@@ -81,14 +84,14 @@ def test_live_view_prints_every_card_decision_and_settlement_of_a_played_hand(
     records = [r for r in journal_records(rig.tmp_path / "state") if r.seq > start]
     shown = [r for r in records if r.type not in VERBOSE_ONLY]
     watch.wait_for(lambda line: seq_of(line) == shown[-1].seq)
-    lines = {seq_of(line): line for line in watch.out if seq_of(line) is not None}
+    lines = {seq: line for line in watch.out if (seq := seq_of(line)) is not None}
     assert sorted(lines) == [r.seq for r in shown]        # each once, nothing hidden shown
     types = {r.type for r in shown}
     assert {"card_dealt", "decision_made", "wager_settled", "hand_settled"} <= types
     for record in shown:
         for text in expected_text(record):
             assert text in lines[record.seq], (record.type, text, lines[record.seq])
-    order = [seq_of(line) for line in watch.out if seq_of(line) is not None]
+    order = [seq for line in watch.out if (seq := seq_of(line)) is not None]
     assert order == sorted(order)
 
 
@@ -224,7 +227,7 @@ def test_recall_prints_the_last_hands_in_full_while_paused(paused_table: Rig) ->
     seqs = [seq_of(line) for line in out if seq_of(line) is not None]
     assert seqs == [r.seq for hand in (first, second, third) for r in hands[hand]]
     for hand in (first, second):
-        settled = wire.decode_event(next(r.message for r in hands[hand]
+        settled: Any = wire.decode_event(next(r.message for r in hands[hand]
                                          if r.type == "hand_settled"))
         block = out[out.index(headers[[first, second].index(hand)]):]
         footer = next(line for line in block if line.strip().startswith("net by seat"))
@@ -281,7 +284,8 @@ def test_an_unknown_hand_is_refused_naming_the_hands_there_are(paused_table: Rig
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+        port: int = probe.getsockname()[1]
+        return port
 
 
 def test_an_unreachable_daemon_is_reported_within_the_timeout() -> None:
@@ -296,7 +300,7 @@ def test_an_unreachable_daemon_is_reported_within_the_timeout() -> None:
 @pytest.mark.parametrize("option, endpoint", [("--connect", "localhost:5555"),
                                                ("--replay", "tcp://127.0.0.1"),
                                                ("--connect", "http://127.0.0.1:5555")])
-def test_a_malformed_endpoint_is_refused(option, endpoint) -> None:
+def test_a_malformed_endpoint_is_refused(option: str, endpoint: str) -> None:
     result = run_tool(*watch_argv(option, endpoint, "--timeout", "0.5"))
     assert result.returncode == 2
     assert f"bad endpoint for {option}: {endpoint!r}" in result.stderr

@@ -15,6 +15,7 @@ Each test is an attack that worked on the table before its fix:
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -23,13 +24,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bench import fuzz
+from controller.daemon.loop import TableDaemon
 from controller.stream import wire
 from controller.stream.publisher import MAX_REQUEST_BYTES
 from controller.settings.table_config import build_table
 from controller.stream.table_commands import COMMAND_NAMES, COMMANDS
 from controller.core.table_events import CommandAccepted
 from tests.test_daemon import DEADLINE_S, rig_factory, wait_for  # noqa: F401 (a fixture)
-from tests.test_daemon import RigFactory
+from tests.test_daemon import Rig, RigFactory
 
 SECRET = "s3cr3t-never-journaled"
 #: Keys named like the table's internals, and spellings of the credential's key.
@@ -44,11 +46,11 @@ JSON_VALUES = st.recursive(
     max_leaves=6)
 
 
-def _journal_bytes(daemon) -> bytes:
+def _journal_bytes(daemon: TableDaemon) -> bytes:
     return b"\n".join(record.message for record in daemon.journal.records())
 
 
-def _hand_in_play():
+def _hand_in_play() -> Iterator[TableDaemon]:
     """A daemon (no devices, its loop not running) with a Three Card Lowball hand locked,
     so that every supervisor command has something to act on."""
     with fuzz.command_daemon("three_card_lowball") as daemon:
@@ -74,7 +76,9 @@ any_table = pytest.fixture(scope="module")(_hand_in_play)
            "spot": st.integers(1, 7), "wager": st.sampled_from(("ante", "bonus")),
            "amount": st.integers(1, 10**6), "reason": st.text(min_size=1, max_size=20),
            "decision": st.sampled_from(("stand", "discard:As"))}))
-def test_no_field_a_client_sends_grants_a_role(hand_in_play, name, extra, fields) -> None:
+def test_no_field_a_client_sends_grants_a_role(hand_in_play: TableDaemon, name: str,
+                                               extra: dict[str, Any], fields: dict[str, Any]
+                                               ) -> None:
     """Every command, with any extra keys named like internals and any JSON values, and no
     credential: refused, journaled with the dealer's role, the table unchanged, and not one
     of the extra values in the journal."""
@@ -89,15 +93,15 @@ def test_no_field_a_client_sends_grants_a_role(hand_in_play, name, extra, fields
         reply = daemon.command(json.dumps(request).encode())
         assert reply["ok"] is False, (request, reply)
         assert daemon.table.snapshot() == before
-    records = [wire.decode_event(record.message)
-               for record in daemon.journal.records(after_seq=seq)]
+    records: list[Any] = [wire.decode_event(record.message)     # Any: each kind's own data
+                          for record in daemon.journal.records(after_seq=seq)]
     assert all(record.data.role == "dealer" for record in records
                if record.type == "command_refused"), records
     assert not any(record.type == "command_accepted" for record in records)
     assert SECRET.encode() not in _journal_bytes(daemon)
 
 
-def test_the_supervisor_only_field_is_refused_by_name(hand_in_play) -> None:
+def test_the_supervisor_only_field_is_refused_by_name(hand_in_play: TableDaemon) -> None:
     reply = hand_in_play.command(json.dumps(
         {"command": "void", "reason": "x", "supervisor_only": False}).encode())
     assert reply["ok"] is False and "supervisor_only: unknown key" in reply["error"]
@@ -107,7 +111,7 @@ def test_the_supervisor_only_field_is_refused_by_name(hand_in_play) -> None:
     assert all(cls.supervisor_only is (name in supervisors) for name, cls in COMMANDS.items())
 
 
-def test_a_journal_that_accepted_a_command_always_rebuilds(hand_in_play) -> None:
+def test_a_journal_that_accepted_a_command_always_rebuilds(hand_in_play: TableDaemon) -> None:
     """A void journaled with the dealer's role (as the escalation left it in journals written
     before the fix) rebuilds the voided table instead of stopping the daemon's start."""
     daemon = hand_in_play
@@ -128,7 +132,7 @@ def test_a_journal_that_accepted_a_command_always_rebuilds(hand_in_play) -> None
     SECRET,
     [SECRET],
 ])
-def test_a_refusal_never_repeats_a_secret(payload) -> None:
+def test_a_refusal_never_repeats_a_secret(payload: Any) -> None:
     with fuzz.command_daemon() as daemon:
         reply = daemon.command(json.dumps(payload).encode())
         assert reply["ok"] is False and SECRET not in reply["error"]
@@ -141,7 +145,7 @@ def test_a_refusal_never_repeats_a_secret(payload) -> None:
     b'\xff{"credential": "' + SECRET.encode() + b'"}',                      # not UTF-8
     b'{"command": "void", "credential": "' + SECRET.encode() + b'"}' + b" " * 5000,  # long
 ])
-def test_a_broken_request_is_never_echoed(payload) -> None:
+def test_a_broken_request_is_never_echoed(payload: bytes) -> None:
     with fuzz.command_daemon() as daemon:
         reply = daemon.command(payload)
         assert reply["ok"] is False and SECRET not in reply["error"]
@@ -154,7 +158,8 @@ def test_five_failed_credentials_in_a_minute_raise_one_alarm() -> None:
             reply = daemon.command(json.dumps({"command": "reload",
                                                "credential": f"{SECRET}{attempt}"}).encode())
             assert reply["error"] == "the supervisor credential is not valid"
-        records = [wire.decode_event(record.message) for record in daemon.journal.records()]
+        records: list[Any] = [wire.decode_event(record.message)
+                              for record in daemon.journal.records()]
         alarms = [record.data for record in records if record.type == "alarm"]
         assert [alarm.code for alarm in alarms] == ["credential_failures"]
         refused = [record.data for record in records if record.type == "command_refused"]
@@ -177,7 +182,8 @@ def test_repeated_refusals_are_journaled_in_bounded_form() -> None:
         assert len(journaled) == 3 and all(r.get("counted") for r in replies[3:])
         clock[0] += 1.5
         daemon._tick()
-        records = [wire.decode_event(r.message) for r in daemon.journal.records(after_seq=seq)]
+        records: list[Any] = [wire.decode_event(r.message)
+                              for r in daemon.journal.records(after_seq=seq)]
         assert [r.type for r in records] == ["command_refused"] * 3 + ["refusals_counted"]
         count = records[-1].data
         assert (count.client, count.count, count.last_command) == ("203.0.113.9", 497, "?")
@@ -231,8 +237,9 @@ def test_a_turn_serves_a_bounded_number_of_commands() -> None:
 
 # --- over the real sockets, the daemon's loop running -------------------------------------
 
-def _dealer(rig, endpoint: str) -> zmq.Socket[bytes]:
-    socket = rig.context.socket(zmq.DEALER)
+def _dealer(rig: Rig, endpoint: str | None) -> zmq.Socket[bytes]:
+    assert endpoint is not None
+    socket: zmq.Socket[bytes] = rig.context.socket(zmq.DEALER)
     socket.setsockopt(zmq.LINGER, 0)
     socket.connect(endpoint)
     return socket
@@ -271,7 +278,8 @@ BAD_REPLAY_REQUESTS = [
 
 
 @pytest.mark.parametrize("family", ["surveillance", "cms"])
-def test_replay_sockets_refuse_every_bad_request_and_the_table_goes_on(rig_factory: RigFactory, family) -> None:
+def test_replay_sockets_refuse_every_bad_request_and_the_table_goes_on(rig_factory: RigFactory,
+                                                                        family: str) -> None:
     rig = rig_factory("three_card_lowball")
     endpoint = rig.stream.replay if family == "surveillance" else rig.stream.cms_replay
     socket = _dealer(rig, endpoint)
@@ -306,16 +314,20 @@ def test_replay_sockets_refuse_every_bad_request_and_the_table_goes_on(rig_facto
 @given(request=JSON_VALUES | st.fixed_dictionaries({
     "request": st.sampled_from(("replay", "snapshot")) | JSON_VALUES,
     "after": JSON_VALUES, "limit": JSON_VALUES}))
-def test_replay_sockets_answer_any_json(replay_rig, request: pytest.FixtureRequest) -> None:
+def test_replay_sockets_answer_any_json(replay_rig: ReplayRig, request: Any) -> None:
     (reply,) = _ask(replay_rig.socket, json.dumps(request).encode())[-1:]
     assert json.loads(reply)["type"] in ("error", "replay_end", "snapshot")
 
 
-@pytest.fixture(scope="module")
-def replay_rig(tmp_path_factory: pytest.TempPathFactory):
-    from tests.test_daemon import Rig
+class ReplayRig(Rig):
+    """A rig with a DEALER socket on its CMS replay endpoint."""
 
-    rig = Rig(tmp_path_factory.mktemp("replay"), "cali_lowball", durability="batched")
+    socket: zmq.Socket[bytes]
+
+
+@pytest.fixture(scope="module")
+def replay_rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ReplayRig]:
+    rig = ReplayRig(tmp_path_factory.mktemp("replay"), "cali_lowball", durability="batched")
     rig.socket = _dealer(rig, rig.stream.cms_replay)
     yield rig
     rig.socket.close(0)
@@ -370,7 +382,7 @@ def test_a_flood_of_junk_is_answered_in_full_and_journaled_in_bounded_form(rig_f
     def accounted() -> int:
         total_seen = 0
         for record in counted():
-            data = wire.decode_event(record.message).data
+            data: Any = wire.decode_event(record.message).data
             total_seen += data.count if record.type == "refusals_counted" else 1
         return total_seen
 
@@ -396,14 +408,15 @@ HOSTILE_COMMANDS = [
 
 
 @pytest.mark.parametrize("payload", HOSTILE_COMMANDS, ids=range(len(HOSTILE_COMMANDS)))
-def test_the_command_socket_answers_every_hostile_command(replay_rig, payload) -> None:
+def test_the_command_socket_answers_every_hostile_command(replay_rig: ReplayRig,
+                                                          payload: bytes) -> None:
     reply = replay_rig.ask(payload)
     assert reply["ok"] is False and reply["error"], reply
     assert replay_rig.ask({"command": "status"})["ok"]
 
 
 def test_past_the_transport_cap_a_command_closes_its_connection_and_the_table_goes_on(
-        replay_rig) -> None:
+        replay_rig: ReplayRig) -> None:
     from controller.daemon.loop import MAX_COMMAND_FRAME_BYTES
 
     socket = _dealer(replay_rig, replay_rig.stream.commands)
@@ -419,7 +432,7 @@ def test_past_the_transport_cap_a_command_closes_its_connection_and_the_table_go
 @given(value=JSON_VALUES | st.dictionaries(
     st.sampled_from(("command", "spot", "wager", "amount", "by", "credential", "reason",
                      "decision", "player", *INTERNAL_KEYS)), JSON_VALUES, max_size=5))
-def test_the_command_socket_answers_any_json(replay_rig, value) -> None:
+def test_the_command_socket_answers_any_json(replay_rig: ReplayRig, value: Any) -> None:
     reply = replay_rig.ask(json.dumps(value).encode())
     assert isinstance(reply["ok"], bool)
     assert reply["ok"] or reply["error"]
@@ -432,7 +445,8 @@ def test_the_command_socket_answers_any_json(replay_rig, value) -> None:
            "spot": st.integers(1, 7), "wager": st.sampled_from(("ante", "bonus")),
            "amount": st.integers(1, 10**6), "reason": st.text(min_size=1, max_size=20),
            "decision": st.sampled_from(("stand", "discard:As"))}))
-def test_the_role_is_the_credentials_alone(any_table, name, credential, by, fields) -> None:
+def test_the_role_is_the_credentials_alone(any_table: TableDaemon, name: str, credential: str | None,
+                                           by: str, fields: dict[str, Any]) -> None:
     """Whatever a command names itself (``by``), its role is the dealer's unless the request
     holds the valid credential; a supervisor command without it is refused."""
     daemon = any_table
@@ -441,8 +455,8 @@ def test_the_role_is_the_credentials_alone(any_table, name, credential, by, fiel
         request["credential"] = fuzz.CREDENTIAL if credential == "good" else credential
     seq = daemon.journal.last_seq
     reply = daemon.command(json.dumps(request).encode())
-    records = [wire.decode_event(record.message)
-               for record in daemon.journal.records(after_seq=seq)]
+    records: list[Any] = [wire.decode_event(record.message)
+                          for record in daemon.journal.records(after_seq=seq)]
     decided = [record.data for record in records
                if record.type in ("command_accepted", "command_refused")]
     if reply.get("counted"):
