@@ -33,6 +33,7 @@ DEADLINE_S = 15.0
 def make_keys(directory: Path, name: str) -> dict[str, bytes]:
     assert cli(["keys", "new", name, "--dir", str(directory)]) == 0
     public, secret = zmq.auth.load_certificate(directory / f"{name}.key_secret")
+    assert secret is not None
     return {"public_key": public, "secret_key": secret}
 
 
@@ -47,7 +48,7 @@ def test_keys_new_writes_a_pair_and_never_overwrites(tmp_path: Path, capsys: pyt
 @pytest.mark.parametrize("key, endpoint", [("events", "tcp://0.0.0.0:5555"),
                                            ("commands", "tcp://10.1.2.3:5557"),
                                            ("cms_events", "tcp://*:5558")])
-def test_without_keys_a_network_endpoint_is_refused(key, endpoint) -> None:
+def test_without_keys_a_network_endpoint_is_refused(key: str, endpoint: str) -> None:
     stream = {key: endpoint}
     if key == "cms_events":
         stream["cms_replay"] = "tcp://127.0.0.1:5559"
@@ -100,12 +101,13 @@ def keyring(tmp_path: Path) -> tuple[dict[str, dict[str, bytes]], Security]:
     return keys, security
 
 
-def curve(keys, name):
+def curve(keys: dict[str, dict[str, bytes]], name: str) -> dict[str, bytes]:
     return {"server_public_key": keys["server"]["public_key"], **keys[name]}
 
 
-def subscriber(context, endpoint, prefix, keys=None):
-    sub = context.socket(zmq.SUB)
+def subscriber(context: zmq.Context[Any], endpoint: str, prefix: bytes,
+               keys: dict[str, bytes] | None = None) -> zmq.Socket[bytes]:
+    sub: zmq.Socket[bytes] = context.socket(zmq.SUB)
     sub.setsockopt(zmq.LINGER, 0)
     if keys is not None:
         curve_client(sub, **keys)
@@ -147,6 +149,7 @@ def test_a_listed_key_is_served_and_an_unknown_key_gets_nothing(tmp_path: Path, 
         plain = subscriber(context, stream.events, b"")
         assert heartbeats_until(listed, [stranger, cms_on_surveillance, plain]) == [0, 0, 0]
 
+        assert stream.cms_events is not None and stream.cms_replay is not None
         cms = subscriber(context, stream.cms_events, b"cms.", curve(keys, "cms"))
         surveillance_on_cms = subscriber(context, stream.cms_events, b"",
                                          curve(keys, "surveillance"))
@@ -166,7 +169,7 @@ def test_a_listed_key_is_served_and_an_unknown_key_gets_nothing(tmp_path: Path, 
             bad.snapshot(timeout=1.0)
 
         # Command socket: same allow-list as surveillance.
-        def ask(name):
+        def ask(name: str | None) -> Any:
             req = context.socket(zmq.REQ)
             req.setsockopt(zmq.LINGER, 0)
             if name is not None:

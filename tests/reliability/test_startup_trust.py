@@ -15,8 +15,9 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import zmq
@@ -64,7 +65,7 @@ def files_digest(state_dir: Path, name: str = "journal.sqlite3") -> dict[str, st
             for suffix in ("", "-wal") for path in [state_dir / f"{name}{suffix}"]}
 
 
-def play_a_hand(ask) -> None:
+def play_a_hand(ask: Callable[..., dict[str, Any]]) -> None:
     """Open, wagers with the progressive on spot 1, lock (the meter takes 20), void."""
     assert ask(command="open")["ok"]
     for wager, amount in (("ante", 500), ("bonus", 500), ("progressive", 100)):
@@ -98,7 +99,7 @@ def test_a_second_daemon_on_the_same_state_dir_exits_2_naming_the_holder(tmp_pat
         poller.register(first.daemon.commands, zmq.POLLIN)
         assert poller.poll(5000), "the first daemon lost its command socket"
         first.daemon.handle_commands()
-        assert client.poll(5000) and client.recv_json()["ok"]
+        assert client.poll(5000) and cast(dict[str, Any], client.recv_json())["ok"]
         client.close(0)
     finally:
         first.daemon.close()
@@ -141,7 +142,8 @@ def test_a_tampered_journal_holds_the_table_until_a_supervisor_quarantines_it(tm
     meters = [r for r in records if r.type == "meter_changed"]
     placed = [r for r in records if r.type == "wager_placed" and b'"amount":700' in r.message]
     assert meters and placed and meters[-1].seq < placed[0].seq
-    meter = wire.decode_event(meters[-1].message).data.amount
+    meter_changed: Any = wire.decode_event(meters[-1].message).data
+    meter = meter_changed.amount
     bad = placed[0].seq
     tamper(state, bad, b'"amount":700', b'"amount":70000')
     evidence = files_digest(state)
@@ -154,8 +156,10 @@ def test_a_tampered_journal_holds_the_table_until_a_supervisor_quarantines_it(tm
         status = table.ask(command="status")
         assert status["ok"] and status["journal"]["broken_at"] == bad
         assert status["state"]["layout"] == {}                  # nothing rebuilt from it
-        for command in ({"command": "open"}, {"command": "lock"},
-                        {"command": "void", "reason": "x", "credential": CREDENTIAL}):
+        commands: list[dict[str, Any]] = [
+            {"command": "open"}, {"command": "lock"},
+            {"command": "void", "reason": "x", "credential": CREDENTIAL}]
+        for command in commands:
             reply = table.ask(**command)
             assert reply["ok"] is False and f"broken at seq {bad}" in reply["error"]
         sub = context.socket(zmq.SUB)
@@ -163,7 +167,7 @@ def test_a_tampered_journal_holds_the_table_until_a_supervisor_quarantines_it(tm
         sub.setsockopt(zmq.LINGER, 0)
         sub.connect(f"ipc://{tmp_path}/e")
 
-        def beat():
+        def beat() -> Any:
             table.daemon._next_heartbeat = 0.0
             table.daemon._tick()
             return sub.poll(20) and wire.decode(sub.recv_multipart()[1])
@@ -226,6 +230,7 @@ def test_a_deleted_trigger_is_a_broken_journal_too(tmp_path: Path) -> None:
     table = Daemon(tmp_path, path, context)
     table.daemon.start()
     try:
+        assert table.daemon.journal_broken is not None
         assert "journal_no_delete" in table.daemon.journal_broken.reason
         assert table.ask(command="close")["ok"] is False
     finally:
@@ -253,7 +258,7 @@ def test_a_game_change_and_back_keeps_the_meter(tmp_path: Path) -> None:
     cali = load_config(default_config_path("cali_lowball"))
     table, events = build_table(three_card), []
 
-    def do(role="dealer", **command):
+    def do(role: str = "dealer", **command: Any) -> list[Any]:
         result = table.command(parse_command(command), "sam", role)
         events.extend(result)
         return result
@@ -287,7 +292,7 @@ def test_only_a_supervisor_adjusts_the_meter_between_hands_with_a_reason() -> No
     loaded = load_config(default_config_path("three_card_lowball"))
     table, events = build_table(loaded), []
 
-    def do(role="dealer", **command):
+    def do(role: str = "dealer", **command: Any) -> list[Any]:
         result = table.command(parse_command(command), "sam", role)
         events.extend(result)
         return result
@@ -485,6 +490,7 @@ def test_a_last_record_that_does_not_parse_is_a_broken_journal_not_a_crash(tmp_p
     table = Daemon(tmp_path, path, context)
     table.daemon.start()
     try:
+        assert table.daemon.journal_broken is not None
         assert table.daemon.journal_broken.seq == last
     finally:
         table.daemon.close()
