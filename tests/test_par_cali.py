@@ -15,6 +15,7 @@ from controller.core.cards import DECK, parse_cards
 from controller.cli.main import main
 from controller.cli.math import cali_inputs
 from controller.core.games import CaliLowballHand, Decision
+from controller.core.table_settings import GameSetup
 from controller.par import cali_lowball as cali
 from controller.core.rankings import ace_to_five
 from controller.settings.table_config import Rules, default_config_path, load_config
@@ -27,7 +28,7 @@ def deals() -> tuple[cali.Start, ...]:
     return cali.enumerate_deals()
 
 
-def setup_for(rules=None):
+def setup_for(rules: Rules | None = None) -> GameSetup:
     return load_config(default_config_path("cali_lowball")).setup("cali_lowball", "example",
                                                                   rules)
 
@@ -46,7 +47,7 @@ def variant_sheet(deals: tuple[cali.Start, ...]) -> cali.CaliParSheet:
 
 @pytest.mark.parametrize("player, flop", [("As 2d", "3c 4h 5s"), ("Kc Kd", "Ks 2c 7h"),
                                           ("9h 9c", "9d 9s Jc"), ("Qd 3c", "Jh Jd 8s")])
-def test_a_showdown_counts_every_dealer_holding_of_the_real_deck(player, flop) -> None:
+def test_a_showdown_counts_every_dealer_holding_of_the_real_deck(player: str, flop: str) -> None:
     """The rank-multiset weights against all 1,081 two-card holdings of the 47 cards left."""
     player_cards, flop_cards = parse_cards(player), parse_cards(flop)
     strength = ace_to_five.strength((*player_cards, *flop_cards))
@@ -103,7 +104,7 @@ def test_the_values_of_a_start_are_what_advise_answers(sheet: cali.CaliParSheet)
 
 
 @pytest.mark.parametrize("rules", [None, VARIANT], ids=["shipped", "variant"])
-def test_the_math_settles_as_the_engine_does(rules) -> None:
+def test_the_math_settles_as_the_engine_does(rules: Rules | None) -> None:
     """Random hands, random decisions: the math's net of every wager is the engine's."""
     setup = setup_for(rules)
     odds, math_rules = cali_inputs(setup)
@@ -131,7 +132,8 @@ def test_the_math_settles_as_the_engine_does(rules) -> None:
 
 
 @pytest.mark.parametrize("rules", [None, VARIANT], ids=["shipped", "variant"])
-def test_a_simulation_through_the_engine_agrees_with_every_figure(deals: tuple[cali.Start, ...], rules) -> None:
+def test_a_simulation_through_the_engine_agrees_with_every_figure(deals: tuple[cali.Start, ...],
+                                                                 rules: Rules | None) -> None:
     rows, _ = simulate_cali(15_000, random.Random(2026), deals=deals, rules=rules)
     assert rows
     for row in rows:
@@ -173,6 +175,7 @@ def test_advise(capsys: pytest.CaptureFixture[str]) -> None:
     (["--cards", "As 7d", "--flop", "As 2c 3d"], "card As is given twice"),
     (["--cards", "As 7d", "--paytable", "nope"], "no cali_lowball paytable named 'nope'"),
 ])
-def test_advise_refuses_bad_arguments(capsys: pytest.CaptureFixture[str], argv, message) -> None:
+def test_advise_refuses_bad_arguments(capsys: pytest.CaptureFixture[str], argv: list[str],
+                                      message: str) -> None:
     assert main(["math", "advise", "--game", "cali_lowball", *argv]) == 2
     assert message in capsys.readouterr().err

@@ -7,19 +7,22 @@ short simulation through the engine."""
 
 import json
 import random
+from collections.abc import Sequence
 from pathlib import Path
 from fractions import Fraction
 from itertools import combinations
+from typing import Any
 
 import pytest
 
 from bench.par_check import (SEATS, TOLERANCE, document_exact, document_strategy,
                              simulate_three_card, three_card_exact, three_card_strategy)
-from controller.core.cards import DECK, parse_cards
+from controller.core.cards import Card, DECK, parse_cards
 from controller.cli.main import main
 from controller.cli.math import three_card_bonus, three_card_progressive
 from controller.core.games import Decision, ThreeCardLowballHand
 from controller.core.games.house_way import house_way
+from controller.core.table_settings import GameSetup
 from controller.par import report
 from controller.par import three_card_lowball as three
 from controller.par.three_card_counts import count_hands
@@ -39,22 +42,24 @@ PAYTABLES = ("paytable-1", "paytable-2", "paytable-3")
 COMMITTED = Path(__file__).resolve().parent.parent / "docs" / "par-sheets"
 
 
-def committed_sheet(paytable):
-    return json.loads((COMMITTED / f"three_card_lowball-{paytable}.json").read_text())
+def committed_sheet(paytable: str) -> dict[str, Any]:
+    sheet: dict[str, Any] = json.loads((COMMITTED / f"three_card_lowball-{paytable}.json").read_text())
+    return sheet
 
 
-def setup_for(paytable="paytable-1"):
+def setup_for(paytable: str = "paytable-1") -> GameSetup:
     return load_config(default_config_path("three_card_lowball")).setup(
         "three_card_lowball", paytable)
 
 
-def brute_force(hand, deck):
+def brute_force(hand: Sequence[Card], deck: Sequence[Card]
+                ) -> list[dict[str, tuple[Fraction | int, ...]]]:
     """Every replacement, dealer deal and house-way draw, one at a time, as exact shares."""
     unseen = [card for card in deck if card not in hand]
     result = []
     for kept_count in (3, 2, 1):
         for kept in combinations(hand, kept_count):
-            classes = {}
+            classes: dict[str, list[Fraction | int]] = {}
             replacements = list(combinations(unseen, 3 - kept_count))
             for drawn in replacements:
                 strength, name = three_card.strength_and_class((*kept, *drawn))
@@ -75,7 +80,7 @@ def brute_force(hand, deck):
 
 
 @pytest.mark.parametrize("hand", ["Ac 2d 4h", "Tc Td 2c", "Ac 2c 4c", "Tc Th Td"])
-def test_the_counts_of_every_draw_are_the_brute_force_counts(hand) -> None:
+def test_the_counts_of_every_draw_are_the_brute_force_counts(hand: str) -> None:
     cards = parse_cards(hand)
     counted = three.draws(cards, SMALL_DECK)
     assert [{name: tuple(Fraction(ways, draw.ways) for ways in counts)
@@ -114,7 +119,7 @@ def test_counting_every_hand_at_once_gives_the_counts_of_each_hand() -> None:
 
 
 @pytest.mark.parametrize("deck", MIDDLE_DECKS, ids=str)
-def test_counting_every_hand_at_once_agrees_with_each_hand_counted_alone(deck) -> None:
+def test_counting_every_hand_at_once_agrees_with_each_hand_counted_alone(deck: str) -> None:
     """Every draw's win, tie and loss counts per final class, on twenty-card decks: all
     hands at once against 25 random hands counted alone (a wrong count fails it)."""
     cards = MIDDLE_DECKS[deck]
@@ -167,7 +172,8 @@ def test_hand_keys_follow_rank_then_suit_order() -> None:
     (["advise", "--cards", "Ah 2c 4d", "--flop", "5s 6s 7s"], "--flop: Three Card Lowball"),
     (["par-sheet", "--paytable", "paytable-9"], "paytable-9"),
 ])
-def test_the_command_refuses_what_it_cannot_answer(capsys: pytest.CaptureFixture[str], argv, message) -> None:
+def test_the_command_refuses_what_it_cannot_answer(capsys: pytest.CaptureFixture[str],
+                                                   argv: list[str], message: str) -> None:
     action, *rest = argv
     assert main(["math", action, "--game", "three_card_lowball", *rest]) == 2
     assert message in capsys.readouterr().err
@@ -201,7 +207,7 @@ def test_the_document_gives_every_figure_and_hand(small_sheet: three.ThreeCardPa
 
 
 @pytest.mark.parametrize("paytable", PAYTABLES)
-def test_the_committed_par_sheet_is_the_paytables_own(paytable) -> None:
+def test_the_committed_par_sheet_is_the_paytables_own(paytable: str) -> None:
     """The committed sheet names its paytable and odds as the shipped config has them, and
     its figures hold together."""
     document = committed_sheet(paytable)
@@ -214,7 +220,7 @@ def test_the_committed_par_sheet_is_the_paytables_own(paytable) -> None:
     assert document["progressive"]["wager"] == progressive.wager
     assert document["progressive"]["seed"] == progressive.seed
 
-    def value(figure):
+    def value(figure: dict[str, str]) -> Fraction:
         return Fraction(figure["fraction"])
 
     returns = {name: value(figure) for name, figure in document["returns"].items()}
