@@ -23,7 +23,7 @@ import zmq
 
 from controller.core.vocabulary import SpotLamp
 from controller.stream import wire
-from controller.cli.demo import demo_config
+from controller.cli.demo import demo_config as demo_config  # tests/reliability patch it here
 from controller.daemon.loop import TableDaemon
 from controller.stream.journal import Durability, Journal, journal_path
 from controller.settings.scenario import Scenario, load_scenario, replay, settlement_report

@@ -24,8 +24,8 @@ from typing import Any
 
 import pytest
 
-from controller.settings.scenario import load_scenario, replay, settlement_report
-from controller.settings.table_config import default_config_path, load_config
+from controller.settings.scenario import Scenario, load_scenario, replay, settlement_report
+from controller.settings.table_config import LoadedConfig, default_config_path, load_config
 from controller.core.money import format_cents
 from tests.test_daemon import CREDENTIAL, SCENARIOS, Rig, played_by_p_spot, wait_for  # noqa: F401
 
@@ -42,9 +42,11 @@ class FaultRig(Rig):
 
         original = rig_module.demo_config
 
-        def short_timers(*args, **kwargs):
+        def short_timers(*args: Any, **kwargs: Any) -> LoadedConfig:
             loaded = original(*args, **kwargs)
             devices = loaded.config.devices
+            assert devices.shoe is not None and devices.spots is not None \
+                and devices.meter is not None
             fast = {"reconnect_initial_s": 0.05, "reconnect_max_s": 0.2}
             devices = devices.model_copy(update={
                 "shoe": devices.shoe.model_copy(update={"lost_after_s": LOST_AFTER_S, **fast}),
@@ -85,21 +87,21 @@ def rig(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[FaultRig]:
     rig.close()
 
 
-def _scenario(name: str):
+def _scenario(name: str) -> Scenario:
     return load_scenario(SCENARIOS / f"{name}.json")
 
 
-def _decisions(scenario) -> dict[int, list[str]]:
+def _decisions(scenario: Scenario) -> dict[int, list[str]]:
     return {int(spot): list(texts) for spot, texts in scenario.decisions.items()}
 
 
-def _expected(scenario):
+def _expected(scenario: Scenario) -> list[dict[str, Any]]:
     """The scenario's settlements as the rig plays it (spot N's player is ``pN``)."""
     return played_by_p_spot(settlement_report(replay(
         scenario, load_config(default_config_path(scenario.game))))["settlements"])
 
 
-def _settled_as_replay(rig: FaultRig, scenario) -> None:
+def _settled_as_replay(rig: FaultRig, scenario: Scenario) -> None:
     wait_for(lambda: rig.events("hand_settled"), "the settlement")
     published = [e.data.model_dump() for e in rig.events("wager_settled")]
     assert published == _expected(scenario)
@@ -172,7 +174,7 @@ def test_a_silent_shoe_is_lost_after_lost_after_s_and_heard_again(rig: FaultRig)
 
 # --- misdeals --------------------------------------------------------------------------------
 
-def _void_returns_every_wager(rig: FaultRig, scenario, code: str) -> None:
+def _void_returns_every_wager(rig: FaultRig, scenario: Scenario, code: str) -> None:
     fault = wait_for(lambda: rig.faults(code), f"the {code} fault on the stream")[-1]
     assert fault.data.recoverable is False
     state = rig.status()
@@ -232,7 +234,7 @@ def test_spot_controller_lost_mid_hand_keeps_the_hand(rig: FaultRig) -> None:
 def _lamps_match(rig: FaultRig) -> None:
     from drivers.spots import LAMPS
 
-    def matches():
+    def matches() -> bool:
         table = rig.status()["lamps"]
         shown = rig.spots.model.lamps
         return all(shown[int(spot)] == LAMPS[lamp] for spot, lamp in table.items())
@@ -249,6 +251,7 @@ def test_lamps_catch_up_when_the_spot_controller_is_back(rig: FaultRig) -> None:
     scenario = _scenario("cali_check_bet_win")
     _lamps_match(rig)                               # the felt shows the open table
     lamps = rig.daemon.devices._lamps
+    assert lamps is not None
     rig.spots.disconnect()
     wait_for(lambda: rig.device_status("spots", "lost"), "the spots lost")
     for spot, wagers in scenario.seats.items():     # lamps change while it is away
