@@ -5,6 +5,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,7 +24,7 @@ CONFIGS = {game: load_config(default_config_path(game))
            for game in ("cali_lowball", "three_card_lowball")}
 
 
-def report_of(path):
+def report_of(path: Path) -> dict[str, Any]:
     scenario = load_scenario(path)
     return settlement_report(replay(scenario, CONFIGS[scenario.game], str(path)))
 
@@ -35,7 +36,7 @@ def test_there_are_enough_worked_scenarios() -> None:
 
 
 @pytest.mark.parametrize("path", CASES, ids=lambda path: path.stem)
-def test_scenario_settles_as_expected(path) -> None:
+def test_scenario_settles_as_expected(path: Path) -> None:
     expected = json.loads(path.with_suffix(".expected.json").read_text())
     report = report_of(path)
     assert report["settlements"] == expected["settlements"]
@@ -47,7 +48,7 @@ def test_scenario_settles_as_expected(path) -> None:
     assert report["house_result"] == -sum(s["net"] for s in report["settlements"]) - awards
 
 
-def run_cli(*args):
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "controller.cli.main", *args],
                           capture_output=True, text=True, timeout=60)
 
@@ -66,7 +67,7 @@ def test_cli_replay_prints_a_readable_settlement() -> None:
 
 
 @pytest.mark.parametrize("unbuffered", ["1", ""])
-def test_cli_output_into_a_closed_pipe_ends_quietly(unbuffered) -> None:
+def test_cli_output_into_a_closed_pipe_ends_quietly(unbuffered: str) -> None:
     """``lowball-table replay FILE | head -3``: the reader has gone before the settlement is
     written. The command stops with 141 (128 + SIGPIPE, as the shell reports a command
     ended by the closed pipe) and no traceback, whether stdout is buffered or not."""
@@ -84,19 +85,20 @@ def test_cli_output_into_a_closed_pipe_ends_quietly(unbuffered) -> None:
     assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
 
 
-BASE = {"game": "cali_lowball", "paytable": "example",
+BASE: dict[str, Any] = {"game": "cali_lowball", "paytable": "example",
         "seats": {"1": {"ante": 1000, "xtra_bonus": 1000, "lowdown_bonus": 500},
                   "4": {"ante": 2500, "xtra_bonus": 2500}},
         "decisions": {"1": ["raise"], "4": ["check", "bet"]},
         "shoe": ["As", "7d", "Kc", "2h", "9s", "3c", "4d", "Jh", "5s"]}
-THREE = {"game": "three_card_lowball", "paytable": "paytable-1",
+THREE: dict[str, Any] = {"game": "three_card_lowball", "paytable": "paytable-1",
          "seats": {"2": {"ante": 500, "bonus": 500, "progressive": 100}},
          "decisions": {"2": ["discard:Kd"]},
          "shoe": ["4h", "4c", "Kd", "2c", "Ah", "Ac", "5d", "6c"]}
 
 
-def changed(base, path, value):
-    data = json.loads(json.dumps(base))
+def changed(base: dict[str, Any], path: list[str | int], value: Any) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(json.dumps(base))
+    target: Any
     target = data
     for key in path[:-1]:
         target = target[key]
@@ -141,7 +143,8 @@ def changed(base, path, value):
     (THREE, ["seats", "2", "bonus"], 400, "seats.2: seat 2: Ante 500 and Bonus 400 must be equal"),
     (THREE, ["meter"], -5, "meter: Input should be greater than or equal to 0"),
 ])
-def test_malformed_scenarios_name_the_field(base, path, value, says) -> None:
+def test_malformed_scenarios_name_the_field(base: dict[str, Any], path: list[str | int], value: Any,
+                                            says: str) -> None:
     data = changed(base, path, value)
     with pytest.raises(ScenarioError) as caught:
         scenario = parse_scenario(data, "bad.json")
@@ -158,7 +161,8 @@ def test_the_base_scenarios_are_valid() -> None:
 @pytest.mark.parametrize("content, says", [
     ("{not json", "not valid JSON"), ("[]", "Input should be a valid dictionary"),
 ])
-def test_cli_refuses_malformed_files_without_a_settlement(tmp_path: Path, content, says) -> None:
+def test_cli_refuses_malformed_files_without_a_settlement(tmp_path: Path, content: str,
+                                                           says: str) -> None:
     path = tmp_path / "bad.json"
     path.write_text(content)
     done = run_cli("replay", str(path), "--json")

@@ -50,7 +50,7 @@ def client(connect: Callable[[], StreamClient]) -> StreamClient:
 
 
 def received(client: StreamClient, count: int) -> list[wire.EnvelopeBase]:
-    events = []
+    events: list[wire.EnvelopeBase] = []
     for _ in range(count):
         envelope = client.receive()
         assert envelope is not None, f"only {len(events)} of {count} events arrived"
@@ -96,15 +96,16 @@ def test_a_long_gap_is_filled_a_batch_at_a_time_as_it_is_read(client: StreamClie
     lost = 2 * wire.MAX_REPLAY_BATCH + 500
     table_loop.call("append", sample_events(lost), False)    # all lost on the way
     table_loop.call("append", sample_events(3), True)         # then the stream is heard again
-    asked = []
+    asked: list[tuple[int, int | None]] = []
     replay = client.replay
 
-    def recording_replay(after, **kwargs):
+    def recording_replay(after: int, **kwargs: Any) -> list[wire.EnvelopeBase]:
         asked.append((after, kwargs.get("until")))
         return replay(after, **kwargs)
 
-    client.replay = recording_replay
+    setattr(client, "replay", recording_replay)     # the client asks through the recorder
     first = client.receive()
+    assert first is not None
     assert first.seq == 1 and asked == [(0, wire.MAX_REPLAY_BATCH)]   # one batch so far
     seqs = [first.seq] + [e.seq for e in received(client, lost + 2)]
     assert seqs == list(range(1, lost + 4))
@@ -122,14 +123,14 @@ def test_history_asked_for_by_sync_comes_a_batch_at_a_time_and_is_no_gap(connect
     history = wire.MAX_REPLAY_BATCH + 200
     table_loop.call("append", sample_events(history), True)     # before the client existed
     client = connect()
-    asked = []
+    asked: list[tuple[int, int | None]] = []
     replay = client.replay
 
-    def recording_replay(after, **kwargs):
+    def recording_replay(after: int, **kwargs: Any) -> list[wire.EnvelopeBase]:
         asked.append((after, kwargs.get("until")))
         return replay(after, **kwargs)
 
-    client.replay = recording_replay
+    setattr(client, "replay", recording_replay)     # the client asks through the recorder
     assert client.sync(replay_from=0).seq == history and asked == []
     assert [e.seq for e in received(client, history)] == list(range(1, history + 1))
     assert asked == [(0, wire.MAX_REPLAY_BATCH), (wire.MAX_REPLAY_BATCH, history)]
@@ -157,12 +158,12 @@ def test_a_replay_that_fails_loses_nothing_and_is_asked_again(client: StreamClie
     replay = client.replay
     failures = [StreamError("no answer in time (a test's)")]
 
-    def failing_once(after, **kwargs):
+    def failing_once(after: int, **kwargs: Any) -> list[wire.EnvelopeBase]:
         if failures:
             raise failures.pop()
         return replay(after, **kwargs)
 
-    client.replay = failing_once
+    setattr(client, "replay", failing_once)         # the client asks through it
     with pytest.raises(StreamError, match="a test's"):
         client.receive()
     assert [e.seq for e in received(client, 6)] == [1, 2, 3, 4, 5, 6]
@@ -174,7 +175,7 @@ def test_a_heartbeat_reveals_missed_events_at_the_end(client: StreamClient, tabl
     table_loop.call("append", sample_events(2), False)  # lost, and the table goes quiet
     table_loop.call("heartbeat")
     assert [e.seq for e in received(client, 2)] == [1, 2]
-    assert client.last_heartbeat.seq == 2
+    assert client.last_heartbeat is not None and client.last_heartbeat.seq == 2
 
 
 def test_events_published_during_sync_are_kept_once(client: StreamClient, table_loop: TableLoop) -> None:
@@ -194,8 +195,8 @@ def test_receive_before_sync_is_refused(client: StreamClient) -> None:
 def test_await_heartbeat_returns_the_next_one(client: StreamClient, table_loop: TableLoop) -> None:
     table_loop.call("append", sample_events(3), True)
     table_loop.call("heartbeat")
-    while (beat := client.await_heartbeat()).seq != 3:  # earlier probes may still arrive
-        assert beat.seq == 0
+    while (beat := client.await_heartbeat()) is None or beat.seq != 3:  # earlier probes too
+        assert beat is not None and beat.seq == 0
     assert beat.state == "OPEN" and client.heartbeats >= 2
 
 
@@ -268,7 +269,7 @@ def test_receive_without_waiting_still_fills_a_gap(client: StreamClient, table_l
     assert client.receive(0, replay_timeout=5) is None
     table_loop.call("append", sample_events(3), False)       # lost on the way
     table_loop.call("append", sample_events(1), True)
-    seqs = []
+    seqs: list[int] = []
     deadline = time.monotonic() + 10
     while len(seqs) < 4 and time.monotonic() < deadline:
         envelope = client.receive(0, replay_timeout=5)
@@ -289,15 +290,16 @@ def test_delivered_through_is_where_a_store_of_what_was_received_resumes(connect
     assert client.delivered_through() == 4
     table_loop.call("append", sample_events(2), False)      # 6, 7 lost
     table_loop.call("append", sample_events(1), True)       # 8 heard
-    assert client.receive().seq == 5
+    fifth = client.receive()
+    assert fifth is not None and fifth.seq == 5
     assert client.delivered_through() == 5                  # 8 heard or not: 6 and 7 are not
     assert [e.seq for e in received(client, 3)] == [6, 7, 8]
     assert client.delivered_through() == 8
 
 
-def _lying_table(context, answer):
+def _lying_table(context: zmq.Context[Any], answer: bytes) -> tuple[str, Callable[[], None]]:
     """A ROUTER that answers every request with ``answer`` (bytes), from its own thread."""
-    router = context.socket(zmq.ROUTER)
+    router: zmq.Socket[bytes] = context.socket(zmq.ROUTER)
     port = router.bind_to_random_port("tcp://127.0.0.1")
     stop = threading.Event()
 
@@ -321,7 +323,8 @@ def _lying_table(context, answer):
     b'{"type": "replay_end", "last": 9223372036854775807}',
     b'{"type": "replay_end", "last": 1001}',
 ], ids=["the journal's end", "one past the batch"])
-def test_a_replay_answer_past_what_was_asked_is_refused_and_holds_nothing(context: zmq.Context[Any], answer) -> None:
+def test_a_replay_answer_past_what_was_asked_is_refused_and_holds_nothing(context: zmq.Context[Any],
+                                                                          answer: bytes) -> None:
     """On the CMS family a replay_end past the records sent means "withheld": a table naming a
     seq past what one request covers would have the client hold every seq between (2**63 of
     them: the floor service's memory). The answer is refused as not the table's journal."""
