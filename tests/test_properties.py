@@ -15,11 +15,12 @@
 import random
 import tomllib
 from collections import Counter
+from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from controller.core.cards import DECK
+from controller.core.cards import Card, DECK
 from controller.core.events import (
     CardDealt,
     DecisionMade,
@@ -31,6 +32,7 @@ from controller.core.events import (
     WagersLocked,
 )
 from controller.core.games import CaliLowballHand, Decision, ThreeCardLowballHand
+from controller.core.games.base import Hand
 from controller.settings.table_config import Rules, shipped_config_dir
 from controller.settings.table_config import LoadedConfig
 from tests import reference_settlement
@@ -44,10 +46,10 @@ seats = st.sets(st.integers(1, 7), min_size=1, max_size=7)
 antes = st.sampled_from([500, 1000, 1500, 2500, 10_000])
 
 
-def drive(hand, data, shoe):
+def drive(hand: Hand, data: st.DataObject, shoe: list[Card]) -> dict[str, list[str]]:
     """Play to settlement with random legal decisions; return the scenario decisions."""
     deck = iter(shoe)
-    decisions = {}
+    decisions: dict[str, list[str]] = {}
     while (step := hand.next_step()).kind != "settled":
         if step.kind == "card":
             hand.deal(next(deck))
@@ -55,6 +57,7 @@ def drive(hand, data, shoe):
         seat = data.draw(st.sampled_from(step.seats))
         action = data.draw(st.sampled_from(step.options))
         if action == "discard":
+            assert isinstance(hand, ThreeCardLowballHand)      # the game that discards
             held = list(hand.dealt[seat])
             count = data.draw(st.integers(1, 2))
             decision = Decision("discard", tuple(data.draw(st.permutations(held)))[:count])
@@ -65,7 +68,7 @@ def drive(hand, data, shoe):
     return decisions
 
 
-def check_accounting(hand):
+def check_accounting(hand: Hand) -> list[WagerSettled]:
     for event in hand.history:
         assert len(event) == len(type(event)._fields), event
     locked = next(e for e in hand.history if type(e) is WagersLocked)
@@ -89,7 +92,8 @@ def check_accounting(hand):
     return settled
 
 
-def scenario_of(hand, wagers, decisions, rules):
+def scenario_of(hand: Hand, wagers: dict[int, dict[str, int]], decisions: dict[str, list[str]],
+                rules: dict[str, Any]) -> dict[str, Any]:
     return {"game": hand.game, "paytable": hand.setup.paytable_name,
             "seats": {str(seat): amounts for seat, amounts in wagers.items()},
             "decisions": decisions,
@@ -97,7 +101,7 @@ def scenario_of(hand, wagers, decisions, rules):
             "rules": rules}
 
 
-def engine_dealer_option(hand) -> int:
+def engine_dealer_option(hand: Hand) -> int:
     """Which of the house way's allowed discards (the reference's list) the engine chose."""
     way = next((e for e in hand.history if type(e) is HouseWay), None)
     if way is None:
@@ -107,7 +111,7 @@ def engine_dealer_option(hand) -> int:
     return options.index(frozenset(way.discard))
 
 
-def same_as_reference(hand, scenario, meter=None) -> None:
+def same_as_reference(hand: Hand, scenario: dict[str, Any], meter: int | None = None) -> None:
     if meter is not None:
         scenario["meter"] = meter
     expected = reference_settlement.settle(scenario, PAYTABLES, REFERENCE_PROGRESSIVE,
@@ -126,8 +130,9 @@ def same_as_reference(hand, scenario, meter=None) -> None:
        rules=st.fixed_dictionaries({"xtra_bonus_loses_on_loss": st.booleans(),
                                     "lowdown_bonus_survives_fold": st.booleans(),
                                     "burn_before_flop": st.booleans()}))
-def test_cali_lowball_random_hands(cali_config: LoadedConfig, data, seats, seed, rules) -> None:
-    wagers = {}
+def test_cali_lowball_random_hands(cali_config: LoadedConfig, data: st.DataObject, seats: set[int],
+                                   seed: int, rules: dict[str, Any]) -> None:
+    wagers: dict[int, dict[str, int]] = {}
     for seat in sorted(seats):
         ante = data.draw(antes)
         wagers[seat] = {"ante": ante, "xtra_bonus": ante}
@@ -145,15 +150,16 @@ def test_cali_lowball_random_hands(cali_config: LoadedConfig, data, seats, seed,
 @given(data=st.data(), seats=seats, seed=st.integers(0, 2**32 - 1),
        paytable=st.sampled_from(["paytable-1", "paytable-2", "paytable-3"]),
        meter=st.integers(0, 10**7), split=st.sampled_from(["equal", "full_each"]))
-def test_three_card_lowball_random_hands(three_card_config: LoadedConfig, data, seats, seed, paytable, meter,
-                                         split) -> None:
-    wagers = {}
+def test_three_card_lowball_random_hands(three_card_config: LoadedConfig, data: st.DataObject,
+                                         seats: set[int], seed: int, paytable: str, meter: int,
+                                         split: str) -> None:
+    wagers: dict[int, dict[str, int]] = {}
     for seat in sorted(seats):
         ante = data.draw(antes)
         wagers[seat] = {"ante": ante, "bonus": ante}
         if data.draw(st.booleans()):
             wagers[seat]["progressive"] = 100
-    rules = {"jackpot_split": split}
+    rules: dict[str, Any] = {"jackpot_split": split}
     shoe = random.Random(seed).sample(DECK, 52)
     hand = ThreeCardLowballHand(three_card_config.setup(paytable=paytable, rules=Rules(**rules)),
                                 wagers, meter=meter)

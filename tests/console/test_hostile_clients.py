@@ -38,10 +38,11 @@ def post(url: str, body: dict[str, Any], headers: dict[str, Any] | None = None) 
                                               **(headers or {})})
     try:
         with urllib.request.urlopen(request, timeout=30) as reply:
-            return reply.status, json.loads(reply.read())
+            answer: dict[str, Any] = json.loads(reply.read())
+            return reply.status, answer
     except urllib.error.HTTPError as error:
-        body = error.read()
-        return error.code, json.loads(body) if body.startswith(b"{") else {"error": body}
+        text = error.read()
+        return error.code, json.loads(text) if text.startswith(b"{") else {"error": text}
 
 
 def rebound(url: str) -> tuple[str, dict[str, str]]:
@@ -95,7 +96,7 @@ def test_a_forged_forwarded_address_does_not_escape_the_lock_out(table: TableFac
 def test_a_screen_signed_out_elsewhere_is_shown_nothing_more(locked_console: tuple[Rig, Console]) -> None:
     rig, console = locked_console
     status, cookie = sign_in(console.url, "Dana", DEALER)
-    assert status == 200
+    assert status == 200 and cookie is not None
     with connect(console.url.replace("http://", "ws://") + "ws",
                  additional_headers={"Cookie": cookie}) as ws:
         next_of(ws, "view")
@@ -171,6 +172,7 @@ def test_a_screen_sending_nonsense_at_full_speed_cannot_flood_the_log(tmp_path: 
         except subprocess.TimeoutExpired:   # blocked writing its log
             console.process.kill()
             console.process.wait()
+        assert console.process.stdout is not None and console.process.stderr is not None
         log = console.process.stderr.read()
         console.process.stdout.close()
         console.process.stderr.close()
@@ -188,7 +190,8 @@ def test_an_id_given_again_with_another_command_is_refused_not_answered_as_the_f
             ws.send(json.dumps({"type": "command", "id": command_id, "command": body}))
             while (message := json.loads(ws.recv(timeout=10)))["type"] != "answer":
                 pass
-            return message
+            answer: dict[str, Any] = message
+            return answer
 
         assert command({"command": "open"}, "reused-id-0001")["ok"]
         again = command({"command": "close"}, "reused-id-0001")
@@ -212,7 +215,8 @@ def test_an_account_signing_in_over_and_over_ends_its_own_sessions_not_a_supervi
     for _ in range(3 * MAX_SESSIONS):
         now[0] += 1.0
         assert sessions.account("Pat", "pat-credential", pit) is not None
-    assert sessions.get(alice) is not None and sessions.get(alice).name == "Alice"
+    session = sessions.get(alice)
+    assert session is not None and session.name == "Alice"
 
 
 def test_the_dealers_screen_is_sent_nothing_only_the_pit_may_see(locked_console: tuple[Rig, Console]) -> None:
@@ -224,7 +228,7 @@ def test_the_dealers_screen_is_sent_nothing_only_the_pit_may_see(locked_console:
     views = {}
     for name, credential, path in (("Dana", DEALER, "ws"), ("Pat", PIT, "ws/pit")):
         status, cookie = sign_in(console.url, name, credential)
-        assert status == 200
+        assert status == 200 and cookie is not None
         with connect(console.url.replace("http://", "ws://") + path,
                      additional_headers={"Cookie": cookie}) as ws:
             views[name] = next_of(ws, "view")
@@ -246,7 +250,7 @@ def test_in_a_real_browser_a_rebound_name_gets_no_screen(browser: Browser, table
     try:
         page = rebinding.new_page()
         reply = page.goto(f"http://evil.example:{port}/")
-        assert reply.status == 400
+        assert reply is not None and reply.status == 400
         opened = page.evaluate("""url => new Promise(done => {
             const socket = new WebSocket(url);
             socket.onopen = () => { socket.send(JSON.stringify({type: "command",
@@ -262,14 +266,15 @@ def test_in_a_real_browser_a_rebound_name_gets_no_screen(browser: Browser, table
 def test_a_page_of_another_site_cannot_sign_a_screen_out(locked_console: tuple[Rig, Console]) -> None:
     rig, console = locked_console
     status, cookie = sign_in(console.url, "Dana", DEALER)
-    assert status == 200
+    assert status == 200 and cookie is not None
 
-    def sign_out(**headers) -> int:
+    def sign_out(**headers: str) -> int:
         request = urllib.request.Request(console.url + "api/sign-out", data=b"", method="POST",
                                          headers={"Cookie": cookie, **headers})
         try:
             with urllib.request.urlopen(request, timeout=10) as reply:
-                return reply.status
+                status: int = reply.status
+                return status
         except urllib.error.HTTPError as error:
             return error.code
 

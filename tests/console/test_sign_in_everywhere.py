@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from websockets.exceptions import InvalidStatus
-from websockets.sync.client import connect
+from websockets.sync.client import ClientConnection, connect
 
 from controller.console.config import ConsoleConfig
 from controller.settings.validation import InputError, validate
@@ -59,15 +59,16 @@ def sign_in(url: str, name: str, credential: str) -> tuple[int, str | None]:
     return status, "; ".join(f"{cookie.name}={cookie.value}" for cookie in jar)
 
 
-def socket(url: str, path: str, cookie: str | None = None):
+def socket(url: str, path: str, cookie: str | None = None) -> ClientConnection:
     return connect(url.replace("http://", "ws://") + path,
                    additional_headers={"Cookie": cookie} if cookie else None)
 
 
-def next_of(ws, kind: str) -> dict[str, Any]:
+def next_of(ws: ClientConnection, kind: str) -> dict[str, Any]:
     while (message := json.loads(ws.recv(timeout=10)))["type"] != kind:
         pass
-    return message
+    found: dict[str, Any] = message
+    return found
 
 
 def test_nothing_is_served_before_a_sign_in(locked_console: tuple[Rig, Console]) -> None:
@@ -102,7 +103,7 @@ def test_a_dealer_signs_in_and_deals_but_cannot_void_or_see_the_pit(locked_conso
 def test_the_pit_signs_in_to_its_screen_only(locked_console: tuple[Rig, Console]) -> None:
     rig, console = locked_console
     status, cookie = sign_in(console.url, "Pat", PIT)
-    assert status == 200
+    assert status == 200 and cookie is not None
     with socket(console.url, "ws/pit", cookie) as ws:
         assert next_of(ws, "session")["role"] == "pit"
         ws.send(json.dumps({"type": "acknowledge", "seq": 1}))
