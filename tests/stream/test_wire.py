@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta, timezone
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import pytest
 from hypothesis import given, settings
@@ -45,7 +45,7 @@ def test_cards_travel_as_text() -> None:
 @pytest.mark.parametrize("cls", ALL_CLASSES, ids=lambda cls: cls.__name__)
 @settings(max_examples=25, deadline=None)
 @given(data=st.data())
-def test_round_trip_every_event_type(cls, data) -> None:
+def test_round_trip_every_event_type(cls: type[Any], data: st.DataObject) -> None:
     event = data.draw(strategy_for(cls))
     table_id = data.draw(st.from_regex(r"[A-Za-z0-9_-]{1,32}", fullmatch=True))
     hand_id = data.draw(st.none() | st.text(min_size=1, max_size=64))
@@ -53,6 +53,7 @@ def test_round_trip_every_event_type(cls, data) -> None:
     ts = data.draw(st.datetimes(min_value=datetime(1970, 1, 1), timezones=st.just(UTC)))
     message = wire.encode(event, table_id=table_id, seq=seq, ts=ts, hand_id=hand_id)
     envelope = wire.decode(message)
+    assert isinstance(envelope, wire.EnvelopeBase)
     assert wire.to_event(envelope) == event
     assert type(wire.to_event(envelope)) is cls
     assert (envelope.table_id, envelope.seq, envelope.ts, envelope.hand_id) == (
@@ -71,7 +72,7 @@ def test_a_new_event_class_gets_a_wire_model_from_its_hints() -> None:
         who: events.Recipient = "dealer"
 
     model = wire.data_model(ChipsCounted)
-    value = model.model_validate_json(
+    value: Any = model.model_validate_json(
         '{"spot":2,"cards":["As"],"stacks":[{"seat":1,"wager":"ante","amount":5,"player":""}],'
         '"who":3}')
     assert value.cards == (parse_card("As"),)
@@ -111,7 +112,7 @@ GOOD = wire.encode(SAMPLES[3], table_id=TABLE, seq=7, ts=TS, hand_id=HAND)
     (GOOD.replace(b'"to":"dealer"', b'"to":true'), "data.to"),
     (GOOD.replace(b'"to":"dealer"', b'"to":9007199254740992'), "data.to"),   # 2**53
 ])
-def test_malformed_messages_are_refused_naming_the_field(message, problem) -> None:
+def test_malformed_messages_are_refused_naming_the_field(message: bytes, problem: str) -> None:
     with pytest.raises(wire.WireError) as caught:
         wire.decode(message)
     assert problem in str(caught.value)
@@ -126,7 +127,7 @@ def test_encode_refuses_an_event_with_a_wrongly_typed_field() -> None:
 
 
 @pytest.mark.parametrize("amount", [2**53, -(2**53), 10**20])
-def test_an_integer_no_json_reader_holds_exactly_is_refused_by_name(amount) -> None:
+def test_an_integer_no_json_reader_holds_exactly_is_refused_by_name(amount: int) -> None:
     """JavaScript reads integers exactly only up to 2**53 - 1, and the floor's views cast
     amounts to bigint: a number past the bound is the writer's error, never a message."""
     with pytest.raises(wire.WireError, match="data.amount: Input should be"):
@@ -164,7 +165,7 @@ def test_heartbeat_is_a_message_but_not_an_event() -> None:
     with pytest.raises(wire.WireError, match="not a journaled event"):
         wire.decode_event(beat)
     with pytest.raises(TypeError):
-        wire.to_event(parsed)
+        wire.to_event(parsed)  # type: ignore[arg-type]  # deliberately: it carries no event
     with pytest.raises(wire.WireError, match="state"):
         wire.encode_heartbeat(table_id=TABLE, seq=41, hash=HEAD, broken_at=None, ts=TS,
                               state="ASLEEP")
@@ -205,7 +206,7 @@ def test_json_schema_covers_every_message_type() -> None:
     (b'{"request":"replay","after":0,"limit":0}', "limit: Input should be greater than 0"),
     (b'{"request":"snapshot","please":1}', "please: unknown key"),
 ])
-def test_malformed_requests_are_refused_naming_the_field(request_bytes, problem) -> None:
+def test_malformed_requests_are_refused_naming_the_field(request_bytes: bytes, problem: str) -> None:
     with pytest.raises(wire.WireError) as caught:
         wire.parse_request(request_bytes)
     assert problem in str(caught.value)
@@ -214,16 +215,19 @@ def test_malformed_requests_are_refused_naming_the_field(request_bytes, problem)
 def test_replies_parse() -> None:
     assert wire.decode_reply(wire.snapshot_reply(3, {"a": 1})) == wire.SnapshotReply(
         type="snapshot", seq=3, state={"a": 1})
-    assert wire.decode_reply(wire.replay_end(9)).last == 9
-    assert wire.decode_reply(wire.error_reply("no")).reason == "no"
-    assert wire.decode_reply(GOOD).seq == 7
+    end, error, event = (wire.decode_reply(wire.replay_end(9)),
+                         wire.decode_reply(wire.error_reply("no")), wire.decode_reply(GOOD))
+    assert isinstance(end, wire.ReplayEnd) and end.last == 9
+    assert isinstance(error, wire.ErrorReply) and error.reason == "no"
+    assert isinstance(event, wire.EnvelopeBase) and event.seq == 7
 
 
 def test_event_table_lists_every_type_and_field() -> None:
     table = wire.render_event_table()
     for name, cls in wire.EVENT_CLASSES.items():
         row = next(line for line in table.splitlines() if line.startswith(f"| `{name}` |"))
-        for field in cls._fields:
+        fields: tuple[str, ...] = getattr(cls, "_fields")   # a record's or a NamedTuple's
+        for field in fields:
             assert f"`{field}`:" in row
     assert ('`wagers`: list of {seat: int, wager: one of "ante", "xtra_bonus", "lowdown_bonus", '
             '"raise", "bonus", "progressive", amount: int, player: string}') in table
