@@ -3,6 +3,7 @@ import pytest
 from controller.core.cards import parse_card, parse_cards
 from controller.core.events import HouseWay, MeterContributed, MeterSettled, ProgressiveAwarded
 from controller.core.games import Decision, IllegalAction, ThreeCardLowballHand, WagerError
+from controller.core.games.base import Hand
 from tests.conftest import play
 from tests.conftest import SetupFactory
 
@@ -10,11 +11,11 @@ W = {"ante": 1000, "bonus": 1000}
 P = {**W, "progressive": 100}
 
 
-def awards(hand):
+def awards(hand: Hand) -> dict[int, tuple[str, int]]:
     return {e.seat: (e.award, e.amount) for e in hand.history if type(e) is ProgressiveAwarded}
 
 
-def meter(hand):
+def meter(hand: Hand) -> MeterSettled:
     return next(e for e in hand.history if type(e) is MeterSettled)
 
 
@@ -41,7 +42,7 @@ def test_draws_go_seat_by_seat_then_the_dealer(three_card_setup: SetupFactory) -
     ("discard:As", "cannot discard As, the seat holds Kh 2h 3h"),
     ("discard:Kh,Kh", "named twice"),
 ])
-def test_illegal_discards(three_card_setup: SetupFactory, discard, says) -> None:
+def test_illegal_discards(three_card_setup: SetupFactory, discard: str, says: str) -> None:
     hand = ThreeCardLowballHand(three_card_setup(), {1: W})
     for text in "Kh 9c 2h 8d 3h 7c".split():
         hand.deal(parse_card(text))
@@ -61,7 +62,8 @@ def test_tie_pushes_and_dealer_lower_loses(three_card_setup: SetupFactory) -> No
 
 @pytest.mark.parametrize("paytable, odds", [("paytable-1", 10), ("paytable-2", 12),
                                             ("paytable-3", 10)])
-def test_bonus_pays_by_the_selected_paytable(three_card_setup: SetupFactory, paytable, odds) -> None:
+def test_bonus_pays_by_the_selected_paytable(three_card_setup: SetupFactory, paytable: str,
+                                             odds: int) -> None:
     hand = ThreeCardLowballHand(three_card_setup(paytable), {1: W})
     results = play(hand, "4h 9c 2d 8c Ah 6s", {1: ["stand"]})
     assert results[(1, "bonus")] == ("win", 1000 * odds)
@@ -97,7 +99,8 @@ def test_jackpot_full_each(three_card_setup: SetupFactory) -> None:
     ({1: {**W, "progressive": 500}}, "seat 1: the progressive wager is 100 cents, not 500"),
     ({1: {"ante": 1000}}, "the Bonus wager is required"),
 ])
-def test_bad_wagers(three_card_setup: SetupFactory, wagers, says) -> None:
+def test_bad_wagers(three_card_setup: SetupFactory, wagers: dict[int, dict[str, int]],
+                    says: str) -> None:
     with pytest.raises(WagerError, match=says):
         ThreeCardLowballHand(three_card_setup(), wagers)
 
