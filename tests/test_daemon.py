@@ -41,7 +41,8 @@ CREDENTIAL = "test-supervisor-credential"
 T = TypeVar("T")
 
 
-def wait_for(predicate: Callable[[], T], what: str, timeout: float = DEADLINE_S) -> T:
+def wait_for(predicate: Callable[[], T | None], what: str, timeout: float = DEADLINE_S) -> T:
+    """The predicate's first true value (never None), polled until the deadline."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()

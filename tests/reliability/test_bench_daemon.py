@@ -7,7 +7,7 @@ from __future__ import annotations
 import subprocess
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -16,19 +16,19 @@ from bench import pipeline
 
 
 def test_a_daemon_that_cannot_start_leaves_nothing_behind(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    def broken_config(path: Path, *args, **kwargs) -> Path:
+    def broken_config(path: Path, *args: Any, **kwargs: Any) -> Path:
         path.write_text("[table]\nid = 'BENCH'\nno_such_key = 1\n")
         return path
 
     started: list[subprocess.Popen[Any]] = []
     popen = subprocess.Popen
 
-    def recording_popen(*args, **kwargs):
+    def recording_popen(*args: Any, **kwargs: Any) -> subprocess.Popen[Any]:
         started.append(popen(*args, **kwargs))
         return started[-1]
 
     monkeypatch.setattr(bench.power_loss, "write_config", broken_config)
-    monkeypatch.setattr(pipeline.subprocess, "Popen", recording_popen)
+    monkeypatch.setattr("bench.pipeline.subprocess.Popen", recording_popen)
     simulators_before = {t for t in threading.enumerate() if t.name.startswith("sim-")}
 
     with pytest.raises(RuntimeError, match="did not start; its log ends") as error:
@@ -39,7 +39,8 @@ def test_a_daemon_that_cannot_start_leaves_nothing_behind(monkeypatch: pytest.Mo
     assert process.returncode is not None                 # reaped, not left running
     assert {t for t in threading.enumerate() if t.name.startswith("sim-")
             and t.is_alive()} <= simulators_before
-    assert not list(Path(process.args[process.args.index("--state-dir") + 1]).parent.glob("*"))
+    argv = cast(list[str], process.args)
+    assert not list(Path(argv[argv.index("--state-dir") + 1]).parent.glob("*"))
 
 
 def test_the_stalled_subscriber_bench_recovers_every_event_through_the_daemon_process() -> None:
@@ -63,15 +64,15 @@ def test_a_daemon_that_cannot_even_be_spawned_leaves_nothing_behind(monkeypatch:
     configs: list[Path] = []
     write_config = bench.power_loss.write_config
 
-    def recording_config(path: Path, *args, **kwargs) -> Path:
+    def recording_config(path: Path, *args: Any, **kwargs: Any) -> Path:
         configs.append(write_config(path, *args, **kwargs))
         return configs[-1]
 
-    def failing_popen(*args, **kwargs) -> None:
+    def failing_popen(*args: Any, **kwargs: Any) -> None:
         raise FileNotFoundError("no such interpreter")
 
     monkeypatch.setattr(bench.power_loss, "write_config", recording_config)
-    monkeypatch.setattr(pipeline.subprocess, "Popen", failing_popen)
+    monkeypatch.setattr("bench.pipeline.subprocess.Popen", failing_popen)
     simulators_before = {t for t in threading.enumerate() if t.name.startswith("sim-")}
 
     with pytest.raises(FileNotFoundError, match="no such interpreter"):

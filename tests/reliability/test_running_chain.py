@@ -12,7 +12,8 @@ from controller.core.table_events import TableClosed
 from controller.daemon.chain_watch import ChainWatch
 from controller.stream import wire
 from controller.stream.journal import GENESIS_HASH, Journal, journal_path
-from tests.reliability.test_startup_trust import Daemon, run_config, tamper
+from tests.reliability.test_startup_trust import run_config, tamper
+from tests.test_reload import Daemon
 from tests.test_daemon import wait_for
 
 TABLE = "CALI-01"
@@ -89,8 +90,10 @@ def test_the_daemon_states_it_and_holds_the_table_when_it_fails(tmp_path: Path) 
         journal = table.ask(command="status")["journal"]
         assert journal["verified_through"] == table.daemon.journal.last_seq
         placed = table.daemon.journal.last_of("wager_placed")
+        assert placed is not None
         tamper(tmp_path / "state", placed.seq, b'"amount":700', b'"amount":70000')
-        heartbeat = wait_for(lambda: (b := beat()) and b.journal_broken_at and b, "the break")
+        heartbeat = wait_for(lambda: b if (b := beat()) and b.journal_broken_at else None,
+                             "the break")
         assert heartbeat.journal_broken_at == placed.seq
         refused = table.ask(command="place", spot=3, wager="ante", amount=700)
         assert not refused["ok"] and f"broken at seq {placed.seq}" in refused["error"]
