@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.floor.config import load_floor_config
+from controller.floor.config import LoadedFloorConfig, load_floor_config
 from controller.settings.validation import InputError
 
 BASE = """
@@ -21,7 +21,7 @@ cms_replay = "ipc:///run/lowball/cms-replay"
 """
 
 
-def load(tmp_path: Path, text: str):
+def load(tmp_path: Path, text: str) -> LoadedFloorConfig:
     path = tmp_path / "floor.toml"
     path.write_text(BASE + text, encoding="utf-8")
     return load_floor_config(path)
@@ -53,7 +53,7 @@ def test_house_edges_are_exact_decimals(tmp_path: Path) -> None:
     ('"3,37%"', "not a decimal"),
     ('"1e-2"', "not a decimal"),
 ])
-def test_a_bad_house_edge_names_its_key(tmp_path: Path, edge, says) -> None:
+def test_a_bad_house_edge_names_its_key(tmp_path: Path, edge: str, says: str) -> None:
     message = problems(tmp_path, f'[paytables."p"]\nhouse_edge = {edge}\n')
     assert "paytables.p.house_edge" in message and says in message
 
@@ -78,7 +78,7 @@ def test_a_bad_house_edge_names_its_key(tmp_path: Path, edge, says) -> None:
      "pool_link.authorized_keys_dir needs [curve] key_file"),
     ('[pool_link]\nendpoint = "udp://x:1"\n', "pool_link.endpoint: String should match"),
 ])
-def test_a_bad_key_is_named(tmp_path: Path, text, key) -> None:
+def test_a_bad_key_is_named(tmp_path: Path, text: str, key: str) -> None:
     assert key in problems(tmp_path, text)
 
 
@@ -121,5 +121,5 @@ def test_a_pool_has_the_progressive_defaults(tmp_path: Path) -> None:
     (POOL + 'jackpot = 5\n', "pools[0].jackpot: unknown key"),
     (POOL + '[pools.awards]\n"4-high" = -5\n', "pools[0].awards.4-high"),
 ])
-def test_a_bad_pool_is_named(tmp_path: Path, text, says) -> None:
+def test_a_bad_pool_is_named(tmp_path: Path, text: str, says: str) -> None:
     assert says in problems(tmp_path, text)

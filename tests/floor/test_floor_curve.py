@@ -17,7 +17,8 @@ from controller.stream.journal import Journal, journal_path
 from tests.test_stream_security import SecureTable, make_keys
 
 
-def floor_config(path, dsn, table: SecureTable, table_id, key_file) -> LoadedFloorConfig:
+def floor_config(path: Path, dsn: str, table: SecureTable, table_id: str, key_file: Path | str
+                 ) -> LoadedFloorConfig:
     path.write_text(f"""
 [database]
 dsn = "{dsn}"
@@ -35,7 +36,10 @@ server_key_file = "{path.parent / 'server' / 'table.key'}"
 def count(dsn: str) -> int:
     try:
         with psycopg.connect(dsn) as connection:
-            return connection.execute("SELECT count(*) FROM floor_events").fetchone()[0]
+            row = connection.execute("SELECT count(*) FROM floor_events").fetchone()
+            assert row is not None
+            stored: int = row[0]
+            return stored
     except psycopg.Error:
         return 0
 
@@ -57,7 +61,8 @@ def test_a_listed_floor_key_stores_the_stream_and_a_stranger_gets_nothing(tmp_pa
             databases.append(postgres.dsn_for(name))
     context = zmq.Context()
     table = SecureTable(tmp_path, context, security)
-    services, threads = [], []
+    services: list[FloorService] = []
+    threads: list[threading.Thread] = []
     try:
         table_id = table.daemon.table.table_id
         for dsn, key in zip(databases, ("cms-allowed/floor.key_secret",

@@ -62,8 +62,11 @@ def test_every_seq_stored_once_through_kills_and_a_database_restart(postgres: Lo
         wait_until(lambda: all_stored(database, tables), "the first hands stored")
 
         # the floor killed while a table deals, then started again
-        dealing = threading.Thread(target=lambda: [RatedDealer(three_card, {3: "P-4"}).hand()
-                                                   for _ in range(3)])
+        def deal_three() -> None:
+            for _ in range(3):
+                RatedDealer(three_card, {3: "P-4"}).hand()
+
+        dealing = threading.Thread(target=deal_three)
         dealing.start()
         wait_until(lambda: len(stored(database, "TCL-01")) > len(journaled(three_card)) - 40
                    and journaled(three_card)[-1][1] != "hand_settled", "a hand in play")
@@ -92,8 +95,11 @@ def test_every_seq_stored_once_through_kills_and_a_database_restart(postgres: Lo
         RatedDealer(cali, {1: "P-3"}).hand()
 
         # PostgreSQL restarted while a table deals
-        dealing = threading.Thread(target=lambda: [RatedDealer(three_card, {3: "P-4"}).hand()
-                                                   for _ in range(2)])
+        def deal_two() -> None:
+            for _ in range(2):
+                RatedDealer(three_card, {3: "P-4"}).hand()
+
+        dealing = threading.Thread(target=deal_two)
         dealing.start()
         postgres.restart()
         dealing.join(60)

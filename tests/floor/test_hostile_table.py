@@ -8,12 +8,14 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
 
 from bench.floor_rig import wait_until, write_floor_config
 from controller.core.table_events import DeviceStatus, Fault, TableOpened, WagerPlaced
+from controller.core.vocabulary import Device, DeviceCondition, FaultCode, WagerKey
 from controller.floor.config import load_floor_config
 from controller.floor.service import MAX_MESSAGE_BYTES, FloorService
 from tests.floor.hostile_table import HostileTable
@@ -54,19 +56,22 @@ def opened(table_id: str) -> TableOpened:
 
 
 def fault(detail: str) -> Fault:
-    return Fault(code="shoe_jam", detail=detail, device="shoe", recoverable=True)
+    return Fault(code=FaultCode.SHOE_JAM, detail=detail, device=Device.SHOE, recoverable=True)
 
 
 UNSTORABLE = [
     pytest.param([fault("jam\x00; DROP TABLE floor_events")], None, id="NUL in a field"),
-    pytest.param([DeviceStatus(device="shoe", status="connected", detail="ok")], "H-\x00-1",
+    pytest.param([DeviceStatus(device=Device.SHOE, status=DeviceCondition.CONNECTED, detail="ok")],
+                 "H-\x00-1",
                  id="NUL in a hand id"),
 ]
 
 
 @pytest.mark.parametrize("events, hand_id", UNSTORABLE)
-def test_an_event_the_database_refuses_holds_its_table_only(tmp_path: Path, database: str, floor: Callable[..., FloorService],
-                                                            events, hand_id) -> None:
+def test_an_event_the_database_refuses_holds_its_table_only(tmp_path: Path, database: str,
+                                                            floor: Callable[..., FloorService],
+                                                            events: list[Any], hand_id: str | None
+                                                            ) -> None:
     calm = HostileTable(tmp_path / "calm", "CALM-01")
     evil = HostileTable(tmp_path / "evil", "EVIL-01")
     try:
@@ -126,10 +131,10 @@ def test_a_number_past_the_views_casts_spoils_no_other_tables_report(tmp_path: P
     calm = HostileTable(tmp_path / "calm", "CALM-01")
     evil = HostileTable(tmp_path / "evil", "EVIL-01")
     try:
-        calm.emit([opened("CALM-01"), WagerPlaced(spot=1, wager="ante", amount=1000,
+        calm.emit([opened("CALM-01"), WagerPlaced(spot=1, wager=WagerKey.ANTE, amount=1000,
                                                    player="P-1", source="dealer")])
         evil.emit([opened("EVIL-01"),
-                   (WagerPlaced(spot=1, wager="ante", amount=1000, player="P-1", source="dealer"),
+                   (WagerPlaced(spot=1, wager=WagerKey.ANTE, amount=1000, player="P-1", source="dealer"),
                     lambda message: message.replace(b'"amount":1000', b'"amount":' + b"9" * 20))])
         floor(calm, evil)
         wait_until(lambda: stored(database, "CALM-01") == [1, 2], "the honest table's wager")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,7 @@ T0 = datetime(2026, 11, 25, 3, 0, tzinfo=timezone.utc)
 SEED = 500_000
 
 
-def linked(tables=("TCL-01", "TCL-02"), **settings) -> Pool:
+def linked(tables: Sequence[str] = ("TCL-01", "TCL-02"), **settings: Any) -> Pool:
     return Pool.model_validate({"id": "LINK-1", "tables": list(tables), "seed": SEED,
                                 "contribution_rate": "20%", **settings})
 
@@ -36,7 +36,7 @@ class Tables:
         self.rows: list[Row] = []
         self.clock = T0
 
-    def event(self, table: str, kind: str, hand: str | None, **data) -> Row:
+    def event(self, table: str, kind: str, hand: str | None, **data: Any) -> Row:
         seq = self.seqs[table] = self.seqs.get(table, 0) + 1
         self.clock += timedelta(milliseconds=10)
         row = Row(table, seq, kind, hand, self.clock,
@@ -46,7 +46,7 @@ class Tables:
         return row
 
     def hand(self, table: str, number: int, entries: int, award: str | None = None,
-             seats=(1,), table_amount: int = 0) -> str:
+             seats: tuple[int, ...] = (1,), table_amount: int = 0) -> str:
         hand = f"{table}-{number:06d}"
         self.event(table, "hand_started", hand)
         if entries:
@@ -69,7 +69,7 @@ class Tables:
 
     def store(self, rows: list[Row] | None = None) -> None:
         rows = self.rows if rows is None else rows
-        cursors = {}
+        cursors: dict[str, int] = {}
         for row in rows:
             cursors[row.table_id] = max(cursors.get(row.table_id, 0), row.seq)
         store.store_batch(self.connection, rows, cursors)
@@ -82,14 +82,14 @@ def connection(database: str) -> Iterator[psycopg.Connection]:
         yield connection
 
 
-def ledger(connection) -> list[tuple[Any, ...]]:
+def ledger(connection: psycopg.Connection) -> list[tuple[Any, ...]]:
     with connection.transaction():
         return connection.execute(
             "SELECT kind, amount, paid, table_id, seq FROM floor_pool_ledger ORDER BY entry"
         ).fetchall()
 
 
-def meter(connection, pool_id="LINK-1") -> dict[str, Any]:
+def meter(connection: psycopg.Connection, pool_id: str = "LINK-1") -> dict[str, Any]:
     (row,) = [row for row in pool.meters(connection) if row["pool_id"] == pool_id]
     assert row["meter"] == row["ledger_sum"] == (row["contributions"] - row["voided"]
                                                  - row["jackpots"] + row["reseeds"]
@@ -152,7 +152,9 @@ def test_several_seats_share_a_hit_the_odd_cents_stay(connection: psycopg.Connec
     tables.store()
     pool.apply(connection, "LINK-1")
     with connection.transaction():
-        paid, share = connection.execute("SELECT paid, share FROM floor_pool_hits").fetchone()
+        hit = connection.execute("SELECT paid, share FROM floor_pool_hits").fetchone()
+    assert hit is not None
+    paid, share = hit
     assert (paid, share) == (1015, 145)
     assert meter(connection)["meter"] == 5
 
@@ -161,8 +163,9 @@ def test_several_seats_share_a_hit_the_odd_cents_stay(connection: psycopg.Connec
     ("seed", SEED, 40),    # the house puts up the seed; the meter keeps what came since
     ("meter", 40, 0),      # the meter as it stands: what came since the first emptied it
 ])
-def test_hits_in_one_batch_are_ordered_by_journal_time(connection: psycopg.Connection, rule, second_paid,
-                                                        meter_after) -> None:
+def test_hits_in_one_batch_are_ordered_by_journal_time(connection: psycopg.Connection, rule: str,
+                                                        second_paid: int, meter_after: int
+                                                        ) -> None:
     pool.configure(connection, [linked(simultaneous_hit=rule)])
     tables = Tables(connection)
     tables.hand("TCL-02", 1, entries=2)

@@ -29,7 +29,7 @@ def journal(table: TableProcess) -> list[tuple[int, str, dict[str, Any]]]:
             for seq, _ts, kind, message in JournalView(journal_path(table.state_dir)).records()]
 
 
-def query(dsn: str, sql: str, *args) -> list[tuple[Any, ...]]:
+def query(dsn: str, sql: str, *args: Any) -> list[tuple[Any, ...]]:
     try:
         with psycopg.connect(dsn) as connection:
             return connection.execute(sql, args).fetchall()
@@ -43,7 +43,7 @@ def pool_caught_up(dsn: str, tables: list[TableProcess]) -> bool:
     return all(applied.get(table.table_id) == journal(table)[-1][0] for table in tables)
 
 
-def deal(dealers: list[PoolDealer], hands: int) -> threading.Thread:
+def deal(dealers: list[PoolDealer], hands: int) -> list[threading.Thread]:
     def run(dealer: PoolDealer) -> None:
         for _ in range(hands):
             dealer.hand()
@@ -145,7 +145,7 @@ def test_the_pool_pays_each_hit_once_in_order_through_kills_and_restarts(postgre
     with psycopg.connect(database) as connection:
         hits = connection.execute("SELECT table_id, hand_id, lock_order, paid, verified_by "
                                   "FROM floor_pool_hits ORDER BY hit").fetchall()
-        ledger = dict(connection.execute("SELECT kind, sum(amount) FROM floor_pool_ledger "
+        ledger: dict[str, Any] = dict(connection.execute("SELECT kind, sum(amount) FROM floor_pool_ledger "
                                          "GROUP BY kind").fetchall())
         (meter, ledger_sum), = connection.execute(
             "SELECT meter, ledger_sum FROM floor_pool_meters").fetchall()
@@ -168,4 +168,4 @@ def test_the_pool_pays_each_hit_once_in_order_through_kills_and_restarts(postgre
     assert ledger["reseed"] == SEED * 3  # the opening, the second hit's, the first's verified
     assert meter == ledger_sum == (contributions + ledger["void"] + ledger["jackpot"]
                                    + ledger["reseed"])
-    assert keys[0] == keys[1]
+    assert keys is not None and keys[0] == keys[1]

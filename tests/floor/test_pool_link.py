@@ -25,7 +25,8 @@ POOL = "LINK-1"
 
 
 def sign(table: TableProcess) -> str | None:
-    return table.meter.device.text
+    text: str | None = table.meter.device.text
+    return text
 
 
 def journaled(table: TableProcess, kind: str) -> list[dict[str, Any]]:

@@ -45,8 +45,9 @@ def expected(table: TableProcess) -> tuple[dict[str, Any], dict[str, Any]]:
     settlement."""
     players: dict[str, dict[str, Any]] = defaultdict(lambda: {"hands": set(), "bet": 0, "win": 0,
                                                     "theo": Decimal(0)})
-    table_totals = {"handle": 0, "win": 0, "hands": set()}
-    first_start = last_settled = None
+    table_totals: dict[str, Any] = {"handle": 0, "win": 0, "hands": set()}
+    first_start: datetime | None = None
+    last_settled: datetime | None = None
     for _seq, ts, kind, message in JournalView(journal_path(table.state_dir)).records():
         envelope = json.loads(message)
         if kind == "hand_started" and first_start is None:
@@ -63,6 +64,7 @@ def expected(table: TableProcess) -> tuple[dict[str, Any], dict[str, Any]]:
         table_totals["handle"] += data["amount"]
         table_totals["win"] -= data["net"]
         table_totals["hands"].add(envelope["hand_id"])
+    assert first_start is not None and last_settled is not None
     return players, {**table_totals, "span": last_settled - first_start}
 
 
@@ -79,8 +81,8 @@ def test_player_and_table_ratings_agree_with_the_journal(database: str, table: T
         def all_in() -> bool:
             try:
                 with psycopg.connect(database) as connection:
-                    return connection.execute("SELECT count(*) FROM floor_events").fetchone()[0] \
-                        == last
+                    count = connection.execute("SELECT count(*) FROM floor_events").fetchone()
+                    return count is not None and count[0] == last
             except psycopg.Error:
                 return False
         wait_until(all_in, "the hands stored")
@@ -105,9 +107,11 @@ def test_player_and_table_ratings_agree_with_the_journal(database: str, table: T
         average = connection.execute(
             "SELECT average_bet FROM floor_player_ratings WHERE player = 'P-100'").fetchall()
         assert all(isinstance(value, Decimal) for (value,) in average)
-        hands, handle, win, faults = connection.execute(
+        sums = connection.execute(
             """SELECT sum(hands), sum(handle), sum(win), sum(faults)
                  FROM floor_table_ratings WHERE table_id = 'TCL-07'""").fetchone()
+        assert sums is not None
+        hands, handle, win, faults = sums
         assert (hands, handle, win, faults) == (4, totals["handle"], totals["win"], 0)
         for hold, shift_win, shift_handle in connection.execute(
                 "SELECT hold_percent, win, handle FROM floor_table_ratings").fetchall():

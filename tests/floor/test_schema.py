@@ -97,7 +97,7 @@ def test_shifts_follow_the_casino_clock(database: str) -> None:
 def test_without_postgresql_the_cluster_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
     from controller.floor import local_cluster
 
-    monkeypatch.setattr(local_cluster.glob, "glob", lambda pattern: [])
+    monkeypatch.setattr("controller.floor.local_cluster.glob.glob", lambda pattern: [])
     with pytest.raises(local_cluster.ClusterUnavailable, match="apt-get install .*postgresql"):
         local_cluster.server_bin()
 
