@@ -20,7 +20,7 @@ def test_deck_has_52_distinct_cards() -> None:
     ("As", "As"), ("Td", "Td"), ("10d", "Td"), ("10D", "Td"), ("kh", "Kh"), (" 7c ", "7c"),
     ("2S", "2s"), ("aS", "As"),
 ])
-def test_parse_accepts_the_written_forms(text, printed) -> None:
+def test_parse_accepts_the_written_forms(text: str, printed: str) -> None:
     assert str(parse_card(text)) == printed
 
 
@@ -32,13 +32,13 @@ def test_parse_returns_the_one_card_object() -> None:
     ("1s", "rank '1'"), ("Ax", "suit 'x'"), ("", "empty card"), ("11d", "rank '11'"),
     ("Joker", "unknown card"), ("A", "unknown card"),
 ])
-def test_parse_rejects_with_a_reason(text, says) -> None:
+def test_parse_rejects_with_a_reason(text: str, says: str) -> None:
     with pytest.raises(CardError, match=says):
         parse_card(text)
 
 
 @pytest.mark.parametrize("value", [None, 14, b"As", ["As"]])
-def test_parse_rejects_non_text(value) -> None:
+def test_parse_rejects_non_text(value: object) -> None:
     with pytest.raises(CardError, match="must be written as text"):
         parse_card(value)
 

@@ -14,7 +14,7 @@ SHIPPED = shipped_config_dir()
 
 
 @pytest.mark.parametrize("game", GAMES)
-def test_shipped_configs_load(game) -> None:
+def test_shipped_configs_load(game: str) -> None:
     loaded = load_config(default_config_path(game))
     assert loaded.config.table.game == game
 
@@ -79,7 +79,8 @@ def edit(path: Path, old: str, new: str) -> None:
     ("paytables.toml", 'status = "example"', 'status = "approved"',
      "cali_lowball.example: an approved paytable must give its approval reference"),
 ])
-def test_bad_config_names_the_key(table_dir: Path, file, old, new, says) -> None:
+def test_bad_config_names_the_key(table_dir: Path, file: str, old: str, new: str, says: str
+                                  ) -> None:
     edit(table_dir / file, old, new)
     with pytest.raises(InputError) as caught:
         load_config(table_dir / "three-card-lowball.toml"

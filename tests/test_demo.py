@@ -3,6 +3,7 @@
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -41,7 +42,7 @@ def test_the_demo_plays_hands_and_stops_cleanly(tmp_path: Path) -> None:
     (["lock"], {"command": "lock"}),
     (["acknowledge-alarm", "812"], {"command": "acknowledge_alarm", "seq": 812}),
 ])
-def test_dealer_words_make_requests(words, expected) -> None:
+def test_dealer_words_make_requests(words: list[str], expected: dict[str, Any]) -> None:
     assert request_of(words) == expected
 
 
@@ -49,7 +50,7 @@ def test_dealer_words_make_requests(words, expected) -> None:
     (["place", "3"], "usage: place SPOT WAGER AMOUNT [PLAYER]"),
     (["decide", "2", "stand", "extra"], "usage: decide SPOT DECISION"),
 ])
-def test_dealer_usage_errors(words, says) -> None:
+def test_dealer_usage_errors(words: list[str], says: str) -> None:
     with pytest.raises(ValueError, match=says.replace("[", r"\[").replace("]", r"\]")):
         request_of(words)
 

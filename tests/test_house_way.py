@@ -38,7 +38,7 @@ from controller.core.rankings import three_card
     ("9s 7d 2c", "", hw.NO_PAIR_STAND_RULE),
     ("4h 2d Ac", "", hw.NO_PAIR_STAND_RULE),
 ])
-def test_house_way(hand, discard, rule) -> None:
+def test_house_way(hand: str, discard: str, rule: str) -> None:
     draw = hw.house_way(parse_cards(hand))
     assert sorted(map(str, draw.discard)) == sorted(discard.split())
     assert draw.rule == rule

@@ -5,15 +5,17 @@ from __future__ import annotations
 from controller.core import lamps
 from controller.core.events import DecisionMade, DecisionsDue, ProgressiveAwarded, WagerSettled
 from controller.core.table_events import StateChanged, WagerCancelled, WagerPlaced
+from controller.core.table_states import TableState
+from controller.core.vocabulary import WagerKey
 
 
 def test_each_event_lights_its_lamps() -> None:
-    assert lamps.lamps_after(StateChanged("OPEN", "SETTLED", "next hand"), {}) == [(0, "attract")]
-    assert lamps.lamps_after(StateChanged("CLOSED", "OPEN", "closed"), {}) == [(0, "off")]
-    assert lamps.lamps_after(StateChanged("LOCKED", "OPEN", "locked"), {}) == []
-    assert lamps.lamps_after(WagerPlaced(3, "ante", 500, "", "dealer"), {}) == \
+    assert lamps.lamps_after(StateChanged(TableState.OPEN, TableState.SETTLED, "next hand"), {}) == [(0, "attract")]
+    assert lamps.lamps_after(StateChanged(TableState.CLOSED, TableState.OPEN, "closed"), {}) == [(0, "off")]
+    assert lamps.lamps_after(StateChanged(TableState.LOCKED, TableState.OPEN, "locked"), {}) == []
+    assert lamps.lamps_after(WagerPlaced(3, WagerKey.ANTE, 500, "", "dealer"), {}) == \
         [(3, "wager_accepted")]
-    cancelled = WagerCancelled(3, "ante", 500, "dealer")
+    cancelled = WagerCancelled(3, WagerKey.ANTE, 500, "dealer")
     assert lamps.lamps_after(cancelled, {3: {"xtra_bonus": 500}}) == [(3, "wager_accepted")]
     assert lamps.lamps_after(cancelled, {3: {}}) == [(3, "attract")]
     assert lamps.lamps_after(DecisionMade(2, "raise", 3000, ()), {}) == [(2, "wager_accepted")]

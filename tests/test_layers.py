@@ -161,7 +161,7 @@ def test_every_module_imports_only_the_layers_below_it() -> None:
     ("controller.par.three_card_lowball", "numpy", True),
     ("controller.cli.run", "controller.daemon.loop", True),
 ])
-def test_the_rules_themselves(importer, imported, verdict) -> None:
+def test_the_rules_themselves(importer: str, imported: str, verdict: bool) -> None:
     assert allowed(importer, imported) is verdict
 
 

@@ -9,12 +9,12 @@ from controller.core.money import MoneyError, Odds, format_cents, format_rate, p
     ("1:1", 1000, 1000), ("10:1", 2500, 25000), ("3:2", 1000, 1500), ("3:2", 105, 157),
     ("250:1", 500, 125000), ("12 to 1", 100, 1200), ("6:5", 1, 1),
 ])
-def test_payout_is_exact_and_rounds_down(text, stake, paid) -> None:
+def test_payout_is_exact_and_rounds_down(text: str, stake: int, paid: int) -> None:
     assert Odds.parse(text).payout(stake) == paid
 
 
 @pytest.mark.parametrize("text", ["10", "1.5:1", "-1:1", "1:0", "a:b", "", "10:1:1"])
-def test_bad_odds_are_named(text) -> None:
+def test_bad_odds_are_named(text: str) -> None:
     with pytest.raises(MoneyError, match="odds"):
         Odds.parse(text)
 

@@ -66,13 +66,13 @@ def test_regulated_settings_change_only_between_hands_and_replay_agrees(tmp_path
     assert type(refused[0]) is CommandRefused
     assert "paytable, paytable_lines, progressive.contribution_rate cannot change while " \
            "hand TCL-01-000001 is in play (LOCKED): reload between hands" == refused[0].reason
-    dealer = table.reload(game_settings(after), "dan", "dealer")
+    dealer: list[Any] = table.reload(game_settings(after), "dan", "dealer")
     assert "needs the supervisor credential" in dealer[0].reason
     events += dealer
 
     events += table.command(parse_command({"command": "void", "reason": "test"}), "sam",
                             SUPERVISOR_ROLE)
-    granted = table.reload(game_settings(after), "sam", SUPERVISOR_ROLE)
+    granted: list[Any] = table.reload(game_settings(after), "sam", SUPERVISOR_ROLE)
     events += granted
     assert [type(e) for e in granted] == [CommandAccepted, ConfigApplied]
     assert granted[1].changed == ("paytable", "paytable_lines",
@@ -110,7 +110,7 @@ class Daemon:
         self.published: list[Any] = []
         self.daemon.observers.append(lambda records, events: self.published.extend(events))
 
-    def ask(self, supervisor: bool = False, **command) -> dict[str, Any]:
+    def ask(self, supervisor: bool = False, **command: Any) -> dict[str, Any]:
         if supervisor:
             command["credential"] = CREDENTIAL
         return self.daemon.command(json.dumps(command).encode())

@@ -49,11 +49,11 @@ def daemon() -> Iterator[TableDaemon]:
             context.term()
 
 
-def _ask(daemon, **request) -> dict[str, Any]:
+def _ask(daemon: TableDaemon, **request: Any) -> dict[str, Any]:
     return daemon.command(json.dumps(request).encode())
 
 
-def _last(daemon, kind: str):
+def _last(daemon: TableDaemon, kind: str) -> Any:
     records = [wire.decode_event(r.message) for r in daemon.journal.records()]
     return [r for r in records if r.type == kind][-1].data
 

@@ -31,7 +31,8 @@ def test_every_state_has_its_row_and_the_values_are_the_wire_s() -> None:
 
 @pytest.mark.parametrize("previous, state", [(CLOSED, DEALING), (OPEN, SETTLED),
                                              (SETTLED, PAUSED), (CLOSED, CLOSED)])
-def test_a_move_outside_the_table_is_refused_by_type(previous, state) -> None:
+def test_a_move_outside_the_table_is_refused_by_type(previous: TableState, state: TableState
+                                                     ) -> None:
     with pytest.raises(IllegalTransition) as raised:
         check_transition(previous, state)
     assert (raised.value.previous, raised.value.state) == (previous, state)

@@ -11,13 +11,13 @@ from controller.console.config import ConsoleConfig
 from controller.settings.validation import InputError, validate
 
 
-def state(name: str, **extra) -> dict[str, Any]:
+def state(name: str, **extra: Any) -> dict[str, Any]:
     return {"table_id": "T", "game": "cali_lowball", "state": name, "hand": None,
             "layout": {}, "lamps": {}, "fault": None, "jackpot_pending": None,
             "last_settled_hand": None, "expecting": "", **extra}
 
 
-def hand(kind: str, **step) -> dict[str, Any]:
+def hand(kind: str, **step: Any) -> dict[str, Any]:
     return {"hand_id": "T-000001", "phase": "p", "wagers": {"1": {"ante": 1000}},
             "cards": {"1": ["Ah", "Kd"]}, "house_way": None,
             "next": {"kind": kind, "to": None, "seats": [], "options": [], **step}}
@@ -98,7 +98,8 @@ def test_a_discarded_card_is_shown_as_discarded() -> None:
     ({"table_config": "t.toml", "port": 70000}, "port"),
     ({"table_config": "t.toml", "admin": True}, "admin: unknown key"),
 ])
-def test_the_console_listens_off_loopback_only_with_tls(settings, problem) -> None:
+def test_the_console_listens_off_loopback_only_with_tls(settings: dict[str, Any], problem: str
+                                                        ) -> None:
     with pytest.raises(InputError, match=problem):
         validate(ConsoleConfig, settings, "console.toml")
     assert validate(ConsoleConfig, {"table_config": "t.toml", "host": "::1"}, "c").host == "::1"
@@ -164,5 +165,6 @@ def test_recall_keeps_the_last_hands_with_who_played_each_spot() -> None:
                     {"card": "Ah", "to": 4, "phase": "deal"})
     assert [h["hand_id"] for h in recall.hands()] == ["T-000003", "T-000002"]
     hand = recall.hand("T-000003")
+    assert hand is not None
     assert hand["players"] == {"4": "card-3"} and hand["steps"][0]["data"]["card"] == "Ah"
     assert recall.hand("T-000001") is None

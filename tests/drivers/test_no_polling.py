@@ -314,7 +314,8 @@ class _TimingOutDevice:
     (0.0001, 1),      # due now: 1 ms, never 0 (to libusb, 0 means "for ever")
     (0.0, 1),
 ])
-def test_usb_read_waits_for_the_deadline_within_the_stop_bound(wait_s, expected_ms) -> None:
+def test_usb_read_waits_for_the_deadline_within_the_stop_bound(wait_s: float, expected_ms: int
+                                                               ) -> None:
     shoe = UsbShoe(ShoeConfig(driver="usb", read_timeout_ms=250))
     shoe._device = device = _TimingOutDevice()
     assert shoe._receive(wait_s) == []

@@ -32,7 +32,7 @@ pytestmark = pytest.mark.filterwarnings(
     r"ignore:set(Daemon|Name)\(\) is deprecated:DeprecationWarning")
 
 
-class PtyLine(serial.Serial):
+class PtyLine(serial.Serial):  # type: ignore[misc]  # pyserial has no type hints
     """The server's serial side: a pty, which has no modem lines. RFC 2217 clients set DTR and
     RTS all the same (pyserial's does as it opens) and the server reports the lines it reads,
     so settings are accepted and ignored, and the lines read as a device attached and ready."""

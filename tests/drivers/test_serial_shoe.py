@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -88,7 +90,8 @@ def test_noise_overlong_and_cut_frames_do_not_lose_good_frames(shoe_rig: ShoeRig
     (lambda m: (m.open_door(), m.close_door()),
      [ShoeFault(FaultCode.DOOR), ShoeStatus(ShoeState.DOOROPEN), ShoeStatus(ShoeState.READY)]),
 ])
-def test_every_fault_reaches_the_table(shoe_rig: ShoeRig, inject, expected) -> None:
+def test_every_fault_reaches_the_table(shoe_rig: ShoeRig, inject: Callable[[Any], object],
+                                       expected: list[Any]) -> None:
     sim, shoe, waiter = shoe_rig()
     with sim.lock:
         inject(sim.model)
@@ -151,9 +154,9 @@ def test_a_failing_listener_does_not_stop_the_driver(shoe_rig: ShoeRig, transpor
 
     from .conftest import make_transport
 
-    calls = []
+    calls: list[Any] = []
 
-    def listener(event) -> None:
+    def listener(event: Any) -> None:
         calls.append(event)
         raise RuntimeError("listener bug")
 
@@ -172,7 +175,7 @@ def test_a_driver_with_a_listener_keeps_no_backlog_of_its_events(transport_kind:
 
     from .conftest import make_transport
 
-    heard = []
+    heard: list[Any] = []
     with make_transport(transport_kind, Lbs1ShoeModel("As 7d 2c")) as sim:
         with SerialShoe(ShoeConfig(port=sim.url), listener=heard.append) as shoe:
             poll_until(lambda: any(isinstance(e, ShoeConnected) for e in heard))

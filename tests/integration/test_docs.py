@@ -28,7 +28,8 @@ FIX = ("edit docs/asyncapi.json by hand: one channel `<family>.{table_id}.<type>
 
 @pytest.fixture(scope="module")
 def asyncapi() -> dict[str, Any]:
-    return json.loads(ASYNCAPI.read_text())
+    document: dict[str, Any] = json.loads(ASYNCAPI.read_text())
+    return document
 
 
 def resolve(document: dict[str, Any], ref: str) -> Any:
@@ -110,7 +111,7 @@ def guide_blocks(kind: str) -> list[str]:
 
 def test_the_guides_worked_hand_is_complete_gapless_and_parses() -> None:
     (block,) = guide_blocks("jsonl")
-    messages = [wire.decode_event(line) for line in block.splitlines()]
+    messages: list[Any] = [wire.decode_event(line) for line in block.splitlines()]
     seqs = [message.seq for message in messages]
     assert seqs == list(range(seqs[0], seqs[-1] + 1))
     types = [message.type for message in messages]

@@ -30,6 +30,7 @@ from controller.core.events import (
     field_hints,
     is_record_type,
 )
+from controller.core.vocabulary import Device, FaultCode
 from controller.stream import wire
 from controller.stream.journal import Journal
 from controller.stream.publisher import EventPublisher
@@ -47,7 +48,7 @@ SAMPLES: tuple[Any, ...] = (
     CardDealt(parse_card("As"), 1, "hole cards"),
     CardDealt(parse_card("Td"), "dealer", "hole cards"),
     DecisionMade(3, "discard", 0, parse_cards("Kc Qh")),
-    Fault("shoe_jam", "card stuck at the gate", "shoe", True),
+    Fault(FaultCode.SHOE_JAM, "card stuck at the gate", Device.SHOE, True),
     HandVoided(HAND, "supervisor-7", "misdeal", (Wager(2, "ante", 1000),), 150),
 )
 

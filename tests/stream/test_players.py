@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
@@ -28,14 +29,14 @@ def place(player: object) -> object:
 
 @pytest.mark.parametrize("player", ["", "P7", "card 1234", "Jos\u00e9", "O'Brien-2", "88#a.b_c",
                                     "x" * MAX_PLAYER_ID])
-def test_a_player_id_of_letters_digits_and_inner_punctuation_is_taken(player) -> None:
+def test_a_player_id_of_letters_digits_and_inner_punctuation_is_taken(player: str) -> None:
     assert place(player).player == player  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("player", [
     "a\nb", "a\tb", "<script>", "a\u202eb", "a\u200bb", "\x1b[31mred", " lead", "trail ",
     "-", "a\"b", "a\\b", "a{b}", "x" * (MAX_PLAYER_ID + 1), 7, None])
-def test_anything_else_is_refused_naming_player(player) -> None:
+def test_anything_else_is_refused_naming_player(player: object) -> None:
     with pytest.raises(InputError) as caught:
         place(player)
     (problem,) = caught.value.problems
@@ -69,7 +70,8 @@ RECORDS = [
 
 
 @pytest.mark.parametrize("record", RECORDS, ids=lambda record: type(record).__name__)
-def test_version_3_carries_the_player_and_an_older_record_reads_as_no_player(record) -> None:
+def test_version_3_carries_the_player_and_an_older_record_reads_as_no_player(record: Any
+                                                                            ) -> None:
     message = envelope(record)
     assert b'"player":"P7"' in message and b'"schema_version":3' in message
     assert wire.to_event(wire.decode_event(message)) == record
