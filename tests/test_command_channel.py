@@ -21,6 +21,7 @@ from controller.stream.command_client import CommandClient, CommandTimeout
 from controller.stream.command_replies import (
     Accepted,
     Refused,
+    Reply,
     ReplyError,
     Status,
     Withdrawn,
@@ -49,7 +50,8 @@ REPLIES = [
 
 
 @pytest.mark.parametrize("reply, payload", REPLIES)
-def test_each_reply_has_the_bytes_the_daemon_sends_and_reads_back(reply, payload) -> None:
+def test_each_reply_has_the_bytes_the_daemon_sends_and_reads_back(reply: Reply, payload: bytes
+                                                                  ) -> None:
     assert encode(reply) == payload
     assert decode(payload) == reply
 
@@ -63,7 +65,7 @@ def test_each_reply_has_the_bytes_the_daemon_sends_and_reads_back(reply, payload
     {"ok": True, "carried_out": {"a": "1"}, "withdrawn": []},
     {"ok": True, "carried_out": {}, "withdrawn": [1]},
 ])
-def test_anything_else_is_not_a_reply(data) -> None:
+def test_anything_else_is_not_a_reply(data: Any) -> None:
     with pytest.raises(ReplyError) as raised:
         reply_from(data)
     assert isinstance(raised.value, LowballError) and raised.value.problem
@@ -87,10 +89,19 @@ class Router:
     def take(self, timeout_s: float = DEADLINE_S) -> tuple[list[bytes], dict[str, Any]]:
         assert self.socket.poll(int(timeout_s * 1000)), "no request arrived"
         *envelope, payload = self.socket.recv_multipart()
-        return envelope, json.loads(payload)
+        request: dict[str, Any] = json.loads(payload)
+        return envelope, request
 
-    def answer(self, envelope: list[bytes], reply: Refused | Accepted) -> None:
+    def answer(self, envelope: list[bytes], reply: Reply) -> None:
         self.socket.send_multipart([*envelope, encode(reply)])
+
+
+
+def received(client: CommandClient) -> tuple[int, Reply]:
+    """The next reply and its request's id (one must arrive within the deadline)."""
+    reply = client.receive(DEADLINE_S)
+    assert reply is not None, "no reply arrived"
+    return reply
 
 
 @pytest.fixture
@@ -125,7 +136,7 @@ def test_pipelined_replies_come_back_with_their_requests_ids(router_and_client: 
     taken = [router.take() for _ in ids]
     for envelope, request in reversed(taken):
         router.answer(envelope, Refused(f"spot {request['spot']}"))
-    replies = dict(client.receive(DEADLINE_S) for _ in ids)
+    replies = dict(received(client) for _ in ids)
     assert replies == {ids[0]: Refused("spot 1"), ids[1]: Refused("spot 2"),
                        ids[2]: Refused("spot 3")}
 
@@ -202,7 +213,7 @@ def test_the_daemon_answers_the_client_with_typed_replies(rig: Rig) -> None:
         signed = client.ask({"command": "sign_in"}, supervisor=True)
         assert isinstance(signed, Accepted)
         ids = [client.send({"command": "status"}) for _ in range(5)]
-        replies = dict(client.receive(DEADLINE_S) for _ in ids)
+        replies = dict(received(client) for _ in ids)
         assert sorted(replies) == ids and all(isinstance(r, Status) for r in replies.values())
     finally:
         client.close()
@@ -211,12 +222,13 @@ def test_the_daemon_answers_the_client_with_typed_replies(rig: Rig) -> None:
 def test_a_withdrawal_settles_each_request_it_names_for_good(rig: Rig) -> None:
     """Carried out (its record's seq, remembered across a restart), or withdrawn: refused
     whenever it arrives. A request is carried out once under its id."""
-    def ask(request_id: str, **request) -> dict[str, Any]:
+    def ask(request_id: str, **request: Any) -> dict[str, Any]:
         return rig.daemon.command(json.dumps({**request, "request_id": request_id}).encode())
 
     opened = ask("opened-0001", command="open")
     assert opened["ok"]
     accepted = rig.daemon.journal.last_of("command_accepted")
+    assert accepted is not None
     assert accepted.seq <= opened["seq"]
     rig.stop_daemon()
     rig.start_daemon()

@@ -57,6 +57,7 @@ class Console:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "controller.cli.main", "console", "--config", str(config),
              "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert self.process.stdout is not None and self.process.stderr is not None
         line = self.process.stdout.readline()
         if not line.startswith("console: "):
             self.process.kill()
@@ -72,6 +73,7 @@ class Console:
             self.process.kill()
             self.process.wait()
         # The console's log, shown with a failing test's output.
+        assert self.process.stdout is not None and self.process.stderr is not None
         sys.stdout.write(self.process.stderr.read())
         self.process.stdout.close()
         self.process.stderr.close()

@@ -4,16 +4,20 @@ touch on the screen. What the screen shows is checked against what the table say
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
 from tests.console.conftest import shot
 from tests.console.conftest import TableFactory
 from tests.console.conftest import ScreenFactory
-from tests.test_daemon import wait_for
+from tests.test_daemon import Rig, wait_for
+
+if TYPE_CHECKING:   # the browser tests skip, not fail, where Playwright is missing
+    from playwright.sync_api import Page
 
 
-
-def deal_while_cards_are_due(rig, page, *, to_spots_only: bool = False) -> None:
+def deal_while_cards_are_due(rig: Rig, page: Page, *, to_spots_only: bool = False) -> None:
     """The shoe deals each card the table asks for (``to_spots_only``: up to the dealer's
     first); each must reach the screen."""
     while (state := rig.status())["hand"] is not None and \
@@ -25,7 +29,7 @@ def deal_while_cards_are_due(rig, page, *, to_spots_only: bool = False) -> None:
         page.wait_for_selector(f'.card[data-card="{card}"]')
 
 
-def place(page, spot: int, wager: str, chips: list[int]) -> None:
+def place(page: Page, spot: int, wager: str, chips: list[int]) -> None:
     page.tap(f'.spot[data-spot="{spot}"]')
     page.tap(f'[data-wager-kind="{wager}"]')
     for chip in chips:
@@ -34,7 +38,7 @@ def place(page, spot: int, wager: str, chips: list[int]) -> None:
     page.wait_for_selector(f'.spot[data-spot="{spot}"] .wager[data-wager="{wager}"]')
 
 
-def actions_on_screen(page) -> set[str]:
+def actions_on_screen(page: Page) -> set[str]:
     return set(page.eval_on_selector_all("[data-action]:not([hidden])",
                                          "nodes => nodes.map(n => n.dataset.action)"))
 
@@ -76,6 +80,7 @@ def test_a_three_card_hand_by_touch_with_a_discard(table: TableFactory, screen: 
     for card in way["discard"]:
         page.wait_for_selector(f'#dealer-cards .card.discarded[data-card="{card}"]')
     panel = page.wait_for_selector('[data-payout="1"]')
+    assert panel is not None
     settled = {(e.data.wager, e.data.net) for e in rig.events("wager_settled")}
     text = panel.inner_text()
     assert ("ante", 1000) in settled and "pay $10.00" in text
@@ -110,6 +115,7 @@ def test_a_cali_hand_by_touch_with_a_fold(table: TableFactory, screen: ScreenFac
     wait_for(lambda: len(rig.events("decision_made")) == 2, "the fold to reach the table")
     deal_while_cards_are_due(rig, page)
     panel = page.wait_for_selector('[data-payout="1"]')
+    assert panel is not None
     wait_for(lambda: rig.events("hand_settled"), "the settlement")
     net = sum(e.data.net for e in rig.events("wager_settled"))
     assert net < 0 and f"collect ${-net / 100:,.2f}" in panel.inner_text()

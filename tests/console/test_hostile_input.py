@@ -22,7 +22,7 @@ from tests.test_daemon import Rig, wait_for
 class Screen:
     """A screen's WebSocket, as a context manager (it closes the socket)."""
 
-    def __init__(self, url: str, **headers) -> None:
+    def __init__(self, url: str, **headers: str) -> None:
         self._connection = connect(url.replace("http://", "ws://") + "ws",
                                    additional_headers=headers or None)
         self.views: list[dict[str, Any]] = []
@@ -31,7 +31,7 @@ class Screen:
         self.socket = self._connection.__enter__()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: Any) -> None:
         self._connection.__exit__(*exc)
 
     def next(self, kind: str) -> dict[str, Any]:
@@ -40,9 +40,10 @@ class Screen:
             if message["type"] == "view":
                 self.views.append(message)
             if message["type"] == kind:
-                return message
+                found: dict[str, Any] = message
+                return found
 
-    def send(self, message) -> None:
+    def send(self, message: str | dict[str, Any]) -> None:
         self.socket.send(message if isinstance(message, str) else json.dumps(message))
 
     def command(self, command: dict[str, Any], command_id: str | None = None) -> dict[str, Any]:
@@ -61,7 +62,7 @@ def screen(table: TableFactory) -> Iterator[tuple[Rig, Screen]]:
         yield rig, screen
 
 
-BAD_MESSAGES = [
+BAD_MESSAGES: list[tuple[str | dict[str, Any], str]] = [
     ("not json", "not valid JSON"),
     ("[1, 2]", "a message is a JSON object"),
     ({"type": "command", "id": "abcdefgh1", "command": {"command": "open"}, "admin": True},

@@ -72,7 +72,8 @@ def test_a_command_is_answered_through_the_link(tmp_path: Path) -> None:
     (Withdrawn({"ID": 41}, []), {"ok": True, "seq": 41}),
 ])
 def test_a_command_not_answered_in_time_is_withdrawn_and_its_screen_told_what_became_of_it(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, settled, told) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, settled: Withdrawn, told: dict[str, Any]
+        ) -> None:
     """The table holds the screen's command without answering (a slow disk): the link
     withdraws it when its time is up, and tells the screen what the withdrawal settled,
     never to be carried out, or carried out late (docs/command-channel.md, section 6)."""

@@ -29,8 +29,9 @@ def test_the_pit_recalls_a_hand_step_by_step_and_acknowledges_alarms(table: Tabl
     page = screen(console.url + "pit")
     hand_id = rig.events("hand_settled")[0].hand_id
     # each hand's players, from its locked wagers (the records name them since version 3)
-    assert page.wait_for_selector(f'[data-players="{hand_id}"]').inner_text().strip() == \
-        "\u2014 spot 1: p1, spot 2: p2"
+    players = page.wait_for_selector(f'[data-players="{hand_id}"]')
+    assert players is not None
+    assert players.inner_text().strip() == "\u2014 spot 1: p1, spot 2: p2"
     page.tap(f'[data-hand="{hand_id}"]')
     page.wait_for_selector("#recall:not([hidden])")
     assert "Players spot 1: p1, spot 2: p2" in page.inner_text("#recall-players")
@@ -46,12 +47,14 @@ def test_the_pit_recalls_a_hand_step_by_step_and_acknowledges_alarms(table: Tabl
     page.tap("#step")
     assert page.locator("#recall-steps li").count() == 2
     # the journal's chain as the table states it (its heartbeats), never read by the console
-    assert "journal verified through seq" in \
-        page.wait_for_selector("#journal.verified").inner_text()
+    verified = page.wait_for_selector("#journal.verified")
+    assert verified is not None and "journal verified through seq" in verified.inner_text()
     alarm = page.wait_for_selector("#alarms li.open:has-text('credential_failures')")
     assert page.locator('[data-action="acknowledge"]').count() == 0   # nobody signed in
     shot(page, "pit")
+    assert alarm is not None
     seq = alarm.get_attribute("data-alarm")
+    assert seq is not None
     sign_in(page, console.url, "Alice", SUPERVISORS["Alice"], then="/pit")
     page.wait_for_url("**/pit")
     page.tap(f'[data-alarm="{seq}"] [data-action="acknowledge"]')

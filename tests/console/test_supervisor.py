@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -16,10 +16,13 @@ from controller.settings.scenario import load_scenario
 from tests.console.conftest import SUPERVISORS, shot
 from tests.console.conftest import TableFactory
 from tests.console.conftest import ScreenFactory
-from tests.test_daemon import SCENARIOS, wait_for
+from tests.test_daemon import SCENARIOS, Rig, wait_for
+
+if TYPE_CHECKING:   # the browser tests skip, not fail, where Playwright is missing
+    from playwright.sync_api import Page
 
 
-def sign_in(page, url: str, name: str, credential: str, then: str = "/") -> None:
+def sign_in(page: Page, url: str, name: str, credential: str, then: str = "/") -> None:
     page.goto(url + "supervisor" + ("" if then == "/" else f"?next={then}"))
     page.fill("#name", name)
     page.fill("#credential", credential)
@@ -31,12 +34,14 @@ def post_sign_in(url: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
                                      headers={"content-type": "application/json"})
     try:
         with urllib.request.urlopen(request, timeout=10) as reply:
-            return reply.status, json.loads(reply.read())
+            answer: dict[str, Any] = json.loads(reply.read())
+            return reply.status, answer
     except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read())
+        refusal: dict[str, Any] = json.loads(error.read())
+        return error.code, refusal
 
 
-def start_hand(rig) -> None:
+def start_hand(rig: Rig) -> None:
     rig.shoe.device.load(["Jd", "3h", "9s", "5c", "2c", "4d", "7h"])
     assert rig.ask({"command": "open"})["ok"]
     for wager in ("ante", "xtra_bonus"):
