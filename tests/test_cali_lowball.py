@@ -1,3 +1,5 @@
+from typing import Any
+
 import pytest
 
 from controller.core.cards import parse_card
@@ -80,7 +82,9 @@ def test_xtra_bonus_loses_on_loss_variant(cali_setup: SetupFactory) -> None:
     ({1: {**W, "lowdown_bonus": True}}, "whole number of cents"),
     ({1: {"ante": -5, "xtra_bonus": -5}}, "whole number of cents"),
 ])
-def test_bad_wagers_are_refused_with_the_seat_named(cali_setup: SetupFactory, wagers, says) -> None:
+def test_bad_wagers_are_refused_with_the_seat_named(cali_setup: SetupFactory,
+                                                    wagers: dict[int, dict[str, Any]], says: str
+                                                    ) -> None:
     with pytest.raises(WagerError, match=says):
         CaliLowballHand(cali_setup(), wagers)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import inspect
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -72,7 +73,8 @@ def test_a_duplicate_card_is_told_by_its_class_and_fields(cali_setup: SetupFacto
     ({4: {"ante": -1, "xtra_bonus": 100}}, 4),
     ({}, None),
 ])
-def test_a_wager_error_names_its_seat_as_a_field(cali_setup: SetupFactory, wagers, seat) -> None:
+def test_a_wager_error_names_its_seat_as_a_field(cali_setup: SetupFactory, wagers: dict[Any, Any],
+                                                 seat: int | str | None) -> None:
     from controller.core.games import ENGINES
 
     with pytest.raises(WagerError) as raised:

@@ -9,6 +9,7 @@ import re
 import signal
 import sys
 from pathlib import Path
+from typing import Any
 
 from controller.stream import wire
 from controller.stream.journal import Journal
@@ -62,13 +63,15 @@ def test_history_and_live_hands_agree_with_the_journal(tools: ToolFactory, rig_f
 
     records = journal_records(rig.tmp_path / "state")
     summary = summary_of(consumer.out)
-    last_seq = int(re.search(r"last seq (\d+)", summary)[1])
+    last = re.search(r"last seq (\d+)", summary)
+    assert last is not None, summary
+    last_seq = int(last[1])
     with Journal.open_readonly(rig.tmp_path / "state" / "journal.sqlite3") as journal:
         chain = {record.seq: record.hash for record in journal.records()}
     assert f"chain hash {chain[last_seq]}" in summary
     assert "2 hands settled" in summary and "0 gaps filled" in summary
 
-    events = [wire.decode_event(r.message) for r in records if r.seq <= last_seq]
+    events: list[Any] = [wire.decode_event(r.message) for r in records if r.seq <= last_seq]
     expected: dict[int, int] = {}
     for event in events:
         if event.type == "wager_settled":

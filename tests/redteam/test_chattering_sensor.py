@@ -45,6 +45,7 @@ def test_a_bouncing_sensor_costs_a_few_records_and_the_table_ends_on_its_last_st
     with rig.spots.lock:
         rig.spots.model.send_raw(burst)
     wait_for(lambda: reported, "the first bounce to reach the table")
+    assert rig.req is not None
     waited = _status_wait(rig.req)
     assert waited is not None and waited < ANSWER_S, f"status answered after {waited} s"
     wait_for(lambda: reported and not reported[-1].covered and len(reported) > 1,
@@ -62,6 +63,7 @@ def test_a_device_backlog_does_not_hold_the_commands_back(rig_factory: RigFactor
         daemon.devices.reports.put(Report("sensor", (1, bool(bounce % 2))))
     daemon.devices.wake_loop()
     wait_for(lambda: daemon.journal.last_seq > before + 50, "the backlog to be under way")
+    assert rig.req is not None
     waited = _status_wait(rig.req)
     behind = daemon.devices.reports.qsize()     # (the rig's stop does not wait for them)
     assert waited is not None and waited < ANSWER_S, (

@@ -20,7 +20,7 @@ HAND = "CALI-01-000001"
 SHOE = ["As", "7d", "Kc", "2h", "3s", "4c", "5d"]
 
 
-def ask_ok(rig: PowerLossRig, **request) -> dict[str, Any]:
+def ask_ok(rig: PowerLossRig, **request: Any) -> dict[str, Any]:
     reply = rig.ask(request)
     assert reply["ok"], (request, reply)
     return reply

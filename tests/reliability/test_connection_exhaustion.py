@@ -19,7 +19,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import zmq
@@ -53,7 +53,8 @@ def descriptors(pid: int) -> int:
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+        port: int = probe.getsockname()[1]
+        return port
 
 
 @pytest.fixture
@@ -72,7 +73,7 @@ def test_the_unit_raises_the_descriptor_limit() -> None:
 
 
 @pytest.mark.parametrize("limit", ["unit", "systemd default"])
-def test_idle_unauthenticated_connections_do_not_lock_the_dealer_out(tmp_path: Path, limit,
+def test_idle_unauthenticated_connections_do_not_lock_the_dealer_out(tmp_path: Path, limit: str,
                                                                      enough_descriptors: None) -> None:
     nofile = unit_nofile() if limit == "unit" else SYSTEMD_DEFAULT_NOFILE
     keys, allowed = tmp_path / "keys", tmp_path / "allowed"
@@ -133,6 +134,7 @@ def test_idle_unauthenticated_connections_do_not_lock_the_dealer_out(tmp_path: P
         dealer = context.socket(zmq.REQ)
         dealer.setsockopt(zmq.LINGER, 0)
         public, secret = zmq.auth.load_certificate(keys / "dealer.key_secret")
+        assert secret is not None
         server_public, _ = zmq.auth.load_certificate(keys / "table.key")
         client(dealer, server_public_key=server_public, public_key=public, secret_key=secret)
         asked = time.monotonic()
@@ -141,7 +143,7 @@ def test_idle_unauthenticated_connections_do_not_lock_the_dealer_out(tmp_path: P
         answered = dealer.poll(10_000)
         waited = time.monotonic() - asked
         assert answered, f"the dealer got no answer within 10 s ({limit}, {nofile} descriptors)"
-        assert dealer.recv_json()["ok"]
+        assert cast(dict[str, Any], dealer.recv_json())["ok"]
         print(f"{limit} ({nofile} descriptors): the dealer answered after {waited:.2f} s")
 
         refused = wait_for(lambda: [line for line in lines()
@@ -178,6 +180,7 @@ def test_every_server_socket_times_handshakes_out(tmp_path: Path) -> None:
         update={"stream": stream})})
     table.daemon.start()
     try:
+        assert table.daemon.publisher is not None and table.daemon.commands is not None
         sockets = [table.daemon.commands, *(socket for family in table.daemon.publisher._families
                                             for socket in (family.pub, family.router))]
         assert len(sockets) == 5

@@ -51,7 +51,7 @@ def test_a_meter_that_cannot_be_configured_is_published_and_logged_once(tmp_path
         with structlog.testing.capture_logs() as logs:
             daemon.start()
 
-            def statuses(status):
+            def statuses(status: str) -> list[DeviceStatus]:
                 daemon.handle_device_reports()
                 return [e for e in published if type(e) is DeviceStatus
                         and e.device == "meter" and e.status == status]
@@ -60,6 +60,7 @@ def test_a_meter_that_cannot_be_configured_is_published_and_logged_once(tmp_path
             # Many attempts, and still one line: no traceback, no error per attempt.
             wait_for(lambda: sum(line["event"] == "still unavailable" for line in logs) >= 20,
                      "twenty reconnect attempts")
+            assert daemon.devices.meter is not None
             meter_lines = [line for line in logs if line.get("device") == daemon.devices.meter.name
                            and line["log_level"] not in ("debug", "info")]
             assert [line["event"] for line in meter_lines] == ["device lost"], meter_lines

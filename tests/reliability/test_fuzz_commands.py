@@ -40,7 +40,8 @@ def test_random_command_bytes(capsys: pytest.CaptureFixture[str]) -> None:
     (b'{"command": "open", "credential": "\\udfff"}', "lone surrogate"),
     (b'{"command": "place", "spot": 1, "wager": "ante", "amount": NaN}', "NaN is not"),
 ])
-def test_json_that_python_half_accepts_is_refused_and_changes_nothing(payload, says) -> None:
+def test_json_that_python_half_accepts_is_refused_and_changes_nothing(payload: bytes,
+                                                                      says: str) -> None:
     """Found by the fuzzer: these raised out of ``command()`` (killing the daemon's loop),
     and ``{"command": "open", "by": "\\ud800"}`` opened the table before the journal write
     failed, leaving the table in a state its journal did not record."""

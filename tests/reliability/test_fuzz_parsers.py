@@ -21,7 +21,7 @@ EXAMPLES = {
 
 
 @pytest.mark.parametrize("target", sorted(EXAMPLES))
-def test_parser_never_raises_and_accepts_only_good_frames(target) -> None:
+def test_parser_never_raises_and_accepts_only_good_frames(target: str) -> None:
     tried = fuzz.TARGETS[target](EXAMPLES[target])
     print(f"fuzz {target}: {tried} inputs tried")
     # Hypothesis stops early only when it has exhausted the input space.

@@ -5,10 +5,10 @@ and every card that reached the controller is journaled and published."""
 from __future__ import annotations
 
 from tests.test_daemon import rig_factory, wait_for  # noqa: F401  (rig_factory is a fixture)
-from tests.test_daemon import RigFactory
+from tests.test_daemon import Rig, RigFactory
 
 
-def lock_one_spot(rig) -> None:
+def lock_one_spot(rig: Rig) -> None:
     assert rig.ask({"command": "open"})["ok"]
     rig.shoe.device.load("As 7d Kc 2h 3s 4c 5d")
     for wager in ("ante", "xtra_bonus"):

@@ -29,10 +29,11 @@ def test_doc_event_table_is_the_generated_one() -> None:
 
 def test_doc_examples_parse() -> None:
     text = DOC.read_text()
-    envelope = re.search(r'```json\n(\{"data".*?)\n```', text, re.S).group(1)
-    assert wire.decode(envelope.replace("\n ", "")).type == "card_dealt"
-    beat = re.search(r'```json\n(\{"hash".*?)\n```', text, re.S).group(1)
-    assert isinstance(wire.decode(beat), wire.Heartbeat)
+    envelope = re.search(r'```json\n(\{"data".*?)\n```', text, re.S)
+    beat = re.search(r'```json\n(\{"hash".*?)\n```', text, re.S)
+    assert envelope is not None and beat is not None
+    assert wire.decode(envelope.group(1).replace("\n ", "")).type == "card_dealt"
+    assert isinstance(wire.decode(beat.group(1)), wire.Heartbeat)
 
 
 def test_doc_chain_check_snippet_matches_the_journal(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -121,7 +122,7 @@ def test_update_and_delete_are_refused_by_triggers(journal: Journal) -> None:
     assert journal.verify().ok
 
 
-def tamper(path: Path, *statements: str, params=()) -> None:
+def tamper(path: Path, *statements: str, params: Sequence[Any] = ()) -> None:
     connection = raw(path)
     connection.execute("DROP TRIGGER journal_no_update")
     connection.execute("DROP TRIGGER journal_no_delete")
@@ -270,7 +271,8 @@ def test_a_killed_writer_loses_no_acknowledged_record(tmp_path: Path) -> None:
     path = tmp_path / "journal.sqlite3"
     child = subprocess.Popen([sys.executable, "-c", CHILD, str(path)], cwd=ROOT,
                              stdout=subprocess.PIPE, text=True)
-    acknowledged = {}
+    acknowledged: dict[int, str] = {}
+    assert child.stdout is not None
     try:
         for line in child.stdout:
             seq, hash_ = line.split()

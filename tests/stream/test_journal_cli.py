@@ -20,7 +20,8 @@ def run(*argv: str) -> int:
     command.register(parser.add_subparsers(dest="command", required=True), "journal",
                      "verify or show the audit journal")
     args = parser.parse_args(["journal", *argv])
-    return args.func(args)
+    status: int = args.func(args)
+    return status
 
 
 @pytest.fixture
@@ -86,7 +87,7 @@ def test_show_json_prints_messages_as_journaled(state_dir: tuple[Path, str], cap
     ["show", "--journal", "a", "--limit", "many"],
     ["rewrite", "--journal", "a"],
 ])
-def test_bad_arguments_are_refused(argv, capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_arguments_are_refused(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_:
         run(*argv)
     assert exit_.value.code == 2

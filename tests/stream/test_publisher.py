@@ -19,7 +19,7 @@ from .conftest import HAND, TABLE, await_subscription, sample_events, wait_for
 
 
 def subscriber(context: zmq.Context[Any], publisher: EventPublisher, **options: int) -> zmq.Socket[bytes]:
-    sub = context.socket(zmq.SUB)
+    sub: zmq.Socket[bytes] = context.socket(zmq.SUB)
     sub.setsockopt(zmq.LINGER, 0)
     for option, value in options.items():
         sub.setsockopt(getattr(zmq, option), value)
@@ -30,7 +30,7 @@ def subscriber(context: zmq.Context[Any], publisher: EventPublisher, **options: 
 
 
 def dealer(context: zmq.Context[Any], publisher: EventPublisher) -> zmq.Socket[bytes]:
-    socket = context.socket(zmq.DEALER)
+    socket: zmq.Socket[bytes] = context.socket(zmq.DEALER)
     socket.setsockopt(zmq.LINGER, 0)
     socket.connect(publisher.replay_endpoint)
     return socket
@@ -174,7 +174,9 @@ def test_a_req_socket_is_answered_on_its_route(context: zmq.Context[Any], journa
     ([b"[]"], "bad request: message: must be a JSON object"),
     ([b"{}", b"{}"], "a request is one frame of JSON, not 2 frames"),
 ])
-def test_malformed_requests_get_an_error(context: zmq.Context[Any], journal: Journal, publisher: EventPublisher, frames, reason) -> None:
+def test_malformed_requests_get_an_error(context: zmq.Context[Any], journal: Journal,
+                                         publisher: EventPublisher, frames: list[bytes],
+                                         reason: str) -> None:
     client = dealer(context, publisher)
     replies = ask(publisher, client, *frames)
     assert len(replies) == 1
