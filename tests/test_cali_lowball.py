@@ -5,8 +5,7 @@ import pytest
 from controller.core.cards import parse_card
 from controller.core.events import CardDealt, DecisionsDue, HandSettled, PhaseStarted
 from controller.core.games import CaliLowballHand, Decision, IllegalAction, WagerError
-from tests.conftest import play
-from tests.conftest import SetupFactory
+from tests.conftest import SetupFactory, play
 
 W = {"ante": 1000, "xtra_bonus": 1000}
 

@@ -33,8 +33,7 @@ from controller.core.events import (
 )
 from controller.core.games import CaliLowballHand, Decision, ThreeCardLowballHand
 from controller.core.games.base import Hand
-from controller.settings.table_config import Rules, shipped_config_dir
-from controller.settings.table_config import LoadedConfig
+from controller.settings.table_config import LoadedConfig, Rules, shipped_config_dir
 from tests import reference_settlement
 
 PAYTABLES = tomllib.loads((shipped_config_dir() / "paytables.toml").read_text())

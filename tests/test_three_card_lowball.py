@@ -4,8 +4,7 @@ from controller.core.cards import parse_card, parse_cards
 from controller.core.events import HouseWay, MeterContributed, MeterSettled, ProgressiveAwarded
 from controller.core.games import Decision, IllegalAction, ThreeCardLowballHand, WagerError
 from controller.core.games.base import Hand
-from tests.conftest import play
-from tests.conftest import SetupFactory
+from tests.conftest import SetupFactory, play
 
 W = {"ante": 1000, "bonus": 1000}
 P = {**W, "progressive": 100}

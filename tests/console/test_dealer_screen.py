@@ -8,9 +8,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.console.conftest import shot
-from tests.console.conftest import TableFactory
-from tests.console.conftest import ScreenFactory
+from tests.console.conftest import ScreenFactory, TableFactory, shot
 from tests.test_daemon import Rig, wait_for
 
 if TYPE_CHECKING:   # the browser tests skip, not fail, where Playwright is missing

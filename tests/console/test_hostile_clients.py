@@ -21,8 +21,7 @@ from websockets.sync.client import connect
 
 from controller.console.link import TableLink
 from controller.console.sessions import FAILURES
-from tests.console.conftest import TableFactory
-from tests.console.conftest import Console
+from tests.console.conftest import Console, TableFactory
 from tests.console.test_sign_in_everywhere import (  # noqa: F401 (a fixture)
     DEALER,
     locked_console,

@@ -10,9 +10,14 @@ from websockets.sync.client import connect
 
 from controller.settings.scenario import load_scenario
 from controller.stream import wire
-from tests.console.conftest import SUPERVISORS, Console, shot, write_configs
-from tests.console.conftest import TableFactory
-from tests.console.conftest import ScreenFactory
+from tests.console.conftest import (
+    SUPERVISORS,
+    Console,
+    ScreenFactory,
+    TableFactory,
+    shot,
+    write_configs,
+)
 from tests.console.test_supervisor import sign_in
 from tests.test_daemon import SCENARIOS, wait_for
 

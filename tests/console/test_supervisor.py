@@ -13,9 +13,7 @@ import pytest
 
 from controller.console.sessions import FAILURES, Sessions
 from controller.settings.scenario import load_scenario
-from tests.console.conftest import SUPERVISORS, shot
-from tests.console.conftest import TableFactory
-from tests.console.conftest import ScreenFactory
+from tests.console.conftest import SUPERVISORS, ScreenFactory, TableFactory, shot
 from tests.test_daemon import SCENARIOS, Rig, wait_for
 
 if TYPE_CHECKING:   # the browser tests skip, not fail, where Playwright is missing
