@@ -116,7 +116,8 @@ def router_and_client(tmp_path: Path) -> Iterator[tuple[Router, CommandClient]]:
     context.term()
 
 
-def test_a_late_reply_is_never_taken_for_the_answer_to_the_next_request(router_and_client: tuple[Router, CommandClient]) -> None:
+def test_a_late_reply_is_never_taken_for_the_answer_to_the_next_request(
+        router_and_client: tuple[Router, CommandClient]) -> None:
     router, client = router_and_client
     first = client.send({"command": "lock"})
     late, _ = router.take()
@@ -129,7 +130,8 @@ def test_a_late_reply_is_never_taken_for_the_answer_to_the_next_request(router_a
     assert client.reply_to(second, DEADLINE_S) == Accepted(5, "OPEN", "place wagers, then lock")
 
 
-def test_pipelined_replies_come_back_with_their_requests_ids(router_and_client: tuple[Router, CommandClient]) -> None:
+def test_pipelined_replies_come_back_with_their_requests_ids(
+        router_and_client: tuple[Router, CommandClient]) -> None:
     router, client = router_and_client
     ids = [client.send({"command": "place", "spot": spot, "wager": "ante", "amount": 500})
            for spot in (1, 2, 3)]
@@ -166,7 +168,8 @@ def test_a_command_that_timed_out_is_withdrawn_right_behind_it(tmp_path: Path) -
         context.term()
 
 
-def test_only_a_status_is_asked_again_after_a_timeout(router_and_client: tuple[Router, CommandClient]) -> None:
+def test_only_a_status_is_asked_again_after_a_timeout(
+        router_and_client: tuple[Router, CommandClient]) -> None:
     router, client = router_and_client
     with pytest.raises(CommandTimeout):
         client.ask({"command": "lock"}, timeout_s=0.05, retries=3)
@@ -177,7 +180,8 @@ def test_only_a_status_is_asked_again_after_a_timeout(router_and_client: tuple[R
     assert [router.take()[1]["command"] for _ in range(3)] == ["status"] * 3
 
 
-def test_the_credential_goes_only_with_a_supervisor_request(router_and_client: tuple[Router, CommandClient]) -> None:
+def test_the_credential_goes_only_with_a_supervisor_request(
+        router_and_client: tuple[Router, CommandClient]) -> None:
     router, client = router_and_client
     client.send(parse_command({"command": "void", "reason": "misdeal"}), supervisor=True)
     client.send({"command": "open", "by": "sam"})

@@ -228,7 +228,8 @@ def played_by_p_spot(settlements: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize("game", ["cali_lowball", "three_card_lowball"])
-def test_scenarios_through_the_daemon_settle_as_replay_does(rig_factory: RigFactory, game: str) -> None:
+def test_scenarios_through_the_daemon_settle_as_replay_does(rig_factory: RigFactory,
+                                                            game: str) -> None:
     rig = rig_factory(game)
     assert rig.ask({"command": "open"})["ok"]
     config = load_config(default_config_path(game))
@@ -363,7 +364,8 @@ def test_a_supervisor_verifies_with_the_credential(rig_factory: RigFactory) -> N
         rig.daemon.loaded.config.security.supervisor_credential_sha256
 
 
-def test_run_refuses_an_unknown_durability_by_name(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_run_refuses_an_unknown_durability_by_name(capsys: pytest.CaptureFixture[str],
+                                                   tmp_path: Path) -> None:
     from controller.cli.main import main
 
     with pytest.raises(SystemExit) as exit_:
@@ -374,7 +376,8 @@ def test_run_refuses_an_unknown_durability_by_name(capsys: pytest.CaptureFixture
     assert not (tmp_path / "state").exists()                   # nothing was started
 
 
-def test_a_lost_device_is_healthy_but_an_ended_device_thread_is_not(rig_factory: RigFactory) -> None:
+def test_a_lost_device_is_healthy_but_an_ended_device_thread_is_not(
+        rig_factory: RigFactory) -> None:
     """The systemd watchdog is pinged only while healthy() holds. An unplugged shoe keeps its
     driver trying (a restart would not bring it back); a device thread that has ended is a
     bug that a restart does cure, so the ping is withheld and the log names the thread."""
@@ -394,7 +397,8 @@ def test_a_lost_device_is_healthy_but_an_ended_device_thread_is_not(rig_factory:
     assert [line["threads"] for line in ended] == [["spots driver"]]   # logged once
 
 
-def test_a_lamp_command_that_fails_unexpectedly_leaves_the_lamps_working(rig_factory: RigFactory) -> None:
+def test_a_lamp_command_that_fails_unexpectedly_leaves_the_lamps_working(
+        rig_factory: RigFactory) -> None:
     from drivers.spots import WAGER_ACCEPTED
 
     rig = rig_factory("cali_lowball")

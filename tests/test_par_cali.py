@@ -88,7 +88,8 @@ def test_the_par_sheet_figures_hold_together(sheet: cali.CaliParSheet) -> None:
     assert sheet.strategy.pre_flop[(13, 13)].decision == cali.CHECK
 
 
-def test_the_variant_rules_change_the_math(sheet: cali.CaliParSheet, variant_sheet: cali.CaliParSheet) -> None:
+def test_the_variant_rules_change_the_math(sheet: cali.CaliParSheet,
+                                           variant_sheet: cali.CaliParSheet) -> None:
     assert variant_sheet.returns["xtra_bonus"] < sheet.returns["xtra_bonus"]
     assert variant_sheet.results["fold"] > 0
     # The shipped rules never fold, so the Lowdown Bonus is settled on every hand under both.

@@ -151,7 +151,8 @@ def test_the_par_sheet_holds_together(small_sheet: three.ThreeCardParSheet) -> N
     assert small_sheet.progressive_return(meter + 100) > 0
 
 
-def test_a_simulation_through_the_engine_agrees_with_every_figure(small_sheet: three.ThreeCardParSheet) -> None:
+def test_a_simulation_through_the_engine_agrees_with_every_figure(
+        small_sheet: three.ThreeCardParSheet) -> None:
     rows, _ = simulate_three_card(20_000, random.Random(2026), SMALL_DECK, "paytable-1",
                                   three_card_strategy(small_sheet),
                                   three_card_exact(small_sheet))

@@ -190,7 +190,8 @@ def test_jackpot_hands_are_reached_and_split() -> None:
     assert awards == [(1, "jackpot", pool // 2), (2, "jackpot", pool // 2)]
 
 
-def test_the_dealers_choice_between_equal_discards_can_decide_the_hand(three_card_config: LoadedConfig) -> None:
+def test_the_dealers_choice_between_equal_discards_can_decide_the_hand(
+        three_card_config: LoadedConfig) -> None:
     """Found by hypothesis: the dealer is dealt Qs Qh Qc and keeps one queen. The engine keeps
     Qc, and the draw (Ac 3c) makes a flush, which seat 3's K-high beats; keeping Qs would
     have made Q-high, which beats K-high. The reference must settle with the engine's choice."""

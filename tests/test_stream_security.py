@@ -37,7 +37,8 @@ def make_keys(directory: Path, name: str) -> dict[str, bytes]:
     return {"public_key": public, "secret_key": secret}
 
 
-def test_keys_new_writes_a_pair_and_never_overwrites(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_keys_new_writes_a_pair_and_never_overwrites(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
     keys = make_keys(tmp_path / "keys", "table-1")
     assert len(keys["public_key"]) == 40 and (tmp_path / "keys" / "table-1.key").exists()
     assert (tmp_path / "keys" / "table-1.key_secret").stat().st_mode & 0o077 == 0
@@ -71,7 +72,8 @@ def test_with_keys_a_network_endpoint_is_accepted() -> None:
 class SecureTable:
     """A daemon (no devices) whose sockets use CURVE, in a thread."""
 
-    def __init__(self, tmp_path: Path, context: zmq.Context[Any], security: Security | None) -> None:
+    def __init__(self, tmp_path: Path, context: zmq.Context[Any],
+                 security: Security | None) -> None:
         shipped = load_config(default_config_path("cali_lowball"))
         self.stream = Stream(events=f"ipc://{tmp_path}/e", replay=f"ipc://{tmp_path}/r",
                              commands=f"ipc://{tmp_path}/c", cms_events=f"ipc://{tmp_path}/ce",
@@ -116,7 +118,8 @@ def subscriber(context: zmq.Context[Any], endpoint: str, prefix: bytes,
     return sub
 
 
-def heartbeats_until(listed: zmq.Socket[bytes], refused: list[zmq.Socket[bytes]], count: int = 5) -> list[int]:
+def heartbeats_until(listed: zmq.Socket[bytes], refused: list[zmq.Socket[bytes]],
+                     count: int = 5) -> list[int]:
     """Read until ``listed`` has had ``count`` heartbeats; return what each refused got."""
     got, others = 0, [0] * len(refused)
     poller = zmq.Poller()
@@ -136,7 +139,8 @@ def heartbeats_until(listed: zmq.Socket[bytes], refused: list[zmq.Socket[bytes]]
     return others
 
 
-def test_a_listed_key_is_served_and_an_unknown_key_gets_nothing(tmp_path: Path, keyring: tuple[dict[str, dict[str, bytes]], Security]) -> None:
+def test_a_listed_key_is_served_and_an_unknown_key_gets_nothing(
+        tmp_path: Path, keyring: tuple[dict[str, dict[str, bytes]], Security]) -> None:
     keys, security = keyring
     context = zmq.Context()
     table = SecureTable(tmp_path, context, security)

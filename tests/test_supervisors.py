@@ -94,7 +94,8 @@ def test_five_failed_sign_ins_raise_the_alarm(daemon: TableDaemon) -> None:
     assert _last(daemon, "alarm").code == "credential_failures"
 
 
-def test_the_shared_credential_still_works_with_the_name_the_client_gives(daemon: TableDaemon) -> None:
+def test_the_shared_credential_still_works_with_the_name_the_client_gives(
+        daemon: TableDaemon) -> None:
     assert _ask(daemon, command="open", credential="shared-credential", by="pit")["ok"]
     accepted = _last(daemon, "command_accepted")
     assert (accepted.by, accepted.role) == ("pit", "supervisor")

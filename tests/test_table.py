@@ -496,7 +496,8 @@ def test_a_count_that_goes_back_without_a_shuffle_names_the_cards_before_it() ->
     assert events[1].detail.startswith("card counts 1-2 left the shoe")
 
 
-def test_a_missing_card_with_no_hand_in_play_is_journaled_as_a_fault_and_the_table_goes_on() -> None:
+def test_a_missing_card_with_no_hand_in_play_is_journaled_as_a_fault_and_the_table_goes_on(
+        ) -> None:
     d = Driver()
     d.do(command="open")
     d.card("As")

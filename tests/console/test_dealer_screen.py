@@ -41,7 +41,8 @@ def actions_on_screen(page: Page) -> set[str]:
                                          "nodes => nodes.map(n => n.dataset.action)"))
 
 
-def test_a_three_card_hand_by_touch_with_a_discard(table: TableFactory, screen: ScreenFactory) -> None:
+def test_a_three_card_hand_by_touch_with_a_discard(table: TableFactory,
+                                                   screen: ScreenFactory) -> None:
     rig, console = table("three_card_lowball")
     rig.shoe.device.load(["Ac", "Kh", "3d", "5h", "9s", "2d", "4h", "7c", "8c", "6d"])
     page = screen(console.url)
@@ -120,7 +121,8 @@ def test_a_cali_hand_by_touch_with_a_fold(table: TableFactory, screen: ScreenFac
     assert "fold" in page.inner_text('.spot[data-spot="1"] .decision')
 
 
-def test_a_shoe_fault_shows_the_way_out_and_continue_resumes_the_hand(table: TableFactory, screen: ScreenFactory) -> None:
+def test_a_shoe_fault_shows_the_way_out_and_continue_resumes_the_hand(
+        table: TableFactory, screen: ScreenFactory) -> None:
     rig, console = table("cali_lowball")
     rig.shoe.device.load(["Jd", "3h", "9s", "5c", "2c", "4d", "7h"])
     assert rig.ask({"command": "open"})["ok"]

@@ -31,7 +31,8 @@ from tests.console.test_sign_in_everywhere import (  # noqa: F401 (a fixture)
 from tests.test_daemon import Rig, wait_for
 
 
-def post(url: str, body: dict[str, Any], headers: dict[str, Any] | None = None) -> tuple[int, dict[str, Any]]:
+def post(url: str, body: dict[str, Any],
+         headers: dict[str, Any] | None = None) -> tuple[int, dict[str, Any]]:
     request = urllib.request.Request(url + "api/sign-in", data=json.dumps(body).encode(),
                                      headers={"content-type": "application/json",
                                               **(headers or {})})
@@ -74,7 +75,8 @@ def test_a_page_on_another_host_name_cannot_drive_the_table(table: TableFactory)
         assert page.status == 200
 
 
-def test_sign_ins_fired_at_once_get_no_more_guesses_than_the_lock_out_allows(table: TableFactory) -> None:
+def test_sign_ins_fired_at_once_get_no_more_guesses_than_the_lock_out_allows(
+        table: TableFactory) -> None:
     rig, console = table("cali_lowball")
     with concurrent.futures.ThreadPoolExecutor(24) as pool:
         statuses = list(pool.map(lambda n: post(console.url, {
@@ -92,7 +94,8 @@ def test_a_forged_forwarded_address_does_not_escape_the_lock_out(table: TableFac
     assert statuses[FAILURES:] == [429] * 3, statuses
 
 
-def test_a_screen_signed_out_elsewhere_is_shown_nothing_more(locked_console: tuple[Rig, Console]) -> None:
+def test_a_screen_signed_out_elsewhere_is_shown_nothing_more(
+        locked_console: tuple[Rig, Console]) -> None:
     rig, console = locked_console
     status, cookie = sign_in(console.url, "Dana", DEALER)
     assert status == 200 and cookie is not None
@@ -110,7 +113,8 @@ def test_a_screen_signed_out_elsewhere_is_shown_nothing_more(locked_console: tup
                 assert message["type"] != "view", "a signed-out screen was sent the table"
 
 
-def test_a_command_given_while_the_table_is_away_is_refused_and_never_sent_later(tmp_path: Path) -> None:
+def test_a_command_given_while_the_table_is_away_is_refused_and_never_sent_later(
+        tmp_path: Path) -> None:
     rig = Rig(tmp_path, "cali_lowball")
     table_id = rig.daemon.table_id
     rig.stop_daemon()
@@ -182,7 +186,8 @@ def test_a_screen_sending_nonsense_at_full_speed_cannot_flood_the_log(tmp_path: 
     assert 1 <= log.count("another host name") <= 200 // 5
 
 
-def test_an_id_given_again_with_another_command_is_refused_not_answered_as_the_first(table: TableFactory) -> None:
+def test_an_id_given_again_with_another_command_is_refused_not_answered_as_the_first(
+        table: TableFactory) -> None:
     rig, console = table("cali_lowball")
     with connect(console.url.replace("http://", "ws://") + "ws") as ws:
         def command(body: dict[str, Any], command_id: str) -> dict[str, Any]:
@@ -218,7 +223,8 @@ def test_an_account_signing_in_over_and_over_ends_its_own_sessions_not_a_supervi
     assert session is not None and session.name == "Alice"
 
 
-def test_the_dealers_screen_is_sent_nothing_only_the_pit_may_see(locked_console: tuple[Rig, Console]) -> None:
+def test_the_dealers_screen_is_sent_nothing_only_the_pit_may_see(
+        locked_console: tuple[Rig, Console]) -> None:
     """A dealer's account opens the dealer's screen only: the last hands (who played them)
     and the alarms are the pit's, and must not reach a dealer's socket either."""
     from tests.console.test_sign_in_everywhere import PIT
@@ -236,7 +242,8 @@ def test_the_dealers_screen_is_sent_nothing_only_the_pit_may_see(locked_console:
     assert views["Dana"]["spots"] == views["Pat"]["spots"]
 
 
-def test_in_a_real_browser_a_rebound_name_gets_no_screen(browser: Browser, table: TableFactory) -> None:
+def test_in_a_real_browser_a_rebound_name_gets_no_screen(browser: Browser,
+                                                         table: TableFactory) -> None:
     """Chromium resolving evil.example to 127.0.0.1, as a rebinding attacker's DNS does once
     the page has loaded: what that origin can fetch or open on the console."""
     from tests.console.conftest import CHROMIUM
@@ -262,7 +269,8 @@ def test_in_a_real_browser_a_rebound_name_gets_no_screen(browser: Browser, table
     assert rig.ask({"command": "open"})["ok"]          # nothing of the page reached the table
 
 
-def test_a_page_of_another_site_cannot_sign_a_screen_out(locked_console: tuple[Rig, Console]) -> None:
+def test_a_page_of_another_site_cannot_sign_a_screen_out(
+        locked_console: tuple[Rig, Console]) -> None:
     rig, console = locked_console
     status, cookie = sign_in(console.url, "Dana", DEALER)
     assert status == 200 and cookie is not None

@@ -82,7 +82,8 @@ BAD_MESSAGES: list[tuple[str | dict[str, Any], str]] = [
 ]
 
 
-def test_each_bad_message_is_answered_and_nothing_reaches_the_table(screen: tuple[Rig, Screen]) -> None:
+def test_each_bad_message_is_answered_and_nothing_reaches_the_table(
+        screen: tuple[Rig, Screen]) -> None:
     rig, socket = screen
     for message, said in BAD_MESSAGES:
         socket.send(message)
@@ -100,7 +101,8 @@ def test_a_binary_frame_is_answered_and_the_screen_goes_on(screen: tuple[Rig, Sc
     assert socket.command({"command": "open"})["ok"]
 
 
-def test_a_repeated_command_id_is_applied_once_and_answered_the_same(screen: tuple[Rig, Screen]) -> None:
+def test_a_repeated_command_id_is_applied_once_and_answered_the_same(
+        screen: tuple[Rig, Screen]) -> None:
     rig, socket = screen
     first = socket.command({"command": "open"}, "repeat-me-0001")
     again = socket.command({"command": "open"}, "repeat-me-0001")
@@ -114,7 +116,8 @@ def test_a_command_for_the_wrong_state_says_why(screen: tuple[Rig, Screen]) -> N
     assert not answer["ok"] and "CLOSED" in answer["error"]
 
 
-def test_the_journal_names_the_console_not_what_the_browser_says(screen: tuple[Rig, Screen]) -> None:
+def test_the_journal_names_the_console_not_what_the_browser_says(
+        screen: tuple[Rig, Screen]) -> None:
     rig, socket = screen
     socket.command({"command": "open"})
     wait_for(lambda: rig.events("command_accepted"), "the open")
@@ -122,7 +125,8 @@ def test_the_journal_names_the_console_not_what_the_browser_says(screen: tuple[R
     assert accepted.by == "dealer console" and accepted.role == "dealer"
 
 
-def test_a_flooding_screen_is_told_to_slow_down_and_the_table_still_serves(screen: tuple[Rig, Screen], table: TableFactory) -> None:
+def test_a_flooding_screen_is_told_to_slow_down_and_the_table_still_serves(
+        screen: tuple[Rig, Screen], table: TableFactory) -> None:
     rig, socket = screen
     for number in range(40):
         socket.send({"type": "command", "id": f"flood-{number:04d}",
@@ -139,7 +143,8 @@ def test_a_page_of_another_site_cannot_open_the_socket(table: TableFactory) -> N
         pass
 
 
-def test_a_second_console_on_the_same_table_sees_the_same_table(table: TableFactory, tmp_path: Path) -> None:
+def test_a_second_console_on_the_same_table_sees_the_same_table(table: TableFactory,
+                                                                tmp_path: Path) -> None:
     """Two consoles are two clients of the daemon: the table serves both and orders their
     commands; a command sent from one is applied once and shown on both."""
     from tests.console.conftest import Console, write_configs

@@ -22,7 +22,8 @@ from tests.console.test_supervisor import sign_in
 from tests.test_daemon import SCENARIOS, wait_for
 
 
-def test_the_pit_recalls_a_hand_step_by_step_and_acknowledges_alarms(table: TableFactory, screen: ScreenFactory) -> None:
+def test_the_pit_recalls_a_hand_step_by_step_and_acknowledges_alarms(table: TableFactory,
+                                                                     screen: ScreenFactory) -> None:
     rig, console = table("three_card_lowball")
     assert rig.ask({"command": "open"})["ok"]
     scenario = load_scenario(SCENARIOS / "tcl_prog_four_high_after_draw.json")

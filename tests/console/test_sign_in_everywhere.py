@@ -82,7 +82,8 @@ def test_nothing_is_served_before_a_sign_in(locked_console: tuple[Rig, Console])
     assert sign_in(console.url, "Dana", "not-her-credential")[0] == 401
 
 
-def test_a_dealer_signs_in_and_deals_but_cannot_void_or_see_the_pit(locked_console: tuple[Rig, Console]) -> None:
+def test_a_dealer_signs_in_and_deals_but_cannot_void_or_see_the_pit(
+        locked_console: tuple[Rig, Console]) -> None:
     rig, console = locked_console
     status, cookie = sign_in(console.url, "Dana", DEALER)
     assert status == 200 and cookie and DEALER not in cookie

@@ -47,7 +47,8 @@ def start_hand(rig: Rig) -> None:
     assert rig.ask({"command": "lock"})["ok"]
 
 
-def test_a_supervisor_voids_with_a_reason_and_the_journal_names_them(table: TableFactory, screen: ScreenFactory) -> None:
+def test_a_supervisor_voids_with_a_reason_and_the_journal_names_them(table: TableFactory,
+                                                                     screen: ScreenFactory) -> None:
     rig, console = table("cali_lowball")
     start_hand(rig)
     rig.deal_one()
@@ -71,7 +72,8 @@ def test_a_supervisor_voids_with_a_reason_and_the_journal_names_them(table: Tabl
     assert all(cookie["httpOnly"] for cookie in cookies)
 
 
-def test_a_pending_jackpot_holds_the_screen_until_a_supervisor_verifies_it(table: TableFactory, screen: ScreenFactory) -> None:
+def test_a_pending_jackpot_holds_the_screen_until_a_supervisor_verifies_it(
+        table: TableFactory, screen: ScreenFactory) -> None:
     rig, console = table("three_card_lowball")
     assert rig.ask({"command": "open"})["ok"]
     rig.play(load_scenario(SCENARIOS / "tcl_prog_jackpot.json"))
@@ -90,7 +92,8 @@ def test_a_pending_jackpot_holds_the_screen_until_a_supervisor_verifies_it(table
     page.wait_for_selector("#jackpot[hidden]", state="attached")
 
 
-def test_failed_sign_ins_lock_the_screen_out_and_raise_the_tables_alarm(table: TableFactory) -> None:
+def test_failed_sign_ins_lock_the_screen_out_and_raise_the_tables_alarm(
+        table: TableFactory) -> None:
     rig, console = table("cali_lowball")
     status, answer = post_sign_in(console.url, {"name": "Alice", "credential": "not-it-at-all"})
     assert status == 401 and answer["error"] == "the supervisor credential is not valid"

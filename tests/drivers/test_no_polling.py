@@ -210,7 +210,8 @@ def spots(transport_kind: str) -> Iterator[tuple[Any, AsciiSpotController, WaitL
     sim.stop()
 
 
-def test_spots_reader_has_no_deadline_and_stops_at_once(spots: tuple[Any, AsciiSpotController, WaitLog]) -> None:
+def test_spots_reader_has_no_deadline_and_stops_at_once(
+        spots: tuple[Any, AsciiSpotController, WaitLog]) -> None:
     sim, driver, log = spots
     waiter = EventWaiter(driver)
     waiter.next(SpotsConnected)
@@ -225,7 +226,8 @@ def test_spots_reader_has_no_deadline_and_stops_at_once(spots: tuple[Any, AsciiS
     assert log.idle_wakeups() == 1
 
 
-def test_idle_spots_notice_a_pulled_cable_without_a_command(spots: tuple[Any, AsciiSpotController, WaitLog]) -> None:
+def test_idle_spots_notice_a_pulled_cable_without_a_command(
+        spots: tuple[Any, AsciiSpotController, WaitLog]) -> None:
     sim, driver, log = spots
     waiter = EventWaiter(driver)
     waiter.next(SpotsConnected)

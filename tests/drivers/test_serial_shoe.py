@@ -149,7 +149,8 @@ def test_missing_port_is_reported_not_raised(tmp_path: Path) -> None:
         assert not shoe.connected
 
 
-def test_a_failing_listener_does_not_stop_the_driver(shoe_rig: ShoeRig, transport_kind: str) -> None:
+def test_a_failing_listener_does_not_stop_the_driver(shoe_rig: ShoeRig,
+                                                     transport_kind: str) -> None:
     from simulators.shoe import Lbs1ShoeModel
 
     from .conftest import make_transport

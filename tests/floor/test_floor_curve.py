@@ -44,7 +44,8 @@ def count(dsn: str) -> int:
         return 0
 
 
-def test_a_listed_floor_key_stores_the_stream_and_a_stranger_gets_nothing(tmp_path: Path, postgres: LocalCluster) -> None:
+def test_a_listed_floor_key_stores_the_stream_and_a_stranger_gets_nothing(
+        tmp_path: Path, postgres: LocalCluster) -> None:
     from controller.settings.table_config import Security
 
     make_keys(tmp_path / "server", "table")

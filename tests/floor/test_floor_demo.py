@@ -12,7 +12,8 @@ from controller.floor.local_cluster import LocalCluster
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_demo_floor_runs_tables_the_floor_and_a_pool(postgres: LocalCluster, tmp_path: Path) -> None:
+def test_demo_floor_runs_tables_the_floor_and_a_pool(postgres: LocalCluster,
+                                                     tmp_path: Path) -> None:
     # ``postgres``: skips, saying how to install it, where PostgreSQL's server is missing
     result = subprocess.run(
         [sys.executable, "-m", "controller.cli.main", "demo", "--floor", "2", "--hands", "2",

@@ -99,7 +99,8 @@ def test_an_event_the_database_refuses_holds_its_table_only(tmp_path: Path, data
         evil.close()
 
 
-def test_an_enormous_event_is_not_taken_and_holds_its_table_only(tmp_path: Path, database: str, floor: Callable[..., FloorService]) -> None:
+def test_an_enormous_event_is_not_taken_and_holds_its_table_only(
+        tmp_path: Path, database: str, floor: Callable[..., FloorService]) -> None:
     """An event is a few kilobytes: a table sending megabytes (gigabytes would take the floor
     service's memory) is not followed past it."""
     calm = HostileTable(tmp_path / "calm", "CALM-01")
@@ -123,7 +124,8 @@ def test_an_enormous_event_is_not_taken_and_holds_its_table_only(tmp_path: Path,
         evil.close()
 
 
-def test_a_number_past_the_views_casts_spoils_no_other_tables_report(tmp_path: Path, database: str, floor: Callable[..., FloorService]) -> None:
+def test_a_number_past_the_views_casts_spoils_no_other_tables_report(
+        tmp_path: Path, database: str, floor: Callable[..., FloorService]) -> None:
     """The typed views cast a table's numbers with ::bigint: one stored amount past bigint
     would make every query of floor_wagers_placed, the ratings and `floor report` fail for
     every table. The wire refuses an event's integer past 2**53 - 1, so it is never stored, and

@@ -183,7 +183,8 @@ def test_hits_in_one_batch_are_ordered_by_journal_time(connection: psycopg.Conne
     assert meter(connection)["meter"] == meter_after
 
 
-def test_concurrent_claims_are_ordered_and_each_paid_once(connection: psycopg.Connection, database: str) -> None:
+def test_concurrent_claims_are_ordered_and_each_paid_once(connection: psycopg.Connection,
+                                                          database: str) -> None:
     tables = [f"TCL-{n:02d}" for n in range(1, 9)]
     pool.configure(connection, [linked(tables)])
     hits = [pool.Hit(table, 10, f"{table}-000001", (1,), T0, SEED) for table in tables]
@@ -214,7 +215,8 @@ def test_concurrent_claims_are_ordered_and_each_paid_once(connection: psycopg.Co
     assert row["reseeds"] == SEED * len(tables)  # the opening seed and one a later hit
 
 
-def test_floor_services_applying_one_pool_at_once_count_each_event_once(connection: psycopg.Connection, database: str) -> None:
+def test_floor_services_applying_one_pool_at_once_count_each_event_once(
+        connection: psycopg.Connection, database: str) -> None:
     tables = [f"TCL-{n:02d}" for n in range(1, 5)]
     pool.configure(connection, [linked(tables)])
     stream = Tables(connection)
@@ -255,7 +257,8 @@ def test_a_table_joins_a_pool_at_the_floors_resume_point(connection: psycopg.Con
     assert meter(connection)["contributions"] == 20 + 40
 
 
-def test_adjustments_are_rows_with_reasons_refused_below_zero(connection: psycopg.Connection) -> None:
+def test_adjustments_are_rows_with_reasons_refused_below_zero(
+        connection: psycopg.Connection) -> None:
     pool.configure(connection, [linked(seed=100)])
     assert pool.adjust(connection, "LINK-1", -40, "meter sign test", "sup-1", "adj-1") == 60
     assert pool.adjust(connection, "LINK-1", -40, "meter sign test", "sup-1", "adj-1") == 60
@@ -287,7 +290,8 @@ def test_a_garbled_event_is_left_out_and_the_rest_applied(connection: psycopg.Co
     assert meter(connection)["meter"] == SEED + 20
 
 
-def test_a_pool_left_out_of_the_config_keeps_its_ledger_and_follows_nothing(connection: psycopg.Connection) -> None:
+def test_a_pool_left_out_of_the_config_keeps_its_ledger_and_follows_nothing(
+        connection: psycopg.Connection) -> None:
     pool.configure(connection, [linked()])
     pool.configure(connection, [])
     with connection.transaction():
@@ -295,7 +299,8 @@ def test_a_pool_left_out_of_the_config_keeps_its_ledger_and_follows_nothing(conn
     assert meter(connection)["meter"] == SEED
 
 
-def test_floor_adjust_and_report_from_the_command_line(database: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_floor_adjust_and_report_from_the_command_line(database: str, tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
     from controller.cli.main import main
 
     config = tmp_path / "floor.toml"

@@ -18,7 +18,8 @@ from controller.stream.security import client
 from tests.test_stream_security import make_keys
 
 
-def test_a_listed_table_key_gets_the_pool_and_a_stranger_nothing(tmp_path: Path, postgres: LocalCluster) -> None:
+def test_a_listed_table_key_gets_the_pool_and_a_stranger_nothing(tmp_path: Path,
+                                                                 postgres: LocalCluster) -> None:
     floor_keys = make_keys(tmp_path / "floor", "floor")
     listed = make_keys(tmp_path / "tables", "TCL-01")
     stranger = make_keys(tmp_path / "elsewhere", "stranger")

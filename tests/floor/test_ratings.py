@@ -68,7 +68,9 @@ def expected(table: TableProcess) -> tuple[dict[str, Any], dict[str, Any]]:
     return players, {**table_totals, "span": last_settled - first_start}
 
 
-def test_player_and_table_ratings_agree_with_the_journal(database: str, table: TableProcess, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_player_and_table_ratings_agree_with_the_journal(
+        database: str, table: TableProcess, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
     config = write_floor_config(tmp_path / "floor.toml", database, [table],
                                 {table.paytable: str(EDGE)})
     floor = FloorProcess(config, tmp_path / "floor.log")

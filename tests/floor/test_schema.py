@@ -94,7 +94,8 @@ def test_shifts_follow_the_casino_clock(database: str) -> None:
             ("2026-11-25", "grave")
 
 
-def test_without_postgresql_the_cluster_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_postgresql_the_cluster_says_how_to_install_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     from controller.floor import local_cluster
 
     monkeypatch.setattr("controller.floor.local_cluster.glob.glob", lambda pattern: [])

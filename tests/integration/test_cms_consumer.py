@@ -46,7 +46,8 @@ def test_the_example_uses_only_pyzmq_and_the_standard_library() -> None:
     assert imported - set(sys.stdlib_module_names) - {"__future__"} == {"zmq"}
 
 
-def test_history_and_live_hands_agree_with_the_journal(tools: ToolFactory, rig_factory: RigFactory) -> None:
+def test_history_and_live_hands_agree_with_the_journal(tools: ToolFactory,
+                                                       rig_factory: RigFactory) -> None:
     rig = rig_factory("three_card_lowball")
     assert rig.ask({"command": "open"})["ok"]
     first, second = scenarios_for("three_card_lowball", 2)
@@ -89,7 +90,8 @@ def test_history_and_live_hands_agree_with_the_journal(tools: ToolFactory, rig_f
                                f"{event.data.wager} ")
 
 
-def test_missed_messages_are_replayed_and_the_chain_still_holds(tools: ToolFactory, table_loop: TableLoop, tmp_path: Path) -> None:
+def test_missed_messages_are_replayed_and_the_chain_still_holds(
+        tools: ToolFactory, table_loop: TableLoop, tmp_path: Path) -> None:
     table_loop.call("append", sample_events(3), True)             # history: seq 1-3
     consumer = tools(CONSUMER, "--connect", table_loop.pub_endpoint, "--replay",
                      table_loop.replay_endpoint, "--table", TABLE, "--count", "9",

@@ -50,7 +50,8 @@ def refs(node: Any) -> list[str]:
     return []
 
 
-def test_asyncapi_is_an_asyncapi_2_6_document_with_the_five_servers(asyncapi: dict[str, Any]) -> None:
+def test_asyncapi_is_an_asyncapi_2_6_document_with_the_five_servers(
+        asyncapi: dict[str, Any]) -> None:
     assert asyncapi["asyncapi"] == "2.6.0"
     assert {"title", "version", "description"} <= asyncapi["info"].keys()
     assert asyncapi["info"]["version"] == str(wire.SCHEMA_VERSION)
@@ -61,7 +62,8 @@ def test_asyncapi_is_an_asyncapi_2_6_document_with_the_five_servers(asyncapi: di
     assert all(server["protocol"] == "zmq" for server in asyncapi["servers"].values())
 
 
-def test_asyncapi_has_a_channel_and_a_message_for_every_event_type(asyncapi: dict[str, Any]) -> None:
+def test_asyncapi_has_a_channel_and_a_message_for_every_event_type(
+        asyncapi: dict[str, Any]) -> None:
     channels, messages = asyncapi["channels"], asyncapi["components"]["messages"]
     for family, server in ((wire.SURVEILLANCE, "events"), (wire.CMS, "cms_events")):
         for name in [*wire.EVENT_CLASSES, wire.HEARTBEAT]:
@@ -97,7 +99,8 @@ def test_asyncapi_replay_schemas_are_the_models(asyncapi: dict[str, Any]) -> Non
     assert str(wire.MAX_REPLAY_BATCH) in asyncapi["channels"]["replay"]["description"]
 
 
-def test_asyncapi_describes_sequence_heartbeat_snapshot_and_replay(asyncapi: dict[str, Any]) -> None:
+def test_asyncapi_describes_sequence_heartbeat_snapshot_and_replay(
+        asyncapi: dict[str, Any]) -> None:
     text = asyncapi["info"]["description"]
     for word in ("seq", "gap", "heartbeat", "snapshot", "replay", "cents"):
         assert word in text.lower(), word

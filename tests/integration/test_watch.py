@@ -95,7 +95,8 @@ def test_live_view_prints_every_card_decision_and_settlement_of_a_played_hand(
     assert order == sorted(order)
 
 
-def test_json_lines_are_the_published_envelopes_with_gapless_seq(tools: ToolFactory, rig_factory: RigFactory) -> None:
+def test_json_lines_are_the_published_envelopes_with_gapless_seq(tools: ToolFactory,
+                                                                 rig_factory: RigFactory) -> None:
     rig = rig_factory("three_card_lowball")
     assert rig.ask({"command": "open"})["ok"]
     watch = watch_rig(tools, rig, "--json")
@@ -125,7 +126,8 @@ def test_verbose_shows_lamps_and_meters_too(tools: ToolFactory, rig_factory: Rig
 
 # --- gaps --------------------------------------------------------------------------------------
 
-def test_missed_messages_are_filled_from_replay_and_said_so(tools: ToolFactory, table_loop: TableLoop) -> None:
+def test_missed_messages_are_filled_from_replay_and_said_so(tools: ToolFactory,
+                                                            table_loop: TableLoop) -> None:
     table_loop.call("append", sample_events(3), True)            # history: seq 1-3
     watch = watch_loop(tools, table_loop)
     header = watch.wait_for(lambda line: line.startswith("watching table"),
@@ -145,7 +147,8 @@ def test_missed_messages_are_filled_from_replay_and_said_so(tools: ToolFactory, 
     assert "card As to seat 1 (hole cards)" in lines[3]   # seq 6, recovered from the journal
 
 
-def test_count_stops_after_n_events_and_timeout_bounds_it(tools: ToolFactory, table_loop: TableLoop) -> None:
+def test_count_stops_after_n_events_and_timeout_bounds_it(tools: ToolFactory,
+                                                          table_loop: TableLoop) -> None:
     watch = watch_loop(tools, table_loop, "--json", "--count", "4")
     watch.wait_for(lambda line: line.startswith("watching table"), stream="err",
                    between=lambda: table_loop.call("heartbeat"))
@@ -155,7 +158,8 @@ def test_count_stops_after_n_events_and_timeout_bounds_it(tools: ToolFactory, ta
 
 
 
-def test_count_not_reached_within_the_timeout_exits_1(tools: ToolFactory, table_loop: TableLoop) -> None:
+def test_count_not_reached_within_the_timeout_exits_1(tools: ToolFactory,
+                                                      table_loop: TableLoop) -> None:
     watch = watch_loop(tools, table_loop, "--count", "99", "--timeout", "2")
     watch.wait_for(lambda line: line.startswith("watching table"),
                    between=lambda: table_loop.call("heartbeat"))
@@ -172,7 +176,8 @@ def test_a_wrong_table_id_is_reported(table_loop: TableLoop) -> None:
     assert "no heartbeat of table NOPE arrived" in result.stderr
 
 
-def test_silence_is_reported_and_the_return_of_the_table_too(tools: ToolFactory, table_loop: TableLoop) -> None:
+def test_silence_is_reported_and_the_return_of_the_table_too(tools: ToolFactory,
+                                                             table_loop: TableLoop) -> None:
     watch = watch_loop(tools, table_loop, "--silence", "0.3")
     watch.wait_for(lambda line: line.startswith("watching table"),
                    between=lambda: table_loop.call("heartbeat"))

@@ -15,7 +15,8 @@ import bench.power_loss
 from bench import pipeline
 
 
-def test_a_daemon_that_cannot_start_leaves_nothing_behind(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_a_daemon_that_cannot_start_leaves_nothing_behind(monkeypatch: pytest.MonkeyPatch,
+                                                          tmp_path: Path) -> None:
     def broken_config(path: Path, *args: Any, **kwargs: Any) -> Path:
         path.write_text("[table]\nid = 'BENCH'\nno_such_key = 1\n")
         return path
@@ -58,7 +59,8 @@ def test_the_stalled_subscriber_bench_recovers_every_event_through_the_daemon_pr
     assert 0 < result["replayed_records"] < result["missed_records"]
 
 
-def test_a_daemon_that_cannot_even_be_spawned_leaves_nothing_behind(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_daemon_that_cannot_even_be_spawned_leaves_nothing_behind(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """The simulators start before the daemon is spawned: if spawning fails, they stop and the
     files go all the same."""
     configs: list[Path] = []

@@ -191,7 +191,8 @@ def test_repeated_refusals_are_journaled_in_bounded_form() -> None:
         assert "seq" in daemon.command(b'{"command": "fly"}', client="198.51.100.7")
 
 
-def test_an_unexpected_error_answers_its_request_and_the_table_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unexpected_error_answers_its_request_and_the_table_goes_on(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     with fuzz.command_daemon() as daemon:
         def broken(*args: Any) -> Any:
             raise ZeroDivisionError("a bug")
@@ -345,7 +346,8 @@ def test_an_oversize_command_is_answered_and_journaled(rig_factory: RigFactory) 
     assert rig.ask({"command": "status"})["ok"]
 
 
-def test_a_flood_of_junk_is_answered_in_full_and_journaled_in_bounded_form(rig_factory: RigFactory) -> None:
+def test_a_flood_of_junk_is_answered_in_full_and_journaled_in_bounded_form(
+        rig_factory: RigFactory) -> None:
     """One client pipelines thousands of junk commands while the dealer deals: every junk
     command is answered, every one is accounted for in the journal (in full or counted),
     the journal grows by a few records a second, and the card dealt during the flood reaches

@@ -79,7 +79,8 @@ def test_a_meter_that_cannot_be_configured_is_published_and_logged_once(tmp_path
         context.term()
 
 
-def test_a_termios_error_on_open_is_a_lost_device_with_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_termios_error_on_open_is_a_lost_device_with_one_line(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(serial, "protocol_handler_packages",
                         [*serial.protocol_handler_packages, "tests.reliability.serial_urls"])
     heard: list[Any] = []

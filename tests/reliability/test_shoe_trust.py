@@ -59,7 +59,8 @@ def test_a_card_lost_inside_the_shoe_pauses_the_hand_naming_its_count(rig_factor
     assert state["state"] == "PAUSED" and state["hand"]["cards"] == {"1": ["As"]}
 
 
-def test_the_daemon_takes_a_conflict_about_cards_as_a_shoe_fault_and_the_count_with_a_card() -> None:
+def test_the_daemon_takes_a_conflict_about_cards_as_a_shoe_fault_and_the_count_with_a_card(
+        ) -> None:
     from controller.core.cards import parse_card
     from controller.daemon.device_hub import Report, shoe_report
     from drivers.shoe_events import CardRead, SequenceConflict

@@ -24,7 +24,8 @@ from tests.test_daemon import RigFactory
 HANDS = 12
 
 
-def test_a_stalled_subscriber_never_stalls_the_table_and_recovers_by_replay(rig_factory: RigFactory) -> None:
+def test_a_stalled_subscriber_never_stalls_the_table_and_recovers_by_replay(
+        rig_factory: RigFactory) -> None:
     rig = rig_factory("cali_lowball")
     daemon = rig.daemon
     assert daemon.publisher is not None

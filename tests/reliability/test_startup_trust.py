@@ -125,7 +125,8 @@ def tamper(state_dir: Path, seq: int, old: bytes, new: bytes) -> None:
     connection.close()
 
 
-def test_a_tampered_journal_holds_the_table_until_a_supervisor_quarantines_it(tmp_path: Path) -> None:
+def test_a_tampered_journal_holds_the_table_until_a_supervisor_quarantines_it(
+        tmp_path: Path) -> None:
     path = run_config(tmp_path)
     state = tmp_path / "state"
     context = zmq.Context()

@@ -52,7 +52,8 @@ def test_verify_broken(state_dir: tuple[Path, str], capsys: pytest.CaptureFixtur
     assert capsys.readouterr().out.startswith("journal BROKEN at seq 2: hash does not match")
 
 
-def test_missing_or_foreign_journal_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_missing_or_foreign_journal_exits_2(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
     assert run("verify", "--state-dir", str(tmp_path)) == 2
     assert "no journal at" in capsys.readouterr().err
     assert not journal_path(tmp_path).exists()  # verify never creates one
@@ -70,7 +71,8 @@ def test_show(state_dir: tuple[Path, str], capsys: pytest.CaptureFixture[str]) -
     assert '{"phase":"hole cards"}' in lines[0]
 
 
-def test_show_json_prints_messages_as_journaled(state_dir: tuple[Path, str], capsys: pytest.CaptureFixture[str]) -> None:
+def test_show_json_prints_messages_as_journaled(state_dir: tuple[Path, str],
+                                                capsys: pytest.CaptureFixture[str]) -> None:
     directory, _ = state_dir
     assert run("show", "--state-dir", str(directory), "--json") == 0
     lines = capsys.readouterr().out.splitlines()

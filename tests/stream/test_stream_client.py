@@ -25,7 +25,8 @@ from tests.stream.conftest import TableLoop
 
 
 @pytest.fixture
-def connect(context: zmq.Context[Any], table_loop: TableLoop) -> Iterator[Callable[[], StreamClient]]:
+def connect(context: zmq.Context[Any],
+            table_loop: TableLoop) -> Iterator[Callable[[], StreamClient]]:
     clients: list[StreamClient] = []
 
     def connect() -> StreamClient:
@@ -58,7 +59,8 @@ def received(client: StreamClient, count: int) -> list[wire.EnvelopeBase]:
     return events
 
 
-def test_late_joiner_gets_snapshot_and_replay_and_sees_everything(connect: Callable[[], StreamClient], table_loop: TableLoop) -> None:
+def test_late_joiner_gets_snapshot_and_replay_and_sees_everything(
+        connect: Callable[[], StreamClient], table_loop: TableLoop) -> None:
     table_loop.call("append", sample_events(25), True)  # before the client existed
     client = connect()
     snapshot = client.sync(replay_from=0)
@@ -70,7 +72,8 @@ def test_late_joiner_gets_snapshot_and_replay_and_sees_everything(connect: Calla
     assert client.receive(timeout=0) is None
 
 
-def test_snapshot_only_join_drops_what_the_snapshot_covers(connect: Callable[[], StreamClient], table_loop: TableLoop) -> None:
+def test_snapshot_only_join_drops_what_the_snapshot_covers(connect: Callable[[], StreamClient],
+                                                           table_loop: TableLoop) -> None:
     table_loop.call("append", sample_events(5), True)
     client = connect()
     assert client.sync().seq == 5
@@ -87,7 +90,8 @@ def test_a_missed_event_is_filled_by_replay(client: StreamClient, table_loop: Ta
     assert client.gaps_filled == 1
 
 
-def test_a_long_gap_is_filled_a_batch_at_a_time_as_it_is_read(client: StreamClient, table_loop: TableLoop) -> None:
+def test_a_long_gap_is_filled_a_batch_at_a_time_as_it_is_read(client: StreamClient,
+                                                              table_loop: TableLoop) -> None:
     """A subscriber that fell far behind (it stopped reading for a while and ZeroMQ dropped
     what it could not queue) catches up one replay batch at a time, as it reads: it never
     holds more of the gap than one batch, and each batch has a deadline of its own, so a gap
@@ -137,7 +141,8 @@ def test_history_asked_for_by_sync_comes_a_batch_at_a_time_and_is_no_gap(connect
     assert client.gaps_filled == 0 and not client.filled
 
 
-def test_a_poll_with_no_wait_still_has_its_gaps_filled(connect: Callable[[], StreamClient], table_loop: TableLoop) -> None:
+def test_a_poll_with_no_wait_still_has_its_gaps_filled(connect: Callable[[], StreamClient],
+                                                       table_loop: TableLoop) -> None:
     """A caller with its own poller (the console) reads with ``timeout=0``: no wait for
     live events, but each replay a gap needs still has ``replay_timeout`` to be answered."""
     table_loop.call("append", sample_events(5), True)
@@ -149,7 +154,8 @@ def test_a_poll_with_no_wait_still_has_its_gaps_filled(connect: Callable[[], Str
     assert [e.seq for e in events] == [1, 2, 3, 4, 5]
 
 
-def test_a_replay_that_fails_loses_nothing_and_is_asked_again(client: StreamClient, table_loop: TableLoop) -> None:
+def test_a_replay_that_fails_loses_nothing_and_is_asked_again(client: StreamClient,
+                                                              table_loop: TableLoop) -> None:
     """The table did not answer a replay in time: receive() says so, and the next receive()
     asks for the same events again; none of them is skipped."""
     client.sync()
@@ -170,7 +176,8 @@ def test_a_replay_that_fails_loses_nothing_and_is_asked_again(client: StreamClie
     assert client.gaps_filled == 1
 
 
-def test_a_heartbeat_reveals_missed_events_at_the_end(client: StreamClient, table_loop: TableLoop) -> None:
+def test_a_heartbeat_reveals_missed_events_at_the_end(client: StreamClient,
+                                                      table_loop: TableLoop) -> None:
     client.sync()
     table_loop.call("append", sample_events(2), False)  # lost, and the table goes quiet
     table_loop.call("heartbeat")
@@ -178,7 +185,8 @@ def test_a_heartbeat_reveals_missed_events_at_the_end(client: StreamClient, tabl
     assert client.last_heartbeat is not None and client.last_heartbeat.seq == 2
 
 
-def test_events_published_during_sync_are_kept_once(client: StreamClient, table_loop: TableLoop) -> None:
+def test_events_published_during_sync_are_kept_once(client: StreamClient,
+                                                    table_loop: TableLoop) -> None:
     table_loop.call("append", sample_events(4), True)  # heard live, covered by the snapshot
     snapshot = client.sync()
     assert snapshot.seq == 4
@@ -208,7 +216,8 @@ def test_replay_walks_past_one_batch(client: StreamClient, table_loop: TableLoop
         wire.MAX_REPLAY_BATCH + 7)
 
 
-def test_replay_past_the_journal_end_is_an_error(client: StreamClient, table_loop: TableLoop) -> None:
+def test_replay_past_the_journal_end_is_an_error(client: StreamClient,
+                                                 table_loop: TableLoop) -> None:
     table_loop.call("append", sample_events(3), True)
     with pytest.raises(StreamError, match="the journal ends at seq 3, before 9"):
         client.replay(0, until=9)
@@ -262,7 +271,8 @@ def test_a_refused_key_is_a_timeout_not_a_hang(context: zmq.Context[Any], tmp_pa
         authenticator.stop()
 
 
-def test_receive_without_waiting_still_fills_a_gap(client: StreamClient, table_loop: TableLoop) -> None:
+def test_receive_without_waiting_still_fills_a_gap(client: StreamClient,
+                                                   table_loop: TableLoop) -> None:
     """``receive(0, replay_timeout=...)`` polls: it returns at once when nothing is there, and
     a gap it reaches gets the replay's own deadline (a deadline of 0 could never be met)."""
     client.sync()
@@ -278,7 +288,8 @@ def test_receive_without_waiting_still_fills_a_gap(client: StreamClient, table_l
     assert seqs == [1, 2, 3, 4]
 
 
-def test_delivered_through_is_where_a_store_of_what_was_received_resumes(connect: Callable[[], StreamClient], table_loop: TableLoop) -> None:
+def test_delivered_through_is_where_a_store_of_what_was_received_resumes(
+        connect: Callable[[], StreamClient], table_loop: TableLoop) -> None:
     """Every seq up to delivered_through() was returned by receive(); history or a gap not
     yet read holds it back."""
     table_loop.call("append", sample_events(5), True)
@@ -340,7 +351,8 @@ def test_a_replay_answer_past_what_was_asked_is_refused_and_holds_nothing(contex
         close()
 
 
-def test_a_reply_that_is_not_a_message_is_a_stream_error_not_a_crash(context: zmq.Context[Any]) -> None:
+def test_a_reply_that_is_not_a_message_is_a_stream_error_not_a_crash(
+        context: zmq.Context[Any]) -> None:
     """A reply no table could journal (here an integer past what the wire carries) is the
     stream's error, which a follower handles (the floor resumes later), not a WireError from
     deep in the client that would end the follower's thread."""

@@ -206,7 +206,8 @@ def test_json_schema_covers_every_message_type() -> None:
     (b'{"request":"replay","after":0,"limit":0}', "limit: Input should be greater than 0"),
     (b'{"request":"snapshot","please":1}', "please: unknown key"),
 ])
-def test_malformed_requests_are_refused_naming_the_field(request_bytes: bytes, problem: str) -> None:
+def test_malformed_requests_are_refused_naming_the_field(request_bytes: bytes,
+                                                         problem: str) -> None:
     with pytest.raises(wire.WireError) as caught:
         wire.parse_request(request_bytes)
     assert problem in str(caught.value)
