@@ -72,8 +72,8 @@ def test_a_member_and_its_text_are_the_same_bytes_on_the_fast_path() -> None:
 def test_the_fast_path_steps_aside_for_a_value_outside_the_vocabulary() -> None:
     writer = event_encoder.EnvelopeWriter(wire.EVENT_KINDS, wire.SCHEMA_VERSION)
     with pytest.raises(event_encoder.Unfit):
-        writer.encode(LampSet(1, "blue"), table_id=TABLE, seq=1,  # type: ignore[arg-type]
-                      ts=event_encoder.timestamp(TS), hand_id=None)
+        blue = LampSet(1, "blue")  # type: ignore[arg-type]  # deliberately: no such lamp
+        writer.encode(blue, table_id=TABLE, seq=1, ts=event_encoder.timestamp(TS), hand_id=None)
 
 
 V1_FAULT = (b'{"data":{"detail":"card stuck","device":"shoe","status":"fault:JAM"},'
