@@ -19,8 +19,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from collections.abc import Callable
-from typing import Any, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, TypeVar
 
 from bench.pipeline import ROOT, DaemonProcess, StreamedDealer
 from bench.power_loss import CREDENTIAL, _toml_value
@@ -210,7 +210,13 @@ class PoolDealer(RatedDealer):
             after()
 
 
-def write_floor_config(path: Path, dsn: str, tables: list[TableProcess],
+class FollowedTable(Protocol):
+    """A table the floor follows, as its entry in floor.toml names it."""
+
+    def floor_entry(self) -> dict[str, str]: ...
+
+
+def write_floor_config(path: Path, dsn: str, tables: Sequence[FollowedTable],
                        house_edges: dict[str, str], pools: dict[str, list[str]] | None = None,
                        pool_link: str | None = None, **service: Any) -> Path:
     """floor.toml for ``tables``; ``pools``: pool id -> its tables (the progressive's

@@ -14,11 +14,11 @@ import tempfile
 import tty
 from typing import Any
 
-from simulators.transport import ByteModel, SerialTransport
+from simulators.transport import M, SerialTransport
 
 
-class PtyTransport(SerialTransport):
-    def __init__(self, model: ByteModel, *, name: str = "device", **kwargs: Any) -> None:
+class PtyTransport(SerialTransport[M]):
+    def __init__(self, model: M, *, name: str = "device", **kwargs: Any) -> None:
         super().__init__(model, name=name, **kwargs)
         self._dir = tempfile.mkdtemp(prefix=f"lowball-sim-{name}-")
         self._link = os.path.join(self._dir, name)

@@ -10,11 +10,11 @@ from __future__ import annotations
 import socket
 from typing import Any
 
-from simulators.transport import ByteModel, SerialTransport
+from simulators.transport import M, SerialTransport
 
 
-class TcpTransport(SerialTransport):
-    def __init__(self, model: ByteModel, *, port: int = 0, name: str = "device",
+class TcpTransport(SerialTransport[M]):
+    def __init__(self, model: M, *, port: int = 0, name: str = "device",
                  **kwargs: Any) -> None:
         super().__init__(model, name=name, **kwargs)
         self._listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

@@ -19,13 +19,17 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import Any, Protocol, Self
+from typing import Any, Generic, Protocol, Self, TypeVar
 
 
 class ByteModel(Protocol):
     def receive(self, data: bytes, now: float) -> None: ...
 
     def poll(self, now: float) -> bytes: ...
+
+
+#: The model a transport serves (its :attr:`SerialTransport.model`).
+M = TypeVar("M", bound=ByteModel)
 
 
 class LockedModel:
@@ -51,13 +55,13 @@ class LockedModel:
         return locked
 
 
-class SerialTransport(ABC):
+class SerialTransport(ABC, Generic[M]):
     """Base of the pty and TCP transports; see the module docstring."""
 
     #: Longest the loop sleeps between model steps (the models' timers are 200 ms and up).
     TICK_S = 0.01
 
-    def __init__(self, model: ByteModel, *, name: str = "device",
+    def __init__(self, model: M, *, name: str = "device",
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.model = model
         self.name = name

@@ -14,8 +14,10 @@ Conventions used throughout:
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from fractions import Fraction
 from itertools import combinations
+from typing import Any
 
 from controller.core.cards import Card, parse_card
 
@@ -29,7 +31,7 @@ RED = {"d", "h"}
 # --------------------------------------------------------------------------------------------
 
 
-def _grouped_ranks(cards) -> tuple[list[int], tuple[int, ...]]:
+def _grouped_ranks(cards: Iterable[Card]) -> tuple[list[int], tuple[int, ...]]:
     """(counts sorted high to low, ranks ordered by (count desc, rank desc))."""
     counts = Counter(card.rank for card in cards)
     ordered = sorted(counts.items(), key=lambda item: (-item[1], -item[0]))
@@ -51,7 +53,7 @@ _FIVE_CATEGORY_NAME = {1: "pair", 2: "two pair", 3: "three of a kind", 4: "full 
                        5: "four of a kind"}
 
 
-def five_card_key(cards) -> tuple:
+def five_card_key(cards: Iterable[Card]) -> tuple[Any, ...]:
     """Ace-to-five low key (lower is better). Straights and flushes are ignored."""
     cards = list(cards)
     assert len(cards) == 5
@@ -61,24 +63,24 @@ def five_card_key(cards) -> tuple:
     return (_FIVE_CATEGORY[tuple(pattern)], ranks)
 
 
-def five_card_class(cards) -> str:
+def five_card_class(cards: Iterable[Card]) -> str:
     category, ranks = five_card_key(cards)
     if category == 0:
         return f"{RANK_NAMES[ranks[0]]}-high"
     return _FIVE_CATEGORY_NAME[category]
 
 
-def is_three_flush(cards) -> bool:
+def is_three_flush(cards: Iterable[Card]) -> bool:
     return len({card.suit for card in cards}) == 1
 
 
-def is_three_straight(cards) -> bool:
+def is_three_straight(cards: Iterable[Card]) -> bool:
     ranks = sorted(card.rank for card in cards)
     # ace is always low: A-2-3 (1,2,3) is a straight, Q-K-A (1,12,13) is not.
     return len(set(ranks)) == 3 and ranks[2] - ranks[0] == 2
 
 
-def three_card_key(cards) -> tuple:
+def three_card_key(cards: Iterable[Card]) -> tuple[Any, ...]:
     """Three-card low key (lower is better): no pair < pair < flush < straight < trips < SF."""
     cards = list(cards)
     assert len(cards) == 3
@@ -99,13 +101,13 @@ def three_card_key(cards) -> tuple:
     return (category, ranks)
 
 
-def is_4_2_a(cards) -> bool:
+def is_4_2_a(cards: Iterable[Card]) -> bool:
     """Ranks exactly {A, 2, 4} and not one suit (a suited 4-2-A is a flush)."""
     cards = list(cards)
     return sorted(c.rank for c in cards) == [1, 2, 4] and not is_three_flush(cards)
 
 
-def three_card_class(cards) -> str:
+def three_card_class(cards: Iterable[Card]) -> str:
     cards = list(cards)
     category, ranks = three_card_key(cards)
     if category:
@@ -124,7 +126,7 @@ def three_card_class(cards) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-def house_way_options(cards) -> list[frozenset]:
+def house_way_options(cards: Iterable[Card]) -> list[frozenset[Any]]:
     """Every discard set the house way allows for this dealt hand; the first is canonical.
 
     More than one option only where the rules say "either"/"any": which two of a trip, and
@@ -189,19 +191,19 @@ def _pay(amount: int, odds: str) -> int:
     return int(Fraction(amount) * numerator // denominator)
 
 
-def _entry(seat: int, wager: str, amount: int, result: str, net: int) -> dict:
+def _entry(seat: int, wager: str, amount: int, result: str, net: int) -> dict[str, Any]:
     # The scenarios name no player: every record says so with "".
     return {"seat": seat, "wager": wager, "amount": amount, "result": result, "net": net,
             "player": ""}
 
 
-def _win_lose(seat, wager, amount, player_wins: bool) -> dict:
+def _win_lose(seat: int, wager: str, amount: int, player_wins: bool) -> dict[str, Any]:
     if player_wins:
         return _entry(seat, wager, amount, "win", amount)
     return _entry(seat, wager, amount, "lose", -amount)
 
 
-def _seat_numbers(scenario) -> list[int]:
+def _seat_numbers(scenario: dict[str, Any]) -> list[int]:
     return sorted(int(seat) for seat in scenario["seats"])
 
 
@@ -210,14 +212,14 @@ def _seat_numbers(scenario) -> list[int]:
 # --------------------------------------------------------------------------------------------
 
 
-def _settle_cali(scenario, paytables) -> dict:
+def _settle_cali(scenario: dict[str, Any], paytables: dict[str, Any]) -> dict[str, Any]:
     rules = scenario.get("rules", {})
     table = paytables["cali_lowball"][scenario["paytable"]]
     xtra_table, lowdown_table = table["xtra_bonus"], table["lowdown_bonus"]
     seats = _seat_numbers(scenario)
     shoe = [parse_card(text) for text in scenario["shoe"]]
 
-    holes: dict = {seat: [] for seat in seats}
+    holes: dict[Any, Any] = {seat: [] for seat in seats}
     holes["dealer"] = []
     position = 0
     for _round in range(2):
@@ -285,7 +287,8 @@ def _settle_cali(scenario, paytables) -> dict:
     }
 
 
-def _lowdown(seat, amount, player_class, lowdown_table) -> dict:
+def _lowdown(seat: int, amount: int, player_class: str, lowdown_table: dict[str, str]
+             ) -> dict[str, Any]:
     if player_class in lowdown_table:
         return _entry(seat, "lowdown_bonus", amount, "win",
                       _pay(amount, lowdown_table[player_class]))
@@ -297,21 +300,22 @@ def _lowdown(seat, amount, player_class, lowdown_table) -> dict:
 # --------------------------------------------------------------------------------------------
 
 
-def _settle_three_card(scenario, paytables, progressive, dealer_option: int) -> dict:
+def _settle_three_card(scenario: dict[str, Any], paytables: dict[str, Any],
+                       progressive: dict[str, Any], dealer_option: int) -> dict[str, Any]:
     rules = scenario.get("rules", {})
     bonus_table = paytables["three_card_lowball"][scenario["paytable"]]["bonus"]
     seats = _seat_numbers(scenario)
     shoe = [parse_card(text) for text in scenario["shoe"]]
     position = 0
 
-    dealt: dict = {seat: [] for seat in seats}
+    dealt: dict[Any, Any] = {seat: [] for seat in seats}
     dealt["dealer"] = []
     for _round in range(3):
         for recipient in [*seats, "dealer"]:
             dealt[recipient].append(shoe[position])
             position += 1
 
-    final: dict = {}
+    final: dict[Any, Any] = {}
     for seat in seats:
         decision = scenario["decisions"][str(seat)][0]
         if decision == "stand":
@@ -362,7 +366,7 @@ def _settle_three_card(scenario, paytables, progressive, dealer_option: int) -> 
         // 100
         for seat in progressive_seats
     )
-    awards: dict = {}
+    awards: dict[Any, Any] = {}
     jackpot_seats = []
     for seat in progressive_seats:
         player_lower = keys[seat] < dealer_key
@@ -412,7 +416,8 @@ def _settle_three_card(scenario, paytables, progressive, dealer_option: int) -> 
 # --------------------------------------------------------------------------------------------
 
 
-def settle(scenario: dict, paytables: dict, progressive: dict, *, dealer_option: int = 0) -> dict:
+def settle(scenario: dict[str, Any], paytables: dict[str, Any], progressive: dict[str, Any], *,
+           dealer_option: int = 0) -> dict[str, Any]:
     """Settle one SPEC section 7 scenario.
 
     ``dealer_option`` picks among equally valid Three Card house-way discards (see
@@ -425,7 +430,7 @@ def settle(scenario: dict, paytables: dict, progressive: dict, *, dealer_option:
     raise ValueError(f"unknown game {scenario['game']!r}")
 
 
-def dealt_dealer_options(scenario: dict) -> int:
+def dealt_dealer_options(scenario: dict[str, Any]) -> int:
     """How many house-way discard options the Three Card dealer had in this scenario."""
     if scenario["game"] != "three_card_lowball":
         return 1

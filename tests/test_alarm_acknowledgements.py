@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from controller.daemon.alarm_book import AlarmBook
 from tests.test_daemon import rig_factory, wait_for  # noqa: F401  (the fixture)
+from tests.test_daemon import RigFactory
 
 SUPERVISORS = {"Alice": "alice-credential-0123456789"}
 
 
-def test_the_book_knows_alarms_and_who_acknowledged_them():
+def test_the_book_knows_alarms_and_who_acknowledged_them() -> None:
     book = AlarmBook()
     book.note(7, "fault", {"code": "shoe_jam", "detail": "", "device": "shoe",
                            "recoverable": True})
@@ -24,7 +25,7 @@ def test_the_book_knows_alarms_and_who_acknowledged_them():
 
 
 def test_an_acknowledgement_is_journaled_once_by_the_supervisor_the_credential_names(
-        rig_factory):  # noqa: F811
+        rig_factory: RigFactory) -> None:  # noqa: F811
     rig = rig_factory("cali_lowball", supervisors=SUPERVISORS)
     for _ in range(5):
         rig.ask({"command": "void", "reason": "x", "credential": "a-guess"})

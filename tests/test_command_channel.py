@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 import zmq
@@ -18,6 +21,7 @@ from controller.stream.command_client import CommandClient, CommandTimeout
 from controller.stream.command_replies import (
     Accepted,
     Refused,
+    Reply,
     ReplyError,
     Status,
     Withdrawn,
@@ -46,7 +50,8 @@ REPLIES = [
 
 
 @pytest.mark.parametrize("reply, payload", REPLIES)
-def test_each_reply_has_the_bytes_the_daemon_sends_and_reads_back(reply, payload):
+def test_each_reply_has_the_bytes_the_daemon_sends_and_reads_back(reply: Reply, payload: bytes
+                                                                  ) -> None:
     assert encode(reply) == payload
     assert decode(payload) == reply
 
@@ -60,13 +65,13 @@ def test_each_reply_has_the_bytes_the_daemon_sends_and_reads_back(reply, payload
     {"ok": True, "carried_out": {"a": "1"}, "withdrawn": []},
     {"ok": True, "carried_out": {}, "withdrawn": [1]},
 ])
-def test_anything_else_is_not_a_reply(data):
+def test_anything_else_is_not_a_reply(data: Any) -> None:
     with pytest.raises(ReplyError) as raised:
         reply_from(data)
     assert isinstance(raised.value, LowballError) and raised.value.problem
 
 
-def test_bytes_that_are_not_json_are_not_a_reply():
+def test_bytes_that_are_not_json_are_not_a_reply() -> None:
     with pytest.raises(ReplyError, match="not JSON"):
         decode(b"\xff{")
 
@@ -76,22 +81,31 @@ def test_bytes_that_are_not_json_are_not_a_reply():
 class Router:
     """A stand-in for the daemon's socket: the test decides when and what it answers."""
 
-    def __init__(self, context: zmq.Context, endpoint: str):
+    def __init__(self, context: zmq.Context[Any], endpoint: str) -> None:
         self.socket = context.socket(zmq.ROUTER)
         self.socket.setsockopt(zmq.LINGER, 0)
         self.socket.bind(endpoint)
 
-    def take(self, timeout_s: float = DEADLINE_S) -> tuple[list[bytes], dict]:
+    def take(self, timeout_s: float = DEADLINE_S) -> tuple[list[bytes], dict[str, Any]]:
         assert self.socket.poll(int(timeout_s * 1000)), "no request arrived"
         *envelope, payload = self.socket.recv_multipart()
-        return envelope, json.loads(payload)
+        request: dict[str, Any] = json.loads(payload)
+        return envelope, request
 
-    def answer(self, envelope: list[bytes], reply: Refused | Accepted) -> None:
+    def answer(self, envelope: list[bytes], reply: Reply) -> None:
         self.socket.send_multipart([*envelope, encode(reply)])
 
 
+
+def received(client: CommandClient) -> tuple[int, Reply]:
+    """The next reply and its request's id (one must arrive within the deadline)."""
+    reply = client.receive(DEADLINE_S)
+    assert reply is not None, "no reply arrived"
+    return reply
+
+
 @pytest.fixture
-def router_and_client(tmp_path):
+def router_and_client(tmp_path: Path) -> Iterator[tuple[Router, CommandClient]]:
     context = zmq.Context()
     endpoint = f"ipc://{tmp_path}/commands"
     router = Router(context, endpoint)
@@ -102,7 +116,8 @@ def router_and_client(tmp_path):
     context.term()
 
 
-def test_a_late_reply_is_never_taken_for_the_answer_to_the_next_request(router_and_client):
+def test_a_late_reply_is_never_taken_for_the_answer_to_the_next_request(
+        router_and_client: tuple[Router, CommandClient]) -> None:
     router, client = router_and_client
     first = client.send({"command": "lock"})
     late, _ = router.take()
@@ -115,19 +130,20 @@ def test_a_late_reply_is_never_taken_for_the_answer_to_the_next_request(router_a
     assert client.reply_to(second, DEADLINE_S) == Accepted(5, "OPEN", "place wagers, then lock")
 
 
-def test_pipelined_replies_come_back_with_their_requests_ids(router_and_client):
+def test_pipelined_replies_come_back_with_their_requests_ids(
+        router_and_client: tuple[Router, CommandClient]) -> None:
     router, client = router_and_client
     ids = [client.send({"command": "place", "spot": spot, "wager": "ante", "amount": 500})
            for spot in (1, 2, 3)]
     taken = [router.take() for _ in ids]
     for envelope, request in reversed(taken):
         router.answer(envelope, Refused(f"spot {request['spot']}"))
-    replies = dict(client.receive(DEADLINE_S) for _ in ids)
+    replies = dict(received(client) for _ in ids)
     assert replies == {ids[0]: Refused("spot 1"), ids[1]: Refused("spot 2"),
                        ids[2]: Refused("spot 3")}
 
 
-def test_a_command_that_timed_out_is_withdrawn_right_behind_it(tmp_path):
+def test_a_command_that_timed_out_is_withdrawn_right_behind_it(tmp_path: Path) -> None:
     """The request is queued while no daemon listens: when one comes up, the withdrawal
     naming it arrives right behind it (the daemon reads both before serving either, and
     refuses the command), and the timeout says its fate is not known yet."""
@@ -152,7 +168,8 @@ def test_a_command_that_timed_out_is_withdrawn_right_behind_it(tmp_path):
         context.term()
 
 
-def test_only_a_status_is_asked_again_after_a_timeout(router_and_client):
+def test_only_a_status_is_asked_again_after_a_timeout(
+        router_and_client: tuple[Router, CommandClient]) -> None:
     router, client = router_and_client
     with pytest.raises(CommandTimeout):
         client.ask({"command": "lock"}, timeout_s=0.05, retries=3)
@@ -163,7 +180,8 @@ def test_only_a_status_is_asked_again_after_a_timeout(router_and_client):
     assert [router.take()[1]["command"] for _ in range(3)] == ["status"] * 3
 
 
-def test_the_credential_goes_only_with_a_supervisor_request(router_and_client):
+def test_the_credential_goes_only_with_a_supervisor_request(
+        router_and_client: tuple[Router, CommandClient]) -> None:
     router, client = router_and_client
     client.send(parse_command({"command": "void", "reason": "misdeal"}), supervisor=True)
     client.send({"command": "open", "by": "sam"})
@@ -176,13 +194,13 @@ def test_the_credential_goes_only_with_a_supervisor_request(router_and_client):
 # --- the client against the daemon -------------------------------------------------------------
 
 @pytest.fixture
-def rig(tmp_path):
+def rig(tmp_path: Path) -> Iterator[Rig]:
     rig = Rig(tmp_path, "cali_lowball")
     yield rig
     rig.close()
 
 
-def test_the_daemon_answers_the_client_with_typed_replies(rig):
+def test_the_daemon_answers_the_client_with_typed_replies(rig: Rig) -> None:
     client = CommandClient(rig.stream.commands, context=rig.context, by="alice",
                            credential=CREDENTIAL)
     try:
@@ -199,22 +217,23 @@ def test_the_daemon_answers_the_client_with_typed_replies(rig):
         signed = client.ask({"command": "sign_in"}, supervisor=True)
         assert isinstance(signed, Accepted)
         ids = [client.send({"command": "status"}) for _ in range(5)]
-        replies = dict(client.receive(DEADLINE_S) for _ in ids)
+        replies = dict(received(client) for _ in ids)
         assert sorted(replies) == ids and all(isinstance(r, Status) for r in replies.values())
     finally:
         client.close()
 
 
-def test_a_withdrawal_settles_each_request_it_names_for_good(rig):
+def test_a_withdrawal_settles_each_request_it_names_for_good(rig: Rig) -> None:
     """Carried out (its record's seq, remembered across a restart), or withdrawn: refused
     whenever it arrives. A request is carried out once under its id. (Every request goes
     through the command socket: the daemon's loop runs, and only its thread journals.)"""
-    def ask(request_id: str, **request) -> dict:
+    def ask(request_id: str, **request: Any) -> dict[str, Any]:
         return rig.ask({**request, "request_id": request_id})
 
     opened = ask("opened-0001", command="open")
     assert opened["ok"]
     accepted = rig.daemon.journal.last_of("command_accepted")
+    assert accepted is not None
     assert accepted.seq <= opened["seq"]
     rig.stop_daemon()
     rig.start_daemon()
@@ -230,7 +249,7 @@ def test_a_withdrawal_settles_each_request_it_names_for_good(rig):
     assert not ask("x", command="open")["ok"]
 
 
-def test_a_req_client_and_the_command_client_get_the_same_bytes(rig):
+def test_a_req_client_and_the_command_client_get_the_same_bytes(rig: Rig) -> None:
     """The envelope is returned as it came: a REQ's empty delimiter, or the client's id."""
     raw = rig.context.socket(zmq.DEALER)
     raw.setsockopt(zmq.LINGER, 0)
@@ -246,7 +265,7 @@ def test_a_req_client_and_the_command_client_get_the_same_bytes(rig):
         raw.close(0)
 
 
-def test_the_protocol_page_lists_every_command_and_the_limits_the_daemon_keeps():
+def test_the_protocol_page_lists_every_command_and_the_limits_the_daemon_keeps() -> None:
     from pathlib import Path
 
     from controller.daemon import command_channel as channel
@@ -275,7 +294,7 @@ def test_the_protocol_page_lists_every_command_and_the_limits_the_daemon_keeps()
 
 
 def test_a_message_that_is_not_a_reply_to_this_client_is_skipped_within_the_timeout(
-        router_and_client):
+        router_and_client: tuple[Router, CommandClient]) -> None:
     router, client = router_and_client
     request_id = client.send({"command": "status"})
     envelope, _ = router.take()
@@ -286,7 +305,7 @@ def test_a_message_that_is_not_a_reply_to_this_client_is_skipped_within_the_time
     assert client.receive(0.05) is None
 
 
-def test_each_request_model_has_the_name_and_arguments_of_its_core_command():
+def test_each_request_model_has_the_name_and_arguments_of_its_core_command() -> None:
     """The request models and the core's commands are declared apart on purpose (the
     module docstring of controller/stream/table_commands.py says why): they must agree."""
     assert list(table_commands.COMMANDS) == list(commands.COMMANDS)

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 import zmq
@@ -18,16 +20,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from controller.stream import cms_view, wire
-from controller.stream.journal import Journal, journal_path
+from controller.stream.journal import Journal, JournalRecord, journal_path
 from controller.settings.scenario import load_scenario
 from controller.stream.client import StreamClient
 from tests.test_daemon import DEADLINE_S, rig_factory, scenarios_for, wait_for  # noqa: F401
+from tests.test_daemon import RigFactory
 
 
 class RawSub:
     """Every CMS message, decoded, in arrival order."""
 
-    def __init__(self, context: zmq.Context, endpoint: str, prefix: bytes):
+    def __init__(self, context: zmq.Context[Any], endpoint: str, prefix: bytes) -> None:
         self.socket = context.socket(zmq.SUB)
         self.socket.setsockopt(zmq.LINGER, 0)
         self.socket.setsockopt(zmq.SUBSCRIBE, prefix)
@@ -44,7 +47,7 @@ class RawSub:
         return sum(topic.endswith(b".heartbeat") for topic, _ in self.drain())
 
 
-def cards_by_hand(records) -> dict[str, set[str]]:
+def cards_by_hand(records: Iterable[JournalRecord]) -> dict[str, set[str]]:
     hands: dict[str, set[str]] = {}
     for record in records:
         if record.hand_id is None:
@@ -62,8 +65,10 @@ def mentions(message: bytes, cards: set[str]) -> set[str]:
 
 
 @pytest.mark.parametrize("game", ["three_card_lowball", "cali_lowball"])
-def test_a_cms_subscriber_never_receives_a_card_before_settlement(rig_factory, game):
+def test_a_cms_subscriber_never_receives_a_card_before_settlement(rig_factory: RigFactory,
+                                                                 game: str) -> None:
     rig = rig_factory(game)
+    assert rig.stream.cms_events is not None and rig.stream.cms_replay is not None
     raw = RawSub(rig.context, rig.stream.cms_events, b"cms.")
     wait_for(lambda: raw.heartbeats(), "a CMS heartbeat")
     client = StreamClient(rig.context, table_id=rig.daemon.table_id, family=wire.CMS,
@@ -78,7 +83,7 @@ def test_a_cms_subscriber_never_receives_a_card_before_settlement(rig_factory, g
         last_seq = rig.daemon.journal.last_seq
         beats = raw.heartbeats()
         wait_for(lambda: raw.heartbeats() > beats, "a heartbeat after the last release")
-        received = []
+        received: list[int] = []
         while (event := client.receive(timeout=0.5)) is not None or \
                 len(received) < last_seq:
             if event is None:
@@ -118,7 +123,7 @@ def test_a_cms_subscriber_never_receives_a_card_before_settlement(rig_factory, g
     assert not client.withheld
 
 
-def test_cms_snapshot_and_replay_hide_the_hand_in_play(rig_factory):
+def test_cms_snapshot_and_replay_hide_the_hand_in_play(rig_factory: RigFactory) -> None:
     rig = rig_factory("cali_lowball")
     scenario = load_scenario(scenarios_for("cali_lowball", 1)[0])
     assert rig.ask({"command": "open"})["ok"]
@@ -131,6 +136,7 @@ def test_cms_snapshot_and_replay_hide_the_hand_in_play(rig_factory):
     surveillance = StreamClient(rig.context, table_id=table_id,
                                 pub_endpoint=rig.stream.events,
                                 replay_endpoint=rig.stream.replay)
+    assert rig.stream.cms_events is not None and rig.stream.cms_replay is not None
     cms = StreamClient(rig.context, table_id=table_id, family=wire.CMS,
                        pub_endpoint=rig.stream.cms_events, replay_endpoint=rig.stream.cms_replay)
     try:
@@ -151,13 +157,14 @@ def test_cms_snapshot_and_replay_hide_the_hand_in_play(rig_factory):
         cms.close()
 
 
-def test_redaction_empties_card_lists_and_masks_card_text():
+def test_redaction_empties_card_lists_and_masks_card_text() -> None:
     message = wire.encode(wire.EVENT_CLASSES["fault"]("unexpected_card", "discard:Kh,Qs",
                                                       "shoe", False),
                           table_id="TCL-01", seq=7, ts=__import__("datetime").datetime.now(
                               __import__("datetime").UTC), hand_id="TCL-01-000001")
     assert cms_view.cms_message("fault", "TCL-01-000001", message, None) == message
     hidden = cms_view.cms_message("fault", "TCL-01-000001", message, "TCL-01-000001")
+    assert hidden is not None
     assert json.loads(hidden)["data"]["detail"] == "discard:**,**"
     assert wire.decode(hidden).seq == 7                      # still a valid message
     assert cms_view.redact({"cards": ["As", "Kd"], "rule": "As high"}) == \
@@ -174,7 +181,8 @@ _TEXTS = st.lists(st.sampled_from(["As", "Td", "2c", "Kh", "10d", "AS", "aS", "x
 
 @settings(max_examples=300, deadline=None)
 @given(reason=_TEXTS, arguments=_TEXTS, table_id=st.sampled_from(["TCL-01", "As-2", "T3"]))
-def test_the_quick_no_card_check_agrees_with_redaction(reason, arguments, table_id):
+def test_the_quick_no_card_check_agrees_with_redaction(reason: str, arguments: str,
+                                                       table_id: str) -> None:
     """A record the byte check passes as card-free is one redaction would leave alone."""
     event = wire.EVENT_CLASSES["command_refused"]("decide", arguments, "dealer", "dealer", reason)
     hand = f"{table_id}-000001"
@@ -189,13 +197,14 @@ def test_the_quick_no_card_check_agrees_with_redaction(reason, arguments, table_
 
 @pytest.mark.parametrize("reason", ["éAs", "—Kd", "x\tAs", "line1\nKd", "\u2c00Qh high",
                                     "(Td)", "9c"])
-def test_a_card_after_any_character_is_redacted(reason):
+def test_a_card_after_any_character_is_redacted(reason: str) -> None:
     """The decoded text decides: a card after a tab, a newline or an accented letter is a
     card all the same (json.dumps would have written those as escapes ending in a letter)."""
     event = wire.EVENT_CLASSES["command_refused"]("decide", "{}", "dealer", "dealer", reason)
     hand = "TCL-01-000001"
     message = wire.encode(event, table_id="TCL-01", seq=3, ts=datetime.now(UTC), hand_id=hand)
     sent = cms_view.cms_message("command_refused", hand, message, hand)
-    assert sent != message
-    assert not cms_view.CARD_TEXT.search(wire.decode(sent).data.reason)
-    assert "**" in wire.decode(sent).data.reason
+    assert sent is not None and sent != message
+    refused: Any = wire.decode(sent)      # Any: a command_refused envelope
+    assert not cms_view.CARD_TEXT.search(refused.data.reason)
+    assert "**" in refused.data.reason

@@ -14,12 +14,12 @@ SHIPPED = shipped_config_dir()
 
 
 @pytest.mark.parametrize("game", GAMES)
-def test_shipped_configs_load(game):
+def test_shipped_configs_load(game: str) -> None:
     loaded = load_config(default_config_path(game))
     assert loaded.config.table.game == game
 
 
-def test_shipped_paytables_are_the_seed_tables_and_a_marked_example():
+def test_shipped_paytables_are_the_seed_tables_and_a_marked_example() -> None:
     paytables = load_paytables(SHIPPED / "paytables.toml")
     assert paytables.cali_lowball["example"].status == "example"
     assert "NOT APPROVED" in paytables.cali_lowball["example"].description.upper()
@@ -37,7 +37,7 @@ def test_shipped_paytables_are_the_seed_tables_and_a_marked_example():
 
 
 @pytest.fixture
-def table_dir(tmp_path):
+def table_dir(tmp_path: Path) -> Path:
     for name in ("paytables.toml", "three-card-lowball.toml", "cali-lowball.toml"):
         shutil.copy(SHIPPED / name, tmp_path / name)
     return tmp_path
@@ -79,7 +79,8 @@ def edit(path: Path, old: str, new: str) -> None:
     ("paytables.toml", 'status = "example"', 'status = "approved"',
      "cali_lowball.example: an approved paytable must give its approval reference"),
 ])
-def test_bad_config_names_the_key(table_dir, file, old, new, says):
+def test_bad_config_names_the_key(table_dir: Path, file: str, old: str, new: str, says: str
+                                  ) -> None:
     edit(table_dir / file, old, new)
     with pytest.raises(InputError) as caught:
         load_config(table_dir / "three-card-lowball.toml"
@@ -89,6 +90,6 @@ def test_bad_config_names_the_key(table_dir, file, old, new, says):
     assert str(table_dir / file) in str(caught.value)
 
 
-def test_missing_file_is_named(tmp_path):
+def test_missing_file_is_named(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="nowhere.toml: file not found"):
         load_config(tmp_path / "nowhere.toml")

@@ -12,20 +12,24 @@ import hashlib
 import json
 import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any, TypeVar
 
 import pytest
 import structlog
 import structlog.testing
 import zmq
 
+from controller.core.vocabulary import SpotLamp
 from controller.stream import wire
-from controller.cli.demo import demo_config
+from controller.cli.demo import demo_config as demo_config  # tests/reliability patch it here
 from controller.daemon.loop import TableDaemon
-from controller.stream.journal import Journal, journal_path
-from controller.settings.scenario import load_scenario, replay, settlement_report
+from controller.stream.journal import Durability, Journal, journal_path
+from controller.settings.scenario import Scenario, load_scenario, replay, settlement_report
 from controller.daemon.systemd_notify import Notifier
 from controller.settings.table_config import Limits, Stream, default_config_path, load_config
+from drivers.spots import Lamp
 from simulators.meter import AlphaSignModel
 from simulators.pty_transport import PtyTransport
 from simulators.shoe import Lbs1ShoeModel
@@ -34,9 +38,11 @@ from simulators.spots import SpotControllerModel
 SCENARIOS = Path(__file__).parent / "scenarios"
 DEADLINE_S = 15.0
 CREDENTIAL = "test-supervisor-credential"
+T = TypeVar("T")
 
 
-def wait_for(predicate, what: str, timeout: float = DEADLINE_S):
+def wait_for(predicate: Callable[[], T | None], what: str, timeout: float = DEADLINE_S) -> T:
+    """The predicate's first true value (never None), polled until the deadline."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()
@@ -50,7 +56,7 @@ class Rig:
     """Simulators, a daemon in a thread, a subscriber and a command client."""
 
     def __init__(self, tmp_path: Path, game: str, notify_socket: str | None = None,
-                 durability: str = "full", supervisors: dict[str, str] | None = None):
+                 durability: Durability = "full", supervisors: dict[str, str] | None = None) -> None:
         self.tmp_path, self.game, self.durability = tmp_path, game, durability
         #: name -> credential of each supervisor (beside the shared CREDENTIAL)
         self.supervisors = supervisors or {}
@@ -65,11 +71,21 @@ class Rig:
         self.sub = self.context.socket(zmq.SUB)
         self.sub.setsockopt(zmq.SUBSCRIBE, b"")
         self.sub.setsockopt(zmq.LINGER, 0)
-        self.req = None
-        self.received: list = []
+        self.req: zmq.Socket[bytes] | None = None
+        self.received: list[Any] = []
         self.notify_socket = notify_socket
-        self.daemon = None
+        self._daemon: TableDaemon | None = None
         self.start_daemon()
+
+    @property
+    def daemon(self) -> TableDaemon:
+        """The daemon running now (between :meth:`start_daemon` and :meth:`stop_daemon`)."""
+        assert self._daemon is not None, "the daemon is stopped"
+        return self._daemon
+
+    @daemon.setter
+    def daemon(self, daemon: TableDaemon | None) -> None:
+        self._daemon = daemon
 
     def start_daemon(self) -> None:
         loaded = demo_config(self.game, shoe=self.shoe.url, spots=self.spots.url,
@@ -94,7 +110,7 @@ class Rig:
         wait_for(lambda: self._drain(heartbeats=True), "the first heartbeat")
 
     def stop_daemon(self) -> None:
-        if self.daemon is None:
+        if self._daemon is None:
             return
         self.daemon.request_stop()
         self.thread.join(10)
@@ -123,23 +139,26 @@ class Rig:
                 self.received.append(decoded)
         return got_heartbeat if heartbeats else True
 
-    def events(self, kind: str) -> list:
+    def events(self, kind: str) -> list[Any]:
         self._drain()
         return [e for e in self.received if e.type == kind]
 
-    def ask(self, request: dict, supervisor: bool = False) -> dict:
+    def ask(self, request: dict[str, Any] | bytes, supervisor: bool = False) -> dict[str, Any]:
         if self.req is None:
             self.req = self.context.socket(zmq.REQ)
             self.req.setsockopt(zmq.LINGER, 0)
             self.req.connect(self.stream.commands)
         if supervisor:
+            assert isinstance(request, dict), "a supervisor's request is a command"
             request = {**request, "credential": CREDENTIAL}
         self.req.send(json.dumps(request).encode() if isinstance(request, dict) else request)
-        assert self.req.poll(int(DEADLINE_S * 1000)), f"no answer to {request}"
-        return json.loads(self.req.recv())
+        assert self.req.poll(int(DEADLINE_S * 1000)), f"no answer to {request!r}"
+        reply: dict[str, Any] = json.loads(self.req.recv())
+        return reply
 
-    def status(self) -> dict:
-        return self.ask({"command": "status"})["state"]
+    def status(self) -> dict[str, Any]:
+        state: dict[str, Any] = self.ask({"command": "status"})["state"]
+        return state
 
     def deal_one(self) -> None:
         before = len(self.events("card_dealt")) + len(self.events("fault"))
@@ -147,12 +166,12 @@ class Rig:
         wait_for(lambda: len(self.events("card_dealt")) + len(self.events("fault")) > before,
                  "the card to reach the table")
 
-    def play(self, scenario) -> None:
+    def play(self, scenario: Scenario) -> None:
         """Wagers, lock, then cards and decisions as the table asks for them."""
         self.start_hand(scenario)
         self.finish_hand({int(spot): list(texts) for spot, texts in scenario.decisions.items()})
 
-    def start_hand(self, scenario) -> None:
+    def start_hand(self, scenario: Scenario) -> None:
         """The scenario's deck in the shoe, its wagers placed, the lock."""
         self.shoe.device.load([str(card) for card in scenario.shoe])
         for spot, wagers in scenario.seats.items():
@@ -176,11 +195,15 @@ class Rig:
                 assert reply["ok"], reply
 
 
-@pytest.fixture
-def rig_factory(tmp_path):
-    rigs = []
+#: The ``rig_factory`` fixture: make(game, **Rig options) -> a rig, closed after the test.
+RigFactory = Callable[..., Rig]
 
-    def make(game: str, **kwargs) -> Rig:
+
+@pytest.fixture
+def rig_factory(tmp_path: Path) -> Iterator[RigFactory]:
+    rigs: list[Rig] = []
+
+    def make(game: str, **kwargs: Any) -> Rig:
         rig = Rig(tmp_path, game, **kwargs)
         rigs.append(rig)
         return rig
@@ -199,13 +222,14 @@ def scenarios_for(game: str, count: int) -> list[Path]:
     return paths[:count]
 
 
-def played_by_p_spot(settlements: list[dict]) -> list[dict]:
+def played_by_p_spot(settlements: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """A scenario's settlements as the rig plays them: spot N's player is ``pN``."""
     return [{**settlement, "player": f"p{settlement['seat']}"} for settlement in settlements]
 
 
 @pytest.mark.parametrize("game", ["cali_lowball", "three_card_lowball"])
-def test_scenarios_through_the_daemon_settle_as_replay_does(rig_factory, game):
+def test_scenarios_through_the_daemon_settle_as_replay_does(rig_factory: RigFactory,
+                                                            game: str) -> None:
     rig = rig_factory(game)
     assert rig.ask({"command": "open"})["ok"]
     config = load_config(default_config_path(game))
@@ -226,7 +250,7 @@ def test_scenarios_through_the_daemon_settle_as_replay_does(rig_factory, game):
     assert report.ok and report.records_checked == seqs[-1]
 
 
-def test_a_stop_mid_hand_resumes_at_the_same_step(rig_factory):
+def test_a_stop_mid_hand_resumes_at_the_same_step(rig_factory: RigFactory) -> None:
     rig = rig_factory("cali_lowball")
     path = scenarios_for("cali_lowball", 1)[0]
     scenario = load_scenario(path)
@@ -264,7 +288,8 @@ def test_a_stop_mid_hand_resumes_at_the_same_step(rig_factory):
      "the supervisor credential is not valid"),
     (json.dumps({"command": "void", "reason": "x"}).encode(), "needs the supervisor credential"),
 ])
-def test_bad_commands_are_answered_journaled_and_published(rig_factory, request_bytes, says):
+def test_bad_commands_are_answered_journaled_and_published(rig_factory: RigFactory,
+                                                           request_bytes: bytes, says: str) -> None:
     rig = rig_factory("cali_lowball")
     seq = rig.daemon.journal.last_seq
     reply = rig.ask(request_bytes)
@@ -274,7 +299,7 @@ def test_bad_commands_are_answered_journaled_and_published(rig_factory, request_
     assert says in refused[-1].data.reason and refused[-1].seq == reply["seq"]
 
 
-def test_a_stop_request_wakes_the_main_loop_at_once(rig_factory):
+def test_a_stop_request_wakes_the_main_loop_at_once(rig_factory: RigFactory) -> None:
     """SIGTERM's handler calls request_stop: the loop must not sleep on to its next deadline
     (here the heartbeat, made an hour away by a clock that stands still)."""
     rig = rig_factory("cali_lowball")
@@ -291,7 +316,7 @@ def test_a_stop_request_wakes_the_main_loop_at_once(rig_factory):
             long_wait.set()
         return timeout
 
-    daemon._poll_timeout = spy
+    setattr(daemon, "_poll_timeout", spy)      # the loop calls the spy in its place
     # The loop runs meanwhile: a heartbeat it was sending as the clock stopped sets the next
     # one a second on, over ours. Set it again until the loop takes up the hour-long wait.
     deadline = time.monotonic() + DEADLINE_S
@@ -305,7 +330,8 @@ def test_a_stop_request_wakes_the_main_loop_at_once(rig_factory):
 
 
 @pytest.mark.parametrize("durability, warned", [("full", False), ("batched", True)])
-def test_an_unsynced_journal_is_announced(rig_factory, durability, warned):
+def test_an_unsynced_journal_is_announced(rig_factory: RigFactory, durability: Durability,
+                                          warned: bool) -> None:
     with structlog.testing.capture_logs() as logs:
         rig = rig_factory("cali_lowball", durability=durability)
     assert rig.daemon.journal.durability == durability
@@ -314,7 +340,7 @@ def test_an_unsynced_journal_is_announced(rig_factory, durability, warned):
     assert bool(warnings) is warned
 
 
-def test_ready_and_stopping_are_sent_to_systemd(tmp_path, rig_factory):
+def test_ready_and_stopping_are_sent_to_systemd(tmp_path: Path, rig_factory: RigFactory) -> None:
     import socket as sockets
 
     listener = sockets.socket(sockets.AF_UNIX, sockets.SOCK_DGRAM)
@@ -329,7 +355,7 @@ def test_ready_and_stopping_are_sent_to_systemd(tmp_path, rig_factory):
     listener.close()
 
 
-def test_a_supervisor_verifies_with_the_credential(rig_factory):
+def test_a_supervisor_verifies_with_the_credential(rig_factory: RigFactory) -> None:
     rig = rig_factory("cali_lowball")
     reply = rig.ask({"command": "verify_jackpot"}, supervisor=True)
     assert reply == {"ok": False, "error": "no jackpot awaits verification",
@@ -338,7 +364,8 @@ def test_a_supervisor_verifies_with_the_credential(rig_factory):
         rig.daemon.loaded.config.security.supervisor_credential_sha256
 
 
-def test_run_refuses_an_unknown_durability_by_name(capsys, tmp_path):
+def test_run_refuses_an_unknown_durability_by_name(capsys: pytest.CaptureFixture[str],
+                                                   tmp_path: Path) -> None:
     from controller.cli.main import main
 
     with pytest.raises(SystemExit) as exit_:
@@ -349,7 +376,8 @@ def test_run_refuses_an_unknown_durability_by_name(capsys, tmp_path):
     assert not (tmp_path / "state").exists()                   # nothing was started
 
 
-def test_a_lost_device_is_healthy_but_an_ended_device_thread_is_not(rig_factory):
+def test_a_lost_device_is_healthy_but_an_ended_device_thread_is_not(
+        rig_factory: RigFactory) -> None:
     """The systemd watchdog is pinged only while healthy() holds. An unplugged shoe keeps its
     driver trying (a restart would not bring it back); a device thread that has ended is a
     bug that a restart does cure, so the ping is withheld and the log names the thread."""
@@ -357,7 +385,9 @@ def test_a_lost_device_is_healthy_but_an_ended_device_thread_is_not(rig_factory)
     daemon = rig.daemon
     assert daemon.healthy()
     rig.shoe.disconnect()
-    wait_for(lambda: not daemon.devices.shoe.connected, "the shoe to be lost")
+    shoe = daemon.devices.shoe
+    assert shoe is not None and daemon.devices.spots is not None
+    wait_for(lambda: not shoe.connected, "the shoe to be lost")
     assert daemon.healthy()
     with structlog.testing.capture_logs() as logs:
         daemon.devices.spots.stop()                  # as if a bug had ended its thread
@@ -367,24 +397,26 @@ def test_a_lost_device_is_healthy_but_an_ended_device_thread_is_not(rig_factory)
     assert [line["threads"] for line in ended] == [["spots driver"]]   # logged once
 
 
-def test_a_lamp_command_that_fails_unexpectedly_leaves_the_lamps_working(rig_factory):
+def test_a_lamp_command_that_fails_unexpectedly_leaves_the_lamps_working(
+        rig_factory: RigFactory) -> None:
     from drivers.spots import WAGER_ACCEPTED
 
     rig = rig_factory("cali_lowball")
     spots, devices = rig.spots.device, rig.daemon.devices
+    assert devices.spots is not None
     set_lamp, calls = devices.spots.set_lamp, []
 
-    def failing_once(spot, lamp):
+    def failing_once(spot: int, lamp: Lamp) -> None:
         calls.append(spot)
         if len(calls) == 1:
             raise RuntimeError("a bug in a lamp command")
         set_lamp(spot, lamp)
 
-    devices.spots.set_lamp = failing_once
+    setattr(devices.spots, "set_lamp", failing_once)     # the lamp worker calls it in its place
     with structlog.testing.capture_logs() as logs:
-        devices.set_lamp(3, "attract")
+        devices.set_lamp(3, SpotLamp.ATTRACT)
         wait_for(lambda: calls, "the first lamp command")
-        devices.set_lamp(4, "wager_accepted")
+        devices.set_lamp(4, SpotLamp.WAGER_ACCEPTED)
         wait_for(lambda: spots.lamps[4] == WAGER_ACCEPTED, "spot 4's lamp")
     assert rig.daemon.healthy()
     assert any(line["event"] == "lamp command failed unexpectedly" and line["spot"] == 3

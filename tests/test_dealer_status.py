@@ -8,6 +8,7 @@ import sys
 
 from controller.cli.dealer_status import shown, status_lines
 from tests.test_daemon import rig_factory  # noqa: F401  (the fixture)
+from tests.test_daemon import RigFactory
 from tests.test_table import Driver
 
 
@@ -26,7 +27,7 @@ def three_card_hand_to_the_draw() -> Driver:
     return d
 
 
-def test_a_discarded_card_is_shown_as_discarded_beside_the_spots_player():
+def test_a_discarded_card_is_shown_as_discarded_beside_the_spots_player() -> None:
     d = three_card_hand_to_the_draw()
     lines = status_lines(d.table.snapshot(), 40, {"broken_at": None})
     assert "  spot 1 (P-7): 5d 3c 2s" in lines
@@ -34,7 +35,7 @@ def test_a_discarded_card_is_shown_as_discarded_beside_the_spots_player():
     assert d.table.snapshot()["hand"]["players"] == {"1": "P-7"}
 
 
-def test_the_awards_to_pay_name_amount_in_dollars_spot_and_player():
+def test_the_awards_to_pay_name_amount_in_dollars_spot_and_player() -> None:
     d = three_card_hand_to_the_draw()
     d.cards("Ac")  # seat 2 draws to 4-3-A; the dealer stands on 7-6-4
     assert d.table.hand is None
@@ -44,11 +45,11 @@ def test_the_awards_to_pay_name_amount_in_dollars_spot_and_player():
                               "  spot 2, no player named: 4-high $10.00"]
 
 
-def test_text_a_terminal_would_obey_is_shown_harmless():
+def test_text_a_terminal_would_obey_is_shown_harmless() -> None:
     assert shown("P7\x1b[2J\u202e") == "P7?[2J?"
 
 
-def test_the_command_line_prints_it_from_the_daemon(rig_factory):  # noqa: F811
+def test_the_command_line_prints_it_from_the_daemon(rig_factory: RigFactory) -> None:  # noqa: F811
     rig = rig_factory("three_card_lowball")
     assert rig.ask({"command": "open"})["ok"]
     assert rig.ask({"command": "place", "spot": 4, "wager": "ante", "amount": 1000,

@@ -2,6 +2,8 @@
 
 import subprocess
 import sys
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -11,7 +13,7 @@ from controller.stream.live_view import LiveView
 from controller.settings.table_config import build_table, default_config_path, load_config
 
 
-def test_the_demo_plays_hands_and_stops_cleanly(tmp_path):
+def test_the_demo_plays_hands_and_stops_cleanly(tmp_path: Path) -> None:
     state = tmp_path / "state"
     done = subprocess.run(
         [sys.executable, "-m", "controller.cli.main", "demo", "--hands", "2", "--no-view",
@@ -40,7 +42,7 @@ def test_the_demo_plays_hands_and_stops_cleanly(tmp_path):
     (["lock"], {"command": "lock"}),
     (["acknowledge-alarm", "812"], {"command": "acknowledge_alarm", "seq": 812}),
 ])
-def test_dealer_words_make_requests(words, expected):
+def test_dealer_words_make_requests(words: list[str], expected: dict[str, Any]) -> None:
     assert request_of(words) == expected
 
 
@@ -48,19 +50,19 @@ def test_dealer_words_make_requests(words, expected):
     (["place", "3"], "usage: place SPOT WAGER AMOUNT [PLAYER]"),
     (["decide", "2", "stand", "extra"], "usage: decide SPOT DECISION"),
 ])
-def test_dealer_usage_errors(words, says):
+def test_dealer_usage_errors(words: list[str], says: str) -> None:
     with pytest.raises(ValueError, match=says.replace("[", r"\[").replace("]", r"\]")):
         request_of(words)
 
 
-def test_dealer_says_when_nobody_answers(tmp_path):
+def test_dealer_says_when_nobody_answers(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "controller.cli.main", "dealer", "--connect", f"ipc://{tmp_path}/x",
          "--timeout", "0.2", "status"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and "no answer from" in done.stderr
 
 
-def test_the_live_view_shows_spots_cards_and_meter():
+def test_the_live_view_shows_spots_cards_and_meter() -> None:
     table = build_table(load_config(default_config_path("three_card_lowball")))
     view = LiveView()
     view.event(7, "fault", {"code": "shoe_jam", "detail": "card stuck"})
@@ -69,7 +71,7 @@ def test_the_live_view_shows_spots_cards_and_meter():
     assert screen.count("\n") > 12 and "spots \x1b[31mlost" in screen
 
 
-def test_recent_events_show_cards_as_text_and_every_field_of_a_shown_hand():
+def test_recent_events_show_cards_as_text_and_every_field_of_a_shown_hand() -> None:
     table = build_table(load_config(default_config_path("three_card_lowball")))
     view = LiveView()
     view.event(532, "hand_shown", {"to": 6, "cards": ["2s", "Ah", "Jd"], "hand_class": "J-high",
@@ -82,7 +84,7 @@ def test_recent_events_show_cards_as_text_and_every_field_of_a_shown_hand():
     assert "Card(" not in screen
 
 
-def test_a_new_credential_verifies_as_supervisor(tmp_path):
+def test_a_new_credential_verifies_as_supervisor(tmp_path: Path) -> None:
     import hashlib
     import stat
 

@@ -19,7 +19,7 @@ from .test_table import Driver, cali_hand
 TS = datetime(2026, 11, 25, 4, 0, tzinfo=UTC)
 
 
-def test_a_shoe_fault_is_a_device_fault_then_a_fault_that_pauses():
+def test_a_shoe_fault_is_a_device_fault_then_a_fault_that_pauses() -> None:
     d = Driver()
     cali_hand(d)
     d.cards("As 9c")
@@ -31,11 +31,11 @@ def test_a_shoe_fault_is_a_device_fault_then_a_fault_that_pauses():
     assert not any(type(event) is DeviceStatus for event in events)
 
 
-def test_the_table_rebuilds_from_a_device_fault_and_from_a_version_1_fault_status():
+def test_the_table_rebuilds_from_a_device_fault_and_from_a_version_1_fault_status() -> None:
     d = Driver()
     cali_hand(d)
     d.cards("As 9c")
-    d.record(d.table.shoe_fault("JAM", "card stuck"))
+    d.record(d.table.shoe_fault(ShoeFaultCode.JAM, "card stuck"))
     messages = [wire.encode(event, table_id="T", seq=seq, ts=TS, hand_id=None)
                 for seq, event in enumerate(d.events, 1)]
     now = f'"schema_version":{wire.SCHEMA_VERSION}'.encode()
@@ -47,13 +47,15 @@ def test_the_table_rebuilds_from_a_device_fault_and_from_a_version_1_fault_statu
         table = Table(d.table.table_id, d.table.settings)
         table.replay([wire.to_event(wire.decode_event(message)) for message in journal])
         assert table.snapshot() == d.table.snapshot()
+        assert table.fault is not None
         assert table.state == "PAUSED" and table.fault.code == FaultCode.SHOE_JAM
 
 
-def test_the_device_hub_reports_in_the_vocabularies():
-    assert shoe_report(ShoeFault(ShoeProtocolFaultCode.JAM, "stuck")).args == (
-        ShoeFaultCode.JAM, "stuck")
+def test_the_device_hub_reports_in_the_vocabularies() -> None:
+    jam = shoe_report(ShoeFault(ShoeProtocolFaultCode.JAM, "stuck"))
+    assert jam is not None and jam.args == (ShoeFaultCode.JAM, "stuck")
     conflict = shoe_report(SequenceConflict(7, "SEQ 07 named Kd", about_cards=True))
-    assert conflict.args[0] is ShoeFaultCode.CONFLICT
-    assert spots_report(LineRejected("garbled")).args[:2] == (
+    assert conflict is not None and conflict.args[0] is ShoeFaultCode.CONFLICT
+    rejected = spots_report(LineRejected("garbled"))
+    assert rejected is not None and rejected.args[:2] == (
         Device.SPOTS, DeviceCondition.LINE_REJECTED)

@@ -10,12 +10,14 @@ from __future__ import annotations
 import importlib
 import inspect
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from controller.core.cards import parse_card
 from controller.core.games import DuplicateCard, IllegalAction, WagerError
 from controller.errors import LowballError
+from tests.conftest import SetupFactory
 
 ROOT = Path(__file__).resolve().parents[1]
 TREES = ("controller", "drivers", "simulators", "bench")
@@ -43,7 +45,7 @@ def exception_classes() -> list[type[BaseException]]:
     return found
 
 
-def test_every_exception_the_project_defines_derives_from_the_root():
+def test_every_exception_the_project_defines_derives_from_the_root() -> None:
     classes = exception_classes()
     assert len(classes) >= 25, classes
     strays = [f"{cls.__module__}.{cls.__qualname__}" for cls in classes
@@ -51,7 +53,7 @@ def test_every_exception_the_project_defines_derives_from_the_root():
     assert not strays, f"not LowballError: {strays}"
 
 
-def test_a_duplicate_card_is_told_by_its_class_and_fields(cali_setup):
+def test_a_duplicate_card_is_told_by_its_class_and_fields(cali_setup: SetupFactory) -> None:
     from controller.core.games import ENGINES
 
     hand = ENGINES["cali_lowball"](cali_setup(), {1: {"ante": 100, "xtra_bonus": 100}})
@@ -71,7 +73,8 @@ def test_a_duplicate_card_is_told_by_its_class_and_fields(cali_setup):
     ({4: {"ante": -1, "xtra_bonus": 100}}, 4),
     ({}, None),
 ])
-def test_a_wager_error_names_its_seat_as_a_field(cali_setup, wagers, seat):
+def test_a_wager_error_names_its_seat_as_a_field(cali_setup: SetupFactory, wagers: dict[Any, Any],
+                                                 seat: int | str | None) -> None:
     from controller.core.games import ENGINES
 
     with pytest.raises(WagerError) as raised:

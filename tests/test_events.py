@@ -8,7 +8,7 @@ import copy
 import inspect
 import pickle
 from collections import namedtuple
-from typing import Union
+from typing import Any, Union
 
 import pytest
 
@@ -31,12 +31,12 @@ from controller.core.vocabulary import Phase, WagerKey, WagerResult
 RECORDS = sorted({*events.KINDS, Wager, Decision, NextStep}, key=lambda cls: cls.__name__)
 
 
-def values_for(cls: type[Record]) -> tuple:
+def values_for(cls: type[Record]) -> tuple[Any, ...]:
     """Distinct values, one per field (of whatever type: a record checks none)."""
     return tuple(f"{cls.__name__}.{name}" for name in cls._fields)
 
 
-def reference(cls: type[Record]):
+def reference(cls: type[Record]) -> type[Any]:
     """A NamedTuple with the record's name, fields and defaults."""
     defaults = [parameter.default for parameter in inspect.signature(cls).parameters.values()
                 if parameter.default is not inspect.Parameter.empty]
@@ -44,14 +44,14 @@ def reference(cls: type[Record]):
 
 
 @pytest.mark.parametrize("cls", RECORDS, ids=lambda cls: cls.__name__)
-def test_a_record_declares_each_field_once_in_order(cls):
+def test_a_record_declares_each_field_once_in_order(cls: type[Any]) -> None:
     assert tuple(cls._hints) == cls._fields
     assert tuple(inspect.signature(cls).parameters) == cls._fields
     assert is_record_type(cls) and not issubclass(cls, tuple)
 
 
 @pytest.mark.parametrize("cls", RECORDS, ids=lambda cls: cls.__name__)
-def test_a_record_behaves_as_its_namedtuple(cls):
+def test_a_record_behaves_as_its_namedtuple(cls: type[Any]) -> None:
     values = values_for(cls)
     record, expected = cls(*values), reference(cls)(*values)
     assert repr(record) == repr(expected)
@@ -73,17 +73,17 @@ def test_a_record_behaves_as_its_namedtuple(cls):
         cls(*values, "one too many")
 
 
-def test_defaults_are_the_namedtuples():
+def test_defaults_are_the_namedtuples() -> None:
     assert DecisionMade(3, "stand") == DecisionMade(3, "stand", 0, ())
     assert HandShown("dealer", (), "8-high") == HandShown("dealer", (), "8-high", False)
     assert Decision("raise") == Decision("raise", ())
     assert NextStep("settled") == NextStep("settled", None, (), ())
     with pytest.raises(TypeError):
-        CardDealt(parse_card("As"), 1)
+        CardDealt(parse_card("As"), 1)  # type: ignore[call-arg]  # deliberately: no phase
 
 
 @pytest.mark.parametrize("cls", RECORDS, ids=lambda cls: cls.__name__)
-def test_a_record_is_immutable(cls):
+def test_a_record_is_immutable(cls: type[Any]) -> None:
     record = cls(*values_for(cls))
     for name in cls._fields:
         with pytest.raises(AttributeError, match="can't set attribute"):
@@ -97,7 +97,7 @@ def test_a_record_is_immutable(cls):
     assert tuple(record) == values_for(cls)
 
 
-def test_equality_and_hash_are_by_type_and_values():
+def test_equality_and_hash_are_by_type_and_values() -> None:
     card = parse_card("As")
     dealt = CardDealt(card, 1, "hole cards")
     assert dealt == CardDealt(card, 1, "hole cards") and hash(dealt) == hash(
@@ -109,7 +109,7 @@ def test_equality_and_hash_are_by_type_and_values():
     assert len({dealt, CardDealt(card, 1, "hole cards"), PhaseStarted("flop")}) == 2
 
 
-def test_a_record_keeps_exactly_the_values_it_is_given():
+def test_a_record_keeps_exactly_the_values_it_is_given() -> None:
     # As a NamedTuple did: compiled code must neither check nor convert (a bool stays a bool);
     # a value of the wrong type is the wire's to refuse (tests/stream/test_event_encoder.py).
     made = DecisionMade(True, 3, 0.0, ["list"])
@@ -118,19 +118,19 @@ def test_a_record_keeps_exactly_the_values_it_is_given():
 
 
 @pytest.mark.parametrize("cls", RECORDS, ids=lambda cls: cls.__name__)
-def test_pickle_and_copy_give_an_equal_record(cls):
+def test_pickle_and_copy_give_an_equal_record(cls: type[Any]) -> None:
     record = cls(*values_for(cls))
     for other in (pickle.loads(pickle.dumps(record)), copy.copy(record), copy.deepcopy(record)):
         assert type(other) is cls and other == record
 
 
-def test_nested_records_pickle():
+def test_nested_records_pickle() -> None:
     hand = HandShown(4, tuple(parse_cards("As 2d 3c 4h 5s")), "5-high", True)
     locked = events.WagersLocked("cali_lowball", "p1", (Wager(1, "ante", 500),))
     assert pickle.loads(pickle.dumps((hand, locked))) == (hand, locked)
 
 
-def test_field_hints_are_the_declared_types():
+def test_field_hints_are_the_declared_types() -> None:
     assert field_hints(CardDealt) == {"card": Card, "to": Union[int, str], "phase": Phase}
     assert field_hints(events.WagersLocked)["wagers"] == tuple[Wager, ...]
     assert field_hints(WagerSettled) == dict.fromkeys(WagerSettled._fields, int) | {
@@ -138,7 +138,7 @@ def test_field_hints_are_the_declared_types():
     assert field_hints(NextStep)["to"] == Union[int, str, None]
 
 
-def test_docstrings_survive_compilation():
+def test_docstrings_survive_compilation() -> None:
     # The wire schema describes each event by its docstring (tests/integration/test_schema_file).
     assert CardDealt.__doc__ == "A card from the shoe, assigned to its recipient by the deal order."
     assert DecisionMade.__doc__.startswith("A player's decision, keyed in by the dealer.")

@@ -38,13 +38,13 @@ from controller.core.rankings import three_card
     ("9s 7d 2c", "", hw.NO_PAIR_STAND_RULE),
     ("4h 2d Ac", "", hw.NO_PAIR_STAND_RULE),
 ])
-def test_house_way(hand, discard, rule):
+def test_house_way(hand: str, discard: str, rule: str) -> None:
     draw = hw.house_way(parse_cards(hand))
     assert sorted(map(str, draw.discard)) == sorted(discard.split())
     assert draw.rule == rule
 
 
-def test_the_house_way_holds_for_every_dealt_hand():
+def test_the_house_way_holds_for_every_dealt_hand() -> None:
     """Checked as properties over all 22,100 hands rather than by re-implementing it."""
     for hand in combinations(DECK, 3):
         draw = hw.house_way(hand)
@@ -71,6 +71,6 @@ def test_the_house_way_holds_for_every_dealt_hand():
             assert all(card.rank < TEN for card in kept) or len(kept) == 1
 
 
-def test_the_house_way_needs_three_cards():
+def test_the_house_way_needs_three_cards() -> None:
     with pytest.raises(ValueError, match="three cards"):
         hw.house_way(parse_cards("As 2d"))

@@ -5,15 +5,17 @@ from __future__ import annotations
 from controller.core import lamps
 from controller.core.events import DecisionMade, DecisionsDue, ProgressiveAwarded, WagerSettled
 from controller.core.table_events import StateChanged, WagerCancelled, WagerPlaced
+from controller.core.table_states import TableState
+from controller.core.vocabulary import WagerKey
 
 
-def test_each_event_lights_its_lamps():
-    assert lamps.lamps_after(StateChanged("OPEN", "SETTLED", "next hand"), {}) == [(0, "attract")]
-    assert lamps.lamps_after(StateChanged("CLOSED", "OPEN", "closed"), {}) == [(0, "off")]
-    assert lamps.lamps_after(StateChanged("LOCKED", "OPEN", "locked"), {}) == []
-    assert lamps.lamps_after(WagerPlaced(3, "ante", 500, "", "dealer"), {}) == \
+def test_each_event_lights_its_lamps() -> None:
+    assert lamps.lamps_after(StateChanged(TableState.OPEN, TableState.SETTLED, "next hand"), {}) == [(0, "attract")]
+    assert lamps.lamps_after(StateChanged(TableState.CLOSED, TableState.OPEN, "closed"), {}) == [(0, "off")]
+    assert lamps.lamps_after(StateChanged(TableState.LOCKED, TableState.OPEN, "locked"), {}) == []
+    assert lamps.lamps_after(WagerPlaced(3, WagerKey.ANTE, 500, "", "dealer"), {}) == \
         [(3, "wager_accepted")]
-    cancelled = WagerCancelled(3, "ante", 500, "dealer")
+    cancelled = WagerCancelled(3, WagerKey.ANTE, 500, "dealer")
     assert lamps.lamps_after(cancelled, {3: {"xtra_bonus": 500}}) == [(3, "wager_accepted")]
     assert lamps.lamps_after(cancelled, {3: {}}) == [(3, "attract")]
     assert lamps.lamps_after(DecisionMade(2, "raise", 3000, ()), {}) == [(2, "wager_accepted")]
@@ -21,7 +23,7 @@ def test_each_event_lights_its_lamps():
         [(1, "to_act"), (4, "to_act")]
 
 
-def test_a_settled_hand_lights_each_spot_by_its_net_and_awards():
+def test_a_settled_hand_lights_each_spot_by_its_net_and_awards() -> None:
     history = [WagerSettled(4, "ante", 1000, "lose", -1000),
                WagerSettled(4, "bonus", 1000, "lose", -1000),
                WagerSettled(1, "ante", 1000, "win", 1000),
@@ -33,7 +35,7 @@ def test_a_settled_hand_lights_each_spot_by_its_net_and_awards():
         (1, "win"), (2, "push"), (3, "progressive_winner"), (4, "lose")]
 
 
-def test_a_sensor_that_disagrees_with_the_locked_wagers():
+def test_a_sensor_that_disagrees_with_the_locked_wagers() -> None:
     locked = {1: {"ante": 500, "bonus": 500, "progressive": 100}, 2: {"ante": 500}}
     assert lamps.sensor_lamp(1, True, locked) == []
     assert lamps.sensor_lamp(1, False, locked) == [(1, "changed_after_lock")]

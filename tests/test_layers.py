@@ -143,7 +143,7 @@ def crossings() -> set[tuple[str, str]]:
     return found
 
 
-def test_every_module_imports_only_the_layers_below_it():
+def test_every_module_imports_only_the_layers_below_it() -> None:
     found = crossings()
     assert not found, "imports across the layer rules:\n" + "\n".join(
         f"  {importer} imports {imported}" for importer, imported in sorted(found))
@@ -161,11 +161,11 @@ def test_every_module_imports_only_the_layers_below_it():
     ("controller.par.three_card_lowball", "numpy", True),
     ("controller.cli.run", "controller.daemon.loop", True),
 ])
-def test_the_rules_themselves(importer, imported, verdict):
+def test_the_rules_themselves(importer: str, imported: str, verdict: bool) -> None:
     assert allowed(importer, imported) is verdict
 
 
-def test_importing_the_core_loads_only_the_standard_library():
+def test_importing_the_core_loads_only_the_standard_library() -> None:
     core = [module_name(path) for path in project_modules()
             if layer_of(module_name(path)) in ("core", "par", "errors")]
     code = ("import sys\nbefore = set(sys.modules)\n"

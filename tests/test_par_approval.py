@@ -19,7 +19,7 @@ PAYTABLE_1_EDGE = "768282207817/79732922068800"
 
 
 @pytest.mark.parametrize("paytable", ["paytable-1", "paytable-2", "paytable-3"])
-def test_the_recorded_edges_are_the_committed_par_sheets(paytable):
+def test_the_recorded_edges_are_the_committed_par_sheets(paytable: str) -> None:
     document = json.loads((COMMITTED / f"three_card_lowball-{paytable}.json").read_text())
     setup = load_config(default_config_path("three_card_lowball")).setup(
         "three_card_lowball", paytable)
@@ -27,7 +27,7 @@ def test_the_recorded_edges_are_the_committed_par_sheets(paytable):
         Fraction(document["house_edge"]["fraction"])
 
 
-def config_with(tmp_path, approved_line):
+def config_with(tmp_path: Path, approved_line: str) -> Path:
     """The shipped Three Card config with ``approved_line`` added to paytable-1."""
     target = tmp_path / "config"
     shutil.copytree(shipped_config_dir(), target)
@@ -44,7 +44,9 @@ def config_with(tmp_path, approved_line):
     ("0.0096", True),
     (None, False),
 ])
-def test_check_warns_when_the_approved_edge_differs(tmp_path, capsys, approved, warned):
+def test_check_warns_when_the_approved_edge_differs(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str],
+                                                    approved: str | None, warned: bool) -> None:
     line = f'approved_house_edge = "{approved}"' if approved else ""
     assert main(["math", "check", "--game", "three_card_lowball",
                  "--config", str(config_with(tmp_path, line))]) == 0
@@ -54,7 +56,7 @@ def test_check_warns_when_the_approved_edge_differs(tmp_path, capsys, approved, 
     assert ("warning" in err) is warned
 
 
-def test_check_warns_of_a_negative_house_edge(capsys):
+def test_check_warns_of_a_negative_house_edge(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["math", "check", "--game", "cali_lowball"]) == 0
     err = capsys.readouterr().err
     assert "warning: paytable example: the house edge is negative (-22.391998541 %)" in err
@@ -66,7 +68,7 @@ def test_check_warns_of_a_negative_house_edge(capsys):
     ("3/2", "between -1 and 1"),
     ("1" * 41, "at most 40 characters"),
 ])
-def test_a_bad_approved_edge_is_refused_by_name(tmp_path, value, problem):
+def test_a_bad_approved_edge_is_refused_by_name(tmp_path: Path, value: str, problem: str) -> None:
     with pytest.raises(InputError) as caught:
         load_config(config_with(tmp_path, f'approved_house_edge = "{value}"'))
     assert "approved_house_edge" in str(caught.value) and problem in str(caught.value)

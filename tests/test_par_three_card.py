@@ -7,19 +7,22 @@ short simulation through the engine."""
 
 import json
 import random
+from collections.abc import Sequence
 from pathlib import Path
 from fractions import Fraction
 from itertools import combinations
+from typing import Any
 
 import pytest
 
 from bench.par_check import (SEATS, TOLERANCE, document_exact, document_strategy,
                              simulate_three_card, three_card_exact, three_card_strategy)
-from controller.core.cards import DECK, parse_cards
+from controller.core.cards import Card, DECK, parse_cards
 from controller.cli.main import main
 from controller.cli.math import three_card_bonus, three_card_progressive
 from controller.core.games import Decision, ThreeCardLowballHand
 from controller.core.games.house_way import house_way
+from controller.core.table_settings import GameSetup
 from controller.par import report
 from controller.par import three_card_lowball as three
 from controller.par.three_card_counts import count_hands
@@ -39,22 +42,24 @@ PAYTABLES = ("paytable-1", "paytable-2", "paytable-3")
 COMMITTED = Path(__file__).resolve().parent.parent / "docs" / "par-sheets"
 
 
-def committed_sheet(paytable):
-    return json.loads((COMMITTED / f"three_card_lowball-{paytable}.json").read_text())
+def committed_sheet(paytable: str) -> dict[str, Any]:
+    sheet: dict[str, Any] = json.loads((COMMITTED / f"three_card_lowball-{paytable}.json").read_text())
+    return sheet
 
 
-def setup_for(paytable="paytable-1"):
+def setup_for(paytable: str = "paytable-1") -> GameSetup:
     return load_config(default_config_path("three_card_lowball")).setup(
         "three_card_lowball", paytable)
 
 
-def brute_force(hand, deck):
+def brute_force(hand: Sequence[Card], deck: Sequence[Card]
+                ) -> list[dict[str, tuple[Fraction | int, ...]]]:
     """Every replacement, dealer deal and house-way draw, one at a time, as exact shares."""
     unseen = [card for card in deck if card not in hand]
     result = []
     for kept_count in (3, 2, 1):
         for kept in combinations(hand, kept_count):
-            classes = {}
+            classes: dict[str, list[Fraction | int]] = {}
             replacements = list(combinations(unseen, 3 - kept_count))
             for drawn in replacements:
                 strength, name = three_card.strength_and_class((*kept, *drawn))
@@ -75,7 +80,7 @@ def brute_force(hand, deck):
 
 
 @pytest.mark.parametrize("hand", ["Ac 2d 4h", "Tc Td 2c", "Ac 2c 4c", "Tc Th Td"])
-def test_the_counts_of_every_draw_are_the_brute_force_counts(hand):
+def test_the_counts_of_every_draw_are_the_brute_force_counts(hand: str) -> None:
     cards = parse_cards(hand)
     counted = three.draws(cards, SMALL_DECK)
     assert [{name: tuple(Fraction(ways, draw.ways) for ways in counts)
@@ -84,7 +89,7 @@ def test_the_counts_of_every_draw_are_the_brute_force_counts(hand):
     assert [draw.discard for draw in counted][:4] == [(), (cards[2],), (cards[1],), (cards[0],)]
 
 
-def test_the_math_settles_as_the_engine_does():
+def test_the_math_settles_as_the_engine_does() -> None:
     """Random full-deck hands, random draws: the math's Ante and Bonus nets are the engine's."""
     setup = setup_for("paytable-2")
     bonus = three_card_bonus(setup)
@@ -109,12 +114,12 @@ def test_the_math_settles_as_the_engine_does():
         assert three.settle(player, discard, drawn, dealer, dealer_drawn, bonus) == engine, deck
 
 
-def test_counting_every_hand_at_once_gives_the_counts_of_each_hand():
+def test_counting_every_hand_at_once_gives_the_counts_of_each_hand() -> None:
     assert count_hands(SMALL_DECK) == three.enumerate_hands(SMALL_DECK)
 
 
 @pytest.mark.parametrize("deck", MIDDLE_DECKS, ids=str)
-def test_counting_every_hand_at_once_agrees_with_each_hand_counted_alone(deck):
+def test_counting_every_hand_at_once_agrees_with_each_hand_counted_alone(deck: str) -> None:
     """Every draw's win, tie and loss counts per final class, on twenty-card decks: all
     hands at once against 25 random hands counted alone (a wrong count fails it)."""
     cards = MIDDLE_DECKS[deck]
@@ -125,13 +130,13 @@ def test_counting_every_hand_at_once_agrees_with_each_hand_counted_alone(deck):
 
 
 @pytest.fixture(scope="module")
-def small_sheet():
+def small_sheet() -> three.ThreeCardParSheet:
     setup = setup_for()
     return three.par_sheet(count_hands(SMALL_DECK), three_card_bonus(setup),
                            three_card_progressive(setup), SMALL_DECK)
 
 
-def test_the_par_sheet_holds_together(small_sheet):
+def test_the_par_sheet_holds_together(small_sheet: three.ThreeCardParSheet) -> None:
     assert small_sheet.hands == 220 and len(small_sheet.strategy) == 220
     assert small_sheet.house_edge == -small_sheet.returns["total"] / 2
     results = small_sheet.results
@@ -146,7 +151,8 @@ def test_the_par_sheet_holds_together(small_sheet):
     assert small_sheet.progressive_return(meter + 100) > 0
 
 
-def test_a_simulation_through_the_engine_agrees_with_every_figure(small_sheet):
+def test_a_simulation_through_the_engine_agrees_with_every_figure(
+        small_sheet: three.ThreeCardParSheet) -> None:
     rows, _ = simulate_three_card(20_000, random.Random(2026), SMALL_DECK, "paytable-1",
                                   three_card_strategy(small_sheet),
                                   three_card_exact(small_sheet))
@@ -155,7 +161,7 @@ def test_a_simulation_through_the_engine_agrees_with_every_figure(small_sheet):
         assert row["errors"] <= TOLERANCE, row
 
 
-def test_hand_keys_follow_rank_then_suit_order():
+def test_hand_keys_follow_rank_then_suit_order() -> None:
     assert three.hand_key(parse_cards("4d Ah 2c")) == "Ah 2c 4d"
     assert three.hand_key(parse_cards("Ks Kc")) == "Kc Ks"
     assert three.hand_key(()) == ""
@@ -167,13 +173,14 @@ def test_hand_keys_follow_rank_then_suit_order():
     (["advise", "--cards", "Ah 2c 4d", "--flop", "5s 6s 7s"], "--flop: Three Card Lowball"),
     (["par-sheet", "--paytable", "paytable-9"], "paytable-9"),
 ])
-def test_the_command_refuses_what_it_cannot_answer(capsys, argv, message):
+def test_the_command_refuses_what_it_cannot_answer(capsys: pytest.CaptureFixture[str],
+                                                   argv: list[str], message: str) -> None:
     action, *rest = argv
     assert main(["math", action, "--game", "three_card_lowball", *rest]) == 2
     assert message in capsys.readouterr().err
 
 
-def test_advise_counts_one_full_deck_hand(capsys):
+def test_advise_counts_one_full_deck_hand(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["math", "advise", "--game", "three_card_lowball", "--cards", "9d Ah 2c",
                  "--json"]) == 0
     document = json.loads(capsys.readouterr().out)
@@ -185,7 +192,7 @@ def test_advise_counts_one_full_deck_hand(capsys):
     assert committed_sheet("paytable-1")["strategy"]["Ah 2c 9d"] == "9d"
 
 
-def test_the_document_gives_every_figure_and_hand(small_sheet):
+def test_the_document_gives_every_figure_and_hand(small_sheet: three.ThreeCardParSheet) -> None:
     setup = setup_for()
     document = report.three_card_document(small_sheet, "paytable-1", three_card_bonus(setup))
     assert document["house_edge"] == document["element_of_risk"]
@@ -201,7 +208,7 @@ def test_the_document_gives_every_figure_and_hand(small_sheet):
 
 
 @pytest.mark.parametrize("paytable", PAYTABLES)
-def test_the_committed_par_sheet_is_the_paytables_own(paytable):
+def test_the_committed_par_sheet_is_the_paytables_own(paytable: str) -> None:
     """The committed sheet names its paytable and odds as the shipped config has them, and
     its figures hold together."""
     document = committed_sheet(paytable)
@@ -214,7 +221,7 @@ def test_the_committed_par_sheet_is_the_paytables_own(paytable):
     assert document["progressive"]["wager"] == progressive.wager
     assert document["progressive"]["seed"] == progressive.seed
 
-    def value(figure):
+    def value(figure: dict[str, str]) -> Fraction:
         return Fraction(figure["fraction"])
 
     returns = {name: value(figure) for name, figure in document["returns"].items()}
@@ -228,7 +235,7 @@ def test_the_committed_par_sheet_is_the_paytables_own(paytable):
                                             document["strategy"].values()), 22_100)
 
 
-def test_the_committed_strategy_is_optimal_for_a_sample_of_hands():
+def test_the_committed_strategy_is_optimal_for_a_sample_of_hands() -> None:
     """A random full-deck starting hand counted again, alone (about 12 s; the advise test
     below checks another): each committed sheet's draw is the best of the seven."""
     hands = random.Random(17).sample(three.starting_hands(), 1)
@@ -243,7 +250,7 @@ def test_the_committed_strategy_is_optimal_for_a_sample_of_hands():
                 (paytable, three.hand_key(hand))
 
 
-def test_a_full_deck_simulation_through_the_engine_agrees_with_the_committed_sheet():
+def test_a_full_deck_simulation_through_the_engine_agrees_with_the_committed_sheet() -> None:
     """60,000 seven-spot hands with the committed strategy (make bench plays millions): every
     figure within four standard errors; the jackpot (about 1 in 270,000 spots) is left to
     make bench."""

@@ -5,8 +5,11 @@ table's to adjust, and a replay of the journaled inputs rebuilds the same link s
 config and the pool channel's messages are bounded where parsed, each refusal naming what was
 wrong."""
 
+from pathlib import Path
+
 import pytest
 
+from controller.core.games import ThreeCardLowballHand
 from controller.core.table_events import (
     CommandAccepted,
     CommandRefused,
@@ -16,6 +19,7 @@ from controller.core.table_events import (
     PoolHit,
     PoolMeter,
 )
+from controller.core.vocabulary import PoolState, SpotLamp
 from controller.settings.table_config import (
     PoolLinkSettings,
     TableProgressive,
@@ -47,7 +51,7 @@ def place(driver: Driver, spot: int, progressive: bool = True) -> None:
             is CommandAccepted
 
 
-def test_the_link_down_refuses_progressive_at_lock_naming_each_spot_and_ante_deals_on():
+def test_the_link_down_refuses_progressive_at_lock_naming_each_spot_and_ante_deals_on() -> None:
     d = linked_driver()
     assert d.table.pool == POOL and d.table.progressive_closed()   # not heard from yet
     d.record(d.table.pool_link_status(POOL, "lost", "no message for 3000 ms"))
@@ -57,23 +61,24 @@ def test_the_link_down_refuses_progressive_at_lock_naming_each_spot_and_ante_dea
     refused = d.do(command="lock")
     assert refused[1] == LockRefused(("spot 1: the pool link is down: no progressive wagers",
                                       "spot 3: the pool link is down: no progressive wagers"))
-    assert LampSet(1, "progressive_closed") in refused and d.table.state == "OPEN"
+    assert LampSet(1, SpotLamp.PROGRESSIVE_CLOSED) in refused and d.table.state == "OPEN"
     for spot in (1, 3):
         d.do(command="cancel", spot=spot, wager="progressive")
     assert type(d.do(command="lock")[0]) is CommandAccepted          # ante and bonus deal on
     assert d.table.state == "LOCKED"
 
 
-def test_the_link_back_takes_progressive_with_the_pools_meter_and_lamps_reopen():
+def test_the_link_back_takes_progressive_with_the_pools_meter_and_lamps_reopen() -> None:
     d = linked_driver()
     d.record(d.table.pool_link_status(POOL, "lost", "silent"))
     place(d, 2)
     back = d.record(d.table.pool_link_status(POOL, "connected", ""))
-    assert LampSet(1, "attract") in back and d.table.lamps[2] == "wager_accepted"
+    assert LampSet(1, SpotLamp.ATTRACT) in back and d.table.lamps[2] == "wager_accepted"
     assert "progressive_closed" not in d.table.lamps.values()
     d.record(d.table.pool_meter(POOL, 1_234_567, "open", ()))
     assert d.table.meter == 1_234_567
     d.do(command="lock")
+    assert isinstance(d.table.hand, ThreeCardLowballHand)
     assert d.table.hand.meter_before == 1_234_567             # the hand locks with the pool's
     assert type(d.do(role="supervisor", command="adjust_meter", amount=100,
                      reason="test")[0]) is CommandRefused
@@ -89,14 +94,15 @@ def jackpot(d: Driver) -> None:
     assert d.table.jackpot is not None
 
 
-def test_verification_waits_for_the_pools_claim_and_a_replay_rebuilds_it():
+def test_verification_waits_for_the_pools_claim_and_a_replay_rebuilds_it() -> None:
     d = linked_driver()
     jackpot(d)
+    assert d.table.jackpot is not None
     hand = d.table.jackpot.hand_id
     refused = d.do(role="supervisor", command="verify_jackpot")
     assert type(refused[0]) is CommandRefused and "not claimed by pool LINK-1" in refused[0].reason
     hit = PoolHit(d.table.table_id, hand, 1, 800_020)
-    d.record(d.table.pool_meter(POOL, 20, "locked", (hit,)))
+    d.record(d.table.pool_meter(POOL, 20, PoolState.LOCKED, (hit,)))
     assert d.table.awaits_claim(hand) and not d.table.awaits_claim("other")
     claimed = d.record(d.table.jackpot_claimed(POOL, hand, 1, 800_020, 800_020))
     assert claimed == [JackpotClaimed(POOL, hand, 1, 800_020, 800_020)]
@@ -107,7 +113,8 @@ def test_verification_waits_for_the_pools_claim_and_a_replay_rebuilds_it():
     rebuilt.replay(d.events)
     assert rebuilt.snapshot() == d.table.snapshot()
     assert rebuilt.pool_link == "connected" and rebuilt.pool_shown == PoolMeter(
-        POOL, 20, "locked", (hit,))
+        POOL, 20, PoolState.LOCKED, (hit,))
+    assert rebuilt.jackpot is not None and d.table.jackpot is not None
     assert rebuilt.jackpot.claimed == d.table.jackpot.claimed
 
     assert type(d.do(role="supervisor", command="verify_jackpot")[0]) is CommandAccepted
@@ -145,14 +152,15 @@ LINK = '[progressive.awards]'
      "progressive.link.server_key_file needs [security] server_secret_key_file"),
     ('pool = "LINK-1"\nendpoint = "ipc:///tmp/pool"\npoll = 1', "progressive.link.poll: unknown"),
 ])
-def test_a_bad_link_config_names_the_key(table_dir, link, says):  # noqa: F811 - the fixture
+def test_a_bad_link_config_names_the_key(table_dir: Path, link: str,  # noqa: F811 - the fixture
+                                         says: str) -> None:
     edit(table_dir / "three-card-lowball.toml", LINK, f"[progressive.link]\n{link}\n\n{LINK}")
     with pytest.raises(InputError) as caught:
         load_config(table_dir / "three-card-lowball.toml")
     assert says in str(caught.value)
 
 
-def test_a_linked_tables_settings_name_the_pool_not_how_to_reach_it(table_dir):  # noqa: F811
+def test_a_linked_tables_settings_name_the_pool_not_how_to_reach_it(table_dir: Path) -> None:  # noqa: F811
     path = table_dir / "three-card-lowball.toml"
     unlinked = build_table(load_config(path)).settings
     edit(path, LINK, f'[progressive.link]\npool = "LINK-1"\nendpoint = "ipc:///tmp/a"\n\n{LINK}')
@@ -179,7 +187,7 @@ def test_a_linked_tables_settings_name_the_pool_not_how_to_reach_it(table_dir): 
      "lock_order: Input should be greater than or equal to 1"),
     ([b"pool.LINK-1.meter", b" " * (pool_channel.MAX_MESSAGE_BYTES + 1)], "bytes (at most"),
 ])
-def test_a_pool_message_is_refused_naming_what_is_wrong(parts, says):
+def test_a_pool_message_is_refused_naming_what_is_wrong(parts: list[bytes], says: str) -> None:
     with pytest.raises(pool_channel.PoolChannelError) as caught:
         pool_channel.parse(POOL, parts)
     assert says in str(caught.value)

@@ -15,11 +15,12 @@
 import random
 import tomllib
 from collections import Counter
+from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from controller.core.cards import DECK
+from controller.core.cards import Card, DECK
 from controller.core.events import (
     CardDealt,
     DecisionMade,
@@ -31,7 +32,8 @@ from controller.core.events import (
     WagersLocked,
 )
 from controller.core.games import CaliLowballHand, Decision, ThreeCardLowballHand
-from controller.settings.table_config import Rules, shipped_config_dir
+from controller.core.games.base import Hand
+from controller.settings.table_config import LoadedConfig, Rules, shipped_config_dir
 from tests import reference_settlement
 
 PAYTABLES = tomllib.loads((shipped_config_dir() / "paytables.toml").read_text())
@@ -43,10 +45,10 @@ seats = st.sets(st.integers(1, 7), min_size=1, max_size=7)
 antes = st.sampled_from([500, 1000, 1500, 2500, 10_000])
 
 
-def drive(hand, data, shoe):
+def drive(hand: Hand, data: st.DataObject, shoe: list[Card]) -> dict[str, list[str]]:
     """Play to settlement with random legal decisions; return the scenario decisions."""
     deck = iter(shoe)
-    decisions = {}
+    decisions: dict[str, list[str]] = {}
     while (step := hand.next_step()).kind != "settled":
         if step.kind == "card":
             hand.deal(next(deck))
@@ -54,6 +56,7 @@ def drive(hand, data, shoe):
         seat = data.draw(st.sampled_from(step.seats))
         action = data.draw(st.sampled_from(step.options))
         if action == "discard":
+            assert isinstance(hand, ThreeCardLowballHand)      # the game that discards
             held = list(hand.dealt[seat])
             count = data.draw(st.integers(1, 2))
             decision = Decision("discard", tuple(data.draw(st.permutations(held)))[:count])
@@ -64,7 +67,7 @@ def drive(hand, data, shoe):
     return decisions
 
 
-def check_accounting(hand):
+def check_accounting(hand: Hand) -> list[WagerSettled]:
     for event in hand.history:
         assert len(event) == len(type(event)._fields), event
     locked = next(e for e in hand.history if type(e) is WagersLocked)
@@ -88,7 +91,8 @@ def check_accounting(hand):
     return settled
 
 
-def scenario_of(hand, wagers, decisions, rules):
+def scenario_of(hand: Hand, wagers: dict[int, dict[str, int]], decisions: dict[str, list[str]],
+                rules: dict[str, Any]) -> dict[str, Any]:
     return {"game": hand.game, "paytable": hand.setup.paytable_name,
             "seats": {str(seat): amounts for seat, amounts in wagers.items()},
             "decisions": decisions,
@@ -96,7 +100,7 @@ def scenario_of(hand, wagers, decisions, rules):
             "rules": rules}
 
 
-def engine_dealer_option(hand) -> int:
+def engine_dealer_option(hand: Hand) -> int:
     """Which of the house way's allowed discards (the reference's list) the engine chose."""
     way = next((e for e in hand.history if type(e) is HouseWay), None)
     if way is None:
@@ -106,7 +110,7 @@ def engine_dealer_option(hand) -> int:
     return options.index(frozenset(way.discard))
 
 
-def same_as_reference(hand, scenario, meter=None):
+def same_as_reference(hand: Hand, scenario: dict[str, Any], meter: int | None = None) -> None:
     if meter is not None:
         scenario["meter"] = meter
     expected = reference_settlement.settle(scenario, PAYTABLES, REFERENCE_PROGRESSIVE,
@@ -125,8 +129,9 @@ def same_as_reference(hand, scenario, meter=None):
        rules=st.fixed_dictionaries({"xtra_bonus_loses_on_loss": st.booleans(),
                                     "lowdown_bonus_survives_fold": st.booleans(),
                                     "burn_before_flop": st.booleans()}))
-def test_cali_lowball_random_hands(cali_config, data, seats, seed, rules):
-    wagers = {}
+def test_cali_lowball_random_hands(cali_config: LoadedConfig, data: st.DataObject, seats: set[int],
+                                   seed: int, rules: dict[str, Any]) -> None:
+    wagers: dict[int, dict[str, int]] = {}
     for seat in sorted(seats):
         ante = data.draw(antes)
         wagers[seat] = {"ante": ante, "xtra_bonus": ante}
@@ -144,15 +149,16 @@ def test_cali_lowball_random_hands(cali_config, data, seats, seed, rules):
 @given(data=st.data(), seats=seats, seed=st.integers(0, 2**32 - 1),
        paytable=st.sampled_from(["paytable-1", "paytable-2", "paytable-3"]),
        meter=st.integers(0, 10**7), split=st.sampled_from(["equal", "full_each"]))
-def test_three_card_lowball_random_hands(three_card_config, data, seats, seed, paytable, meter,
-                                         split):
-    wagers = {}
+def test_three_card_lowball_random_hands(three_card_config: LoadedConfig, data: st.DataObject,
+                                         seats: set[int], seed: int, paytable: str, meter: int,
+                                         split: str) -> None:
+    wagers: dict[int, dict[str, int]] = {}
     for seat in sorted(seats):
         ante = data.draw(antes)
         wagers[seat] = {"ante": ante, "bonus": ante}
         if data.draw(st.booleans()):
             wagers[seat]["progressive"] = 100
-    rules = {"jackpot_split": split}
+    rules: dict[str, Any] = {"jackpot_split": split}
     shoe = random.Random(seed).sample(DECK, 52)
     hand = ThreeCardLowballHand(three_card_config.setup(paytable=paytable, rules=Rules(**rules)),
                                 wagers, meter=meter)
@@ -164,7 +170,7 @@ def test_three_card_lowball_random_hands(three_card_config, data, seats, seed, p
     same_as_reference(hand, scenario_of(hand, wagers, decisions, rules), meter)
 
 
-def test_jackpot_hands_are_reached_and_split():
+def test_jackpot_hands_are_reached_and_split() -> None:
     """Random play rarely deals two pat 4-2-A hands, so force one through a stacked shoe."""
     from controller.core.cards import parse_cards
     from controller.settings.table_config import default_config_path, load_config
@@ -184,7 +190,8 @@ def test_jackpot_hands_are_reached_and_split():
     assert awards == [(1, "jackpot", pool // 2), (2, "jackpot", pool // 2)]
 
 
-def test_the_dealers_choice_between_equal_discards_can_decide_the_hand(three_card_config):
+def test_the_dealers_choice_between_equal_discards_can_decide_the_hand(
+        three_card_config: LoadedConfig) -> None:
     """Found by hypothesis: the dealer is dealt Qs Qh Qc and keeps one queen. The engine keeps
     Qc, and the draw (Ac 3c) makes a flush, which seat 3's K-high beats; keeping Qs would
     have made Q-high, which beats K-high. The reference must settle with the engine's choice."""

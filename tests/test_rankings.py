@@ -6,16 +6,18 @@ lookup tables, and every hand of the deck is evaluated.
 
 import random
 from collections import Counter
+from collections.abc import Sequence
 from itertools import combinations
 from math import comb
+from types import ModuleType
 
 import pytest
 
-from controller.core.cards import DECK, parse_cards
+from controller.core.cards import Card, DECK, parse_cards
 from controller.core.rankings import ace_to_five, three_card
 
 
-def reference_five(cards):
+def reference_five(cards: Sequence[Card]) -> tuple[int, ...]:
     """Ace-to-five low: smaller is better."""
     ranks = [card.rank for card in cards]
     counts = Counter(ranks)
@@ -34,7 +36,7 @@ def reference_five(cards):
     return (0, *singles)
 
 
-def reference_three(cards):
+def reference_three(cards: Sequence[Card]) -> tuple[int, ...]:
     ranks = sorted((card.rank for card in cards), reverse=True)
     flush = len({card.suit for card in cards}) == 1
     straight = len(set(ranks)) == 3 and ranks[0] - ranks[2] == 2
@@ -51,15 +53,15 @@ def reference_three(cards):
     return (2 if flush else 0, *ranks)
 
 
-def test_five_card_every_hand_matches_brute_force():
-    histogram = Counter()
+def test_five_card_every_hand_matches_brute_force() -> None:
+    histogram: Counter[int] = Counter()
     strength = ace_to_five.strength
     for hand in combinations(DECK, 5):
         histogram[strength(hand)] += 1
     assert sum(histogram.values()) == 2_598_960
     assert len(histogram) == ace_to_five.DISTINCT_HANDS == 6175
     # One representative per rank multiset: its reference key, and how many hands share it.
-    by_ranks = {}
+    by_ranks: dict[tuple[int, ...], tuple[Card, Card, Card, Card, Card]] = {}
     for hand in combinations(DECK, 5):
         by_ranks.setdefault(tuple(sorted(card.rank for card in hand)), hand)
     ordered = sorted(by_ranks.values(), key=reference_five)
@@ -72,7 +74,7 @@ def test_five_card_every_hand_matches_brute_force():
         assert histogram[strength(hand)] == expected
 
 
-def test_five_card_class_counts():
+def test_five_card_class_counts() -> None:
     counts = Counter(ace_to_five.hand_class(hand) for hand in combinations(DECK, 5))
     assert counts["5-high"] == 4 ** 5
     assert counts["J-high"] == comb(10, 4) * 4 ** 5
@@ -84,7 +86,7 @@ def test_five_card_class_counts():
     assert counts["four of a kind"] == 624
 
 
-def test_three_card_every_hand_matches_brute_force():
+def test_three_card_every_hand_matches_brute_force() -> None:
     hands = list(combinations(DECK, 3))
     assert len(hands) == 22_100
     ordered = sorted(hands, key=reference_three)
@@ -94,7 +96,7 @@ def test_three_card_every_hand_matches_brute_force():
         assert three_card.strength(better) <= three_card.strength(worse)
 
 
-def test_three_card_class_counts():
+def test_three_card_class_counts() -> None:
     counts = Counter(three_card.hand_class(hand) for hand in combinations(DECK, 3))
     assert counts["straight flush"] == 11 * 4
     assert counts["three of a kind"] == 13 * 4
@@ -120,11 +122,11 @@ def test_three_card_class_counts():
     ("4s 4d 2c 2h Ks", "4s 4d 3c 3h As"),   # ... then the lower pair
     ("Ks Kd Kc Qh Js", "2s 2d 2c 3h 3s"),   # trips beat a full house
 ])
-def test_five_card_ordering_examples(better, worse):
+def test_five_card_ordering_examples(better: str, worse: str) -> None:
     assert ace_to_five.strength(parse_cards(better)) < ace_to_five.strength(parse_cards(worse))
 
 
-def test_straights_and_flushes_do_not_count_in_five_card():
+def test_straights_and_flushes_do_not_count_in_five_card() -> None:
     assert ace_to_five.hand_class(parse_cards("5s 4s 3s 2s As")) == "5-high"
 
 
@@ -133,7 +135,7 @@ def test_straights_and_flushes_do_not_count_in_five_card():
     ("As Ad 4c 3h 2s", False), ("2s 2d 3c 3h 4s", True), ("2s 2d 2c 3h 4s", True),
     ("Ks Qd Jc 9h 8s", False),
 ])
-def test_dealer_pair_of_jacks_or_higher(cards, qualifies):
+def test_dealer_pair_of_jacks_or_higher(cards: str, qualifies: bool) -> None:
     assert ace_to_five.is_pair_of_jacks_or_higher(parse_cards(cards)) is qualifies
 
 
@@ -143,7 +145,7 @@ def test_dealer_pair_of_jacks_or_higher(cards, qualifies):
     ("Ks Qs 9s", "3h 2d Ac"), ("Ks Qh Jd", "As Ad Ac"), ("As Ad Ac", "3s 2s As"),
     ("4s 2s As", "3h 2d Ac"), ("Qs Kd Ah", "Qs Kd Jh"),
 ])
-def test_three_card_ordering_examples(better, worse):
+def test_three_card_ordering_examples(better: str, worse: str) -> None:
     assert three_card.strength(parse_cards(better)) < three_card.strength(parse_cards(worse))
 
 
@@ -154,11 +156,11 @@ def test_three_card_ordering_examples(better, worse):
     ("Th 3c 2d", "10-high"), ("7h 7c Ad", "pair"), ("Jh Qh Kh", "straight flush"),
     ("9s 9h 9d", "three of a kind"),
 ])
-def test_three_card_classes(cards, name):
+def test_three_card_classes(cards: str, name: str) -> None:
     assert three_card.hand_class(parse_cards(cards)) == name
 
 
-def test_five_card_agrees_with_pokerkit_on_a_random_sample():
+def test_five_card_agrees_with_pokerkit_on_a_random_sample() -> None:
     pokerkit = pytest.importorskip("pokerkit")
     rng = random.Random(20261121)
     disagreements = []
@@ -177,7 +179,7 @@ def test_five_card_agrees_with_pokerkit_on_a_random_sample():
 
 
 @pytest.mark.parametrize("ranking, size", [(ace_to_five, 5), (three_card, 3)])
-def test_strength_and_class_is_both_lookups_at_once(ranking, size):
+def test_strength_and_class_is_both_lookups_at_once(ranking: ModuleType, size: int) -> None:
     """The showdown's one lookup gives what strength() and hand_class() give separately."""
     rng = random.Random(11)
     for _ in range(20_000):

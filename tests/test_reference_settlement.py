@@ -12,6 +12,7 @@ import tomllib
 from collections import Counter
 from itertools import combinations
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -42,7 +43,7 @@ COMPARED = ("settlements", "progressive", "meter", "hands")
 NAMES = sorted(path.name[: -len(".expected.json")] for path in SCENARIOS.glob("*.expected.json"))
 
 
-def load(name: str) -> tuple[dict, dict]:
+def load(name: str) -> tuple[dict[str, Any], dict[str, Any]]:
     scenario = json.loads((SCENARIOS / f"{name}.json").read_text())
     expected = json.loads((SCENARIOS / f"{name}.expected.json").read_text())
     return scenario, expected
@@ -53,7 +54,7 @@ def load(name: str) -> tuple[dict, dict]:
 # --------------------------------------------------------------------------------------------
 
 
-def test_enough_scenarios_and_every_one_has_a_pair():
+def test_enough_scenarios_and_every_one_has_a_pair() -> None:
     assert len(NAMES) >= 48
     plain = sorted(path.stem for path in SCENARIOS.glob("*.json")
                    if not path.name.endswith(".expected.json"))
@@ -61,7 +62,7 @@ def test_enough_scenarios_and_every_one_has_a_pair():
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_reference_reproduces_expected(name):
+def test_reference_reproduces_expected(name: str) -> None:
     scenario, expected = load(name)
     actual = settle(scenario, PAYTABLES, PROGRESSIVE)
     for key in COMPARED:
@@ -69,7 +70,7 @@ def test_reference_reproduces_expected(name):
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_outcome_does_not_depend_on_free_dealer_choices(name):
+def test_outcome_does_not_depend_on_free_dealer_choices(name: str) -> None:
     """Where the house way says "any"/"either", every allowed discard gives the same result."""
     scenario, expected = load(name)
     for option in range(dealt_dealer_options(scenario)):
@@ -78,7 +79,7 @@ def test_outcome_does_not_depend_on_free_dealer_choices(name):
             assert actual[key] == expected[key], f"{name}: {key} with dealer option {option}"
 
 
-def _cards_used(scenario: dict) -> int:
+def _cards_used(scenario: dict[str, Any]) -> int:
     seats = len(scenario["seats"])
     rules = scenario.get("rules", {})
     if scenario["game"] == "cali_lowball":
@@ -93,7 +94,7 @@ def _cards_used(scenario: dict) -> int:
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_scenario_file_is_spec_format(name):
+def test_scenario_file_is_spec_format(name: str) -> None:
     scenario, expected = load(name)
     allowed = {"game", "paytable", "rules", "seats", "decisions", "shoe", "meter"}
     assert set(scenario) <= allowed
@@ -127,8 +128,8 @@ def test_scenario_file_is_spec_format(name):
         assert set(wagers) <= wager_keys
 
 
-def test_scenarios_cover_every_paytable_line():
-    paid = Counter()
+def test_scenarios_cover_every_paytable_line() -> None:
+    paid: Counter[tuple[str, str, str]] = Counter()
     for name in NAMES:
         scenario, expected = load(name)
         for entry in expected["settlements"]:
@@ -151,15 +152,15 @@ def test_scenarios_cover_every_paytable_line():
 # --------------------------------------------------------------------------------------------
 
 
-def five(text: str):
+def five(text: str) -> tuple[Any, ...]:
     return five_card_key(parse_cards(text))
 
 
-def three(text: str):
+def three(text: str) -> tuple[Any, ...]:
     return three_card_key(parse_cards(text))
 
 
-def test_five_card_ordering_examples():
+def test_five_card_ordering_examples() -> None:
     # SPEC 3: 7-6-4-3-2 beats 8-6-5-3-A (lower is better)
     assert five("7c 6d 4h 3s 2c") < five("8c 6d 5h 3s Ac")
     assert five("5c 4d 3h 2s Ac") < five("6c 4d 3h 2s Ac")       # the wheel is the nut low
@@ -177,7 +178,7 @@ def test_five_card_ordering_examples():
     assert five("2c 2d 2h 7s Kc") < five("3c 3d 3h As 2s")        # sets by rank
 
 
-def test_five_card_classes():
+def test_five_card_classes() -> None:
     assert five_card_class(parse_cards("5c 4d 3h 2s Ac")) == "5-high"
     assert five_card_class(parse_cards("Tc 4d 3h 2s Ac")) == "10-high"
     assert five_card_class(parse_cards("Jc 4d 3h 2s Ac")) == "J-high"
@@ -189,13 +190,13 @@ def test_five_card_classes():
     assert five_card_class(parse_cards("Kc Kd Kh Ks Jc")) == "four of a kind"
 
 
-def test_five_card_category_counts_over_all_hands():
+def test_five_card_category_counts_over_all_hands() -> None:
     """All 2,598,960 hands, counted by rank pattern x suit choices (exact, and fast)."""
     from math import comb
 
-    counts = Counter()
+    counts: Counter[str] = Counter()
     # every multiset of 5 ranks with at most 4 of a rank, weighted by the suit choices
-    def walk(start, left, chosen):
+    def walk(start: int, left: int, chosen: list[int]) -> None:
         if left == 0:
             weight = 1
             for count in Counter(chosen).values():
@@ -218,7 +219,7 @@ def test_five_card_category_counts_over_all_hands():
     assert sum(counts.values()) == 2_598_960
 
 
-def test_three_card_ordering_examples():
+def test_three_card_ordering_examples() -> None:
     assert three("4c 2d Ah") < three("4c 3d Ah") < three("5c 3d 2h") < three("5c 4d Ah")
     assert three("4c 2d Ah") == three("4h 2d Ac")                # colour does not rank
     assert three("Kc Qd Th") < three("Ac Ad 2h")                 # no pair < pair
@@ -230,8 +231,10 @@ def test_three_card_ordering_examples():
     assert three("Ac 2d 3h") < three("2c 3d 4h")                 # straights by top card
 
 
-def test_three_card_classes():
-    cls = lambda text: three_card_class(parse_cards(text))  # noqa: E731
+def test_three_card_classes() -> None:
+    def cls(text: str) -> str:
+        return three_card_class(parse_cards(text))
+
     assert cls("Ah 2d 4h") == "4-2-A one color"
     assert cls("Ac 2s 4s") == "4-2-A one color"
     assert cls("Ac 2d 4s") == "4-2-A two color"
@@ -247,7 +250,7 @@ def test_three_card_classes():
     assert cls("9c Tc Jc") == "straight flush"
 
 
-def test_three_card_class_counts_over_all_hands():
+def test_three_card_class_counts_over_all_hands() -> None:
     counts = Counter(three_card_class(hand) for hand in combinations(DECK, 3))
     assert sum(counts.values()) == 22_100
     assert counts["straight flush"] == 44                        # 11 runs (A-2-3 .. J-Q-K) x 4
@@ -293,5 +296,5 @@ def discards(text: str) -> list[list[str]]:
         ("Kh Qc Ts", [["Kh", "Qc"]]),                               # all T+: keep the lowest
     ],
 )
-def test_house_way(dealt, allowed):
+def test_house_way(dealt: str, allowed: list[list[str]]) -> None:
     assert discards(dealt) == allowed

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 import zmq
@@ -41,7 +42,7 @@ def config_file(tmp_path: Path, rate: str = '"20%"', paytable: str = "paytable-1
     return path
 
 
-def play_to_lock(table: Table, events: list) -> None:
+def play_to_lock(table: Table, events: list[Any]) -> None:
     for spot in (1, 2):
         for wager, amount in (("ante", 500), ("bonus", 500), ("progressive", 100)):
             events += table.command(parse_command({"command": "place", "spot": spot,
@@ -50,7 +51,7 @@ def play_to_lock(table: Table, events: list) -> None:
     events += table.command(parse_command({"command": "lock"}), "dealer", "dealer")
 
 
-def test_regulated_settings_change_only_between_hands_and_replay_agrees(tmp_path):
+def test_regulated_settings_change_only_between_hands_and_replay_agrees(tmp_path: Path) -> None:
     before = load_config(config_file(tmp_path))
     (tmp_path / "new").mkdir()
     after = load_config(config_file(tmp_path / "new", rate='"10%"', paytable="paytable-2"))
@@ -65,13 +66,13 @@ def test_regulated_settings_change_only_between_hands_and_replay_agrees(tmp_path
     assert type(refused[0]) is CommandRefused
     assert "paytable, paytable_lines, progressive.contribution_rate cannot change while " \
            "hand TCL-01-000001 is in play (LOCKED): reload between hands" == refused[0].reason
-    dealer = table.reload(game_settings(after), "dan", "dealer")
+    dealer: list[Any] = table.reload(game_settings(after), "dan", "dealer")
     assert "needs the supervisor credential" in dealer[0].reason
     events += dealer
 
     events += table.command(parse_command({"command": "void", "reason": "test"}), "sam",
                             SUPERVISOR_ROLE)
-    granted = table.reload(game_settings(after), "sam", SUPERVISOR_ROLE)
+    granted: list[Any] = table.reload(game_settings(after), "sam", SUPERVISOR_ROLE)
     events += granted
     assert [type(e) for e in granted] == [CommandAccepted, ConfigApplied]
     assert granted[1].changed == ("paytable", "paytable_lines",
@@ -93,7 +94,7 @@ def test_regulated_settings_change_only_between_hands_and_replay_agrees(tmp_path
 class Daemon:
     """A daemon without devices, driven from the test's thread (its loop is not running)."""
 
-    def __init__(self, tmp_path: Path, path: Path, context: zmq.Context):
+    def __init__(self, tmp_path: Path, path: Path, context: zmq.Context[Any]) -> None:
         loaded = load_config(path)
         stream = Stream(events=f"ipc://{tmp_path}/e", replay=f"ipc://{tmp_path}/r",
                         commands=f"ipc://{tmp_path}/c")
@@ -106,21 +107,21 @@ class Daemon:
                                                               "meter": None})})
         self.daemon = TableDaemon(loaded.model_copy(update={"config": config}),
                                   state_dir=tmp_path / "state", context=context)
-        self.published: list = []
+        self.published: list[Any] = []
         self.daemon.observers.append(lambda records, events: self.published.extend(events))
 
-    def ask(self, supervisor: bool = False, **command) -> dict:
+    def ask(self, supervisor: bool = False, **command: Any) -> dict[str, Any]:
         if supervisor:
             command["credential"] = CREDENTIAL
         return self.daemon.command(json.dumps(command).encode())
 
 
-def journaled(tmp_path: Path) -> list:
+def journaled(tmp_path: Path) -> list[Any]:
     with Journal.open_readonly(journal_path(tmp_path / "state")) as journal:
         return [wire.to_event(wire.decode_event(r.message)) for r in journal.records()]
 
 
-def test_reload_through_the_daemon_and_restarts_under_a_changed_file(tmp_path):
+def test_reload_through_the_daemon_and_restarts_under_a_changed_file(tmp_path: Path) -> None:
     path = config_file(tmp_path)
     context = zmq.Context()
     table = Daemon(tmp_path, path, context)

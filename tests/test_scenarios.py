@@ -5,6 +5,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,19 +24,19 @@ CONFIGS = {game: load_config(default_config_path(game))
            for game in ("cali_lowball", "three_card_lowball")}
 
 
-def report_of(path):
+def report_of(path: Path) -> dict[str, Any]:
     scenario = load_scenario(path)
     return settlement_report(replay(scenario, CONFIGS[scenario.game], str(path)))
 
 
-def test_there_are_enough_worked_scenarios():
+def test_there_are_enough_worked_scenarios() -> None:
     games = [json.loads(path.read_text())["game"] for path in CASES]
     assert len(CASES) >= 40
     assert games.count("cali_lowball") >= 15 and games.count("three_card_lowball") >= 15
 
 
 @pytest.mark.parametrize("path", CASES, ids=lambda path: path.stem)
-def test_scenario_settles_as_expected(path):
+def test_scenario_settles_as_expected(path: Path) -> None:
     expected = json.loads(path.with_suffix(".expected.json").read_text())
     report = report_of(path)
     assert report["settlements"] == expected["settlements"]
@@ -47,12 +48,12 @@ def test_scenario_settles_as_expected(path):
     assert report["house_result"] == -sum(s["net"] for s in report["settlements"]) - awards
 
 
-def run_cli(*args):
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "controller.cli.main", *args],
                           capture_output=True, text=True, timeout=60)
 
 
-def test_cli_replay_prints_the_settlement_as_json():
+def test_cli_replay_prints_the_settlement_as_json() -> None:
     path = CASES[0]
     done = run_cli("replay", str(path), "--json")
     assert done.returncode == 0, done.stderr
@@ -60,13 +61,13 @@ def test_cli_replay_prints_the_settlement_as_json():
         json.loads(path.with_suffix(".expected.json").read_text())["settlements"]
 
 
-def test_cli_replay_prints_a_readable_settlement():
+def test_cli_replay_prints_a_readable_settlement() -> None:
     done = run_cli("replay", str(CASES[0]))
     assert done.returncode == 0 and "house result" in done.stdout
 
 
 @pytest.mark.parametrize("unbuffered", ["1", ""])
-def test_cli_output_into_a_closed_pipe_ends_quietly(unbuffered):
+def test_cli_output_into_a_closed_pipe_ends_quietly(unbuffered: str) -> None:
     """``lowball-table replay FILE | head -3``: the reader has gone before the settlement is
     written. The command stops with 141 (128 + SIGPIPE, as the shell reports a command
     ended by the closed pipe) and no traceback, whether stdout is buffered or not."""
@@ -84,19 +85,20 @@ def test_cli_output_into_a_closed_pipe_ends_quietly(unbuffered):
     assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
 
 
-BASE = {"game": "cali_lowball", "paytable": "example",
+BASE: dict[str, Any] = {"game": "cali_lowball", "paytable": "example",
         "seats": {"1": {"ante": 1000, "xtra_bonus": 1000, "lowdown_bonus": 500},
                   "4": {"ante": 2500, "xtra_bonus": 2500}},
         "decisions": {"1": ["raise"], "4": ["check", "bet"]},
         "shoe": ["As", "7d", "Kc", "2h", "9s", "3c", "4d", "Jh", "5s"]}
-THREE = {"game": "three_card_lowball", "paytable": "paytable-1",
+THREE: dict[str, Any] = {"game": "three_card_lowball", "paytable": "paytable-1",
          "seats": {"2": {"ante": 500, "bonus": 500, "progressive": 100}},
          "decisions": {"2": ["discard:Kd"]},
          "shoe": ["4h", "4c", "Kd", "2c", "Ah", "Ac", "5d", "6c"]}
 
 
-def changed(base, path, value):
-    data = json.loads(json.dumps(base))
+def changed(base: dict[str, Any], path: list[str | int], value: Any) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(json.dumps(base))
+    target: Any
     target = data
     for key in path[:-1]:
         target = target[key]
@@ -141,7 +143,8 @@ def changed(base, path, value):
     (THREE, ["seats", "2", "bonus"], 400, "seats.2: seat 2: Ante 500 and Bonus 400 must be equal"),
     (THREE, ["meter"], -5, "meter: Input should be greater than or equal to 0"),
 ])
-def test_malformed_scenarios_name_the_field(base, path, value, says):
+def test_malformed_scenarios_name_the_field(base: dict[str, Any], path: list[str | int], value: Any,
+                                            says: str) -> None:
     data = changed(base, path, value)
     with pytest.raises(ScenarioError) as caught:
         scenario = parse_scenario(data, "bad.json")
@@ -149,7 +152,7 @@ def test_malformed_scenarios_name_the_field(base, path, value, says):
     assert says in str(caught.value)
 
 
-def test_the_base_scenarios_are_valid():
+def test_the_base_scenarios_are_valid() -> None:
     for data in (BASE, THREE):
         scenario = parse_scenario(data)
         assert replay(scenario, CONFIGS[scenario.game]).settled
@@ -158,14 +161,15 @@ def test_the_base_scenarios_are_valid():
 @pytest.mark.parametrize("content, says", [
     ("{not json", "not valid JSON"), ("[]", "Input should be a valid dictionary"),
 ])
-def test_cli_refuses_malformed_files_without_a_settlement(tmp_path, content, says):
+def test_cli_refuses_malformed_files_without_a_settlement(tmp_path: Path, content: str,
+                                                           says: str) -> None:
     path = tmp_path / "bad.json"
     path.write_text(content)
     done = run_cli("replay", str(path), "--json")
     assert done.returncode == 2 and says in done.stderr and done.stdout == ""
 
 
-def test_cli_names_the_field_and_prints_no_settlement(tmp_path):
+def test_cli_names_the_field_and_prints_no_settlement(tmp_path: Path) -> None:
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(changed(BASE, ["shoe", 3], "Xx")))
     done = run_cli("replay", str(path), "--json")
@@ -173,6 +177,6 @@ def test_cli_names_the_field_and_prints_no_settlement(tmp_path):
     assert "shoe[3]: unknown card 'Xx'" in done.stderr and done.stdout == ""
 
 
-def test_cli_missing_file(tmp_path):
+def test_cli_missing_file(tmp_path: Path) -> None:
     done = run_cli("replay", str(tmp_path / "none.json"))
     assert done.returncode == 2 and "file not found" in done.stderr

@@ -12,6 +12,7 @@ import json
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import structlog
@@ -32,10 +33,12 @@ DEADLINE_S = 15.0
 def make_keys(directory: Path, name: str) -> dict[str, bytes]:
     assert cli(["keys", "new", name, "--dir", str(directory)]) == 0
     public, secret = zmq.auth.load_certificate(directory / f"{name}.key_secret")
+    assert secret is not None
     return {"public_key": public, "secret_key": secret}
 
 
-def test_keys_new_writes_a_pair_and_never_overwrites(tmp_path, capsys):
+def test_keys_new_writes_a_pair_and_never_overwrites(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
     keys = make_keys(tmp_path / "keys", "table-1")
     assert len(keys["public_key"]) == 40 and (tmp_path / "keys" / "table-1.key").exists()
     assert (tmp_path / "keys" / "table-1.key_secret").stat().st_mode & 0o077 == 0
@@ -46,7 +49,7 @@ def test_keys_new_writes_a_pair_and_never_overwrites(tmp_path, capsys):
 @pytest.mark.parametrize("key, endpoint", [("events", "tcp://0.0.0.0:5555"),
                                            ("commands", "tcp://10.1.2.3:5557"),
                                            ("cms_events", "tcp://*:5558")])
-def test_without_keys_a_network_endpoint_is_refused(key, endpoint):
+def test_without_keys_a_network_endpoint_is_refused(key: str, endpoint: str) -> None:
     stream = {key: endpoint}
     if key == "cms_events":
         stream["cms_replay"] = "tcp://127.0.0.1:5559"
@@ -58,7 +61,7 @@ def test_without_keys_a_network_endpoint_is_refused(key, endpoint):
     assert "must bind to loopback" in str(error.value)
 
 
-def test_with_keys_a_network_endpoint_is_accepted():
+def test_with_keys_a_network_endpoint_is_accepted() -> None:
     data = {"table": {"id": "T1", "game": "cali_lowball", "paytable": "example"},
             "stream": {"events": "tcp://0.0.0.0:5555"},
             "security": {"server_secret_key_file": "keys/table.key_secret",
@@ -69,7 +72,8 @@ def test_with_keys_a_network_endpoint_is_accepted():
 class SecureTable:
     """A daemon (no devices) whose sockets use CURVE, in a thread."""
 
-    def __init__(self, tmp_path: Path, context: zmq.Context, security: Security | None):
+    def __init__(self, tmp_path: Path, context: zmq.Context[Any],
+                 security: Security | None) -> None:
         shipped = load_config(default_config_path("cali_lowball"))
         self.stream = Stream(events=f"ipc://{tmp_path}/e", replay=f"ipc://{tmp_path}/r",
                              commands=f"ipc://{tmp_path}/c", cms_events=f"ipc://{tmp_path}/ce",
@@ -89,7 +93,7 @@ class SecureTable:
 
 
 @pytest.fixture
-def keyring(tmp_path):
+def keyring(tmp_path: Path) -> tuple[dict[str, dict[str, bytes]], Security]:
     server = make_keys(tmp_path / "server", "table")
     allowed, cms_allowed, other = tmp_path / "allowed", tmp_path / "cms-allowed", tmp_path / "o"
     keys = {"server": server, "surveillance": make_keys(allowed, "surveillance-room"),
@@ -99,12 +103,13 @@ def keyring(tmp_path):
     return keys, security
 
 
-def curve(keys, name):
+def curve(keys: dict[str, dict[str, bytes]], name: str) -> dict[str, bytes]:
     return {"server_public_key": keys["server"]["public_key"], **keys[name]}
 
 
-def subscriber(context, endpoint, prefix, keys=None):
-    sub = context.socket(zmq.SUB)
+def subscriber(context: zmq.Context[Any], endpoint: str, prefix: bytes,
+               keys: dict[str, bytes] | None = None) -> zmq.Socket[bytes]:
+    sub: zmq.Socket[bytes] = context.socket(zmq.SUB)
     sub.setsockopt(zmq.LINGER, 0)
     if keys is not None:
         curve_client(sub, **keys)
@@ -113,7 +118,8 @@ def subscriber(context, endpoint, prefix, keys=None):
     return sub
 
 
-def heartbeats_until(listed: zmq.Socket, refused: list[zmq.Socket], count: int = 5) -> list[int]:
+def heartbeats_until(listed: zmq.Socket[bytes], refused: list[zmq.Socket[bytes]],
+                     count: int = 5) -> list[int]:
     """Read until ``listed`` has had ``count`` heartbeats; return what each refused got."""
     got, others = 0, [0] * len(refused)
     poller = zmq.Poller()
@@ -133,7 +139,8 @@ def heartbeats_until(listed: zmq.Socket, refused: list[zmq.Socket], count: int =
     return others
 
 
-def test_a_listed_key_is_served_and_an_unknown_key_gets_nothing(tmp_path, keyring):
+def test_a_listed_key_is_served_and_an_unknown_key_gets_nothing(
+        tmp_path: Path, keyring: tuple[dict[str, dict[str, bytes]], Security]) -> None:
     keys, security = keyring
     context = zmq.Context()
     table = SecureTable(tmp_path, context, security)
@@ -146,6 +153,7 @@ def test_a_listed_key_is_served_and_an_unknown_key_gets_nothing(tmp_path, keyrin
         plain = subscriber(context, stream.events, b"")
         assert heartbeats_until(listed, [stranger, cms_on_surveillance, plain]) == [0, 0, 0]
 
+        assert stream.cms_events is not None and stream.cms_replay is not None
         cms = subscriber(context, stream.cms_events, b"cms.", curve(keys, "cms"))
         surveillance_on_cms = subscriber(context, stream.cms_events, b"",
                                          curve(keys, "surveillance"))
@@ -165,7 +173,7 @@ def test_a_listed_key_is_served_and_an_unknown_key_gets_nothing(tmp_path, keyrin
             bad.snapshot(timeout=1.0)
 
         # Command socket: same allow-list as surveillance.
-        def ask(name):
+        def ask(name: str | None) -> Any:
             req = context.socket(zmq.REQ)
             req.setsockopt(zmq.LINGER, 0)
             if name is not None:
@@ -188,7 +196,7 @@ def test_a_listed_key_is_served_and_an_unknown_key_gets_nothing(tmp_path, keyrin
         context.term()
 
 
-def test_without_keys_the_daemon_warns_the_stream_is_unauthenticated(tmp_path):
+def test_without_keys_the_daemon_warns_the_stream_is_unauthenticated(tmp_path: Path) -> None:
     context = zmq.Context()
     with structlog.testing.capture_logs() as logs:
         table = SecureTable(tmp_path, context, None)

@@ -6,7 +6,9 @@ from __future__ import annotations
 import hashlib
 import json
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import zmq
@@ -25,7 +27,7 @@ def _sha(text: str) -> str:
 
 
 @pytest.fixture
-def daemon():
+def daemon() -> Iterator[TableDaemon]:
     with tempfile.TemporaryDirectory(prefix="lowball-supervisors-") as tmp:
         stream = Stream(events=f"ipc://{tmp}/events", replay=f"ipc://{tmp}/replay",
                         commands=f"ipc://{tmp}/commands")
@@ -47,16 +49,16 @@ def daemon():
             context.term()
 
 
-def _ask(daemon, **request) -> dict:
+def _ask(daemon: TableDaemon, **request: Any) -> dict[str, Any]:
     return daemon.command(json.dumps(request).encode())
 
 
-def _last(daemon, kind: str):
+def _last(daemon: TableDaemon, kind: str) -> Any:
     records = [wire.decode_event(r.message) for r in daemon.journal.records()]
     return [r for r in records if r.type == kind][-1].data
 
 
-def test_the_journal_names_the_supervisor_whose_credential_it_was(daemon):
+def test_the_journal_names_the_supervisor_whose_credential_it_was(daemon: TableDaemon) -> None:
     assert _ask(daemon, command="sign_in", credential=BOB, by="Alice")["ok"]
     accepted = _last(daemon, "command_accepted")
     assert (accepted.command, accepted.by, accepted.role) == ("sign_in", "Bob", "supervisor")
@@ -64,7 +66,7 @@ def test_the_journal_names_the_supervisor_whose_credential_it_was(daemon):
     assert _last(daemon, "command_accepted").by == "Alice"
 
 
-def test_a_journal_with_sign_ins_rebuilds_the_table(daemon):
+def test_a_journal_with_sign_ins_rebuilds_the_table(daemon: TableDaemon) -> None:
     assert _ask(daemon, command="open", credential=ALICE)["ok"]
     assert _ask(daemon, command="sign_in", credential=BOB)["ok"]
     before = daemon.table.snapshot()
@@ -77,7 +79,7 @@ def test_a_journal_with_sign_ins_rebuilds_the_table(daemon):
     again.journal.close()
 
 
-def test_sign_in_needs_a_valid_credential_and_changes_nothing(daemon):
+def test_sign_in_needs_a_valid_credential_and_changes_nothing(daemon: TableDaemon) -> None:
     before = daemon.table.snapshot()
     reply = _ask(daemon, command="sign_in", by="Alice")
     assert not reply["ok"] and "needs the supervisor credential" in reply["error"]
@@ -86,19 +88,20 @@ def test_sign_in_needs_a_valid_credential_and_changes_nothing(daemon):
     assert daemon.table.snapshot() == before
 
 
-def test_five_failed_sign_ins_raise_the_alarm(daemon):
+def test_five_failed_sign_ins_raise_the_alarm(daemon: TableDaemon) -> None:
     for _ in range(5):
         _ask(daemon, command="sign_in", credential="guess", by="Alice")
     assert _last(daemon, "alarm").code == "credential_failures"
 
 
-def test_the_shared_credential_still_works_with_the_name_the_client_gives(daemon):
+def test_the_shared_credential_still_works_with_the_name_the_client_gives(
+        daemon: TableDaemon) -> None:
     assert _ask(daemon, command="open", credential="shared-credential", by="pit")["ok"]
     accepted = _last(daemon, "command_accepted")
     assert (accepted.by, accepted.role) == ("pit", "supervisor")
 
 
-def test_a_supervisor_name_is_checked_where_the_config_is_read():
+def test_a_supervisor_name_is_checked_where_the_config_is_read() -> None:
     with pytest.raises(ValueError, match="supervisors"):
         Security(supervisors={"<script>": _sha(ALICE)})
     with pytest.raises(ValueError, match="supervisors"):

@@ -2,7 +2,9 @@
 jackpot hold, sensors, and rebuilding the table from its journaled inputs."""
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -11,9 +13,17 @@ from hypothesis import strategies as st
 from controller.core.cards import parse_card
 from controller.core.events import ProgressiveAwarded, WagerSettled
 from controller.core.games import WagerError
+from controller.core.table import AnyEvent, Table
+from controller.core.table_states import TableState
+from controller.core.vocabulary import Device, DeviceCondition, FaultCode, ShoeFaultCode, SpotLamp
 from controller.stream.table_commands import parse_command
 from controller.settings.validation import InputError
-from controller.settings.table_config import build_table, default_config_path, load_config
+from controller.settings.table_config import (
+    LoadedConfig,
+    build_table,
+    default_config_path,
+    load_config,
+)
 from controller.core.table_events import (
     CommandAccepted,
     CommandRefused,
@@ -32,39 +42,42 @@ SCENARIOS = Path(__file__).parent / "scenarios"
 class Driver:
     """Feeds a table and keeps every event, as the journal would."""
 
-    def __init__(self, game="cali_lowball", loaded=None):
+    def __init__(self, game: str = "cali_lowball", loaded: LoadedConfig | None = None) -> None:
         self.table = build_table(loaded or load_config(default_config_path(game)))
-        self.events = []
+        #: Any: each test reads the fields of the kinds of event it expects.
+        self.events: list[Any] = []
         #: the simulated shoe's card count (every card dealt counts one)
         self.count = 0
         #: (number of events, the table's snapshot) after each input: the journal commits an
         #: input with its effects in one transaction, so a power cut leaves one of these.
         self.checkpoints = [(0, self.table.snapshot())]
 
-    def record(self, events):
+    def record(self, events: list[Any]) -> list[Any]:
         self.events += events
         self.checkpoints.append((len(self.events), self.table.snapshot()))
         return events
 
-    def do(self, role="dealer", **command):
+    def do(self, role: str = "dealer", **command: Any) -> list[Any]:
         return self.record(self.table.command(parse_command(command), "alice", role))
 
-    def card(self, text, seq=None, count=None):
+    def card(self, text: str, seq: int | None = None, count: int | None = None) -> list[Any]:
         if count is None:
             self.count += 1
             count = self.count
         return self.record(self.table.shoe_card(parse_card(text), seq or len(self.events) % 256,
                                                 "", count))
 
-    def cards(self, texts):
+    def cards(self, texts: str) -> list[Any]:
+        events = []
         for text in texts.split():
-            self.card(text)
+            events += self.card(text)
+        return events
 
-    def states(self):
+    def states(self) -> list[TableState]:
         return [e.state for e in self.events if type(e) is StateChanged]
 
 
-def cali_hand(driver, **extra):
+def cali_hand(driver: Driver, **extra: Any) -> list[Any]:
     driver.do(command="open")
     for spot in (1, 2):
         driver.do(command="place", spot=spot, wager="ante", amount=1000)
@@ -72,7 +85,7 @@ def cali_hand(driver, **extra):
     return driver.do(command="lock", **extra)
 
 
-def test_a_cali_hand_from_open_to_settled():
+def test_a_cali_hand_from_open_to_settled() -> None:
     d = Driver()
     cali_hand(d)
     d.cards("As 9c Kd 2s 9d Qh")
@@ -104,7 +117,8 @@ def test_a_cali_hand_from_open_to_settled():
     ("three_card_lowball", "progressive", 500, "seat 1: the progressive wager is 100 cents, "
                                                "not 500"),
 ])
-def test_place_refuses_an_amount_outside_the_limits_at_once(game, wager, amount, says):
+def test_place_refuses_an_amount_outside_the_limits_at_once(game: str, wager: str, amount: int,
+                                                            says: str) -> None:
     """Found by the red team: ``place`` took 10**30 cents (journaled and published), and only
     ``lock`` refused it."""
     d = Driver(game)
@@ -114,7 +128,7 @@ def test_place_refuses_an_amount_outside_the_limits_at_once(game, wager, amount,
     assert d.table.snapshot()["layout"] == {}
 
 
-def test_place_refuses_an_amount_past_any_table_at_parse():
+def test_place_refuses_an_amount_past_any_table_at_parse() -> None:
     with pytest.raises(InputError, match="amount: Input should be less than or equal to"):
         parse_command({"command": "place", "spot": 1, "wager": "ante", "amount": 10**30})
 
@@ -125,7 +139,7 @@ def test_place_refuses_an_amount_past_any_table_at_parse():
     ({1: {"xtra_bonus": 1000}}, "seat 1: the Ante wager is required"),
     ({}, "no wagers on the layout"),
 ])
-def test_lock_refusals_name_the_spot(wagers, says):
+def test_lock_refusals_name_the_spot(wagers: dict[int, dict[str, int]], says: str) -> None:
     d = Driver()
     d.do(command="open")
     for spot, amounts in wagers.items():
@@ -136,7 +150,7 @@ def test_lock_refusals_name_the_spot(wagers, says):
     assert d.table.state == "OPEN" and d.table.hand is None
 
 
-def test_at_most_four_spots_per_player():
+def test_at_most_four_spots_per_player() -> None:
     d = Driver()
     d.do(command="open")
     for spot in range(1, 6):
@@ -158,19 +172,19 @@ def test_at_most_four_spots_per_player():
     ({"command": "verify_jackpot"}, "needs the supervisor credential"),
     ({"command": "void", "reason": "x"}, "needs the supervisor credential"),
 ])
-def test_commands_refused_with_the_reason(command, says):
+def test_commands_refused_with_the_reason(command: dict[str, Any], says: str) -> None:
     (refused,) = Driver().do(**command)
     assert type(refused) is CommandRefused and says in refused.reason
 
 
-def test_wager_keys_and_spots_are_checked():
+def test_wager_keys_and_spots_are_checked() -> None:
     d = Driver()
     d.do(command="open")
     (refused,) = d.do(command="place", spot=1, wager="bonus", amount=500)
     assert "'bonus' is not a cali_lowball wager" in refused.reason
 
 
-def test_duplicate_card_pauses_until_a_supervisor_voids():
+def test_duplicate_card_pauses_until_a_supervisor_voids() -> None:
     d = Driver("three_card_lowball")
     d.do(command="open")
     d.do(command="place", spot=3, wager="ante", amount=1000)
@@ -181,8 +195,8 @@ def test_duplicate_card_pauses_until_a_supervisor_voids():
     d.cards("4h 9c")
     events = d.card("4h")
     assert [type(e).__name__ for e in events] == ["ShoeCard", "Fault", "StateChanged"]
-    assert events[1] == Fault("duplicate_card", "duplicate card 4h: already dealt to seat 3",
-                              "shoe", False)
+    assert events[1] == Fault(FaultCode.DUPLICATE_CARD, "duplicate card 4h: already dealt to seat 3",
+                              Device.SHOE, False)
     assert d.table.state == "PAUSED"
     (refused,) = d.do(command="continue")
     assert "duplicate_card is a misdeal: only a supervisor can void" in refused.reason
@@ -195,12 +209,12 @@ def test_duplicate_card_pauses_until_a_supervisor_voids():
     assert d.table.state == "OPEN" and d.table.hand is None
 
 
-def test_shoe_jam_pauses_and_the_dealer_continues():
+def test_shoe_jam_pauses_and_the_dealer_continues() -> None:
     d = Driver()
     cali_hand(d)
     d.cards("As 9c")
-    events = d.table.shoe_fault("JAM", "card stuck")
-    assert events[1] == Fault("shoe_jam", "shoe reported JAM: card stuck", "shoe", True)
+    events = d.table.shoe_fault(ShoeFaultCode.JAM, "card stuck")
+    assert events[1] == Fault(FaultCode.SHOE_JAM, "shoe reported JAM: card stuck", Device.SHOE, True)
     assert d.table.state == "PAUSED"
     d.record(events)
     assert "continue when cleared" in d.table.expecting()
@@ -210,30 +224,33 @@ def test_shoe_jam_pauses_and_the_dealer_continues():
     assert d.table.state == "DECIDING"
 
 
-def test_a_card_in_flight_when_the_shoe_is_lost_is_dealt_and_the_hand_stays_paused():
+def test_a_card_in_flight_when_the_shoe_is_lost_is_dealt_and_the_hand_stays_paused() -> None:
     d = Driver()
     cali_hand(d)
-    d.record(d.table.device_status("shoe", "lost", "no frame for 3 s"))
+    d.record(d.table.device_status(Device.SHOE, DeviceCondition.LOST, "no frame for 3 s"))
+    assert d.table.fault is not None
     assert d.table.fault.code == "device_lost" and d.table.fault.recoverable
     events = d.card("As")                     # resent by the shoe after the replug
     assert [type(e).__name__ for e in events] == ["ShoeCard", "CardDealt"]
     assert events[0].during_pause                 # marked for surveillance
+    assert d.table.hand is not None
     assert d.table.state == "PAUSED" and d.table.hand.cards[1] == [parse_card("As")]
-    d.record(d.table.device_status("shoe", "connected", "/dev/ttyUSB0"))
+    d.record(d.table.device_status(Device.SHOE, DeviceCondition.CONNECTED, "/dev/ttyUSB0"))
     d.do(command="continue")
     assert d.table.state == "DEALING"
 
 
-def test_a_card_nobody_expects_during_a_pause_is_a_misdeal():
+def test_a_card_nobody_expects_during_a_pause_is_a_misdeal() -> None:
     d = Driver()
     cali_hand(d)
     d.cards("As 9c Kd 2s 9d Qh")               # decisions are due: no card is expected
-    d.record(d.table.shoe_fault("DOOR"))
+    d.record(d.table.shoe_fault(ShoeFaultCode.DOOR))
     events = d.card("Qc")
+    assert d.table.fault is not None
     assert events[1].code == "unexpected_card" and not d.table.fault.recoverable
 
 
-def test_card_while_decisions_are_due_is_a_misdeal():
+def test_card_while_decisions_are_due_is_a_misdeal() -> None:
     d = Driver()
     cali_hand(d)
     d.cards("As 9c Kd 2s 9d Kh")
@@ -242,7 +259,7 @@ def test_card_while_decisions_are_due_is_a_misdeal():
     assert "waiting for decisions of spots 1, 2" in events[1].detail
 
 
-def jackpot_table():
+def jackpot_table() -> Driver:
     d = Driver("three_card_lowball")
     d.do(command="open")
     for spot in (1, 2):
@@ -255,7 +272,7 @@ def jackpot_table():
     return d
 
 
-def test_a_jackpot_holds_the_table_until_verified():
+def test_a_jackpot_holds_the_table_until_verified() -> None:
     d = jackpot_table()
     (pending,) = [e for e in d.events if type(e) is JackpotPending]
     assert pending.seats == (1, 2) and pending.amount == 500_040
@@ -267,7 +284,7 @@ def test_a_jackpot_holds_the_table_until_verified():
     assert type(d.do(command="place", spot=1, wager="ante", amount=1000)[0]) is CommandAccepted
 
 
-def test_progressive_sensor_places_and_flags_changes_after_lock():
+def test_progressive_sensor_places_and_flags_changes_after_lock() -> None:
     d = Driver("three_card_lowball")
     d.do(command="open")
     d.record(d.table.sensor(4, True))
@@ -276,11 +293,12 @@ def test_progressive_sensor_places_and_flags_changes_after_lock():
     d.do(command="place", spot=4, wager="bonus", amount=1000)
     d.do(command="lock")
     events = d.table.sensor(4, False)
-    assert events[-1] == LampSet(4, "changed_after_lock")
+    assert events[-1] == LampSet(4, SpotLamp.CHANGED_AFTER_LOCK)
+    assert d.table.hand is not None
     assert d.table.hand.wagers[4]["progressive"] == 100      # the locked wager stands
 
 
-def replayed(events, game):
+def replayed(events: list[Any], game: str) -> dict[str, Any]:
     table = build_table(load_config(default_config_path(game)))
     table.replay(events)
     return table.snapshot()
@@ -292,7 +310,8 @@ def replayed(events, game):
                          d.do(command="decide", spot=1, decision="raise"), d)[-1])(Driver()),
      "cali_lowball"),
 ])
-def test_replaying_the_journal_at_every_transaction_rebuilds_the_same_table(build, game):
+def test_replaying_the_journal_at_every_transaction_rebuilds_the_same_table(
+        build: Callable[[], Driver], game: str) -> None:
     """Cut the journal after every committed input (a power loss at any instant leaves one
     of these): the rebuilt table is the live table as it stood then."""
     d = build()
@@ -304,7 +323,7 @@ def test_replaying_the_journal_at_every_transaction_rebuilds_the_same_table(buil
 @pytest.mark.parametrize("path", sorted(p for p in SCENARIOS.glob("*.json")
                                         if not p.name.endswith(".expected.json"))[::3],
                          ids=lambda p: p.stem)
-def test_scenarios_through_the_table_settle_as_replay_does(path):
+def test_scenarios_through_the_table_settle_as_replay_does(path: Path) -> None:
     scenario = json.loads(path.read_text())
     expected = json.loads(path.with_suffix(".expected.json").read_text())
     from controller.settings.table_config import Rules
@@ -339,7 +358,7 @@ def test_scenarios_through_the_table_settle_as_replay_does(path):
     assert awarded == [{**a, "player": f"p{a['seat']}"} for a in expected["progressive"]]
 
 
-def test_the_dealer_is_shown_the_house_way():
+def test_the_dealer_is_shown_the_house_way() -> None:
     d = Driver("three_card_lowball")
     d.do(command="open")
     d.do(command="place", spot=1, wager="ante", amount=1000)
@@ -352,7 +371,7 @@ def test_the_dealer_is_shown_the_house_way():
     assert d.table.snapshot()["hand"]["house_way"]["discard"] == ["Kd", "Qs"]
 
 
-def test_void_returns_the_raise_too():
+def test_void_returns_the_raise_too() -> None:
     d2 = Driver()
     cali_hand(d2)
     d2.cards("As 9c Kd 2s 9d Qh")
@@ -364,7 +383,7 @@ def test_void_returns_the_raise_too():
     assert sum(w.amount for w in void.returned) == 4 * 1000 + 3000
 
 
-def test_a_discard_must_name_its_cards():
+def test_a_discard_must_name_its_cards() -> None:
     d = Driver("three_card_lowball")
     d.do(command="open")
     d.do(command="place", spot=1, wager="ante", amount=1000)
@@ -377,7 +396,7 @@ def test_a_discard_must_name_its_cards():
     assert d.table.expecting() == "decision from spot 1: stand or discard"
 
 
-def test_a_jackpot_is_held_even_with_a_zero_seed():
+def test_a_jackpot_is_held_even_with_a_zero_seed() -> None:
     from controller.settings.table_config import Progressive
     loaded = load_config(default_config_path("three_card_lowball"))
     d = Driver(loaded=loaded.model_copy(update={"config": loaded.config.model_copy(
@@ -394,7 +413,7 @@ def test_a_jackpot_is_held_even_with_a_zero_seed():
     assert type(d.do(command="open")[0]) is CommandRefused
 
 
-def test_a_card_resent_after_a_restart_counts_once():
+def test_a_card_resent_after_a_restart_counts_once() -> None:
     d = Driver()
     cali_hand(d)
     d.card("As", seq=7)
@@ -403,10 +422,11 @@ def test_a_card_resent_after_a_restart_counts_once():
     events = rebuilt.shoe_card(parse_card("As"), 7, "", 1)     # the shoe resends it
     assert [type(e).__name__ for e in events] == ["ShoeCard"]
     assert rebuilt.snapshot() == d.table.snapshot()
-    assert rebuilt.shoe_card(parse_card("9c"), 8, "", 2)[1].to == 2
+    moved: list[Any] = rebuilt.shoe_card(parse_card("9c"), 8, "", 2)
+    assert moved[1].to == 2
 
 
-def test_player_names_do_not_outlive_their_wagers():
+def test_player_names_do_not_outlive_their_wagers() -> None:
     d = Driver()
     d.do(command="open")
     for spot in range(1, 5):
@@ -420,27 +440,27 @@ def test_player_names_do_not_outlive_their_wagers():
     assert type(d.do(command="lock")[-1]) is not LockRefused
 
 
-def test_continue_waits_for_the_lost_device():
+def test_continue_waits_for_the_lost_device() -> None:
     d = Driver()
     cali_hand(d)
-    d.record(d.table.device_status("shoe", "lost", "unplugged"))
+    d.record(d.table.device_status(Device.SHOE, DeviceCondition.LOST, "unplugged"))
     (refused,) = d.do(command="continue")
     assert "shoe still lost" in refused.reason
-    d.record(d.table.device_status("shoe", "connected", "/dev/ttyUSB0"))
+    d.record(d.table.device_status(Device.SHOE, DeviceCondition.CONNECTED, "/dev/ttyUSB0"))
     assert type(d.do(command="continue")[0]) is CommandAccepted
     assert d.table.state == "LOCKED"
 
 
 # -- the shoe's card count, conflicts, cards during a pause ---------------------------------
 
-def test_a_card_dealt_in_play_is_not_marked_during_pause():
+def test_a_card_dealt_in_play_is_not_marked_during_pause() -> None:
     d = Driver()
     cali_hand(d)
     (record, dealt, *_) = d.card("As")
     assert record.count == 1 and not record.during_pause and dealt.to == 1
 
 
-def test_a_skipped_card_count_pauses_the_hand_naming_the_missing_card():
+def test_a_skipped_card_count_pauses_the_hand_naming_the_missing_card() -> None:
     d = Driver()
     cali_hand(d)
     d.cards("As 9c")
@@ -450,6 +470,7 @@ def test_a_skipped_card_count_pauses_the_hand_naming_the_missing_card():
     assert fault.code == "card_missing" and not fault.recoverable
     assert fault.detail.startswith("card count 3 left the shoe and never arrived")
     assert "Kd not dealt" in fault.detail
+    assert d.table.hand is not None
     assert d.table.hand.cards_used == 2             # the card that showed the gap is not dealt
     assert d.table.state == "PAUSED"
     (refused,) = d.do(command="continue")
@@ -458,7 +479,7 @@ def test_a_skipped_card_count_pauses_the_hand_naming_the_missing_card():
     assert any(type(e) is HandVoided for e in voided)
 
 
-def test_several_missing_counts_are_named_as_a_range():
+def test_several_missing_counts_are_named_as_a_range() -> None:
     d = Driver()
     cali_hand(d)
     d.card("As")
@@ -466,7 +487,7 @@ def test_several_missing_counts_are_named_as_a_range():
     assert "card counts 2-4 left the shoe" in events[1].detail
 
 
-def test_a_count_that_goes_back_without_a_shuffle_names_the_cards_before_it():
+def test_a_count_that_goes_back_without_a_shuffle_names_the_cards_before_it() -> None:
     d = Driver()
     cali_hand(d)
     d.cards("As 9c Kd 2s")
@@ -475,7 +496,8 @@ def test_a_count_that_goes_back_without_a_shuffle_names_the_cards_before_it():
     assert events[1].detail.startswith("card counts 1-2 left the shoe")
 
 
-def test_a_missing_card_with_no_hand_in_play_is_journaled_as_a_fault_and_the_table_goes_on():
+def test_a_missing_card_with_no_hand_in_play_is_journaled_as_a_fault_and_the_table_goes_on(
+        ) -> None:
     d = Driver()
     d.do(command="open")
     d.card("As")
@@ -485,7 +507,7 @@ def test_a_missing_card_with_no_hand_in_play_is_journaled_as_a_fault_and_the_tab
     assert d.table.state == "OPEN" and d.table.fault is None
 
 
-def test_a_count_of_one_after_a_shuffle_between_hands_starts_again():
+def test_a_count_of_one_after_a_shuffle_between_hands_starts_again() -> None:
     d = Driver()
     cali_hand(d)
     d.cards("As 9c Kd 2s 9d Qh")
@@ -502,23 +524,24 @@ def test_a_count_of_one_after_a_shuffle_between_hands_starts_again():
 
 
 @pytest.mark.parametrize("reported", [
-    lambda table: table.shoe_fault("JAM"),
-    lambda table: table.device_status("shoe", "lost", "cable out"),
-    lambda table: table.device_status("controller", "restarted", "journal seq 40"),
+    lambda table: table.shoe_fault(ShoeFaultCode.JAM),
+    lambda table: table.device_status(Device.SHOE, DeviceCondition.LOST, "cable out"),
+    lambda table: table.device_status(Device.CONTROLLER, DeviceCondition.RESTARTED, "journal seq 40"),
 ], ids=["shoe fault", "shoe lost", "controller restarted"])
-def test_a_count_of_one_mid_hand_starts_again_after_a_fault_or_a_reconnection(reported):
+def test_a_count_of_one_mid_hand_starts_again_after_a_fault_or_a_reconnection(
+        reported: Callable[[Table], list[AnyEvent]]) -> None:
     d = Driver()
     cali_hand(d)
     d.cards("As 9c Kd")
     d.record(reported(d.table))                    # the shoe may have been reset meanwhile
-    d.record(d.table.device_status("shoe", "connected", "back"))
+    d.record(d.table.device_status(Device.SHOE, DeviceCondition.CONNECTED, "back"))
     d.do(command="continue")
     d.count = 0
     d.cards("2s 9d Qh")
     assert d.table.state == "DECIDING" and d.table.fault is None
 
 
-def test_a_count_back_to_1_mid_hand_is_missing_cards_and_replays_the_same():
+def test_a_count_back_to_1_mid_hand_is_missing_cards_and_replays_the_same() -> None:
     d = Driver()
     cali_hand(d)
     d.cards("As 9c Kd")
@@ -528,43 +551,44 @@ def test_a_count_back_to_1_mid_hand_is_missing_cards_and_replays_the_same():
     assert replayed(d.events, "cali_lowball") == d.table.snapshot()
 
 
-def test_a_misread_or_an_unknown_tag_takes_one_card_count():
+def test_a_misread_or_an_unknown_tag_takes_one_card_count() -> None:
     d = Driver()
     cali_hand(d)
     d.cards("As 9c")
-    d.record(d.table.shoe_fault("MISREAD"))
+    d.record(d.table.shoe_fault(ShoeFaultCode.MISREAD))
     d.do(command="continue")
     d.count += 1                                   # the misread card had count 3
     d.card("Kd")
     assert d.table.fault is None and d.table.state == "DEALING"
 
 
-def test_the_same_seq_and_count_with_another_card_is_refused_after_a_restart():
+def test_the_same_seq_and_count_with_another_card_is_refused_after_a_restart() -> None:
     """The driver's memory of the last frame is gone after a restart; the journal's is not."""
     d = Driver()
     cali_hand(d)
     d.card("As", seq=7)
     rebuilt = build_table(load_config(default_config_path("cali_lowball")))
     rebuilt.replay(d.events)
-    events = rebuilt.shoe_card(parse_card("Kd"), 7, "", 1)
+    events: list[Any] = rebuilt.shoe_card(parse_card("Kd"), 7, "", 1)
     assert [type(e).__name__ for e in events] == ["ShoeCard", "Fault", "StateChanged"]
     fault = events[1]
     assert fault.code == "shoe_conflict" and not fault.recoverable
     assert "Kd (SEQ 07) as card count 1, which was As (SEQ 07)" in fault.detail
+    assert rebuilt.hand is not None
     assert rebuilt.hand.cards[1] == [parse_card("As")]      # the table keeps the card it has
     assert rebuilt.hand.cards_used == 1
 
 
-def test_a_conflict_refused_by_the_driver_pauses_the_hand_as_a_misdeal():
+def test_a_conflict_refused_by_the_driver_pauses_the_hand_as_a_misdeal() -> None:
     d = Driver()
     cali_hand(d)
     d.card("As")
-    events = d.record(d.table.shoe_fault("CONFLICT", "SEQ 01 was accepted as ..."))
+    events = d.record(d.table.shoe_fault(ShoeFaultCode.CONFLICT, "SEQ 01 was accepted as ..."))
     assert events[1].code == "shoe_conflict" and not events[1].recoverable
     assert d.table.state == "PAUSED"
 
 
-def test_a_card_during_a_misdeal_pause_is_marked_and_refused():
+def test_a_card_during_a_misdeal_pause_is_marked_and_refused() -> None:
     d = Driver()
     cali_hand(d)
     d.cards("As 9c")
@@ -572,10 +596,11 @@ def test_a_card_during_a_misdeal_pause_is_marked_and_refused():
     events = d.card("Kd")
     assert events[0].during_pause and events[1].code == "unexpected_card"
     assert "PAUSED on duplicate_card" in events[1].detail
+    assert d.table.fault is not None
     assert d.table.fault.code == "duplicate_card"   # the first fault stands
 
 
-def test_a_journal_from_before_the_card_count_replays_as_it_was_played():
+def test_a_journal_from_before_the_card_count_replays_as_it_was_played() -> None:
     """A table's journal outlives a release: ``shoe_card`` records journaled before the shoe
     reported card counts (no ``count``, no ``during_pause``) are read with count 0 (not
     reported) and rebuild the very table they were played on."""
@@ -603,7 +628,7 @@ def test_a_journal_from_before_the_card_count_replays_as_it_was_played():
         wire.decode_event(json.dumps(dealt).encode())
 
 
-def test_the_table_asks_the_engine_what_depends_on_the_game():
+def test_the_table_asks_the_engine_what_depends_on_the_game() -> None:
     """No game name and no reaching into an engine's attributes in the table: the engines say
     whether the game has a progressive, how a hand starts, what a void returns."""
     source = (Path(__file__).parents[1] / "controller" / "core" / "table.py").read_text()
@@ -615,6 +640,7 @@ def test_the_table_asks_the_engine_what_depends_on_the_game():
     cali_hand(d)
     d.cards("As 9c Kd 2s 9d Qh")
     d.do(command="decide", spot=1, decision="raise")
+    assert d.table.hand is not None
     assert [(w.seat, w.wager, w.amount) for w in d.table.hand.wagers_at_stake()] == [
         (1, "ante", 1000), (1, "xtra_bonus", 1000), (2, "ante", 1000), (2, "xtra_bonus", 1000),
         (1, "raise", 3000)]
@@ -625,7 +651,8 @@ def test_the_table_asks_the_engine_what_depends_on_the_game():
        st.dictionaries(st.integers(1, 7), st.dictionaries(
            st.sampled_from(["ante", "xtra_bonus", "lowdown_bonus", "bonus", "progressive"]),
            st.sampled_from([100, 500, 1000, 2000, 20_000]), max_size=4), max_size=5))
-def test_the_lock_and_the_hand_apply_one_set_of_wager_rules(game, layout):
+def test_the_lock_and_the_hand_apply_one_set_of_wager_rules(
+        game: str, layout: dict[int, dict[str, int]]) -> None:
     """A layout the table would lock is one the engine takes, and a layout the engine refuses
     is one the lock refuses, with the engine's own words among its reasons."""
     table = TABLES[game]

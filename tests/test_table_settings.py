@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from fractions import Fraction
+from typing import Any
 
 import pytest
 
@@ -24,13 +25,13 @@ FINGERPRINTS = {
 
 
 @pytest.mark.parametrize("game", sorted(FINGERPRINTS))
-def test_the_shipped_settings_keep_their_fingerprints(game):
+def test_the_shipped_settings_keep_their_fingerprints(game: str) -> None:
     settings = game_settings(load_config(default_config_path(game)))
     assert settings.fingerprint == FINGERPRINTS[game]
     assert GameSettings.from_document(json.loads(settings.text)) == settings
 
 
-def test_the_settings_are_core_values_read_from_the_document():
+def test_the_settings_are_core_values_read_from_the_document() -> None:
     settings = game_settings(load_config(default_config_path("three_card_lowball")))
     setup = settings.setup
     assert setup.game == settings.game == "three_card_lowball"
@@ -46,11 +47,11 @@ def test_the_settings_are_core_values_read_from_the_document():
         setup.paytable.odds["bonus"]["4-3-A"] = Odds(1, 1)  # type: ignore[index]
 
 
-def document(**changes):
-    data = game_settings(load_config(default_config_path("three_card_lowball"))).document()
+def document(**changes: Any) -> dict[str, Any]:
+    data: dict[str, Any] = game_settings(load_config(default_config_path("three_card_lowball"))).document()
     for path, value in changes.items():
         *parents, key = path.split("__")
-        target = data
+        target: Any = data
         for parent in parents:
             target = target[parent]
         target[key] = value
@@ -70,12 +71,12 @@ def document(**changes):
     ({"paytable_lines__bonus__4-3-A": "lots"}, "paytable_lines.bonus.4-3-A"),
     ({"paytable_lines": []}, "paytable_lines: a table of named values is needed"),
 ])
-def test_a_bad_document_is_refused_naming_the_key(changes, named):
+def test_a_bad_document_is_refused_naming_the_key(changes: dict[str, Any], named: str) -> None:
     with pytest.raises(SettingsError, match=named.replace("(", r"\(").replace(".", r"\.")):
         GameSettings.from_document(document(**changes))
 
 
-def test_settings_changed_names_the_dotted_keys():
+def test_settings_changed_names_the_dotted_keys() -> None:
     before = GameSettings.from_document(document())
     after = GameSettings.from_document(document(progressive__contribution_rate="10%",
                                                 paytable="paytable-2"))
@@ -83,7 +84,7 @@ def test_settings_changed_names_the_dotted_keys():
     assert settings_changed(before, before) == ()
 
 
-def test_a_journaled_command_rebuilds_as_the_core_command():
+def test_a_journaled_command_rebuilds_as_the_core_command() -> None:
     assert command_from_record("place", '{"amount":500,"player":"","spot":3,"wager":"ante"}') \
         == Place(3, "ante", 500)
     assert command_from_record("void", '{"reason":"misdeal"}') == Void("misdeal")
@@ -99,6 +100,7 @@ def test_a_journaled_command_rebuilds_as_the_core_command():
     ("void", "[1]", "argument"),
     ("lock", "{", "Expecting"),
 ])
-def test_a_journaled_command_that_does_not_rebuild_is_named(name, arguments, named):
+def test_a_journaled_command_that_does_not_rebuild_is_named(name: str, arguments: str,
+                                                            named: str) -> None:
     with pytest.raises(RecordError, match=named):
         command_from_record(name, arguments)

@@ -21,7 +21,7 @@ from controller.core.table_states import (
 from tests.test_table import Driver, cali_hand
 
 
-def test_every_state_has_its_row_and_the_values_are_the_wire_s():
+def test_every_state_has_its_row_and_the_values_are_the_wire_s() -> None:
     assert set(TRANSITIONS) == set(TableState)
     assert [state.value for state in TableState] == [
         "CLOSED", "OPEN", "LOCKED", "DEALING", "DECIDING", "SETTLED", "PAUSED"]
@@ -31,14 +31,15 @@ def test_every_state_has_its_row_and_the_values_are_the_wire_s():
 
 @pytest.mark.parametrize("previous, state", [(CLOSED, DEALING), (OPEN, SETTLED),
                                              (SETTLED, PAUSED), (CLOSED, CLOSED)])
-def test_a_move_outside_the_table_is_refused_by_type(previous, state):
+def test_a_move_outside_the_table_is_refused_by_type(previous: TableState, state: TableState
+                                                     ) -> None:
     with pytest.raises(IllegalTransition) as raised:
         check_transition(previous, state)
     assert (raised.value.previous, raised.value.state) == (previous, state)
     assert f"from {previous} to {state}" in str(raised.value)
 
 
-def test_the_table_checks_every_change(monkeypatch):
+def test_the_table_checks_every_change(monkeypatch: pytest.MonkeyPatch) -> None:
     d = Driver()
     d.do(command="open")
     d.do(command="place", spot=1, wager="ante", amount=1000)
@@ -49,7 +50,7 @@ def test_the_table_checks_every_change(monkeypatch):
     assert d.table.state is OPEN
 
 
-def test_a_whole_hand_moves_only_along_the_table():
+def test_a_whole_hand_moves_only_along_the_table() -> None:
     d = Driver()
     cali_hand(d)
     d.cards("As 9c Kd 2s 9d Kh")
@@ -64,7 +65,7 @@ def test_a_whole_hand_moves_only_along_the_table():
         assert state in TRANSITIONS[previous]
 
 
-def test_reload_is_not_carried_out_by_the_table_itself():
+def test_reload_is_not_carried_out_by_the_table_itself() -> None:
     d = Driver()
     (refused,) = d.table.command(Reload(), "sam", "supervisor")
     assert type(refused) is CommandRefused and "Table.reload" in refused.reason

@@ -136,9 +136,10 @@ def run(args: argparse.Namespace) -> int:
     log_file = open(log_path, "a", encoding="utf-8")
     logs.configure(json_lines=True, stream=log_file)
 
-    simulators = [PtyTransport(Lbs1ShoeModel(seed=args.seed), name="shoe"),
-                  PtyTransport(SpotControllerModel(), name="spots"),
-                  PtyTransport(AlphaSignModel(), name="meter")]
+    simulators: list[PtyTransport[Any]] = [
+        PtyTransport(Lbs1ShoeModel(seed=args.seed), name="shoe"),
+        PtyTransport(SpotControllerModel(), name="spots"),
+        PtyTransport(AlphaSignModel(), name="meter")]
     for simulator in simulators:
         simulator.start()
     shoe, spots, meter = simulators

@@ -46,9 +46,10 @@ def _table(number: int, state_dir: Path, credential: str, args: argparse.Namespa
     directory = state_dir / table_id
     directory.mkdir(parents=True, exist_ok=True)
     seed = None if args.seed is None else args.seed + number
-    simulators = [PtyTransport(Lbs1ShoeModel(seed=seed), name="shoe"),
-                  PtyTransport(SpotControllerModel(), name="spots"),
-                  PtyTransport(AlphaSignModel(), name="meter")]
+    simulators: list[PtyTransport[Any]] = [
+        PtyTransport(Lbs1ShoeModel(seed=seed), name="shoe"),
+        PtyTransport(SpotControllerModel(), name="spots"),
+        PtyTransport(AlphaSignModel(), name="meter")]
     for simulator in simulators:
         simulator.start()
         resources.callback(simulator.stop)

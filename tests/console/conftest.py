@@ -12,12 +12,17 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from controller.console.config import write_console_config
 from tests.test_daemon import Rig
+
+if TYPE_CHECKING:   # the browser tests skip, not fail, where Playwright is missing
+    from playwright.sync_api import Browser, BrowserContext, Page
 
 CHROMIUM = os.environ.get("LOWBALL_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 HOW_TO_GET_CHROMIUM = ("the browser tests need Chromium from Debian's packages: "
@@ -28,8 +33,13 @@ SUPERVISORS = {"Alice": "alice-credential-0123456789", "Bob": "bob-credential-98
 #: Where the browser tests save the screenshots docs/ shows (``make screenshots``); unset, none.
 SCREENSHOTS = os.environ.get("LOWBALL_SCREENSHOTS")
 
+#: The ``table`` fixture: make(game) -> (rig, console).
+TableFactory = Callable[[str], "tuple[Rig, Console]"]
+#: The ``screen`` fixture: make(url, size) -> the dealer's screen.
+ScreenFactory = Callable[..., "Page"]
 
-def shot(page, name: str) -> None:
+
+def shot(page: Page, name: str) -> None:
     """Keep what the screen shows now as ``NAME.png`` when screenshots are asked for."""
     if SCREENSHOTS:
         page.screenshot(path=str(Path(SCREENSHOTS) / f"{name}.png"))
@@ -43,10 +53,11 @@ def write_configs(tmp_path: Path, rig: Rig) -> Path:
 class Console:
     """``lowball-table console`` in its own process; :attr:`url` once it listens."""
 
-    def __init__(self, config: Path):
+    def __init__(self, config: Path) -> None:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "controller.cli.main", "console", "--config", str(config),
              "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert self.process.stdout is not None and self.process.stderr is not None
         line = self.process.stdout.readline()
         if not line.startswith("console: "):
             self.process.kill()
@@ -62,13 +73,14 @@ class Console:
             self.process.kill()
             self.process.wait()
         # The console's log, shown with a failing test's output.
+        assert self.process.stdout is not None and self.process.stderr is not None
         sys.stdout.write(self.process.stderr.read())
         self.process.stdout.close()
         self.process.stderr.close()
 
 
 @pytest.fixture(scope="session")
-def browser():
+def browser() -> Iterator[Browser]:
     if not os.path.exists(CHROMIUM):
         pytest.skip(HOW_TO_GET_CHROMIUM)
     sync_api = pytest.importorskip("playwright.sync_api")
@@ -80,11 +92,11 @@ def browser():
 
 
 @pytest.fixture
-def table(tmp_path):
+def table(tmp_path: Path) -> Iterator[TableFactory]:
     """make(game) -> (rig, console): a daemon on the simulators and its console."""
-    made = []
+    made: list[Rig | Console] = []
 
-    def make(game: str):
+    def make(game: str) -> tuple[Rig, Console]:
         rig = Rig(tmp_path, game, supervisors=SUPERVISORS)
         made.append(rig)
         console = Console(write_configs(tmp_path, rig))
@@ -97,11 +109,11 @@ def table(tmp_path):
 
 
 @pytest.fixture
-def screen(browser):
+def screen(browser: Browser) -> Iterator[ScreenFactory]:
     """make(url, size) -> a page showing the dealer's screen, once the table's view is on it."""
-    contexts = []
+    contexts: list[BrowserContext] = []
 
-    def make(url: str, size: str = "small"):
+    def make(url: str, size: str = "small") -> Page:
         width, height = SIZES[size]
         context = browser.new_context(viewport={"width": width, "height": height},
                                       has_touch=True)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from controller.console.board import Board, actions, banner
@@ -9,23 +11,23 @@ from controller.console.config import ConsoleConfig
 from controller.settings.validation import InputError, validate
 
 
-def state(name: str, **extra) -> dict:
+def state(name: str, **extra: Any) -> dict[str, Any]:
     return {"table_id": "T", "game": "cali_lowball", "state": name, "hand": None,
             "layout": {}, "lamps": {}, "fault": None, "jackpot_pending": None,
             "last_settled_hand": None, "expecting": "", **extra}
 
 
-def hand(kind: str, **step) -> dict:
+def hand(kind: str, **step: Any) -> dict[str, Any]:
     return {"hand_id": "T-000001", "phase": "p", "wagers": {"1": {"ante": 1000}},
             "cards": {"1": ["Ah", "Kd"]}, "house_way": None,
             "next": {"kind": kind, "to": None, "seats": [], "options": [], **step}}
 
 
-def names(found: list[dict]) -> list:
+def names(found: list[dict[str, Any]]) -> list[Any]:
     return [(a["command"], a.get("spot"), a.get("decision")) for a in found]
 
 
-def test_a_button_for_every_action_valid_now_and_none_other():
+def test_a_button_for_every_action_valid_now_and_none_other() -> None:
     assert names(actions(state("CLOSED"))) == [("open", None, None)]
     assert names(actions(state("OPEN"))) == [("place", None, None), ("cancel", None, None)]
     assert ("lock", None, None) in names(actions(state("OPEN", layout={"1": {"ante": 500}})))
@@ -39,7 +41,7 @@ def test_a_button_for_every_action_valid_now_and_none_other():
                                         ("decide", 3, "raise"), ("decide", 3, "check")]
 
 
-def test_a_fault_shows_its_way_out():
+def test_a_fault_shows_its_way_out() -> None:
     fault = {"code": "shoe_jam", "detail": "the shoe jammed", "device": "shoe",
              "recoverable": True}
     paused = state("PAUSED", hand=hand("card", to=1), fault=fault)
@@ -49,7 +51,7 @@ def test_a_fault_shows_its_way_out():
     assert actions(lost) == [] and "supervisor to void" in banner(lost)
 
 
-def test_a_pending_jackpot_holds_the_screen():
+def test_a_pending_jackpot_holds_the_screen() -> None:
     pending = state("SETTLED", jackpot_pending={"hand_id": "T-000009", "seats": [2],
                                                 "amount": 512345})
     assert actions(pending) == []
@@ -57,7 +59,7 @@ def test_a_pending_jackpot_holds_the_screen():
     assert Board().view(pending, 10)["jackpot"]["text"] == "$5,123.45"
 
 
-def test_the_payout_panel_says_pay_or_collect_per_wager_with_the_awards_apart():
+def test_the_payout_panel_says_pay_or_collect_per_wager_with_the_awards_apart() -> None:
     board = Board()
     board.note(1, "hand_started", "T-1", {"hand_id": "T-1"})
     board.note(2, "card_dealt", "T-1", {"card": "Ah", "to": 1, "phase": "deal"})
@@ -82,7 +84,7 @@ def test_the_payout_panel_says_pay_or_collect_per_wager_with_the_awards_apart():
     assert board.view(state("OPEN", last_settled_hand="T-1"), 8)["payouts"] == []
 
 
-def test_a_discarded_card_is_shown_as_discarded():
+def test_a_discarded_card_is_shown_as_discarded() -> None:
     board = Board()
     board.note(1, "hand_started", "T-1", {"hand_id": "T-000001"})
     board.note(2, "decision_made", "T-1", {"seat": 1, "decision": "discard:Kd", "raised": 0,
@@ -98,13 +100,14 @@ def test_a_discarded_card_is_shown_as_discarded():
     ({"table_config": "t.toml", "port": 70000}, "port"),
     ({"table_config": "t.toml", "admin": True}, "admin: unknown key"),
 ])
-def test_the_console_listens_off_loopback_only_with_tls(settings, problem):
+def test_the_console_listens_off_loopback_only_with_tls(settings: dict[str, Any], problem: str
+                                                        ) -> None:
     with pytest.raises(InputError, match=problem):
         validate(ConsoleConfig, settings, "console.toml")
     assert validate(ConsoleConfig, {"table_config": "t.toml", "host": "::1"}, "c").host == "::1"
 
 
-def test_alarms_stay_until_the_table_journals_their_acknowledgement_and_are_bounded():
+def test_alarms_stay_until_the_table_journals_their_acknowledgement_and_are_bounded() -> None:
     from controller.console.recall import Alarms
 
     alarms = Alarms(size=3)
@@ -124,7 +127,7 @@ def test_alarms_stay_until_the_table_journals_their_acknowledgement_and_are_boun
     assert [a["seq"] for a in alarms.all()] == [9, 8, 7]    # the acknowledged one went first
 
 
-def test_a_broken_journal_is_an_alarm_once_that_no_command_acknowledges():
+def test_a_broken_journal_is_an_alarm_once_that_no_command_acknowledges() -> None:
     from controller.console.recall import Alarms
 
     alarms = Alarms()
@@ -135,7 +138,7 @@ def test_a_broken_journal_is_an_alarm_once_that_no_command_acknowledges():
     assert alarm["text"].startswith("journal hash chain broken at seq 17")
 
 
-def test_the_locked_wagers_say_who_played_each_spot_of_a_hand():
+def test_the_locked_wagers_say_who_played_each_spot_of_a_hand() -> None:
     from controller.console.recall import Recall
 
     recall = Recall()
@@ -149,7 +152,7 @@ def test_the_locked_wagers_say_who_played_each_spot_of_a_hand():
     assert recall.hands()[0]["players"] == {"4": "card 88"}
 
 
-def test_recall_keeps_the_last_hands_with_who_played_each_spot():
+def test_recall_keeps_the_last_hands_with_who_played_each_spot() -> None:
     from controller.console.recall import Recall
 
     recall = Recall(size=2)
@@ -164,5 +167,6 @@ def test_recall_keeps_the_last_hands_with_who_played_each_spot():
                     {"card": "Ah", "to": 4, "phase": "deal"})
     assert [h["hand_id"] for h in recall.hands()] == ["T-000003", "T-000002"]
     hand = recall.hand("T-000003")
+    assert hand is not None
     assert hand["players"] == {"4": "card-3"} and hand["steps"][0]["data"]["card"] == "Ah"
     assert recall.hand("T-000001") is None

@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 IMAGE = re.compile(r"!\[[^\]]*\]\(([^)]+)\)")
 
 
-def test_every_screenshot_shown_exists_and_every_one_kept_is_shown():
+def test_every_screenshot_shown_exists_and_every_one_kept_is_shown() -> None:
     shown = set()
     for doc in (ROOT / "README.md", ROOT / "docs" / "operators.md"):
         for target in IMAGE.findall(doc.read_text()):
@@ -23,6 +23,6 @@ def test_every_screenshot_shown_exists_and_every_one_kept_is_shown():
     assert kept and kept <= shown, f"not shown: {sorted(p.name for p in kept - shown)}"
 
 
-def test_the_shipped_console_config_loads():
+def test_the_shipped_console_config_loads() -> None:
     loaded = load_console_config(ROOT / "config" / "console.toml")
     assert loaded.config.host == "127.0.0.1" and loaded.table.config.table.id == "TCL-01"

@@ -4,14 +4,18 @@ touch on the screen. What the screen shows is checked against what the table say
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
-from tests.console.conftest import shot
-from tests.test_daemon import wait_for
+from tests.console.conftest import ScreenFactory, TableFactory, shot
+from tests.test_daemon import Rig, wait_for
+
+if TYPE_CHECKING:   # the browser tests skip, not fail, where Playwright is missing
+    from playwright.sync_api import Page
 
 
-
-def deal_while_cards_are_due(rig, page, *, to_spots_only: bool = False) -> None:
+def deal_while_cards_are_due(rig: Rig, page: Page, *, to_spots_only: bool = False) -> None:
     """The shoe deals each card the table asks for (``to_spots_only``: up to the dealer's
     first); each must reach the screen."""
     while (state := rig.status())["hand"] is not None and \
@@ -23,7 +27,7 @@ def deal_while_cards_are_due(rig, page, *, to_spots_only: bool = False) -> None:
         page.wait_for_selector(f'.card[data-card="{card}"]')
 
 
-def place(page, spot: int, wager: str, chips: list[int]) -> None:
+def place(page: Page, spot: int, wager: str, chips: list[int]) -> None:
     # A spot is chosen only while the screen takes wagers: a touch before the tray is shown
     # (the table's opening not on the screen yet) chooses nothing, as for a dealer.
     page.wait_for_selector("#tray:not([hidden])")
@@ -35,12 +39,13 @@ def place(page, spot: int, wager: str, chips: list[int]) -> None:
     page.wait_for_selector(f'.spot[data-spot="{spot}"] .wager[data-wager="{wager}"]')
 
 
-def actions_on_screen(page) -> set[str]:
+def actions_on_screen(page: Page) -> set[str]:
     return set(page.eval_on_selector_all("[data-action]:not([hidden])",
                                          "nodes => nodes.map(n => n.dataset.action)"))
 
 
-def test_a_three_card_hand_by_touch_with_a_discard(table, screen):
+def test_a_three_card_hand_by_touch_with_a_discard(table: TableFactory,
+                                                   screen: ScreenFactory) -> None:
     rig, console = table("three_card_lowball")
     rig.shoe.device.load(["Ac", "Kh", "3d", "5h", "9s", "2d", "4h", "7c", "8c", "6d"])
     page = screen(console.url)
@@ -77,6 +82,7 @@ def test_a_three_card_hand_by_touch_with_a_discard(table, screen):
     for card in way["discard"]:
         page.wait_for_selector(f'#dealer-cards .card.discarded[data-card="{card}"]')
     panel = page.wait_for_selector('[data-payout="1"]')
+    assert panel is not None
     settled = {(e.data.wager, e.data.net) for e in rig.events("wager_settled")}
     text = panel.inner_text()
     assert ("ante", 1000) in settled and "pay $10.00" in text
@@ -88,7 +94,7 @@ def test_a_three_card_hand_by_touch_with_a_discard(table, screen):
     shot(page, "dealer-payouts")
 
 
-def test_a_cali_hand_by_touch_with_a_fold(table, screen):
+def test_a_cali_hand_by_touch_with_a_fold(table: TableFactory, screen: ScreenFactory) -> None:
     rig, console = table("cali_lowball")
     rig.shoe.device.load(["Jd", "3h", "9s", "5c", "2c", "4d", "7h"])
     page = screen(console.url, "large")
@@ -115,6 +121,7 @@ def test_a_cali_hand_by_touch_with_a_fold(table, screen):
     wait_for(lambda: len(rig.events("decision_made")) == 2, "the fold to reach the table")
     deal_while_cards_are_due(rig, page)
     panel = page.wait_for_selector('[data-payout="1"]')
+    assert panel is not None
     wait_for(lambda: rig.events("hand_settled"), "the settlement")
     net = sum(e.data.net for e in rig.events("wager_settled"))
     assert net < 0 and f"collect ${-net / 100:,.2f}" in panel.inner_text()
@@ -122,7 +129,8 @@ def test_a_cali_hand_by_touch_with_a_fold(table, screen):
     assert "fold" in page.inner_text('.spot[data-spot="1"] .decision')
 
 
-def test_a_shoe_fault_shows_the_way_out_and_continue_resumes_the_hand(table, screen):
+def test_a_shoe_fault_shows_the_way_out_and_continue_resumes_the_hand(
+        table: TableFactory, screen: ScreenFactory) -> None:
     rig, console = table("cali_lowball")
     rig.shoe.device.load(["Jd", "3h", "9s", "5c", "2c", "4d", "7h"])
     assert rig.ask({"command": "open"})["ok"]

@@ -11,13 +11,17 @@ import socket
 import subprocess
 import urllib.error
 import urllib.request
+from pathlib import Path
+from typing import Any
 
 import pytest
+from playwright.sync_api import Browser
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
 
 from controller.console.link import TableLink
 from controller.console.sessions import FAILURES
+from tests.console.conftest import Console, TableFactory
 from tests.console.test_sign_in_everywhere import (  # noqa: F401 (a fixture)
     DEALER,
     locked_console,
@@ -27,16 +31,18 @@ from tests.console.test_sign_in_everywhere import (  # noqa: F401 (a fixture)
 from tests.test_daemon import Rig, wait_for
 
 
-def post(url: str, body: dict, headers: dict | None = None) -> tuple[int, dict]:
+def post(url: str, body: dict[str, Any],
+         headers: dict[str, Any] | None = None) -> tuple[int, dict[str, Any]]:
     request = urllib.request.Request(url + "api/sign-in", data=json.dumps(body).encode(),
                                      headers={"content-type": "application/json",
                                               **(headers or {})})
     try:
         with urllib.request.urlopen(request, timeout=30) as reply:
-            return reply.status, json.loads(reply.read())
+            answer: dict[str, Any] = json.loads(reply.read())
+            return reply.status, answer
     except urllib.error.HTTPError as error:
-        body = error.read()
-        return error.code, json.loads(body) if body.startswith(b"{") else {"error": body}
+        text = error.read()
+        return error.code, json.loads(text) if text.startswith(b"{") else {"error": text}
 
 
 def rebound(url: str) -> tuple[str, dict[str, str]]:
@@ -48,7 +54,7 @@ def rebound(url: str) -> tuple[str, dict[str, str]]:
     return url, {"Host": name, "Origin": f"http://{name}"}
 
 
-def test_a_page_on_another_host_name_cannot_drive_the_table(table):
+def test_a_page_on_another_host_name_cannot_drive_the_table(table: TableFactory) -> None:
     rig, console = table("cali_lowball")
     url, headers = rebound(console.url)
     port = int(url.rstrip("/").rsplit(":", 1)[1])
@@ -69,7 +75,8 @@ def test_a_page_on_another_host_name_cannot_drive_the_table(table):
         assert page.status == 200
 
 
-def test_sign_ins_fired_at_once_get_no_more_guesses_than_the_lock_out_allows(table):
+def test_sign_ins_fired_at_once_get_no_more_guesses_than_the_lock_out_allows(
+        table: TableFactory) -> None:
     rig, console = table("cali_lowball")
     with concurrent.futures.ThreadPoolExecutor(24) as pool:
         statuses = list(pool.map(lambda n: post(console.url, {
@@ -78,7 +85,7 @@ def test_sign_ins_fired_at_once_get_no_more_guesses_than_the_lock_out_allows(tab
     assert set(statuses) <= {401, 429}
 
 
-def test_a_forged_forwarded_address_does_not_escape_the_lock_out(table):
+def test_a_forged_forwarded_address_does_not_escape_the_lock_out(table: TableFactory) -> None:
     rig, console = table("cali_lowball")
     statuses = [post(console.url, {"name": "Alice", "credential": f"guess-number-{n:04d}"},
                      {"X-Forwarded-For": f"10.9.{n}.1", "Forwarded": f"for=10.8.{n}.1"})[0]
@@ -87,10 +94,11 @@ def test_a_forged_forwarded_address_does_not_escape_the_lock_out(table):
     assert statuses[FAILURES:] == [429] * 3, statuses
 
 
-def test_a_screen_signed_out_elsewhere_is_shown_nothing_more(locked_console):
+def test_a_screen_signed_out_elsewhere_is_shown_nothing_more(
+        locked_console: tuple[Rig, Console]) -> None:
     rig, console = locked_console
     status, cookie = sign_in(console.url, "Dana", DEALER)
-    assert status == 200
+    assert status == 200 and cookie is not None
     with connect(console.url.replace("http://", "ws://") + "ws",
                  additional_headers={"Cookie": cookie}) as ws:
         next_of(ws, "view")
@@ -105,16 +113,17 @@ def test_a_screen_signed_out_elsewhere_is_shown_nothing_more(locked_console):
                 assert message["type"] != "view", "a signed-out screen was sent the table"
 
 
-def test_a_command_given_while_the_table_is_away_is_refused_and_never_sent_later(tmp_path):
+def test_a_command_given_while_the_table_is_away_is_refused_and_never_sent_later(
+        tmp_path: Path) -> None:
     rig = Rig(tmp_path, "cali_lowball")
     table_id = rig.daemon.table_id
     rig.stop_daemon()
     stream = rig.stream
-    views: list[dict] = []
+    views: list[dict[str, Any]] = []
     link = TableLink(table_id=table_id, spots=7, events=stream.events, replay=stream.replay,
                      commands=stream.commands, on_view=views.append)
     link.start()
-    answers: list[dict] = []
+    answers: list[dict[str, Any]] = []
     try:
         link.send({"command": "open", "by": "test"}, answers.append)
         wait_for(lambda: answers, "an answer while the table is away", timeout=8)
@@ -139,7 +148,7 @@ def test_a_command_given_while_the_table_is_away_is_refused_and_never_sent_later
         rig.close()
 
 
-def test_a_screen_sending_nonsense_at_full_speed_cannot_flood_the_log(tmp_path):
+def test_a_screen_sending_nonsense_at_full_speed_cannot_flood_the_log(tmp_path: Path) -> None:
     """Each bad message was a warning line: 2,000 of them in about a second from one script,
     and a console whose log is not read fast enough (a full pipe, a stalled journald) stops
     serving every screen while it writes them."""
@@ -166,6 +175,7 @@ def test_a_screen_sending_nonsense_at_full_speed_cannot_flood_the_log(tmp_path):
         except subprocess.TimeoutExpired:   # blocked writing its log
             console.process.kill()
             console.process.wait()
+        assert console.process.stdout is not None and console.process.stderr is not None
         log = console.process.stderr.read()
         console.process.stdout.close()
         console.process.stderr.close()
@@ -176,14 +186,16 @@ def test_a_screen_sending_nonsense_at_full_speed_cannot_flood_the_log(tmp_path):
     assert 1 <= log.count("another host name") <= 200 // 5
 
 
-def test_an_id_given_again_with_another_command_is_refused_not_answered_as_the_first(table):
+def test_an_id_given_again_with_another_command_is_refused_not_answered_as_the_first(
+        table: TableFactory) -> None:
     rig, console = table("cali_lowball")
     with connect(console.url.replace("http://", "ws://") + "ws") as ws:
-        def command(body: dict, command_id: str) -> dict:
+        def command(body: dict[str, Any], command_id: str) -> dict[str, Any]:
             ws.send(json.dumps({"type": "command", "id": command_id, "command": body}))
             while (message := json.loads(ws.recv(timeout=10)))["type"] != "answer":
                 pass
-            return message
+            answer: dict[str, Any] = message
+            return answer
 
         assert command({"command": "open"}, "reused-id-0001")["ok"]
         again = command({"command": "close"}, "reused-id-0001")
@@ -192,7 +204,7 @@ def test_an_id_given_again_with_another_command_is_refused_not_answered_as_the_f
     assert [e.data.command for e in rig.events("command_accepted")] == ["open"]
 
 
-def test_an_account_signing_in_over_and_over_ends_its_own_sessions_not_a_supervisors():
+def test_an_account_signing_in_over_and_over_ends_its_own_sessions_not_a_supervisors() -> None:
     import hashlib
 
     from controller.console.config import Account
@@ -207,10 +219,12 @@ def test_an_account_signing_in_over_and_over_ends_its_own_sessions_not_a_supervi
     for _ in range(3 * MAX_SESSIONS):
         now[0] += 1.0
         assert sessions.account("Pat", "pat-credential", pit) is not None
-    assert sessions.get(alice) is not None and sessions.get(alice).name == "Alice"
+    session = sessions.get(alice)
+    assert session is not None and session.name == "Alice"
 
 
-def test_the_dealers_screen_is_sent_nothing_only_the_pit_may_see(locked_console):
+def test_the_dealers_screen_is_sent_nothing_only_the_pit_may_see(
+        locked_console: tuple[Rig, Console]) -> None:
     """A dealer's account opens the dealer's screen only: the last hands (who played them)
     and the alarms are the pit's, and must not reach a dealer's socket either."""
     from tests.console.test_sign_in_everywhere import PIT
@@ -219,7 +233,7 @@ def test_the_dealers_screen_is_sent_nothing_only_the_pit_may_see(locked_console)
     views = {}
     for name, credential, path in (("Dana", DEALER, "ws"), ("Pat", PIT, "ws/pit")):
         status, cookie = sign_in(console.url, name, credential)
-        assert status == 200
+        assert status == 200 and cookie is not None
         with connect(console.url.replace("http://", "ws://") + path,
                      additional_headers={"Cookie": cookie}) as ws:
             views[name] = next_of(ws, "view")
@@ -228,7 +242,8 @@ def test_the_dealers_screen_is_sent_nothing_only_the_pit_may_see(locked_console)
     assert views["Dana"]["spots"] == views["Pat"]["spots"]
 
 
-def test_in_a_real_browser_a_rebound_name_gets_no_screen(browser, table):
+def test_in_a_real_browser_a_rebound_name_gets_no_screen(browser: Browser,
+                                                         table: TableFactory) -> None:
     """Chromium resolving evil.example to 127.0.0.1, as a rebinding attacker's DNS does once
     the page has loaded: what that origin can fetch or open on the console."""
     from tests.console.conftest import CHROMIUM
@@ -241,7 +256,7 @@ def test_in_a_real_browser_a_rebound_name_gets_no_screen(browser, table):
     try:
         page = rebinding.new_page()
         reply = page.goto(f"http://evil.example:{port}/")
-        assert reply.status == 400
+        assert reply is not None and reply.status == 400
         opened = page.evaluate("""url => new Promise(done => {
             const socket = new WebSocket(url);
             socket.onopen = () => { socket.send(JSON.stringify({type: "command",
@@ -254,17 +269,19 @@ def test_in_a_real_browser_a_rebound_name_gets_no_screen(browser, table):
     assert rig.ask({"command": "open"})["ok"]          # nothing of the page reached the table
 
 
-def test_a_page_of_another_site_cannot_sign_a_screen_out(locked_console):
+def test_a_page_of_another_site_cannot_sign_a_screen_out(
+        locked_console: tuple[Rig, Console]) -> None:
     rig, console = locked_console
     status, cookie = sign_in(console.url, "Dana", DEALER)
-    assert status == 200
+    assert status == 200 and cookie is not None
 
-    def sign_out(**headers) -> int:
+    def sign_out(**headers: str) -> int:
         request = urllib.request.Request(console.url + "api/sign-out", data=b"", method="POST",
                                          headers={"Cookie": cookie, **headers})
         try:
             with urllib.request.urlopen(request, timeout=10) as reply:
-                return reply.status
+                status: int = reply.status
+                return status
         except urllib.error.HTTPError as error:
             return error.code
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import threading
+from pathlib import Path
+from typing import Any
 
 import pytest
 import zmq
@@ -16,16 +18,16 @@ from tests.test_reload import Daemon, config_file
 
 
 def test_a_burst_of_cards_reaches_the_screen_without_waiting_for_the_idle_poll(
-        tmp_path, monkeypatch):
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The stream client reads live events into its buffer while it waits for a snapshot;
     they are on no socket, so the link must look again at once instead of sleeping until its
     idle poll ends (here a minute: the burst must be on the screen long before)."""
     monkeypatch.setattr(link_module, "IDLE_POLL_MS", 60_000)
     rig = Rig(tmp_path, "cali_lowball")
-    views: list[dict] = []
+    views: list[dict[str, Any]] = []
     seen = threading.Event()
 
-    def on_view(view: dict) -> None:
+    def on_view(view: dict[str, Any]) -> None:
         views.append(view)
         seen.set()
 
@@ -50,7 +52,7 @@ def test_a_burst_of_cards_reaches_the_screen_without_waiting_for_the_idle_poll(
 
 
 def test_events_between_the_links_snapshot_and_its_first_view_reach_the_screen(
-        tmp_path, monkeypatch):
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The link joins the stream from a snapshot, then notes the events that arrived after
     it; it published its first view from that older snapshot, and redrew the screen only
     when something else came (a heartbeat that happened to change, another event): a card
@@ -62,7 +64,7 @@ def test_events_between_the_links_snapshot_and_its_first_view_reach_the_screen(
     table.daemon.start()                                       # its loop does not run
     serve = table.daemon.publisher.handle_replay
     assert table.ask(command="open")["ok"]                     # a journal to look back on
-    views: list[dict] = []
+    views: list[dict[str, Any]] = []
     link = TableLink(table_id=table.daemon.table_id, spots=7, events=f"ipc://{tmp_path}/e",
                      replay=f"ipc://{tmp_path}/r", commands=f"ipc://{tmp_path}/c",
                      on_view=views.append)
@@ -80,13 +82,13 @@ def test_events_between_the_links_snapshot_and_its_first_view_reach_the_screen(
         context.term()
 
 
-def test_a_command_is_answered_through_the_link(tmp_path):
+def test_a_command_is_answered_through_the_link(tmp_path: Path) -> None:
     rig = Rig(tmp_path, "cali_lowball")
     stream = rig.stream
     link = TableLink(table_id=rig.daemon.table_id, spots=7, events=stream.events,
                      replay=stream.replay, commands=stream.commands, on_view=lambda view: None)
     link.start()
-    answers: list[dict] = []
+    answers: list[dict[str, Any]] = []
     try:
         link.send({"command": "open", "by": "test"}, answers.append)
         link.send({"command": "open", "by": "test"}, answers.append)
@@ -103,7 +105,8 @@ def test_a_command_is_answered_through_the_link(tmp_path):
     (Withdrawn({"ID": 41}, []), {"ok": True, "seq": 41}),
 ])
 def test_a_command_not_answered_in_time_is_withdrawn_and_its_screen_told_what_became_of_it(
-        tmp_path, monkeypatch, settled, told):
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, settled: Withdrawn, told: dict[str, Any]
+        ) -> None:
     """The table holds the screen's command without answering (a slow disk): the link
     withdraws it when its time is up, and tells the screen what the withdrawal settled,
     never to be carried out, or carried out late (docs/command-channel.md, section 6)."""
@@ -115,7 +118,7 @@ def test_a_command_not_answered_in_time_is_withdrawn_and_its_screen_told_what_be
                      replay=stream.replay, commands=f"ipc://{tmp_path}/slow-commands",
                      on_view=lambda view: None)
     link.start()
-    answers: list[dict] = []
+    answers: list[dict[str, Any]] = []
     try:
         wait_for(lambda: link.view is not None, "the link following the table")
         link.send({"command": "open", "by": "test"}, answers.append)

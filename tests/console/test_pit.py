@@ -10,12 +10,20 @@ from websockets.sync.client import connect
 
 from controller.settings.scenario import load_scenario
 from controller.stream import wire
-from tests.console.conftest import SUPERVISORS, Console, shot, write_configs
+from tests.console.conftest import (
+    SUPERVISORS,
+    Console,
+    ScreenFactory,
+    TableFactory,
+    shot,
+    write_configs,
+)
 from tests.console.test_supervisor import sign_in
 from tests.test_daemon import SCENARIOS, wait_for
 
 
-def test_the_pit_recalls_a_hand_step_by_step_and_acknowledges_alarms(table, screen):
+def test_the_pit_recalls_a_hand_step_by_step_and_acknowledges_alarms(table: TableFactory,
+                                                                     screen: ScreenFactory) -> None:
     rig, console = table("three_card_lowball")
     assert rig.ask({"command": "open"})["ok"]
     scenario = load_scenario(SCENARIOS / "tcl_prog_four_high_after_draw.json")
@@ -27,8 +35,9 @@ def test_the_pit_recalls_a_hand_step_by_step_and_acknowledges_alarms(table, scre
     page = screen(console.url + "pit")
     hand_id = rig.events("hand_settled")[0].hand_id
     # each hand's players, from its locked wagers (the records name them since version 3)
-    assert page.wait_for_selector(f'[data-players="{hand_id}"]').inner_text().strip() == \
-        "\u2014 spot 1: p1, spot 2: p2"
+    players = page.wait_for_selector(f'[data-players="{hand_id}"]')
+    assert players is not None
+    assert players.inner_text().strip() == "\u2014 spot 1: p1, spot 2: p2"
     page.tap(f'[data-hand="{hand_id}"]')
     page.wait_for_selector("#recall:not([hidden])")
     assert "Players spot 1: p1, spot 2: p2" in page.inner_text("#recall-players")
@@ -44,12 +53,14 @@ def test_the_pit_recalls_a_hand_step_by_step_and_acknowledges_alarms(table, scre
     page.tap("#step")
     assert page.locator("#recall-steps li").count() == 2
     # the journal's chain as the table states it (its heartbeats), never read by the console
-    assert "journal verified through seq" in \
-        page.wait_for_selector("#journal.verified").inner_text()
+    verified = page.wait_for_selector("#journal.verified")
+    assert verified is not None and "journal verified through seq" in verified.inner_text()
     alarm = page.wait_for_selector("#alarms li.open:has-text('credential_failures')")
     assert page.locator('[data-action="acknowledge"]').count() == 0   # nobody signed in
     shot(page, "pit")
+    assert alarm is not None
     seq = alarm.get_attribute("data-alarm")
+    assert seq is not None
     sign_in(page, console.url, "Alice", SUPERVISORS["Alice"], then="/pit")
     page.wait_for_url("**/pit")
     page.tap(f'[data-alarm="{seq}"] [data-action="acknowledge"]')
@@ -69,7 +80,7 @@ def test_the_pit_recalls_a_hand_step_by_step_and_acknowledges_alarms(table, scre
         second.close()
 
 
-def test_the_pit_screen_gives_no_command(table):
+def test_the_pit_screen_gives_no_command(table: TableFactory) -> None:
     rig, console = table("cali_lowball")
     with connect(console.url.replace("http://", "ws://") + "ws/pit") as socket:
         socket.send(json.dumps({"type": "command", "id": "abcdefgh-1",

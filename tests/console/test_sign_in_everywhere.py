@@ -9,10 +9,13 @@ import http.cookiejar
 import json
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 from websockets.exceptions import InvalidStatus
-from websockets.sync.client import connect
+from websockets.sync.client import ClientConnection, connect
 
 from controller.console.config import ConsoleConfig
 from controller.settings.validation import InputError, validate
@@ -27,7 +30,7 @@ def _sha(text: str) -> str:
 
 
 @pytest.fixture
-def locked_console(tmp_path):
+def locked_console(tmp_path: Path) -> Iterator[tuple[Rig, Console]]:
     rig = Rig(tmp_path, "cali_lowball", supervisors=SUPERVISORS)
     config = write_configs(tmp_path, rig)
     with open(config, "a") as handle:
@@ -56,18 +59,19 @@ def sign_in(url: str, name: str, credential: str) -> tuple[int, str | None]:
     return status, "; ".join(f"{cookie.name}={cookie.value}" for cookie in jar)
 
 
-def socket(url: str, path: str, cookie: str | None = None):
+def socket(url: str, path: str, cookie: str | None = None) -> ClientConnection:
     return connect(url.replace("http://", "ws://") + path,
                    additional_headers={"Cookie": cookie} if cookie else None)
 
 
-def next_of(ws, kind: str) -> dict:
+def next_of(ws: ClientConnection, kind: str) -> dict[str, Any]:
     while (message := json.loads(ws.recv(timeout=10)))["type"] != kind:
         pass
-    return message
+    found: dict[str, Any] = message
+    return found
 
 
-def test_nothing_is_served_before_a_sign_in(locked_console):
+def test_nothing_is_served_before_a_sign_in(locked_console: tuple[Rig, Console]) -> None:
     rig, console = locked_console
     for path in ("", "pit"):
         with urllib.request.urlopen(console.url + path, timeout=10) as reply:
@@ -78,7 +82,8 @@ def test_nothing_is_served_before_a_sign_in(locked_console):
     assert sign_in(console.url, "Dana", "not-her-credential")[0] == 401
 
 
-def test_a_dealer_signs_in_and_deals_but_cannot_void_or_see_the_pit(locked_console):
+def test_a_dealer_signs_in_and_deals_but_cannot_void_or_see_the_pit(
+        locked_console: tuple[Rig, Console]) -> None:
     rig, console = locked_console
     status, cookie = sign_in(console.url, "Dana", DEALER)
     assert status == 200 and cookie and DEALER not in cookie
@@ -96,10 +101,10 @@ def test_a_dealer_signs_in_and_deals_but_cannot_void_or_see_the_pit(locked_conso
         pass
 
 
-def test_the_pit_signs_in_to_its_screen_only(locked_console):
+def test_the_pit_signs_in_to_its_screen_only(locked_console: tuple[Rig, Console]) -> None:
     rig, console = locked_console
     status, cookie = sign_in(console.url, "Pat", PIT)
-    assert status == 200
+    assert status == 200 and cookie is not None
     with socket(console.url, "ws/pit", cookie) as ws:
         assert next_of(ws, "session")["role"] == "pit"
         ws.send(json.dumps({"type": "acknowledge", "seq": 1}))
@@ -108,7 +113,7 @@ def test_the_pit_signs_in_to_its_screen_only(locked_console):
         pass
 
 
-def test_off_loopback_every_screen_needs_an_account():
+def test_off_loopback_every_screen_needs_an_account() -> None:
     with pytest.raises(InputError, match="every screen needs a sign-in"):
         validate(ConsoleConfig, {"table_config": "t.toml", "host": "192.0.2.7",
                                  "tls_cert_file": "c.pem", "tls_key_file": "k.pem"}, "c")

@@ -7,33 +7,39 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from controller.console.sessions import FAILURES, Sessions
 from controller.settings.scenario import load_scenario
-from tests.console.conftest import SUPERVISORS, shot
-from tests.test_daemon import SCENARIOS, wait_for
+from tests.console.conftest import SUPERVISORS, ScreenFactory, TableFactory, shot
+from tests.test_daemon import SCENARIOS, Rig, wait_for
+
+if TYPE_CHECKING:   # the browser tests skip, not fail, where Playwright is missing
+    from playwright.sync_api import Page
 
 
-def sign_in(page, url: str, name: str, credential: str, then: str = "/") -> None:
+def sign_in(page: Page, url: str, name: str, credential: str, then: str = "/") -> None:
     page.goto(url + "supervisor" + ("" if then == "/" else f"?next={then}"))
     page.fill("#name", name)
     page.fill("#credential", credential)
     page.click("#submit")
 
 
-def post_sign_in(url: str, body: dict) -> tuple[int, dict]:
+def post_sign_in(url: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     request = urllib.request.Request(url + "api/sign-in", data=json.dumps(body).encode(),
                                      headers={"content-type": "application/json"})
     try:
         with urllib.request.urlopen(request, timeout=10) as reply:
-            return reply.status, json.loads(reply.read())
+            answer: dict[str, Any] = json.loads(reply.read())
+            return reply.status, answer
     except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read())
+        refusal: dict[str, Any] = json.loads(error.read())
+        return error.code, refusal
 
 
-def start_hand(rig) -> None:
+def start_hand(rig: Rig) -> None:
     rig.shoe.device.load(["Jd", "3h", "9s", "5c", "2c", "4d", "7h"])
     assert rig.ask({"command": "open"})["ok"]
     for wager in ("ante", "xtra_bonus"):
@@ -41,7 +47,8 @@ def start_hand(rig) -> None:
     assert rig.ask({"command": "lock"})["ok"]
 
 
-def test_a_supervisor_voids_with_a_reason_and_the_journal_names_them(table, screen):
+def test_a_supervisor_voids_with_a_reason_and_the_journal_names_them(table: TableFactory,
+                                                                     screen: ScreenFactory) -> None:
     rig, console = table("cali_lowball")
     start_hand(rig)
     rig.deal_one()
@@ -65,7 +72,8 @@ def test_a_supervisor_voids_with_a_reason_and_the_journal_names_them(table, scre
     assert all(cookie["httpOnly"] for cookie in cookies)
 
 
-def test_a_pending_jackpot_holds_the_screen_until_a_supervisor_verifies_it(table, screen):
+def test_a_pending_jackpot_holds_the_screen_until_a_supervisor_verifies_it(
+        table: TableFactory, screen: ScreenFactory) -> None:
     rig, console = table("three_card_lowball")
     assert rig.ask({"command": "open"})["ok"]
     rig.play(load_scenario(SCENARIOS / "tcl_prog_jackpot.json"))
@@ -84,7 +92,8 @@ def test_a_pending_jackpot_holds_the_screen_until_a_supervisor_verifies_it(table
     page.wait_for_selector("#jackpot[hidden]", state="attached")
 
 
-def test_failed_sign_ins_lock_the_screen_out_and_raise_the_tables_alarm(table):
+def test_failed_sign_ins_lock_the_screen_out_and_raise_the_tables_alarm(
+        table: TableFactory) -> None:
     rig, console = table("cali_lowball")
     status, answer = post_sign_in(console.url, {"name": "Alice", "credential": "not-it-at-all"})
     assert status == 401 and answer["error"] == "the supervisor credential is not valid"
@@ -99,7 +108,7 @@ def test_failed_sign_ins_lock_the_screen_out_and_raise_the_tables_alarm(table):
     assert status == 429                          # still locked: nothing reaches the table
 
 
-def test_a_sign_in_is_hostile_input_too(table):
+def test_a_sign_in_is_hostile_input_too(table: TableFactory) -> None:
     rig, console = table("cali_lowball")
     for body, said in [({"name": "<b>", "credential": "long-enough"}, "name"),
                        ({"name": "Alice", "credential": "x" * 300}, "credential"),
@@ -111,7 +120,7 @@ def test_a_sign_in_is_hostile_input_too(table):
     assert rig.events("command_refused") == []
 
 
-def test_a_session_expires_and_ends_at_sign_out():
+def test_a_session_expires_and_ends_at_sign_out() -> None:
     now = [0.0]
     sessions = Sessions(1, {"Alice": "0" * 64}, clock=lambda: now[0])
     token, session = sessions.open("Alice", "credential-text")
@@ -126,7 +135,7 @@ def test_a_session_expires_and_ends_at_sign_out():
     assert sessions.get("forged-token") is None and sessions.get(None) is None
 
 
-def test_a_lock_out_ends_after_its_time():
+def test_a_lock_out_ends_after_its_time() -> None:
     now = [0.0]
     sessions = Sessions(15, {}, clock=lambda: now[0])
     for _ in range(FAILURES):

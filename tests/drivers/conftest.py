@@ -31,7 +31,8 @@ class EventWaiter:
         self.seen: list[Any] = []
 
     def next(self, match: Callable[[Any], bool] | type, timeout: float = DEADLINE_S) -> Any:
-        predicate = (lambda e: isinstance(e, match)) if isinstance(match, type) else match
+        predicate: Callable[[Any], bool] = \
+            (lambda e: isinstance(e, match)) if isinstance(match, type) else match
         deadline = time.monotonic() + timeout
         while True:
             left = deadline - time.monotonic()
@@ -76,20 +77,25 @@ def _no_threads_left_behind() -> Iterator[None]:
 
 @pytest.fixture(params=["pty", "tcp"])
 def transport_kind(request: pytest.FixtureRequest) -> str:
-    return request.param
+    kind: str = request.param
+    return kind
 
 
 def make_transport(kind: str, model: Any, name: str = "shoe") -> Any:
     return PtyTransport(model, name=name) if kind == "pty" else TcpTransport(model, name=name)
 
 
+#: The ``shoe_rig`` fixture: make(...) -> (simulator transport, connected SerialShoe, waiter).
+ShoeRig = Callable[..., tuple[Any, SerialShoe, EventWaiter]]
+
+
 @pytest.fixture
-def shoe_rig(transport_kind: str) -> Iterator[Callable[..., tuple[Any, SerialShoe, EventWaiter]]]:
+def shoe_rig(transport_kind: str) -> Iterator[ShoeRig]:
     """Factory: (simulator transport, connected SerialShoe, waiter). Cleans everything up."""
     started: list[Any] = []
 
-    def build(cards: str | None = "As 7d Kc 2h 3s 4c 5d 6h 8s 9c", *, heartbeat_every_s=1.0,
-              lost_after_s=3.0, **config: Any) -> tuple[Any, SerialShoe, EventWaiter]:
+    def build(cards: str | None = "As 7d Kc 2h 3s 4c 5d 6h 8s 9c", *, heartbeat_every_s: float = 1.0,
+              lost_after_s: float = 3.0, **config: Any) -> tuple[Any, SerialShoe, EventWaiter]:
         model = Lbs1ShoeModel(cards, heartbeat_every_s=heartbeat_every_s)
         sim = make_transport(transport_kind, model).start()
         started.append(sim)

@@ -36,7 +36,7 @@ def _restore_structlog() -> Iterator[None]:
     structlog.reset_defaults()
 
 
-def start_sim(*args: str) -> tuple[subprocess.Popen, str]:
+def start_sim(*args: str) -> tuple[subprocess.Popen[str], str]:
     process = subprocess.Popen([sys.executable, "-m", "controller.cli.main", "sim", *args],
                                cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                stderr=subprocess.DEVNULL, text=True, bufsize=1)
@@ -46,14 +46,14 @@ def start_sim(*args: str) -> tuple[subprocess.Popen, str]:
     return process, url
 
 
-def tell(process: subprocess.Popen, line: str) -> str:
+def tell(process: subprocess.Popen[str], line: str) -> str:
     assert process.stdin is not None and process.stdout is not None
     process.stdin.write(line + "\n")
     process.stdin.flush()
     return process.stdout.readline().strip()
 
 
-def finish(process: subprocess.Popen) -> int:
+def finish(process: subprocess.Popen[str]) -> int:
     try:
         tell(process, "quit")
     except BrokenPipeError:

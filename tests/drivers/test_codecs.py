@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from controller.core.cards import DECK, parse_card
+from controller.core.cards import Card, DECK, parse_card
 from drivers.crc import crc16_ccitt_false
 from drivers.lbs1 import (
     ETX,
@@ -63,7 +65,7 @@ def test_encode_frame_layout() -> None:
     ((1, "C", "x" * 65), "at most 64"),
     ((1, "C", "a\x01"), "printable ASCII"),
 ])
-def test_encode_frame_rejects(args: tuple, message: str) -> None:
+def test_encode_frame_rejects(args: tuple[Any, ...], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         encode_frame(*args)
 
@@ -112,6 +114,7 @@ def test_longest_legal_payload_accepted() -> None:
 
 def test_frame_cut_short_by_stx() -> None:
     out = FrameParser().feed(GOOD[:7] + GOOD)
+    assert isinstance(out[0], FrameError)
     assert "cut short" in out[0].reason and out[0].nak_code == "FORMAT"
     assert out[1] == Frame(0x12, "C", "AS,04A1B2C3D4,17")
 
@@ -140,7 +143,7 @@ def test_lowercase_crc_digits_rejected() -> None:
 
 
 @given(st.binary(max_size=200), st.integers(0, 255), st.sampled_from(DECK))
-def test_garbage_never_costs_the_next_good_frame(garbage: bytes, seq: int, card) -> None:
+def test_garbage_never_costs_the_next_good_frame(garbage: bytes, seq: int, card: Card) -> None:
     frame = encode_frame(seq, "C", f"{str(card).upper()},,1")
     parser = FrameParser()
     out = parser.feed(garbage) + parser.feed(frame)
@@ -196,7 +199,8 @@ def test_card_frames() -> None:
     assert frame_to_event(Frame(7, "C", "AS,,1")) == CardRead(parse_card("As"), 7, None, 1)
     assert frame_to_event(Frame(7, "C", "TD,04a1b2c3d4,17")) == \
         CardRead(parse_card("Td"), 7, "04A1B2C3D4", 17)
-    assert frame_to_event(Frame(7, "C", "10H,,65535")).card == parse_card("Th")
+    ten = frame_to_event(Frame(7, "C", "10H,,65535"))
+    assert isinstance(ten, CardRead) and ten.card == parse_card("Th")
 
 
 @pytest.mark.parametrize("code", list(FaultCode))
@@ -260,11 +264,12 @@ def test_event_records() -> None:
 # -- USB reports --------------------------------------------------------------------------
 
 @pytest.mark.parametrize("card", [DECK[0], DECK[12], DECK[13], DECK[51]])
-def test_usb_card_report_round_trip(card) -> None:
+def test_usb_card_report_round_trip(card: Card) -> None:
     report = encode_card(9, card, deck_tag(card), 300)
     assert len(report) == 10 and report[2] == card.rank and report[8:] == b"\x01\x2c"
     assert decode_report(report) == CardRead(card, 9, deck_tag(card), 300)
-    assert decode_report(encode_card(9, card, None, 1)).tag is None
+    untagged = decode_report(encode_card(9, card, None, 1))
+    assert isinstance(untagged, CardRead) and untagged.tag is None
 
 
 @pytest.mark.parametrize("code", list(FaultCode))
@@ -347,10 +352,10 @@ def test_a_conflict_between_heartbeats_is_not_about_cards() -> None:
     receiver = ShoeReceiver()
     receiver.receive(Message(9, Heartbeat(4), "H4"))
     [conflict] = receiver.receive(Message(9, Heartbeat(0), "H0")).events
-    assert not conflict.about_cards
+    assert isinstance(conflict, SequenceConflict) and not conflict.about_cards
     receiver.receive(Message(10, CardRead(parse_card("As"), 10, None, 1), "CAS,,1"))
     [conflict] = receiver.receive(Message(10, Heartbeat(5), "H5")).events
-    assert conflict.about_cards
+    assert isinstance(conflict, SequenceConflict) and conflict.about_cards
 
 
 def test_receiver_naks_garbled_only_when_seq_known() -> None:

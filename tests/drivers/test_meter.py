@@ -89,14 +89,14 @@ def meter_rig(transport_kind: str) -> Iterator[tuple[Any, AlphaMeter]]:
     sim.stop()
 
 
-def test_meter_shows_amount(meter_rig: Any) -> None:
+def test_meter_shows_amount(meter_rig: tuple[Any, AlphaMeter]) -> None:
     sim, meter = meter_rig
     meter.show_amount(1234567)
     poll_until(lambda: sim.device.text == "$12,345.67")
     assert sim.device.errors == []
 
 
-def test_burst_is_coalesced_and_last_value_wins(meter_rig: Any) -> None:
+def test_burst_is_coalesced_and_last_value_wins(meter_rig: tuple[Any, AlphaMeter]) -> None:
     sim, meter = meter_rig
     for cents in range(100_000, 100_200):
         meter.show_amount(cents)
@@ -104,7 +104,7 @@ def test_burst_is_coalesced_and_last_value_wins(meter_rig: Any) -> None:
     assert meter.writes < 10
 
 
-def test_jackpot_holds_until_reset(meter_rig: Any) -> None:
+def test_jackpot_holds_until_reset(meter_rig: tuple[Any, AlphaMeter]) -> None:
     sim, meter = meter_rig
     meter.show_amount(500_00)
     meter.show_jackpot("TABLE 3", 500_00)
@@ -116,7 +116,7 @@ def test_jackpot_holds_until_reset(meter_rig: Any) -> None:
     assert "$1.00" not in [text for _, text in sim.device.writes]
 
 
-def test_bad_amount_raises_in_the_caller(meter_rig: Any) -> None:
+def test_bad_amount_raises_in_the_caller(meter_rig: tuple[Any, AlphaMeter]) -> None:
     sim, meter = meter_rig
     with pytest.raises(TypeError):
         meter.show_amount(12.34)  # type: ignore[arg-type]
@@ -124,7 +124,7 @@ def test_bad_amount_raises_in_the_caller(meter_rig: Any) -> None:
         meter.show_jackpot("T\u00e9", 1)
 
 
-def test_meter_survives_a_pulled_cable(meter_rig: Any) -> None:
+def test_meter_survives_a_pulled_cable(meter_rig: tuple[Any, AlphaMeter]) -> None:
     sim, meter = meter_rig
     meter.show_amount(42_00)
     poll_until(lambda: sim.device.text == "$42.00")

@@ -42,7 +42,7 @@ class WaitLog:
     """Wraps a driver's ``_wait_port``: the timeout each wait asked for (``asked``, from its
     start) and, once it ended, (timeout, port had input) (``waits``)."""
 
-    def __init__(self, driver: DeviceDriver) -> None:
+    def __init__(self, driver: DeviceDriver[Any]) -> None:
         self.asked: list[float | None] = []
         self.waits: list[tuple[float | None, bool]] = []
         self.waiting = threading.Event()  # set while the thread is inside a wait
@@ -72,7 +72,7 @@ class WaitLog:
         return sum(not readable for _, readable in self.snapshot())
 
 
-def stop_quickly(driver: DeviceDriver) -> float:
+def stop_quickly(driver: DeviceDriver[Any]) -> float:
     started = time.monotonic()
     driver.stop()
     took = time.monotonic() - started
@@ -122,7 +122,7 @@ def read_frames(master: int, parser: FrameParser, count: int) -> list[Any]:
     return frames
 
 
-def test_live_shoe_wakes_only_for_its_frames_and_silence_deadline(raw_pty) -> None:
+def test_live_shoe_wakes_only_for_its_frames_and_silence_deadline(raw_pty: tuple[int, str]) -> None:
     master, path = raw_pty
     shoe = SerialShoe(ShoeConfig(port=path, lost_after_s=30.0))
     log = WaitLog(shoe)
@@ -149,7 +149,7 @@ def test_live_shoe_wakes_only_for_its_frames_and_silence_deadline(raw_pty) -> No
     assert log.idle_wakeups() == 1  # the stop
 
 
-def test_silent_shoe_wakes_once_to_be_lost_then_sleeps(raw_pty) -> None:
+def test_silent_shoe_wakes_once_to_be_lost_then_sleeps(raw_pty: tuple[int, str]) -> None:
     master, path = raw_pty
     shoe = SerialShoe(ShoeConfig(port=path, lost_after_s=0.3))
     log = WaitLog(shoe)
@@ -175,7 +175,7 @@ def test_silent_shoe_wakes_once_to_be_lost_then_sleeps(raw_pty) -> None:
         stop_quickly(shoe)
 
 
-def test_trailing_noise_is_reported_once_the_line_is_quiet(raw_pty) -> None:
+def test_trailing_noise_is_reported_once_the_line_is_quiet(raw_pty: tuple[int, str]) -> None:
     master, path = raw_pty
     shoe = SerialShoe(ShoeConfig(port=path, lost_after_s=30.0, read_timeout_ms=50))
     log = WaitLog(shoe)
@@ -210,7 +210,8 @@ def spots(transport_kind: str) -> Iterator[tuple[Any, AsciiSpotController, WaitL
     sim.stop()
 
 
-def test_spots_reader_has_no_deadline_and_stops_at_once(spots) -> None:
+def test_spots_reader_has_no_deadline_and_stops_at_once(
+        spots: tuple[Any, AsciiSpotController, WaitLog]) -> None:
     sim, driver, log = spots
     waiter = EventWaiter(driver)
     waiter.next(SpotsConnected)
@@ -225,7 +226,8 @@ def test_spots_reader_has_no_deadline_and_stops_at_once(spots) -> None:
     assert log.idle_wakeups() == 1
 
 
-def test_idle_spots_notice_a_pulled_cable_without_a_command(spots) -> None:
+def test_idle_spots_notice_a_pulled_cable_without_a_command(
+        spots: tuple[Any, AsciiSpotController, WaitLog]) -> None:
     sim, driver, log = spots
     waiter = EventWaiter(driver)
     waiter.next(SpotsConnected)
@@ -251,7 +253,7 @@ def meter(transport_kind: str) -> Iterator[tuple[Any, AlphaMeter, WaitLog]]:
     sim.stop()
 
 
-def test_meter_sleeps_until_a_text_is_offered(meter) -> None:
+def test_meter_sleeps_until_a_text_is_offered(meter: tuple[Any, AlphaMeter, WaitLog]) -> None:
     sim, driver, log = meter
     poll_until(log.waiting.is_set)
     assert log.snapshot() == []  # idle: one wait, no deadline, still going on
@@ -314,7 +316,8 @@ class _TimingOutDevice:
     (0.0001, 1),      # due now: 1 ms, never 0 (to libusb, 0 means "for ever")
     (0.0, 1),
 ])
-def test_usb_read_waits_for_the_deadline_within_the_stop_bound(wait_s, expected_ms) -> None:
+def test_usb_read_waits_for_the_deadline_within_the_stop_bound(wait_s: float, expected_ms: int
+                                                               ) -> None:
     shoe = UsbShoe(ShoeConfig(driver="usb", read_timeout_ms=250))
     shoe._device = device = _TimingOutDevice()
     assert shoe._receive(wait_s) == []

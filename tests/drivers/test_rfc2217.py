@@ -32,7 +32,7 @@ pytestmark = pytest.mark.filterwarnings(
     r"ignore:set(Daemon|Name)\(\) is deprecated:DeprecationWarning")
 
 
-class PtyLine(serial.Serial):
+class PtyLine(serial.Serial):  # type: ignore[misc]  # pyserial has no type hints
     """The server's serial side: a pty, which has no modem lines. RFC 2217 clients set DTR and
     RTS all the same (pyserial's does as it opens) and the server reports the lines it reads,
     so settings are accepted and ignored, and the lines read as a device attached and ready."""
@@ -137,7 +137,8 @@ def shoe_server() -> Iterator[tuple[Any, Rfc2217Server]]:
             server.stop()
 
 
-def test_a_shoe_behind_an_rfc2217_server_deals_and_is_acknowledged(shoe_server) -> None:
+def test_a_shoe_behind_an_rfc2217_server_deals_and_is_acknowledged(
+        shoe_server: tuple[Any, Rfc2217Server]) -> None:
     sim, server = shoe_server
     with SerialShoe(ShoeConfig(port=server.url, reconnect_initial_s=0.05)) as shoe:
         waiter = EventWaiter(shoe)
@@ -150,7 +151,8 @@ def test_a_shoe_behind_an_rfc2217_server_deals_and_is_acknowledged(shoe_server) 
         assert waiter.next(CardRead).card == parse_card("Kc")
 
 
-def test_an_rfc2217_port_has_no_write_timeout_but_its_writes_are_bounded(shoe_server) -> None:
+def test_an_rfc2217_port_has_no_write_timeout_but_its_writes_are_bounded(
+        shoe_server: tuple[Any, Rfc2217Server]) -> None:
     """pyserial's RFC 2217 client refuses a write timeout; what bounds a write instead is the
     timeout of its socket (drivers.base: _settle_rfc2217). A newer pyserial that drops it
     must be noticed here, not by a shoe thread stuck in a write."""

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 from controller.core.cards import parse_card
@@ -21,10 +25,10 @@ from drivers.shoe_events import (
 from drivers.shoe_serial import SerialShoe
 from drivers.tags import deck_tag
 
-from .conftest import EventWaiter, poll_until
+from .conftest import EventWaiter, ShoeRig, poll_until
 
 
-def test_clean_deal_in_order_with_tags(shoe_rig) -> None:
+def test_clean_deal_in_order_with_tags(shoe_rig: ShoeRig) -> None:
     sim, shoe, waiter = shoe_rig()
     sim.device.deal(4)
     cards = waiter.collect(4, CardRead)
@@ -35,7 +39,7 @@ def test_clean_deal_in_order_with_tags(shoe_rig) -> None:
     assert not any(isinstance(e, FrameRejected) for e in waiter.seen)
 
 
-def test_dropped_ack_retransmission_is_acked_again_and_counted_once(shoe_rig) -> None:
+def test_dropped_ack_retransmission_is_acked_again_and_counted_once(shoe_rig: ShoeRig) -> None:
     sim, shoe, waiter = shoe_rig()
     with sim.lock:
         sim.device.drop_acks(1)
@@ -50,7 +54,7 @@ def test_dropped_ack_retransmission_is_acked_again_and_counted_once(shoe_rig) ->
     assert sum(isinstance(e, CardRead) for e in waiter.seen) == 2
 
 
-def test_bad_crc_is_naked_and_the_resend_counted_once(shoe_rig) -> None:
+def test_bad_crc_is_naked_and_the_resend_counted_once(shoe_rig: ShoeRig) -> None:
     sim, shoe, waiter = shoe_rig()
     with sim.lock:
         sim.device.corrupt_next_crc()
@@ -63,7 +67,7 @@ def test_bad_crc_is_naked_and_the_resend_counted_once(shoe_rig) -> None:
     assert waiter.next(CardRead).card == parse_card("7d")
 
 
-def test_noise_overlong_and_cut_frames_do_not_lose_good_frames(shoe_rig) -> None:
+def test_noise_overlong_and_cut_frames_do_not_lose_good_frames(shoe_rig: ShoeRig) -> None:
     sim, shoe, waiter = shoe_rig()
     with sim.lock:
         sim.device.inject_noise(b"\xff\xfe garbage \r\n")
@@ -86,7 +90,8 @@ def test_noise_overlong_and_cut_frames_do_not_lose_good_frames(shoe_rig) -> None
     (lambda m: (m.open_door(), m.close_door()),
      [ShoeFault(FaultCode.DOOR), ShoeStatus(ShoeState.DOOROPEN), ShoeStatus(ShoeState.READY)]),
 ])
-def test_every_fault_reaches_the_table(shoe_rig, inject, expected) -> None:
+def test_every_fault_reaches_the_table(shoe_rig: ShoeRig, inject: Callable[[Any], object],
+                                       expected: list[Any]) -> None:
     sim, shoe, waiter = shoe_rig()
     with sim.lock:
         inject(sim.model)
@@ -95,14 +100,14 @@ def test_every_fault_reaches_the_table(shoe_rig, inject, expected) -> None:
     assert got == expected
 
 
-def test_empty_shoe(shoe_rig) -> None:
+def test_empty_shoe(shoe_rig: ShoeRig) -> None:
     sim, shoe, waiter = shoe_rig("As")
     sim.device.deal(2)
     assert waiter.next(CardRead).card == parse_card("As")
     assert waiter.next(ShoeFault) == ShoeFault(FaultCode.EMPTY)
 
 
-def test_silence_means_lost_and_speech_means_found(shoe_rig) -> None:
+def test_silence_means_lost_and_speech_means_found(shoe_rig: ShoeRig) -> None:
     sim, shoe, waiter = shoe_rig(heartbeat_every_s=0.1, lost_after_s=0.4)
     waiter.next(Heartbeat)
     sim.device.go_silent()
@@ -112,7 +117,7 @@ def test_silence_means_lost_and_speech_means_found(shoe_rig) -> None:
     waiter.next(Heartbeat)
 
 
-def test_disconnect_and_reconnect(shoe_rig) -> None:
+def test_disconnect_and_reconnect(shoe_rig: ShoeRig) -> None:
     sim, shoe, waiter = shoe_rig()
     sim.device.deal()
     waiter.next(CardRead)
@@ -125,7 +130,7 @@ def test_disconnect_and_reconnect(shoe_rig) -> None:
     assert waiter.next(CardRead).card == parse_card("7d")
 
 
-def test_status_query(shoe_rig) -> None:
+def test_status_query(shoe_rig: ShoeRig) -> None:
     sim, shoe, waiter = shoe_rig()
     shoe.request_status()
     assert waiter.next(ShoeStatus) == ShoeStatus(ShoeState.READY)
@@ -136,7 +141,7 @@ def test_status_query(shoe_rig) -> None:
     assert waiter.next(ShoeStatus) == ShoeStatus(ShoeState.READY)
 
 
-def test_missing_port_is_reported_not_raised(tmp_path) -> None:
+def test_missing_port_is_reported_not_raised(tmp_path: Path) -> None:
     missing = str(tmp_path / "no-such-tty")
     with SerialShoe(ShoeConfig(port=missing, reconnect_initial_s=0.05)) as shoe:
         lost = EventWaiter(shoe).next(ShoeLost)
@@ -144,14 +149,15 @@ def test_missing_port_is_reported_not_raised(tmp_path) -> None:
         assert not shoe.connected
 
 
-def test_a_failing_listener_does_not_stop_the_driver(shoe_rig, transport_kind) -> None:
+def test_a_failing_listener_does_not_stop_the_driver(shoe_rig: ShoeRig,
+                                                     transport_kind: str) -> None:
     from simulators.shoe import Lbs1ShoeModel
 
     from .conftest import make_transport
 
-    calls = []
+    calls: list[Any] = []
 
-    def listener(event):
+    def listener(event: Any) -> None:
         calls.append(event)
         raise RuntimeError("listener bug")
 
@@ -163,14 +169,14 @@ def test_a_failing_listener_does_not_stop_the_driver(shoe_rig, transport_kind) -
     assert [str(e.card) for e in calls if isinstance(e, CardRead)] == ["As", "7d"]
 
 
-def test_a_driver_with_a_listener_keeps_no_backlog_of_its_events(transport_kind) -> None:
+def test_a_driver_with_a_listener_keeps_no_backlog_of_its_events(transport_kind: str) -> None:
     """The daemon's drivers have listeners and never call get_event(): an event kept for it
     as well would stay for the life of the process (every card, every heartbeat)."""
     from simulators.shoe import Lbs1ShoeModel
 
     from .conftest import make_transport
 
-    heard = []
+    heard: list[Any] = []
     with make_transport(transport_kind, Lbs1ShoeModel("As 7d 2c")) as sim:
         with SerialShoe(ShoeConfig(port=sim.url), listener=heard.append) as shoe:
             poll_until(lambda: any(isinstance(e, ShoeConnected) for e in heard))
@@ -180,7 +186,7 @@ def test_a_driver_with_a_listener_keeps_no_backlog_of_its_events(transport_kind)
 
 
 def test_a_card_dealt_while_no_host_listens_is_offered_until_one_acknowledges_it(
-        shoe_rig) -> None:
+        shoe_rig: ShoeRig) -> None:
     """The shoe never gives a card up: past its three quick retransmissions (the old 0.8 s
     window) it halts and offers the card once a second until a host acknowledges it."""
     sim, shoe, waiter = shoe_rig()
@@ -203,7 +209,7 @@ def test_a_card_dealt_while_no_host_listens_is_offered_until_one_acknowledges_it
 
 
 def test_a_reused_seq_with_another_card_is_refused_then_taken_under_its_new_seq(
-        shoe_rig) -> None:
+        shoe_rig: ShoeRig) -> None:
     sim, shoe, waiter = shoe_rig(heartbeat_every_s=100)
     sim.device.deal()
     first = waiter.next(CardRead)

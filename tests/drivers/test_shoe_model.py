@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from controller.core.cards import DECK, parse_cards
-from drivers.lbs1 import Frame, FrameParser, encode_frame
-from drivers.shoe_events import FaultCode
+from drivers.lbs1 import Frame, FrameError, FrameParser, encode_frame
+from drivers.shoe_events import CardRead, FaultCode, ShoeFault
 from drivers.usb_report import decode_report
 from simulators.clock import ManualClock
 from simulators.shoe import Lbs1ShoeModel, UsbShoeModel, card_order
@@ -127,7 +127,7 @@ def test_bad_crc_then_good_resend() -> None:
     model.corrupt_next_crc()
     model.deal()
     [bad] = FrameParser().feed(model.poll(0.0))
-    assert "bad CRC" in bad.reason
+    assert isinstance(bad, FrameError) and "bad CRC" in bad.reason
     model.receive(encode_frame(0, "N", "00,CRC"), 0.0)
     assert frames(model.poll(0.0)) == [Frame(0, "C", "AS,04A1B227,1")]
 
@@ -170,9 +170,12 @@ def test_usb_model_reports_and_acks() -> None:
     model.misread()
     [report] = model.reports(0.0)
     assert len(report) == 10
-    assert decode_report(report).card == parse_cards("Kc")[0]
-    assert decode_report(report).count == 1
+    read = decode_report(report)
+    assert isinstance(read, CardRead)
+    assert read.card == parse_cards("Kc")[0]
+    assert read.count == 1
     assert not model.control(0xC0, 0x01, 0)
     assert model.control(0x40, 0x01, 0)
     [fault] = model.reports(0.0)
-    assert decode_report(fault).code is FaultCode.MISREAD
+    misread = decode_report(fault)
+    assert isinstance(misread, ShoeFault) and misread.code is FaultCode.MISREAD

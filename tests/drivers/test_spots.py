@@ -21,6 +21,7 @@ from drivers.spots import (
     Lamp,
     LineRejected,
     Mode,
+    Reply,
     SpotCommandRefused,
     SpotControllerLost,
     SpotsConnected,
@@ -61,8 +62,9 @@ def test_lamp_conventions() -> None:
 
 def test_decode_lines() -> None:
     assert decode_line("S 3 1") == WagerSensor(3, True)
-    assert decode_line("ERR SPOT").error == "SPOT"
-    assert decode_line("OK").error is None
+    refused, ok = decode_line("ERR SPOT"), decode_line("OK")
+    assert isinstance(refused, Reply) and refused.error == "SPOT"
+    assert isinstance(ok, Reply) and ok.error is None
     for bad in ("S 0 1", "S 9 1", "OK!", "HELLO"):
         with pytest.raises(ValueError, match=repr(bad)):
             decode_line(bad)

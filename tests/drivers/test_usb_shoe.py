@@ -109,7 +109,8 @@ def test_usb_shoe_keeps_a_card_while_the_host_is_away(usb_rig: Any) -> None:
         """Step the shoe as the bus would, its reports lost: nobody reads them."""
         with backend.lock:
             backend.model.reports(backend.clock())
-            return backend.model.history.count(("retransmit", 0)) >= 4
+            retransmits: int = backend.model.history.count(("retransmit", 0))
+            return retransmits >= 4
 
     poll_until(sent_to_no_one)                       # past the old 0.8 s window
     assert backend.device.halted

@@ -5,6 +5,7 @@ these tests skip, saying how to install them (CI installs them: ``make deps`` as
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 
 import psycopg
 import pytest
@@ -15,7 +16,7 @@ _numbers = itertools.count(1)
 
 
 @pytest.fixture(scope="session")
-def postgres():
+def postgres() -> Iterator[LocalCluster]:
     try:
         cluster = LocalCluster(fsync=False)
     except ClusterUnavailable as error:
@@ -25,7 +26,7 @@ def postgres():
 
 
 @pytest.fixture
-def database(postgres) -> str:
+def database(postgres: LocalCluster) -> str:
     """The DSN of a new, empty database."""
     name = f"floor_test_{next(_numbers)}"
     with psycopg.connect(postgres.dsn, autocommit=True) as connection:

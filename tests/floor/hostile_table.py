@@ -29,7 +29,7 @@ def free_endpoint() -> str:
 
 
 class HostileTable:
-    def __init__(self, state_dir: Path, table_id: str):
+    def __init__(self, state_dir: Path, table_id: str) -> None:
         self.table_id = table_id
         state_dir.mkdir(parents=True, exist_ok=True)
         self.journal = Journal(journal_path(state_dir), durability="batched")

@@ -5,17 +5,18 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from typing import Any
 
 from controller.floor import store
 
 
-def _row(seq: int, kind: str, ts: str, data: dict, version: int) -> store.Row:
+def _row(seq: int, kind: str, ts: str, data: dict[str, Any], version: int) -> store.Row:
     return store.Row("T-1", seq, kind, None, datetime.fromisoformat(ts), json.dumps(
         {"schema_version": version, "table_id": "T-1", "seq": seq, "ts": ts, "hand_id": None,
          "type": kind, "data": data}))
 
 
-def test_device_faults_of_both_versions_are_device_statuses_and_downtime(database):
+def test_device_faults_of_both_versions_are_device_statuses_and_downtime(database: str) -> None:
     with store.connect(database) as connection:
         store.migrate(connection)
         store.store_batch(connection, [

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 
-from controller.floor.config import load_floor_config
+from controller.floor.config import LoadedFloorConfig, load_floor_config
 from controller.settings.validation import InputError
 
 BASE = """
@@ -20,25 +21,25 @@ cms_replay = "ipc:///run/lowball/cms-replay"
 """
 
 
-def load(tmp_path, text: str):
+def load(tmp_path: Path, text: str) -> LoadedFloorConfig:
     path = tmp_path / "floor.toml"
     path.write_text(BASE + text, encoding="utf-8")
     return load_floor_config(path)
 
 
-def problems(tmp_path, text: str) -> str:
+def problems(tmp_path: Path, text: str) -> str:
     with pytest.raises(InputError) as raised:
         load(tmp_path, text)
     return str(raised.value)
 
 
-def test_a_minimal_config_has_defaults(tmp_path):
+def test_a_minimal_config_has_defaults(tmp_path: Path) -> None:
     config = load(tmp_path, "").config
     assert config.tables[0].id == "CALI-01" and config.service.batch_max == 2000
     assert [shift.name for shift in config.ratings.shifts] == ["grave", "day", "swing"]
 
 
-def test_house_edges_are_exact_decimals(tmp_path):
+def test_house_edges_are_exact_decimals(tmp_path: Path) -> None:
     config = load(tmp_path, '[paytables."paytable-1"]\nhouse_edge = "3.37%"\n'
                             'wagers = { bonus = "0.0512" }\n').config
     assert config.paytables["paytable-1"].house_edge == Decimal("0.0337")
@@ -52,7 +53,7 @@ def test_house_edges_are_exact_decimals(tmp_path):
     ('"3,37%"', "not a decimal"),
     ('"1e-2"', "not a decimal"),
 ])
-def test_a_bad_house_edge_names_its_key(tmp_path, edge, says):
+def test_a_bad_house_edge_names_its_key(tmp_path: Path, edge: str, says: str) -> None:
     message = problems(tmp_path, f'[paytables."p"]\nhouse_edge = {edge}\n')
     assert "paytables.p.house_edge" in message and says in message
 
@@ -77,15 +78,15 @@ def test_a_bad_house_edge_names_its_key(tmp_path, edge, says):
      "pool_link.authorized_keys_dir needs [curve] key_file"),
     ('[pool_link]\nendpoint = "udp://x:1"\n', "pool_link.endpoint: String should match"),
 ])
-def test_a_bad_key_is_named(tmp_path, text, key):
+def test_a_bad_key_is_named(tmp_path: Path, text: str, key: str) -> None:
     assert key in problems(tmp_path, text)
 
 
-def test_a_missing_curve_key_file_is_named(tmp_path):
+def test_a_missing_curve_key_file_is_named(tmp_path: Path) -> None:
     assert "curve.key_file" in problems(tmp_path, '[curve]\nkey_file = "floor.key_secret"\n')
 
 
-def test_the_shipped_example_is_valid_and_names_the_example_tables():
+def test_the_shipped_example_is_valid_and_names_the_example_tables() -> None:
     from controller.settings.table_config import load_config, shipped_config_dir
 
     floor = load_floor_config(shipped_config_dir() / "floor.toml").config
@@ -98,7 +99,7 @@ def test_the_shipped_example_is_valid_and_names_the_example_tables():
 POOL = '[[pools]]\nid = "LINK-1"\ntables = ["CALI-01"]\n'
 
 
-def test_a_pool_has_the_progressive_defaults(tmp_path):
+def test_a_pool_has_the_progressive_defaults(tmp_path: Path) -> None:
     (linked,) = load(tmp_path, POOL).config.pools
     assert (linked.seed, linked.wager, linked.contribution, linked.simultaneous_hit) == \
         (500_000, 100, 20, "seed")
@@ -120,5 +121,5 @@ def test_a_pool_has_the_progressive_defaults(tmp_path):
     (POOL + 'jackpot = 5\n', "pools[0].jackpot: unknown key"),
     (POOL + '[pools.awards]\n"4-high" = -5\n', "pools[0].awards.4-high"),
 ])
-def test_a_bad_pool_is_named(tmp_path, text, says):
+def test_a_bad_pool_is_named(tmp_path: Path, text: str, says: str) -> None:
     assert says in problems(tmp_path, text)

@@ -4,18 +4,21 @@ it stores the table's events; a key the table does not list gets nothing."""
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 import psycopg
 import zmq
 
 from bench.floor_rig import wait_until
 from controller.floor.config import LoadedFloorConfig, load_floor_config
+from controller.floor.local_cluster import LocalCluster
 from controller.floor.service import FloorService
 from controller.stream.journal import Journal, journal_path
 from tests.test_stream_security import SecureTable, make_keys
 
 
-def floor_config(path, dsn, table: SecureTable, table_id, key_file) -> LoadedFloorConfig:
+def floor_config(path: Path, dsn: str, table: SecureTable, table_id: str, key_file: Path | str
+                 ) -> LoadedFloorConfig:
     path.write_text(f"""
 [database]
 dsn = "{dsn}"
@@ -33,12 +36,16 @@ server_key_file = "{path.parent / 'server' / 'table.key'}"
 def count(dsn: str) -> int:
     try:
         with psycopg.connect(dsn) as connection:
-            return connection.execute("SELECT count(*) FROM floor_events").fetchone()[0]
+            row = connection.execute("SELECT count(*) FROM floor_events").fetchone()
+            assert row is not None
+            stored: int = row[0]
+            return stored
     except psycopg.Error:
         return 0
 
 
-def test_a_listed_floor_key_stores_the_stream_and_a_stranger_gets_nothing(tmp_path, postgres):
+def test_a_listed_floor_key_stores_the_stream_and_a_stranger_gets_nothing(
+        tmp_path: Path, postgres: LocalCluster) -> None:
     from controller.settings.table_config import Security
 
     make_keys(tmp_path / "server", "table")
@@ -55,7 +62,8 @@ def test_a_listed_floor_key_stores_the_stream_and_a_stranger_gets_nothing(tmp_pa
             databases.append(postgres.dsn_for(name))
     context = zmq.Context()
     table = SecureTable(tmp_path, context, security)
-    services, threads = [], []
+    services: list[FloorService] = []
+    threads: list[threading.Thread] = []
     try:
         table_id = table.daemon.table.table_id
         for dsn, key in zip(databases, ("cms-allowed/floor.key_secret",

@@ -7,10 +7,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+from controller.floor.local_cluster import LocalCluster
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_demo_floor_runs_tables_the_floor_and_a_pool(postgres, tmp_path):
+def test_demo_floor_runs_tables_the_floor_and_a_pool(postgres: LocalCluster,
+                                                     tmp_path: Path) -> None:
     # ``postgres``: skips, saying how to install it, where PostgreSQL's server is missing
     result = subprocess.run(
         [sys.executable, "-m", "controller.cli.main", "demo", "--floor", "2", "--hands", "2",
@@ -24,7 +27,7 @@ def test_demo_floor_runs_tables_the_floor_and_a_pool(postgres, tmp_path):
     assert (tmp_path / "TCL-02" / "journal.sqlite3").exists()
 
 
-def test_demo_floor_refuses_a_game_without_the_progressive(tmp_path):
+def test_demo_floor_refuses_a_game_without_the_progressive(tmp_path: Path) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "controller.cli.main", "demo", "--floor", "2", "--game",
          "cali_lowball", "--state-dir", str(tmp_path)],
@@ -32,7 +35,7 @@ def test_demo_floor_refuses_a_game_without_the_progressive(tmp_path):
     assert result.returncode == 2 and "--floor links Three Card Lowball tables" in result.stderr
 
 
-def test_demo_floor_bounds_the_number_of_tables(tmp_path):
+def test_demo_floor_bounds_the_number_of_tables(tmp_path: Path) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "controller.cli.main", "demo", "--floor", "21"],
         cwd=ROOT, capture_output=True, text=True, timeout=60)

@@ -5,6 +5,8 @@ PostgreSQL restarted."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -12,6 +14,7 @@ import pytest
 from bench.floor_rig import FloorProcess, RatedDealer, TableProcess, wait_until, \
     write_floor_config
 from bench.power_loss import CREDENTIAL, JournalView
+from controller.floor.local_cluster import LocalCluster
 from controller.stream.journal import journal_path
 
 
@@ -36,7 +39,7 @@ def all_stored(dsn: str, tables: list[TableProcess]) -> bool:
 
 
 @pytest.fixture
-def tables(tmp_path):
+def tables(tmp_path: Path) -> Iterator[list[TableProcess]]:
     made: list[TableProcess] = []
     try:
         made.append(TableProcess("TCL-01", "three_card_lowball"))
@@ -47,8 +50,8 @@ def tables(tmp_path):
             table.close()
 
 
-def test_every_seq_stored_once_through_kills_and_a_database_restart(postgres, database,
-                                                                     tables, tmp_path):
+def test_every_seq_stored_once_through_kills_and_a_database_restart(postgres: LocalCluster, database: str,
+                                                                     tables: list[TableProcess], tmp_path: Path) -> None:
     three_card, cali = tables
     config = write_floor_config(tmp_path / "floor.toml", database, tables,
                                 {three_card.paytable: "0.0337", cali.paytable: "2.5%"})
@@ -59,8 +62,11 @@ def test_every_seq_stored_once_through_kills_and_a_database_restart(postgres, da
         wait_until(lambda: all_stored(database, tables), "the first hands stored")
 
         # the floor killed while a table deals, then started again
-        dealing = threading.Thread(target=lambda: [RatedDealer(three_card, {3: "P-4"}).hand()
-                                                   for _ in range(3)])
+        def deal_three() -> None:
+            for _ in range(3):
+                RatedDealer(three_card, {3: "P-4"}).hand()
+
+        dealing = threading.Thread(target=deal_three)
         dealing.start()
         wait_until(lambda: len(stored(database, "TCL-01")) > len(journaled(three_card)) - 40
                    and journaled(three_card)[-1][1] != "hand_settled", "a hand in play")
@@ -89,8 +95,11 @@ def test_every_seq_stored_once_through_kills_and_a_database_restart(postgres, da
         RatedDealer(cali, {1: "P-3"}).hand()
 
         # PostgreSQL restarted while a table deals
-        dealing = threading.Thread(target=lambda: [RatedDealer(three_card, {3: "P-4"}).hand()
-                                                   for _ in range(2)])
+        def deal_two() -> None:
+            for _ in range(2):
+                RatedDealer(three_card, {3: "P-4"}).hand()
+
+        dealing = threading.Thread(target=deal_two)
         dealing.start()
         postgres.restart()
         dealing.join(60)

@@ -6,12 +6,16 @@ the hostile table's journal and publisher real (:mod:`tests.floor.hostile_table`
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
 
 from bench.floor_rig import wait_until, write_floor_config
 from controller.core.table_events import DeviceStatus, Fault, TableOpened, WagerPlaced
+from controller.core.vocabulary import Device, DeviceCondition, FaultCode, WagerKey
 from controller.floor.config import load_floor_config
 from controller.floor.service import MAX_MESSAGE_BYTES, FloorService
 from tests.floor.hostile_table import HostileTable
@@ -27,11 +31,11 @@ def stored(dsn: str, table_id: str) -> list[int]:
 
 
 @pytest.fixture
-def floor(tmp_path, database):
+def floor(tmp_path: Path, database: str) -> Iterator[Callable[..., FloorService]]:
     """make(*tables) -> the floor service following them, in a thread."""
-    made: list = []
+    made: list[tuple[FloorService, threading.Thread]] = []
 
-    def make(*tables):
+    def make(*tables: HostileTable) -> FloorService:
         config = write_floor_config(tmp_path / "floor.toml", database, list(tables), {},
                                     retry_s=0.2)
         service = FloorService(load_floor_config(config))
@@ -52,19 +56,22 @@ def opened(table_id: str) -> TableOpened:
 
 
 def fault(detail: str) -> Fault:
-    return Fault(code="shoe_jam", detail=detail, device="shoe", recoverable=True)
+    return Fault(code=FaultCode.SHOE_JAM, detail=detail, device=Device.SHOE, recoverable=True)
 
 
 UNSTORABLE = [
     pytest.param([fault("jam\x00; DROP TABLE floor_events")], None, id="NUL in a field"),
-    pytest.param([DeviceStatus(device="shoe", status="connected", detail="ok")], "H-\x00-1",
+    pytest.param([DeviceStatus(device=Device.SHOE, status=DeviceCondition.CONNECTED, detail="ok")],
+                 "H-\x00-1",
                  id="NUL in a hand id"),
 ]
 
 
 @pytest.mark.parametrize("events, hand_id", UNSTORABLE)
-def test_an_event_the_database_refuses_holds_its_table_only(tmp_path, database, floor,
-                                                            events, hand_id):
+def test_an_event_the_database_refuses_holds_its_table_only(tmp_path: Path, database: str,
+                                                            floor: Callable[..., FloorService],
+                                                            events: list[Any], hand_id: str | None
+                                                            ) -> None:
     calm = HostileTable(tmp_path / "calm", "CALM-01")
     evil = HostileTable(tmp_path / "evil", "EVIL-01")
     try:
@@ -92,7 +99,8 @@ def test_an_event_the_database_refuses_holds_its_table_only(tmp_path, database, 
         evil.close()
 
 
-def test_an_enormous_event_is_not_taken_and_holds_its_table_only(tmp_path, database, floor):
+def test_an_enormous_event_is_not_taken_and_holds_its_table_only(
+        tmp_path: Path, database: str, floor: Callable[..., FloorService]) -> None:
     """An event is a few kilobytes: a table sending megabytes (gigabytes would take the floor
     service's memory) is not followed past it."""
     calm = HostileTable(tmp_path / "calm", "CALM-01")
@@ -116,7 +124,8 @@ def test_an_enormous_event_is_not_taken_and_holds_its_table_only(tmp_path, datab
         evil.close()
 
 
-def test_a_number_past_the_views_casts_spoils_no_other_tables_report(tmp_path, database, floor):
+def test_a_number_past_the_views_casts_spoils_no_other_tables_report(
+        tmp_path: Path, database: str, floor: Callable[..., FloorService]) -> None:
     """The typed views cast a table's numbers with ::bigint: one stored amount past bigint
     would make every query of floor_wagers_placed, the ratings and `floor report` fail for
     every table. The wire refuses an event's integer past 2**53 - 1, so it is never stored, and
@@ -124,10 +133,10 @@ def test_a_number_past_the_views_casts_spoils_no_other_tables_report(tmp_path, d
     calm = HostileTable(tmp_path / "calm", "CALM-01")
     evil = HostileTable(tmp_path / "evil", "EVIL-01")
     try:
-        calm.emit([opened("CALM-01"), WagerPlaced(spot=1, wager="ante", amount=1000,
+        calm.emit([opened("CALM-01"), WagerPlaced(spot=1, wager=WagerKey.ANTE, amount=1000,
                                                    player="P-1", source="dealer")])
         evil.emit([opened("EVIL-01"),
-                   (WagerPlaced(spot=1, wager="ante", amount=1000, player="P-1", source="dealer"),
+                   (WagerPlaced(spot=1, wager=WagerKey.ANTE, amount=1000, player="P-1", source="dealer"),
                     lambda message: message.replace(b'"amount":1000', b'"amount":' + b"9" * 20))])
         floor(calm, evil)
         wait_until(lambda: stored(database, "CALM-01") == [1, 2], "the honest table's wager")

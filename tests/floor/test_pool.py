@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterator, Sequence
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -19,7 +22,7 @@ T0 = datetime(2026, 11, 25, 3, 0, tzinfo=timezone.utc)
 SEED = 500_000
 
 
-def linked(tables=("TCL-01", "TCL-02"), **settings) -> Pool:
+def linked(tables: Sequence[str] = ("TCL-01", "TCL-02"), **settings: Any) -> Pool:
     return Pool.model_validate({"id": "LINK-1", "tables": list(tables), "seed": SEED,
                                 "contribution_rate": "20%", **settings})
 
@@ -27,13 +30,13 @@ def linked(tables=("TCL-01", "TCL-02"), **settings) -> Pool:
 class Tables:
     """Synthetic table streams: each event gets its table's next seq and a journal time."""
 
-    def __init__(self, connection: psycopg.Connection):
+    def __init__(self, connection: psycopg.Connection) -> None:
         self.connection = connection
         self.seqs: dict[str, int] = {}
         self.rows: list[Row] = []
         self.clock = T0
 
-    def event(self, table: str, kind: str, hand: str | None, **data) -> Row:
+    def event(self, table: str, kind: str, hand: str | None, **data: Any) -> Row:
         seq = self.seqs[table] = self.seqs.get(table, 0) + 1
         self.clock += timedelta(milliseconds=10)
         row = Row(table, seq, kind, hand, self.clock,
@@ -43,7 +46,7 @@ class Tables:
         return row
 
     def hand(self, table: str, number: int, entries: int, award: str | None = None,
-             seats=(1,), table_amount: int = 0) -> str:
+             seats: tuple[int, ...] = (1,), table_amount: int = 0) -> str:
         hand = f"{table}-{number:06d}"
         self.event(table, "hand_started", hand)
         if entries:
@@ -66,27 +69,27 @@ class Tables:
 
     def store(self, rows: list[Row] | None = None) -> None:
         rows = self.rows if rows is None else rows
-        cursors = {}
+        cursors: dict[str, int] = {}
         for row in rows:
             cursors[row.table_id] = max(cursors.get(row.table_id, 0), row.seq)
         store.store_batch(self.connection, rows, cursors)
 
 
 @pytest.fixture
-def connection(database):
+def connection(database: str) -> Iterator[psycopg.Connection]:
     with store.connect(database) as connection:
         store.migrate(connection)
         yield connection
 
 
-def ledger(connection) -> list[tuple]:
+def ledger(connection: psycopg.Connection) -> list[tuple[Any, ...]]:
     with connection.transaction():
         return connection.execute(
             "SELECT kind, amount, paid, table_id, seq FROM floor_pool_ledger ORDER BY entry"
         ).fetchall()
 
 
-def meter(connection, pool_id="LINK-1") -> dict:
+def meter(connection: psycopg.Connection, pool_id: str = "LINK-1") -> dict[str, Any]:
     (row,) = [row for row in pool.meters(connection) if row["pool_id"] == pool_id]
     assert row["meter"] == row["ledger_sum"] == (row["contributions"] - row["voided"]
                                                  - row["jackpots"] + row["reseeds"]
@@ -94,7 +97,7 @@ def meter(connection, pool_id="LINK-1") -> dict:
     return row
 
 
-def test_the_ledger_is_the_tables_events_each_once(connection):
+def test_the_ledger_is_the_tables_events_each_once(connection: psycopg.Connection) -> None:
     pool.configure(connection, [linked()])
     tables = Tables(connection)
     tables.hand("TCL-01", 1, entries=3)
@@ -119,7 +122,7 @@ def test_the_ledger_is_the_tables_events_each_once(connection):
     assert ledger(connection) == before
 
 
-def test_a_hit_locks_the_pool_until_verified_then_reseeds(connection):
+def test_a_hit_locks_the_pool_until_verified_then_reseeds(connection: psycopg.Connection) -> None:
     pool.configure(connection, [linked()])
     tables = Tables(connection)
     tables.hand("TCL-01", 1, entries=5)
@@ -141,7 +144,7 @@ def test_a_hit_locks_the_pool_until_verified_then_reseeds(connection):
     assert row["locked_by_table"] is None and row["meter"] == SEED + 80
 
 
-def test_several_seats_share_a_hit_the_odd_cents_stay(connection):
+def test_several_seats_share_a_hit_the_odd_cents_stay(connection: psycopg.Connection) -> None:
     pool.configure(connection, [linked(seed=1000)])
     tables = Tables(connection)
     tables.hand("TCL-01", 1, entries=1)  # 1020 on the meter
@@ -149,7 +152,9 @@ def test_several_seats_share_a_hit_the_odd_cents_stay(connection):
     tables.store()
     pool.apply(connection, "LINK-1")
     with connection.transaction():
-        paid, share = connection.execute("SELECT paid, share FROM floor_pool_hits").fetchone()
+        hit = connection.execute("SELECT paid, share FROM floor_pool_hits").fetchone()
+    assert hit is not None
+    paid, share = hit
     assert (paid, share) == (1015, 145)
     assert meter(connection)["meter"] == 5
 
@@ -158,8 +163,9 @@ def test_several_seats_share_a_hit_the_odd_cents_stay(connection):
     ("seed", SEED, 40),    # the house puts up the seed; the meter keeps what came since
     ("meter", 40, 0),      # the meter as it stands: what came since the first emptied it
 ])
-def test_hits_in_one_batch_are_ordered_by_journal_time(connection, rule, second_paid,
-                                                        meter_after):
+def test_hits_in_one_batch_are_ordered_by_journal_time(connection: psycopg.Connection, rule: str,
+                                                        second_paid: int, meter_after: int
+                                                        ) -> None:
     pool.configure(connection, [linked(simultaneous_hit=rule)])
     tables = Tables(connection)
     tables.hand("TCL-02", 1, entries=2)
@@ -177,11 +183,12 @@ def test_hits_in_one_batch_are_ordered_by_journal_time(connection, rule, second_
     assert meter(connection)["meter"] == meter_after
 
 
-def test_concurrent_claims_are_ordered_and_each_paid_once(connection, database):
+def test_concurrent_claims_are_ordered_and_each_paid_once(connection: psycopg.Connection,
+                                                          database: str) -> None:
     tables = [f"TCL-{n:02d}" for n in range(1, 9)]
     pool.configure(connection, [linked(tables)])
     hits = [pool.Hit(table, 10, f"{table}-000001", (1,), T0, SEED) for table in tables]
-    results: dict[str, list] = {table: [] for table in tables}
+    results: dict[str, list[Any]] = {table: [] for table in tables}
     start = threading.Barrier(len(tables) * 2)
 
     def claimant(hit: pool.Hit) -> None:
@@ -208,7 +215,8 @@ def test_concurrent_claims_are_ordered_and_each_paid_once(connection, database):
     assert row["reseeds"] == SEED * len(tables)  # the opening seed and one a later hit
 
 
-def test_floor_services_applying_one_pool_at_once_count_each_event_once(connection, database):
+def test_floor_services_applying_one_pool_at_once_count_each_event_once(
+        connection: psycopg.Connection, database: str) -> None:
     tables = [f"TCL-{n:02d}" for n in range(1, 5)]
     pool.configure(connection, [linked(tables)])
     stream = Tables(connection)
@@ -234,7 +242,7 @@ def test_floor_services_applying_one_pool_at_once_count_each_event_once(connecti
     assert meter(connection)["meter"] == SEED + expected
 
 
-def test_a_table_joins_a_pool_at_the_floors_resume_point(connection):
+def test_a_table_joins_a_pool_at_the_floors_resume_point(connection: psycopg.Connection) -> None:
     pool.configure(connection, [linked(("TCL-01",))])
     tables = Tables(connection)
     tables.hand("TCL-01", 1, entries=1)
@@ -249,7 +257,8 @@ def test_a_table_joins_a_pool_at_the_floors_resume_point(connection):
     assert meter(connection)["contributions"] == 20 + 40
 
 
-def test_adjustments_are_rows_with_reasons_refused_below_zero(connection):
+def test_adjustments_are_rows_with_reasons_refused_below_zero(
+        connection: psycopg.Connection) -> None:
     pool.configure(connection, [linked(seed=100)])
     assert pool.adjust(connection, "LINK-1", -40, "meter sign test", "sup-1", "adj-1") == 60
     assert pool.adjust(connection, "LINK-1", -40, "meter sign test", "sup-1", "adj-1") == 60
@@ -262,14 +271,14 @@ def test_adjustments_are_rows_with_reasons_refused_below_zero(connection):
     assert meter(connection)["adjustments"] == -40
 
 
-def test_the_ledger_is_append_only(connection):
+def test_the_ledger_is_append_only(connection: psycopg.Connection) -> None:
     pool.configure(connection, [linked()])
     with pytest.raises(psycopg.errors.RaiseException, match="floor_pool_ledger is append-only"):
         with connection.transaction():
             connection.execute("UPDATE floor_pool_ledger SET amount = 0")
 
 
-def test_a_garbled_event_is_left_out_and_the_rest_applied(connection):
+def test_a_garbled_event_is_left_out_and_the_rest_applied(connection: psycopg.Connection) -> None:
     pool.configure(connection, [linked()])
     tables = Tables(connection)
     tables.event("TCL-01", "meter_contributed", "TCL-01-000001", contribution="20")
@@ -281,7 +290,8 @@ def test_a_garbled_event_is_left_out_and_the_rest_applied(connection):
     assert meter(connection)["meter"] == SEED + 20
 
 
-def test_a_pool_left_out_of_the_config_keeps_its_ledger_and_follows_nothing(connection):
+def test_a_pool_left_out_of_the_config_keeps_its_ledger_and_follows_nothing(
+        connection: psycopg.Connection) -> None:
     pool.configure(connection, [linked()])
     pool.configure(connection, [])
     with connection.transaction():
@@ -289,7 +299,8 @@ def test_a_pool_left_out_of_the_config_keeps_its_ledger_and_follows_nothing(conn
     assert meter(connection)["meter"] == SEED
 
 
-def test_floor_adjust_and_report_from_the_command_line(database, tmp_path, capsys):
+def test_floor_adjust_and_report_from_the_command_line(database: str, tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
     from controller.cli.main import main
 
     config = tmp_path / "floor.toml"
@@ -311,8 +322,8 @@ def test_floor_adjust_and_report_from_the_command_line(database, tmp_path, capsy
     assert "LINK-1  open    $975.00" in printed and "-$25.00" in printed
 
 
-def test_a_database_going_away_while_the_service_connects_is_retried(connection, database,
-                                                                     tmp_path):
+def test_a_database_going_away_while_the_service_connects_is_retried(connection: psycopg.Connection, database: str,
+                                                                     tmp_path: Path) -> None:
     """An operational error after connecting (here a lock not granted in time; a PostgreSQL
     shutting down is another) is the database being unavailable: retried, not fatal."""
     from controller.floor.config import load_floor_config

@@ -4,19 +4,22 @@ authorized_keys_dir`` receives the pools' meters; a key not listed receives noth
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 import psycopg
 import zmq
 
 from bench.floor_rig import wait_until
 from controller.floor.config import load_floor_config
+from controller.floor.local_cluster import LocalCluster
 from controller.floor.service import FloorService
 from controller.stream import pool_channel
 from controller.stream.security import client
 from tests.test_stream_security import make_keys
 
 
-def test_a_listed_table_key_gets_the_pool_and_a_stranger_nothing(tmp_path, postgres):
+def test_a_listed_table_key_gets_the_pool_and_a_stranger_nothing(tmp_path: Path,
+                                                                 postgres: LocalCluster) -> None:
     floor_keys = make_keys(tmp_path / "floor", "floor")
     listed = make_keys(tmp_path / "tables", "TCL-01")
     stranger = make_keys(tmp_path / "elsewhere", "stranger")

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -15,17 +18,18 @@ import pytest
 from bench.floor_rig import FloorProcess, PoolDealer, TableProcess, wait_until, \
     write_floor_config
 from bench.power_loss import CREDENTIAL, JournalView
+from controller.floor.local_cluster import LocalCluster
 from controller.stream.journal import journal_path
 
 SEED = 500_000  # the tables' and the pool's progressive seed (the shipped default)
 
 
-def journal(table: TableProcess) -> list[tuple[int, str, dict]]:
+def journal(table: TableProcess) -> list[tuple[int, str, dict[str, Any]]]:
     return [(seq, kind, json.loads(message)["data"])
             for seq, _ts, kind, message in JournalView(journal_path(table.state_dir)).records()]
 
 
-def query(dsn: str, sql: str, *args) -> list[tuple]:
+def query(dsn: str, sql: str, *args: Any) -> list[tuple[Any, ...]]:
     try:
         with psycopg.connect(dsn) as connection:
             return connection.execute(sql, args).fetchall()
@@ -39,7 +43,7 @@ def pool_caught_up(dsn: str, tables: list[TableProcess]) -> bool:
     return all(applied.get(table.table_id) == journal(table)[-1][0] for table in tables)
 
 
-def deal(dealers: list[PoolDealer], hands: int) -> threading.Thread:
+def deal(dealers: list[PoolDealer], hands: int) -> list[threading.Thread]:
     def run(dealer: PoolDealer) -> None:
         for _ in range(hands):
             dealer.hand()
@@ -57,7 +61,7 @@ def finish(threads: list[threading.Thread]) -> None:
 
 
 @pytest.fixture
-def tables():
+def tables() -> Iterator[list[TableProcess]]:
     made: list[TableProcess] = []
     try:
         made.append(TableProcess("TCL-01"))
@@ -68,8 +72,8 @@ def tables():
             table.close()
 
 
-def test_the_pool_pays_each_hit_once_in_order_through_kills_and_restarts(postgres, database,
-                                                                         tables, tmp_path):
+def test_the_pool_pays_each_hit_once_in_order_through_kills_and_restarts(postgres: LocalCluster, database: str,
+                                                                         tables: list[TableProcess], tmp_path: Path) -> None:
     config = write_floor_config(tmp_path / "floor.toml", database, tables, {},
                                 pools={"LINK-1": [table.table_id for table in tables]})
     floor = FloorProcess(config, tmp_path / "floor.log")
@@ -141,7 +145,7 @@ def test_the_pool_pays_each_hit_once_in_order_through_kills_and_restarts(postgre
     with psycopg.connect(database) as connection:
         hits = connection.execute("SELECT table_id, hand_id, lock_order, paid, verified_by "
                                   "FROM floor_pool_hits ORDER BY hit").fetchall()
-        ledger = dict(connection.execute("SELECT kind, sum(amount) FROM floor_pool_ledger "
+        ledger: dict[str, Any] = dict(connection.execute("SELECT kind, sum(amount) FROM floor_pool_ledger "
                                          "GROUP BY kind").fetchall())
         (meter, ledger_sum), = connection.execute(
             "SELECT meter, ledger_sum FROM floor_pool_meters").fetchall()
@@ -164,4 +168,4 @@ def test_the_pool_pays_each_hit_once_in_order_through_kills_and_restarts(postgre
     assert ledger["reseed"] == SEED * 3  # the opening, the second hit's, the first's verified
     assert meter == ledger_sum == (contributions + ledger["void"] + ledger["jackpot"]
                                    + ledger["reseed"])
-    assert keys[0] == keys[1]
+    assert keys is not None and keys[0] == keys[1]

@@ -8,11 +8,15 @@ pool again, and no contribution is counted twice or lost."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import psycopg
 
 from bench.floor_rig import FloorProcess, PoolDealer, TableProcess, wait_until, \
     write_floor_config
 from bench.power_loss import CREDENTIAL
+from controller.floor.local_cluster import LocalCluster
 from drivers.meter import meter_text
 from drivers.spots import PROGRESSIVE_CLOSED
 from tests.floor.test_pool_floor import SEED, journal, pool_caught_up, query
@@ -21,15 +25,16 @@ POOL = "LINK-1"
 
 
 def sign(table: TableProcess) -> str | None:
-    return table.meter.device.text
+    text: str | None = table.meter.device.text
+    return text
 
 
-def journaled(table: TableProcess, kind: str) -> list[dict]:
+def journaled(table: TableProcess, kind: str) -> list[dict[str, Any]]:
     return [data for _, record, data in journal(table) if record == kind]
 
 
 def test_linked_tables_show_the_pool_wait_for_its_claim_and_survive_the_link_cut(
-        postgres, database, tmp_path):
+        postgres: LocalCluster, database: str, tmp_path: Path) -> None:
     endpoint = f"ipc://{tmp_path}/pool"
     tables: list[TableProcess] = []
     floor = None

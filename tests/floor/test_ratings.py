@@ -5,8 +5,11 @@ from __future__ import annotations
 import io
 import json
 from collections import defaultdict
+from collections.abc import Iterator
 from datetime import datetime
 from decimal import Decimal
+from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -17,6 +20,7 @@ from bench.power_loss import JournalView
 from controller.cli.main import main
 from controller.floor import store
 from controller.floor.migrations import MIGRATIONS
+from controller.floor.local_cluster import LocalCluster
 from controller.floor.report import print_report
 from controller.stream.journal import journal_path
 
@@ -25,7 +29,7 @@ PLAYERS = {1: "P-100", 2: "P-100", 4: "P-200"}
 
 
 @pytest.fixture
-def table():
+def table() -> Iterator[TableProcess]:
     made = TableProcess("TCL-07", "three_card_lowball")
     try:
         yield made
@@ -37,13 +41,14 @@ def _ts(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
-def expected(table: TableProcess) -> tuple[dict, dict]:
+def expected(table: TableProcess) -> tuple[dict[str, Any], dict[str, Any]]:
     """Per player and for the table, from the journal: hands, bet, win, first start and last
     settlement."""
-    players: dict[str, dict] = defaultdict(lambda: {"hands": set(), "bet": 0, "win": 0,
+    players: dict[str, dict[str, Any]] = defaultdict(lambda: {"hands": set(), "bet": 0, "win": 0,
                                                     "theo": Decimal(0)})
-    table_totals = {"handle": 0, "win": 0, "hands": set()}
-    first_start = last_settled = None
+    table_totals: dict[str, Any] = {"handle": 0, "win": 0, "hands": set()}
+    first_start: datetime | None = None
+    last_settled: datetime | None = None
     for _seq, ts, kind, message in JournalView(journal_path(table.state_dir)).records():
         envelope = json.loads(message)
         if kind == "hand_started" and first_start is None:
@@ -60,10 +65,13 @@ def expected(table: TableProcess) -> tuple[dict, dict]:
         table_totals["handle"] += data["amount"]
         table_totals["win"] -= data["net"]
         table_totals["hands"].add(envelope["hand_id"])
+    assert first_start is not None and last_settled is not None
     return players, {**table_totals, "span": last_settled - first_start}
 
 
-def test_player_and_table_ratings_agree_with_the_journal(database, table, tmp_path, capsys):
+def test_player_and_table_ratings_agree_with_the_journal(
+        database: str, table: TableProcess, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
     config = write_floor_config(tmp_path / "floor.toml", database, [table],
                                 {table.paytable: str(EDGE)})
     floor = FloorProcess(config, tmp_path / "floor.log")
@@ -76,8 +84,8 @@ def test_player_and_table_ratings_agree_with_the_journal(database, table, tmp_pa
         def all_in() -> bool:
             try:
                 with psycopg.connect(database) as connection:
-                    return connection.execute("SELECT count(*) FROM floor_events").fetchone()[0] \
-                        == last
+                    count = connection.execute("SELECT count(*) FROM floor_events").fetchone()
+                    return count is not None and count[0] == last
             except psycopg.Error:
                 return False
         wait_until(all_in, "the hands stored")
@@ -102,9 +110,11 @@ def test_player_and_table_ratings_agree_with_the_journal(database, table, tmp_pa
         average = connection.execute(
             "SELECT average_bet FROM floor_player_ratings WHERE player = 'P-100'").fetchall()
         assert all(isinstance(value, Decimal) for (value,) in average)
-        hands, handle, win, faults = connection.execute(
+        sums = connection.execute(
             """SELECT sum(hands), sum(handle), sum(win), sum(faults)
                  FROM floor_table_ratings WHERE table_id = 'TCL-07'""").fetchone()
+        assert sums is not None
+        hands, handle, win, faults = sums
         assert (hands, handle, win, faults) == (4, totals["handle"], totals["win"], 0)
         for hold, shift_win, shift_handle in connection.execute(
                 "SELECT hold_percent, win, handle FROM floor_table_ratings").fetchall():
@@ -119,7 +129,7 @@ def test_player_and_table_ratings_agree_with_the_journal(database, table, tmp_pa
     assert "Players (per player, table and shift)" in printed and "P-200" in printed
 
 
-def test_a_spot_without_a_player_is_not_rated(database, postgres):
+def test_a_spot_without_a_player_is_not_rated(database: str, postgres: LocalCluster) -> None:
     """The seat-to-player view keeps the last player named on the spot before the lock; an
     empty player (nobody carded) is no player."""
     with store.connect(database) as connection:

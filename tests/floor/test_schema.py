@@ -21,7 +21,7 @@ def row(seq: int, table_id: str = "T-1") -> store.Row:
     return store.Row(table_id, seq, "table_opened", None, ts, json.dumps(message))
 
 
-def test_migrations_apply_once_in_order_and_are_recorded(database):
+def test_migrations_apply_once_in_order_and_are_recorded(database: str) -> None:
     with store.connect(database) as connection:
         assert store.migrate(connection) == [m.version for m in MIGRATIONS]
         assert store.migrate(connection) == []
@@ -30,7 +30,7 @@ def test_migrations_apply_once_in_order_and_are_recorded(database):
     assert versions == [(m.version, m.name) for m in MIGRATIONS]
 
 
-def test_a_failing_migration_leaves_nothing_behind(database):
+def test_a_failing_migration_leaves_nothing_behind(database: str) -> None:
     broken = (*MIGRATIONS, Migration(99, "broken", "CREATE TABLE t99 (x int); SELECT 1/0;"))
     with store.connect(database) as connection:
         with pytest.raises(psycopg.errors.DivisionByZero):
@@ -39,7 +39,7 @@ def test_a_failing_migration_leaves_nothing_behind(database):
                                   "to_regclass('floor_events')").fetchone() == (None, None)
 
 
-def test_a_newer_schema_is_refused(database):
+def test_a_newer_schema_is_refused(database: str) -> None:
     newer = (*MIGRATIONS, Migration(99, "from the future", "SELECT 1"))
     with store.connect(database) as connection:
         store.migrate(connection, newer)
@@ -47,7 +47,7 @@ def test_a_newer_schema_is_refused(database):
             store.migrate(connection)
 
 
-def test_a_seq_received_twice_is_stored_once_and_events_are_append_only(database):
+def test_a_seq_received_twice_is_stored_once_and_events_are_append_only(database: str) -> None:
     with store.connect(database) as connection:
         store.migrate(connection)
         assert store.store_batch(connection, [row(1), row(2)], {"T-1": 2}) == 2
@@ -62,7 +62,7 @@ def test_a_seq_received_twice_is_stored_once_and_events_are_append_only(database
                     connection.execute(statement)
 
 
-def test_a_failed_batch_stores_nothing_and_keeps_the_resume_point(database):
+def test_a_failed_batch_stores_nothing_and_keeps_the_resume_point(database: str) -> None:
     with store.connect(database) as connection:
         store.migrate(connection)
         store.store_batch(connection, [row(1)], {"T-1": 1})
@@ -73,7 +73,7 @@ def test_a_failed_batch_stores_nothing_and_keeps_the_resume_point(database):
         assert connection.execute("SELECT count(*) FROM floor_events").fetchone() == (1,)
 
 
-def test_shifts_follow_the_casino_clock(database):
+def test_shifts_follow_the_casino_clock(database: str) -> None:
     config = FloorConfig.model_validate({
         "database": {"dsn": database},
         "tables": [{"id": "T-1", "cms_events": "ipc:///a", "cms_replay": "ipc:///b"}],
@@ -94,15 +94,16 @@ def test_shifts_follow_the_casino_clock(database):
             ("2026-11-25", "grave")
 
 
-def test_without_postgresql_the_cluster_says_how_to_install_it(monkeypatch):
+def test_without_postgresql_the_cluster_says_how_to_install_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     from controller.floor import local_cluster
 
-    monkeypatch.setattr(local_cluster.glob, "glob", lambda pattern: [])
+    monkeypatch.setattr("controller.floor.local_cluster.glob.glob", lambda pattern: [])
     with pytest.raises(local_cluster.ClusterUnavailable, match="apt-get install .*postgresql"):
         local_cluster.server_bin()
 
 
-def test_the_report_shows_money_exactly_to_the_cent():
+def test_the_report_shows_money_exactly_to_the_cent() -> None:
     from datetime import timedelta
     from decimal import Decimal
 

@@ -16,13 +16,14 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import IO
 
 import pytest
 import zmq
 
 from controller.stream.journal import Journal, JournalRecord, journal_path
 from tests.stream.conftest import TableLoop
-from tests.test_daemon import Rig
+from tests.test_daemon import Rig, RigFactory
 
 ROOT = Path(__file__).resolve().parents[2]
 DEADLINE_S = 20.0
@@ -31,20 +32,20 @@ DEADLINE_S = 20.0
 class Tool:
     """A subprocess whose stdout and stderr lines are read by threads into queues."""
 
-    def __init__(self, argv: list[str]):
+    def __init__(self, argv: list[str]) -> None:
         self.argv = argv
         self.process = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE, text=True, bufsize=1)
         self.out: list[str] = []
         self.err: list[str] = []
-        self._queues = {"out": queue.Queue(), "err": queue.Queue()}
+        self._queues: dict[str, queue.Queue[str | None]] = {"out": queue.Queue(), "err": queue.Queue()}
         self.ended = {"out": False, "err": False}
         for name, stream in (("out", self.process.stdout), ("err", self.process.stderr)):
             threading.Thread(target=self._pump, args=(stream, self._queues[name]),
                              daemon=True).start()
 
     @staticmethod
-    def _pump(stream, lines: queue.Queue) -> None:
+    def _pump(stream: IO[str], lines: queue.Queue[str | None]) -> None:
         for line in stream:
             lines.put(line.rstrip("\n"))
         lines.put(None)  # end of stream
@@ -94,8 +95,12 @@ class Tool:
             self.process.wait(DEADLINE_S)
 
 
+#: The ``tools`` fixture: start(*argv) -> a tool's process, stopped after the test.
+ToolFactory = Callable[..., Tool]
+
+
 @pytest.fixture
-def tools() -> Iterator[Callable[..., Tool]]:
+def tools() -> Iterator[ToolFactory]:
     started: list[Tool] = []
 
     def start(*argv: str) -> Tool:
@@ -112,7 +117,7 @@ def watch_argv(*args: str) -> list[str]:
     return ["-m", "controller.cli.main", "watch", *args]
 
 
-def run_tool(*argv: str, timeout: float = DEADLINE_S) -> subprocess.CompletedProcess:
+def run_tool(*argv: str, timeout: float = DEADLINE_S) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, *argv], cwd=ROOT, capture_output=True, text=True,
                           timeout=timeout)
 
@@ -124,7 +129,7 @@ def journal_records(state_dir: Path) -> list[JournalRecord]:
 
 
 @pytest.fixture
-def rig_factory(tmp_path: Path) -> Iterator[Callable[[str], Rig]]:
+def rig_factory(tmp_path: Path) -> Iterator[RigFactory]:
     rigs: list[Rig] = []
 
     def make(game: str) -> Rig:

@@ -9,14 +9,15 @@ import re
 import signal
 import sys
 from pathlib import Path
+from typing import Any
 
 from controller.stream import wire
 from controller.stream.journal import Journal
 from controller.settings.scenario import load_scenario
-from tests.stream.conftest import TABLE, sample_events
-from tests.test_daemon import scenarios_for, wait_for
+from tests.stream.conftest import TABLE, TableLoop, sample_events
+from tests.test_daemon import RigFactory, scenarios_for, wait_for
 
-from .conftest import ROOT, journal_records, run_tool
+from .conftest import ROOT, ToolFactory, journal_records, run_tool
 
 CONSUMER = "examples/cms_consumer.py"
 
@@ -36,7 +37,7 @@ def totals(line: str) -> dict[int, int]:
                                            line.split("totals:")[1])}
 
 
-def test_the_example_uses_only_pyzmq_and_the_standard_library():
+def test_the_example_uses_only_pyzmq_and_the_standard_library() -> None:
     tree = ast.parse((ROOT / CONSUMER).read_text())
     imported = {alias.name.split(".")[0] for node in ast.walk(tree)
                 if isinstance(node, ast.Import) for alias in node.names}
@@ -45,7 +46,8 @@ def test_the_example_uses_only_pyzmq_and_the_standard_library():
     assert imported - set(sys.stdlib_module_names) - {"__future__"} == {"zmq"}
 
 
-def test_history_and_live_hands_agree_with_the_journal(tools, rig_factory):
+def test_history_and_live_hands_agree_with_the_journal(tools: ToolFactory,
+                                                       rig_factory: RigFactory) -> None:
     rig = rig_factory("three_card_lowball")
     assert rig.ask({"command": "open"})["ok"]
     first, second = scenarios_for("three_card_lowball", 2)
@@ -62,13 +64,15 @@ def test_history_and_live_hands_agree_with_the_journal(tools, rig_factory):
 
     records = journal_records(rig.tmp_path / "state")
     summary = summary_of(consumer.out)
-    last_seq = int(re.search(r"last seq (\d+)", summary)[1])
+    last = re.search(r"last seq (\d+)", summary)
+    assert last is not None, summary
+    last_seq = int(last[1])
     with Journal.open_readonly(rig.tmp_path / "state" / "journal.sqlite3") as journal:
         chain = {record.seq: record.hash for record in journal.records()}
     assert f"chain hash {chain[last_seq]}" in summary
     assert "2 hands settled" in summary and "0 gaps filled" in summary
 
-    events = [wire.decode_event(r.message) for r in records if r.seq <= last_seq]
+    events: list[Any] = [wire.decode_event(r.message) for r in records if r.seq <= last_seq]
     expected: dict[int, int] = {}
     for event in events:
         if event.type == "wager_settled":
@@ -86,7 +90,8 @@ def test_history_and_live_hands_agree_with_the_journal(tools, rig_factory):
                                f"{event.data.wager} ")
 
 
-def test_missed_messages_are_replayed_and_the_chain_still_holds(tools, table_loop, tmp_path):
+def test_missed_messages_are_replayed_and_the_chain_still_holds(
+        tools: ToolFactory, table_loop: TableLoop, tmp_path: Path) -> None:
     table_loop.call("append", sample_events(3), True)             # history: seq 1-3
     consumer = tools(CONSUMER, "--connect", table_loop.pub_endpoint, "--replay",
                      table_loop.replay_endpoint, "--table", TABLE, "--count", "9",
@@ -109,7 +114,7 @@ def test_missed_messages_are_replayed_and_the_chain_still_holds(tools, table_loo
            "2 gaps filled" in summary
 
 
-def test_a_silent_table_is_warned_about(tools, table_loop):
+def test_a_silent_table_is_warned_about(tools: ToolFactory, table_loop: TableLoop) -> None:
     consumer = tools(CONSUMER, "--connect", table_loop.pub_endpoint, "--replay",
                      table_loop.replay_endpoint, "--table", TABLE, "--silence", "0.3",
                      "--family", "surveillance")
@@ -120,7 +125,7 @@ def test_a_silent_table_is_warned_about(tools, table_loop):
     consumer.wait_for(lambda line: line == "table CALI-01 heard again")
 
 
-def test_an_unreachable_table_is_reported():
+def test_an_unreachable_table_is_reported() -> None:
     result = run_tool(CONSUMER, "--connect", "tcp://127.0.0.1:1", "--replay",
                       "tcp://127.0.0.1:1", "--timeout", "0.5")
     assert result.returncode == 2
@@ -128,7 +133,7 @@ def test_an_unreachable_table_is_reported():
     assert "summary" not in result.stdout
 
 
-def test_the_documented_command_line_is_the_examples():
+def test_the_documented_command_line_is_the_examples() -> None:
     guide = (Path(ROOT) / "docs" / "integration.md").read_text()
     assert ("python examples/cms_consumer.py --connect tcp://127.0.0.1:5558 "
             "--replay tcp://127.0.0.1:5559") in guide

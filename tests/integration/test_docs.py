@@ -28,7 +28,8 @@ FIX = ("edit docs/asyncapi.json by hand: one channel `<family>.{table_id}.<type>
 
 @pytest.fixture(scope="module")
 def asyncapi() -> dict[str, Any]:
-    return json.loads(ASYNCAPI.read_text())
+    document: dict[str, Any] = json.loads(ASYNCAPI.read_text())
+    return document
 
 
 def resolve(document: dict[str, Any], ref: str) -> Any:
@@ -49,7 +50,8 @@ def refs(node: Any) -> list[str]:
     return []
 
 
-def test_asyncapi_is_an_asyncapi_2_6_document_with_the_five_servers(asyncapi):
+def test_asyncapi_is_an_asyncapi_2_6_document_with_the_five_servers(
+        asyncapi: dict[str, Any]) -> None:
     assert asyncapi["asyncapi"] == "2.6.0"
     assert {"title", "version", "description"} <= asyncapi["info"].keys()
     assert asyncapi["info"]["version"] == str(wire.SCHEMA_VERSION)
@@ -60,7 +62,8 @@ def test_asyncapi_is_an_asyncapi_2_6_document_with_the_five_servers(asyncapi):
     assert all(server["protocol"] == "zmq" for server in asyncapi["servers"].values())
 
 
-def test_asyncapi_has_a_channel_and_a_message_for_every_event_type(asyncapi):
+def test_asyncapi_has_a_channel_and_a_message_for_every_event_type(
+        asyncapi: dict[str, Any]) -> None:
     channels, messages = asyncapi["channels"], asyncapi["components"]["messages"]
     for family, server in ((wire.SURVEILLANCE, "events"), (wire.CMS, "cms_events")):
         for name in [*wire.EVENT_CLASSES, wire.HEARTBEAT]:
@@ -78,7 +81,7 @@ def test_asyncapi_has_a_channel_and_a_message_for_every_event_type(asyncapi):
         assert "held" in channels[f"cms.{{table_id}}.{name}"]["description"]
 
 
-def test_every_reference_resolves_and_ids_are_unique(asyncapi):
+def test_every_reference_resolves_and_ids_are_unique(asyncapi: dict[str, Any]) -> None:
     for ref in refs(asyncapi):
         assert resolve(asyncapi, ref) is not None, ref
     operations = [channel[verb]["operationId"] for channel in asyncapi["channels"].values()
@@ -86,7 +89,7 @@ def test_every_reference_resolves_and_ids_are_unique(asyncapi):
     assert len(operations) == len(set(operations))
 
 
-def test_asyncapi_replay_schemas_are_the_models(asyncapi):
+def test_asyncapi_replay_schemas_are_the_models(asyncapi: dict[str, Any]) -> None:
     schemas = asyncapi["components"]["schemas"]
     for model in (wire.SnapshotRequest, wire.ReplayRequest, wire.SnapshotReply, wire.ReplayEnd,
                   wire.ErrorReply):
@@ -96,7 +99,8 @@ def test_asyncapi_replay_schemas_are_the_models(asyncapi):
     assert str(wire.MAX_REPLAY_BATCH) in asyncapi["channels"]["replay"]["description"]
 
 
-def test_asyncapi_describes_sequence_heartbeat_snapshot_and_replay(asyncapi):
+def test_asyncapi_describes_sequence_heartbeat_snapshot_and_replay(
+        asyncapi: dict[str, Any]) -> None:
     text = asyncapi["info"]["description"]
     for word in ("seq", "gap", "heartbeat", "snapshot", "replay", "cents"):
         assert word in text.lower(), word
@@ -108,9 +112,9 @@ def guide_blocks(kind: str) -> list[str]:
     return re.findall(rf"```{kind}\n(.*?)\n```", GUIDE.read_text(), re.S)
 
 
-def test_the_guides_worked_hand_is_complete_gapless_and_parses():
+def test_the_guides_worked_hand_is_complete_gapless_and_parses() -> None:
     (block,) = guide_blocks("jsonl")
-    messages = [wire.decode_event(line) for line in block.splitlines()]
+    messages: list[Any] = [wire.decode_event(line) for line in block.splitlines()]
     seqs = [message.seq for message in messages]
     assert seqs == list(range(seqs[0], seqs[-1] + 1))
     types = [message.type for message in messages]
@@ -122,12 +126,12 @@ def test_the_guides_worked_hand_is_complete_gapless_and_parses():
     assert settled.data.players_net == nets == -settled.data.house_result
 
 
-def test_the_guides_other_messages_parse():
+def test_the_guides_other_messages_parse() -> None:
     for block in guide_blocks("json"):
         assert wire.decode(block).table_id == "TCL-01"
 
 
-def test_the_guides_watch_view_is_what_watch_prints_for_that_hand():
+def test_the_guides_watch_view_is_what_watch_prints_for_that_hand() -> None:
     import io
 
     from controller.cli.watch import Output

@@ -6,17 +6,20 @@ from __future__ import annotations
 
 import re
 import socket
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from controller.stream import wire
 from controller.cli.watch import VERBOSE_ONLY
 from controller.settings.scenario import load_scenario
-from tests.stream.conftest import TABLE, sample_events
-from tests.test_daemon import Rig, scenarios_for, wait_for
+from controller.stream.journal import JournalRecord
+from tests.stream.conftest import TABLE, TableLoop, sample_events
+from tests.test_daemon import Rig, RigFactory, scenarios_for, wait_for
 
-from .conftest import DEADLINE_S, journal_records, run_tool, watch_argv
+from .conftest import DEADLINE_S, Tool, ToolFactory, journal_records, run_tool, watch_argv
 
 
 def dollars(cents: int) -> str:
@@ -30,15 +33,17 @@ def seq_of(line: str) -> int | None:
 
 
 def header_seq(line: str) -> int:
-    return int(re.search(r"seq (\d+)", line)[1])
+    match = re.search(r"seq (\d+)", line)
+    assert match is not None, line
+    return int(match[1])
 
 
-def watch_rig(tools, rig: Rig, *args: str):
+def watch_rig(tools: ToolFactory, rig: Rig, *args: str) -> Tool:
     return tools(*watch_argv("--connect", rig.stream.events, "--replay", rig.stream.replay,
                              *args))
 
 
-def watch_loop(tools, loop, *args: str):
+def watch_loop(tools: ToolFactory, loop: TableLoop, *args: str) -> Tool:
     return tools(*watch_argv("--connect", loop.pub_endpoint, "--replay", loop.replay_endpoint,
                              "--table", TABLE, *args))
 
@@ -48,10 +53,10 @@ def play_hand(rig: Rig, path: Path) -> None:
     wait_for(lambda: rig.status()["hand"] is None, "the hand to end")
 
 
-def expected_text(record) -> list[str]:
+def expected_text(record: JournalRecord) -> list[str]:
     """What a surveillance line must show for this record, beyond its seq."""
     envelope = wire.decode_event(record.message)
-    data = envelope.data
+    data: Any = envelope.data      # Any: each kind's own fields
     if envelope.type == "card_dealt":
         to = f"seat {data.to}" if isinstance(data.to, int) else data.to
         return [str(data.card), to]
@@ -70,7 +75,7 @@ def expected_text(record) -> list[str]:
 # --- live --------------------------------------------------------------------------------------
 
 def test_live_view_prints_every_card_decision_and_settlement_of_a_played_hand(
-        tools, rig_factory):
+        tools: ToolFactory, rig_factory: RigFactory) -> None:
     rig = rig_factory("cali_lowball")
     assert rig.ask({"command": "open"})["ok"]
     watch = watch_rig(tools, rig)
@@ -79,18 +84,19 @@ def test_live_view_prints_every_card_decision_and_settlement_of_a_played_hand(
     records = [r for r in journal_records(rig.tmp_path / "state") if r.seq > start]
     shown = [r for r in records if r.type not in VERBOSE_ONLY]
     watch.wait_for(lambda line: seq_of(line) == shown[-1].seq)
-    lines = {seq_of(line): line for line in watch.out if seq_of(line) is not None}
+    lines = {seq: line for line in watch.out if (seq := seq_of(line)) is not None}
     assert sorted(lines) == [r.seq for r in shown]        # each once, nothing hidden shown
     types = {r.type for r in shown}
     assert {"card_dealt", "decision_made", "wager_settled", "hand_settled"} <= types
     for record in shown:
         for text in expected_text(record):
             assert text in lines[record.seq], (record.type, text, lines[record.seq])
-    order = [seq_of(line) for line in watch.out if seq_of(line) is not None]
+    order = [seq for line in watch.out if (seq := seq_of(line)) is not None]
     assert order == sorted(order)
 
 
-def test_json_lines_are_the_published_envelopes_with_gapless_seq(tools, rig_factory):
+def test_json_lines_are_the_published_envelopes_with_gapless_seq(tools: ToolFactory,
+                                                                 rig_factory: RigFactory) -> None:
     rig = rig_factory("three_card_lowball")
     assert rig.ask({"command": "open"})["ok"]
     watch = watch_rig(tools, rig, "--json")
@@ -104,7 +110,7 @@ def test_json_lines_are_the_published_envelopes_with_gapless_seq(tools, rig_fact
         list(range(start + 1, records[-1].seq + 1))
 
 
-def test_verbose_shows_lamps_and_meters_too(tools, rig_factory):
+def test_verbose_shows_lamps_and_meters_too(tools: ToolFactory, rig_factory: RigFactory) -> None:
     rig = rig_factory("three_card_lowball")
     watch = watch_rig(tools, rig, "--verbose", "--count", "6")
     watch.wait_for(lambda line: line.startswith("watching table"))
@@ -120,7 +126,8 @@ def test_verbose_shows_lamps_and_meters_too(tools, rig_factory):
 
 # --- gaps --------------------------------------------------------------------------------------
 
-def test_missed_messages_are_filled_from_replay_and_said_so(tools, table_loop):
+def test_missed_messages_are_filled_from_replay_and_said_so(tools: ToolFactory,
+                                                            table_loop: TableLoop) -> None:
     table_loop.call("append", sample_events(3), True)            # history: seq 1-3
     watch = watch_loop(tools, table_loop)
     header = watch.wait_for(lambda line: line.startswith("watching table"),
@@ -140,7 +147,8 @@ def test_missed_messages_are_filled_from_replay_and_said_so(tools, table_loop):
     assert "card As to seat 1 (hole cards)" in lines[3]   # seq 6, recovered from the journal
 
 
-def test_count_stops_after_n_events_and_timeout_bounds_it(tools, table_loop):
+def test_count_stops_after_n_events_and_timeout_bounds_it(tools: ToolFactory,
+                                                          table_loop: TableLoop) -> None:
     watch = watch_loop(tools, table_loop, "--json", "--count", "4")
     watch.wait_for(lambda line: line.startswith("watching table"), stream="err",
                    between=lambda: table_loop.call("heartbeat"))
@@ -150,7 +158,8 @@ def test_count_stops_after_n_events_and_timeout_bounds_it(tools, table_loop):
 
 
 
-def test_count_not_reached_within_the_timeout_exits_1(tools, table_loop):
+def test_count_not_reached_within_the_timeout_exits_1(tools: ToolFactory,
+                                                      table_loop: TableLoop) -> None:
     watch = watch_loop(tools, table_loop, "--count", "99", "--timeout", "2")
     watch.wait_for(lambda line: line.startswith("watching table"),
                    between=lambda: table_loop.call("heartbeat"))
@@ -159,7 +168,7 @@ def test_count_not_reached_within_the_timeout_exits_1(tools, table_loop):
     assert "only 2 of 99 events within 2 s" in watch.err[-1]
 
 
-def test_a_wrong_table_id_is_reported(table_loop):
+def test_a_wrong_table_id_is_reported(table_loop: TableLoop) -> None:
     result = run_tool(*watch_argv("--connect", table_loop.pub_endpoint, "--replay",
                                   table_loop.replay_endpoint, "--table", "NOPE", "--timeout",
                                   "0.5"))
@@ -167,7 +176,8 @@ def test_a_wrong_table_id_is_reported(table_loop):
     assert "no heartbeat of table NOPE arrived" in result.stderr
 
 
-def test_silence_is_reported_and_the_return_of_the_table_too(tools, table_loop):
+def test_silence_is_reported_and_the_return_of_the_table_too(tools: ToolFactory,
+                                                             table_loop: TableLoop) -> None:
     watch = watch_loop(tools, table_loop, "--silence", "0.3")
     watch.wait_for(lambda line: line.startswith("watching table"),
                    between=lambda: table_loop.call("heartbeat"))
@@ -179,7 +189,7 @@ def test_silence_is_reported_and_the_return_of_the_table_too(tools, table_loop):
 # --- recall and one hand -----------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def paused_table(tmp_path_factory):
+def paused_table(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
     """Two hands played and a third stopped mid-deal by a controller restart: PAUSED."""
     rig = Rig(tmp_path_factory.mktemp("paused"), "three_card_lowball")
     try:
@@ -198,15 +208,15 @@ def paused_table(tmp_path_factory):
         rig.close()
 
 
-def hands_of(rig: Rig) -> dict[str, list]:
-    hands: dict[str, list] = {}
+def hands_of(rig: Rig) -> dict[str, list[Any]]:
+    hands: dict[str, list[Any]] = {}
     for record in journal_records(rig.tmp_path / "state"):
         if record.hand_id is not None:
             hands.setdefault(record.hand_id, []).append(record)
     return hands
 
 
-def test_recall_prints_the_last_hands_in_full_while_paused(paused_table):
+def test_recall_prints_the_last_hands_in_full_while_paused(paused_table: Rig) -> None:
     rig = paused_table
     hands = hands_of(rig)
     assert len(hands) == 3
@@ -222,7 +232,7 @@ def test_recall_prints_the_last_hands_in_full_while_paused(paused_table):
     seqs = [seq_of(line) for line in out if seq_of(line) is not None]
     assert seqs == [r.seq for hand in (first, second, third) for r in hands[hand]]
     for hand in (first, second):
-        settled = wire.decode_event(next(r.message for r in hands[hand]
+        settled: Any = wire.decode_event(next(r.message for r in hands[hand]
                                          if r.type == "hand_settled"))
         block = out[out.index(headers[[first, second].index(hand)]):]
         footer = next(line for line in block if line.strip().startswith("net by seat"))
@@ -237,7 +247,7 @@ def _cents(footer: str) -> list[int]:
             for sign, amount in re.findall(r"([+-]?)\$([\d,]+\.\d\d)", footer)]
 
 
-def test_recall_json_is_exactly_the_journaled_messages(paused_table):
+def test_recall_json_is_exactly_the_journaled_messages(paused_table: Rig) -> None:
     rig = paused_table
     hands = hands_of(rig)
     result = run_tool(*watch_argv("--connect", rig.stream.events, "--replay", rig.stream.replay,
@@ -249,7 +259,7 @@ def test_recall_json_is_exactly_the_journaled_messages(paused_table):
     assert "=== hand" in result.stderr
 
 
-def test_one_hand_step_by_step(paused_table):
+def test_one_hand_step_by_step(paused_table: Rig) -> None:
     rig = paused_table
     hands = hands_of(rig)
     first = next(iter(hands))
@@ -265,7 +275,7 @@ def test_one_hand_step_by_step(paused_table):
             assert text in line, (text, line)
 
 
-def test_an_unknown_hand_is_refused_naming_the_hands_there_are(paused_table):
+def test_an_unknown_hand_is_refused_naming_the_hands_there_are(paused_table: Rig) -> None:
     rig = paused_table
     result = run_tool(*watch_argv("--connect", rig.stream.events, "--replay", rig.stream.replay,
                                   "--hand", "TCL-01-999999"))
@@ -279,10 +289,11 @@ def test_an_unknown_hand_is_refused_naming_the_hands_there_are(paused_table):
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+        port: int = probe.getsockname()[1]
+        return port
 
 
-def test_an_unreachable_daemon_is_reported_within_the_timeout():
+def test_an_unreachable_daemon_is_reported_within_the_timeout() -> None:
     events, replay = f"tcp://127.0.0.1:{free_port()}", f"tcp://127.0.0.1:{free_port()}"
     result = run_tool(*watch_argv("--connect", events, "--replay", replay, "--timeout", "0.5"),
                       timeout=DEADLINE_S)
@@ -294,20 +305,20 @@ def test_an_unreachable_daemon_is_reported_within_the_timeout():
 @pytest.mark.parametrize("option, endpoint", [("--connect", "localhost:5555"),
                                                ("--replay", "tcp://127.0.0.1"),
                                                ("--connect", "http://127.0.0.1:5555")])
-def test_a_malformed_endpoint_is_refused(option, endpoint):
+def test_a_malformed_endpoint_is_refused(option: str, endpoint: str) -> None:
     result = run_tool(*watch_argv(option, endpoint, "--timeout", "0.5"))
     assert result.returncode == 2
     assert f"bad endpoint for {option}: {endpoint!r}" in result.stderr
 
 
-def test_bad_options_are_refused_by_the_parser():
+def test_bad_options_are_refused_by_the_parser() -> None:
     result = run_tool(*watch_argv("--recall", "0"))
     assert result.returncode == 2 and "expected a whole number >= 1" in result.stderr
     result = run_tool(*watch_argv("--recall", "2", "--hand", "X"))
     assert result.returncode == 2 and "not allowed with" in result.stderr
 
 
-def test_a_card_read_during_a_pause_is_shown_even_without_verbose():
+def test_a_card_read_during_a_pause_is_shown_even_without_verbose() -> None:
     import io
     from datetime import UTC, datetime
 

@@ -8,11 +8,13 @@ backlog of device reports, however it came, holds a command back one turn at mos
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import zmq
 
 from controller.daemon.device_hub import Report
 from tests.test_daemon import DEADLINE_S, rig_factory, wait_for  # noqa: F401 (fixture)
+from tests.test_daemon import RigFactory
 
 #: Sensor reports the bouncing contact sends in one burst (a few seconds of the line).
 BOUNCES = 8000
@@ -20,7 +22,7 @@ BOUNCES = 8000
 ANSWER_S = 1.0
 
 
-def _status_wait(req: zmq.Socket) -> float | None:
+def _status_wait(req: zmq.Socket[bytes]) -> float | None:
     asked = time.monotonic()
     req.send(b'{"command":"status"}')
     answered = req.poll(int(DEADLINE_S * 1000))
@@ -32,10 +34,10 @@ def _status_wait(req: zmq.Socket) -> float | None:
 
 
 def test_a_bouncing_sensor_costs_a_few_records_and_the_table_ends_on_its_last_state(
-        rig_factory):  # noqa: F811
+        rig_factory: RigFactory) -> None:  # noqa: F811
     rig = rig_factory("three-card-lowball")
     rig.status()                                       # the REQ socket is connected
-    reported: list = []
+    reported: list[Any] = []
     rig.daemon.observers.append(lambda records, events: reported.extend(
         event for event in events if type(event).__name__ == "SensorReport"))
     # Covered on the first bounce, uncovered on the last.
@@ -43,6 +45,7 @@ def test_a_bouncing_sensor_costs_a_few_records_and_the_table_ends_on_its_last_st
     with rig.spots.lock:
         rig.spots.model.send_raw(burst)
     wait_for(lambda: reported, "the first bounce to reach the table")
+    assert rig.req is not None
     waited = _status_wait(rig.req)
     assert waited is not None and waited < ANSWER_S, f"status answered after {waited} s"
     wait_for(lambda: reported and not reported[-1].covered and len(reported) > 1,
@@ -51,7 +54,7 @@ def test_a_bouncing_sensor_costs_a_few_records_and_the_table_ends_on_its_last_st
     assert len(reported) < 100, f"{len(reported)} sensor records for one burst"
 
 
-def test_a_device_backlog_does_not_hold_the_commands_back(rig_factory):  # noqa: F811
+def test_a_device_backlog_does_not_hold_the_commands_back(rig_factory: RigFactory) -> None:  # noqa: F811
     rig = rig_factory("three-card-lowball")
     rig.status()
     daemon = rig.daemon
@@ -60,6 +63,7 @@ def test_a_device_backlog_does_not_hold_the_commands_back(rig_factory):  # noqa:
         daemon.devices.reports.put(Report("sensor", (1, bool(bounce % 2))))
     daemon.devices.wake_loop()
     wait_for(lambda: daemon.journal.last_seq > before + 50, "the backlog to be under way")
+    assert rig.req is not None
     waited = _status_wait(rig.req)
     behind = daemon.devices.reports.qsize()     # (the rig's stop does not wait for them)
     assert waited is not None and waited < ANSWER_S, (

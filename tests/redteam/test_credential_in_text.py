@@ -7,6 +7,7 @@ could be a credential and refuses the command whole on a match."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -15,19 +16,20 @@ from bench import fuzz
 SECRET = fuzz.CREDENTIAL
 
 
-def _request(place: str) -> dict:
-    return {
+def _request(place: str) -> dict[str, Any]:
+    requests: dict[str, dict[str, Any]] = {
         "reason": {"command": "void", "reason": f"misdeal {SECRET}"},
         "by": {"command": "open", "by": f"pit {SECRET}"},
         "player": {"command": "place", "spot": 2, "wager": "ante", "amount": 500,
                    "player": f"{SECRET} Smith"},
         "key": {"command": "open", f"note {SECRET}": True},
         "nested": {"command": "open", "extra": [{"deep": f"({SECRET}),"}]},
-    }[place]
+    }
+    return requests[place]
 
 
 @pytest.mark.parametrize("place", ("reason", "by", "player", "key", "nested"))
-def test_the_credential_within_a_text_is_never_journaled(place):
+def test_the_credential_within_a_text_is_never_journaled(place: str) -> None:
     with fuzz.command_daemon("three_card_lowball") as daemon:
         assert daemon.command(b'{"command":"open"}')["ok"]
         reply = daemon.command(json.dumps(_request(place)).encode())

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import sqlite3
 from datetime import UTC, datetime
+from pathlib import Path
 
 from controller.core.table_events import DeviceStatus, MeterChanged
+from controller.core.vocabulary import Device, DeviceCondition
 from controller.daemon.journal_quarantine import quarantine
 from controller.stream.journal import Journal, journal_path
 
@@ -17,7 +19,7 @@ TS = datetime(2026, 11, 21, 23, 50, tzinfo=UTC)
 TABLE = "TCL-01"
 
 
-def rot(state_dir, seq: int) -> None:
+def rot(state_dir: Path, seq: int) -> None:
     """One byte of record ``seq``'s message changed on disk (the triggers put back)."""
     connection = sqlite3.connect(journal_path(state_dir), isolation_level=None)
     message = connection.execute("SELECT message FROM journal WHERE seq = ?", (seq,)).fetchone()[0]
@@ -29,10 +31,10 @@ def rot(state_dir, seq: int) -> None:
     connection.close()
 
 
-def test_quarantine_keeps_the_meter_the_players_last_saw(tmp_path):
+def test_quarantine_keeps_the_meter_the_players_last_saw(tmp_path: Path) -> None:
     with Journal(journal_path(tmp_path)) as journal:
         journal.append(MeterChanged(100_000, "seed"), table_id=TABLE, hand_id=None, ts=TS)
-        journal.append(DeviceStatus("shoe", "connected", "shoe-port"), table_id=TABLE,
+        journal.append(DeviceStatus(Device.SHOE, DeviceCondition.CONNECTED, "shoe-port"), table_id=TABLE,
                        hand_id=None, ts=TS)
         for amount in range(101_000, 151_000, 1_000):       # fifty hands' contributions
             journal.append(MeterChanged(amount, "contribution"), table_id=TABLE, hand_id=None,

@@ -7,6 +7,7 @@ and the table opens only once a supervisor has confirmed the meter."""
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
 import zmq
 
@@ -16,7 +17,7 @@ from tests.reliability.test_startup_trust import play_a_hand, run_config
 from tests.test_reload import Daemon
 
 
-def damage_last_record(state_dir) -> int:
+def damage_last_record(state_dir: Path) -> int:
     connection = sqlite3.connect(journal_path(state_dir), isolation_level=None)
     seq, message = connection.execute(
         "SELECT seq, message FROM journal ORDER BY seq DESC LIMIT 1").fetchone()
@@ -25,10 +26,11 @@ def damage_last_record(state_dir) -> int:
     connection.execute("CREATE TRIGGER journal_no_update BEFORE UPDATE ON journal BEGIN "
                        "SELECT RAISE(ABORT, 'the journal is append-only: UPDATE refused'); END")
     connection.close()
-    return seq
+    damaged: int = seq
+    return damaged
 
 
-def test_quarantine_mid_hand_accounts_for_the_hand_in_play(tmp_path):
+def test_quarantine_mid_hand_accounts_for_the_hand_in_play(tmp_path: Path) -> None:
     path, state, context = run_config(tmp_path), tmp_path / "state", zmq.Context()
     try:
         table = Daemon(tmp_path, path, context)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 import zmq
@@ -27,14 +28,14 @@ TS = datetime(2026, 11, 21, 23, 50, tzinfo=UTC)
 RECORDS = 30
 
 
-def files_at_power_cut(source, state) -> None:
+def files_at_power_cut(source: Path, state: Path) -> None:
     """The journal's files as the disk holds them while their writer is still open."""
     state.mkdir()
     for suffix in ("", "-wal", "-shm"):
         shutil.copy(f"{journal_path(source)}{suffix}", f"{journal_path(state)}{suffix}")
 
 
-def test_a_start_after_a_cut_between_renames_loses_no_record(tmp_path):
+def test_a_start_after_a_cut_between_renames_loses_no_record(tmp_path: Path) -> None:
     path, state = run_config(tmp_path), tmp_path / "state"
     writer = Journal(journal_path(tmp_path / "before"))
     try:
@@ -71,7 +72,7 @@ class PowerCut(BaseException):
     """The process stops here: files stay as they are on disk."""
 
 
-def broken_journal_in_its_log(source, state) -> None:
+def broken_journal_in_its_log(source: Path, state: Path) -> None:
     """A journal whose records (and a damaged one) are only in its write-ahead log."""
     writer = Journal(journal_path(source))
     try:
@@ -86,12 +87,13 @@ def broken_journal_in_its_log(source, state) -> None:
 
 @pytest.mark.parametrize("cut_at", [1, 2, 3, 4, 5])
 def test_a_quarantine_cut_at_any_rename_loses_nothing_and_finishes_when_run_again(
-        tmp_path, monkeypatch, cut_at):
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cut_at: int) -> None:
     state = tmp_path / "state"
     broken_journal_in_its_log(tmp_path / "writer", state)
-    renames, rename = [], os.rename
+    renames: list[str] = []
+    rename = os.rename
 
-    def cut(source, target):
+    def cut(source: str, target: str) -> None:
         renames.append(source)
         if len(renames) == cut_at:
             raise PowerCut(source)

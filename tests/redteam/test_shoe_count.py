@@ -8,7 +8,7 @@ from __future__ import annotations
 from tests.test_table import Driver, cali_hand
 
 
-def test_a_count_back_to_1_in_the_middle_of_a_hand_is_not_dealt_silently():
+def test_a_count_back_to_1_in_the_middle_of_a_hand_is_not_dealt_silently() -> None:
     d = Driver()
     cali_hand(d)
     d.cards("As 9c")                 # counts 1 and 2

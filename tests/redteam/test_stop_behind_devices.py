@@ -10,13 +10,14 @@ import time
 
 from controller.daemon.device_hub import Report
 from tests.test_daemon import rig_factory, wait_for  # noqa: F401 (fixture)
+from tests.test_daemon import RigFactory
 
 #: Reports waiting (seconds of synced journaling if the loop drained them all first).
 BACKLOG = 6000
 STOP_S = 1.0
 
 
-def test_a_stop_is_not_held_behind_a_device_backlog(rig_factory):  # noqa: F811
+def test_a_stop_is_not_held_behind_a_device_backlog(rig_factory: RigFactory) -> None:  # noqa: F811
     rig = rig_factory("three-card-lowball")
     daemon = rig.daemon
     before = daemon.journal.last_seq

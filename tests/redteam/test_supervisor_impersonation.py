@@ -10,9 +10,10 @@ import json
 import pytest
 
 from tests.test_daemon import CREDENTIAL, rig_factory, wait_for  # noqa: F401 (fixture)
+from tests.test_daemon import RigFactory
 
 
-def test_the_shared_credential_cannot_sign_as_a_named_supervisor(rig_factory):  # noqa: F811
+def test_the_shared_credential_cannot_sign_as_a_named_supervisor(rig_factory: RigFactory) -> None:  # noqa: F811
     rig = rig_factory("three-card-lowball", supervisors={"alice": "alice-own-credential"})
     own = rig.ask({"command": "sign_in", "credential": "alice-own-credential"})
     forged = [rig.ask({"command": "sign_in", "by": by, "credential": CREDENTIAL})

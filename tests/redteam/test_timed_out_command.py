@@ -10,6 +10,7 @@ after a journaled input, exactly where a slow disk would hold it."""
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import pytest
 
@@ -17,18 +18,19 @@ from controller.stream import wire
 from controller.stream.command_client import CommandClient, CommandTimeout
 from controller.stream.command_replies import Status, Withdrawn
 from tests.test_daemon import CREDENTIAL, DEADLINE_S, rig_factory  # noqa: F401 (fixture)
+from tests.test_daemon import Rig, RigFactory
 
-def _adjustments(rig, kind: str) -> list:
+def _adjustments(rig: Rig, kind: str) -> list[Any]:
     """The adjust_meter records of ``kind`` in the journal."""
-    records = [wire.decode_event(record.message) for record in rig.daemon.journal.records()]
+    records: list[Any] = [wire.decode_event(record.message) for record in rig.daemon.journal.records()]
     return [r for r in records if r.type == kind and r.data.command == "adjust_meter"]
 
 
-def test_a_timed_out_adjustment_is_never_carried_out_later(rig_factory):  # noqa: F811
+def test_a_timed_out_adjustment_is_never_carried_out_later(rig_factory: RigFactory) -> None:  # noqa: F811
     rig = rig_factory("cali-lowball")
     slow, stalled = threading.Event(), threading.Event()
 
-    def slow_disk(records, events):
+    def slow_disk(records: list[Any], events: list[Any]) -> None:
         if records[0].type == "command_accepted" and b'"sign_in"' in records[0].message:
             stalled.set()
             slow.wait(DEADLINE_S)
@@ -45,6 +47,7 @@ def test_a_timed_out_adjustment_is_never_carried_out_later(rig_factory):  # noqa
         # The daemon did not answer the withdrawal either (it is still held): unknown yet.
         timeout = raised.value
         assert timeout.carried_out is None and not timeout.withdrawn
+        assert timeout.request_id is not None
         looked = supervisor.send({"command": "status"})
         slow.set()
         status = supervisor.reply_to(looked, DEADLINE_S)

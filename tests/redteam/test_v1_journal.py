@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import sqlite3
 from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
 
 from controller.core.table_events import DeviceStatus
+from controller.core.vocabulary import Device, DeviceCondition
 from controller.stream import wire
 from controller.stream.journal import GENESIS_HASH, Journal, chain_hash, journal_path
 
@@ -15,7 +18,7 @@ TS = datetime(2026, 11, 21, 23, 50, tzinfo=UTC)
 TABLE = "CALI-01"
 
 
-def write_v1_journal(path, messages: list[tuple[str, bytes]]) -> None:
+def write_v1_journal(path: Path, messages: list[tuple[str, bytes]]) -> None:
     """A journal as release 1 wrote it: the same file format (FORMAT_VERSION 1), rows whose
     ``type`` column is the type the message was written with."""
     Journal(path).close()  # the schema, triggers and application id of today's file
@@ -29,16 +32,16 @@ def write_v1_journal(path, messages: list[tuple[str, bytes]]) -> None:
     connection.close()
 
 
-def v1(event, seq: int) -> bytes:
+def v1(event: Any, seq: int) -> bytes:
     return wire.encode(event, table_id=TABLE, seq=seq, ts=TS, hand_id=None).replace(
         b'"schema_version":%d' % wire.SCHEMA_VERSION, b'"schema_version":1')
 
 
-def test_a_version_1_journal_with_a_device_fault_verifies(tmp_path):
+def test_a_version_1_journal_with_a_device_fault_verifies(tmp_path: Path) -> None:
     path = journal_path(tmp_path)
-    fault = v1(DeviceStatus("shoe", "connected", ""), 2).replace(
+    fault = v1(DeviceStatus(Device.SHOE, DeviceCondition.CONNECTED, ""), 2).replace(
         b'"status":"connected"', b'"status":"fault:JAM"')
-    write_v1_journal(path, [("device_status", v1(DeviceStatus("shoe", "connected", ""), 1)),
+    write_v1_journal(path, [("device_status", v1(DeviceStatus(Device.SHOE, DeviceCondition.CONNECTED, ""), 1)),
                             ("device_status", fault)])
     assert wire.decode_event(fault).type == "device_fault"  # the reader does upgrade it
     with Journal.open_readonly(path) as journal:
@@ -47,9 +50,9 @@ def test_a_version_1_journal_with_a_device_fault_verifies(tmp_path):
     assert report.ok, report.reason
 
 
-def test_a_version_1_record_whose_column_names_another_type_is_still_broken(tmp_path):
+def test_a_version_1_record_whose_column_names_another_type_is_still_broken(tmp_path: Path) -> None:
     path = journal_path(tmp_path)
-    fault = v1(DeviceStatus("shoe", "connected", ""), 1).replace(
+    fault = v1(DeviceStatus(Device.SHOE, DeviceCondition.CONNECTED, ""), 1).replace(
         b'"status":"connected"', b'"status":"fault:JAM"')
     write_v1_journal(path, [("device_fault", fault)])  # written as device_status
     with Journal.open_readonly(path) as journal:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import threading
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
@@ -14,20 +15,21 @@ import bench.power_loss
 from bench import pipeline
 
 
-def test_a_daemon_that_cannot_start_leaves_nothing_behind(monkeypatch, tmp_path):
-    def broken_config(path: Path, *args, **kwargs) -> Path:
+def test_a_daemon_that_cannot_start_leaves_nothing_behind(monkeypatch: pytest.MonkeyPatch,
+                                                          tmp_path: Path) -> None:
+    def broken_config(path: Path, *args: Any, **kwargs: Any) -> Path:
         path.write_text("[table]\nid = 'BENCH'\nno_such_key = 1\n")
         return path
 
-    started: list[subprocess.Popen] = []
+    started: list[subprocess.Popen[Any]] = []
     popen = subprocess.Popen
 
-    def recording_popen(*args, **kwargs):
+    def recording_popen(*args: Any, **kwargs: Any) -> subprocess.Popen[Any]:
         started.append(popen(*args, **kwargs))
         return started[-1]
 
     monkeypatch.setattr(bench.power_loss, "write_config", broken_config)
-    monkeypatch.setattr(pipeline.subprocess, "Popen", recording_popen)
+    monkeypatch.setattr("bench.pipeline.subprocess.Popen", recording_popen)
     simulators_before = {t for t in threading.enumerate() if t.name.startswith("sim-")}
 
     with pytest.raises(RuntimeError, match="did not start; its log ends") as error:
@@ -38,10 +40,11 @@ def test_a_daemon_that_cannot_start_leaves_nothing_behind(monkeypatch, tmp_path)
     assert process.returncode is not None                 # reaped, not left running
     assert {t for t in threading.enumerate() if t.name.startswith("sim-")
             and t.is_alive()} <= simulators_before
-    assert not list(Path(process.args[process.args.index("--state-dir") + 1]).parent.glob("*"))
+    argv = cast(list[str], process.args)
+    assert not list(Path(argv[argv.index("--state-dir") + 1]).parent.glob("*"))
 
 
-def test_the_stalled_subscriber_bench_recovers_every_event_through_the_daemon_process():
+def test_the_stalled_subscriber_bench_recovers_every_event_through_the_daemon_process() -> None:
     """The short version of ``python -m bench.pipeline stalled`` (a minute there): the table
     keeps dealing while a subscriber reads nothing, and the subscriber then ends with every
     journaled seq after its snapshot, once, in order, byte for byte, and nothing after (the
@@ -56,21 +59,22 @@ def test_the_stalled_subscriber_bench_recovers_every_event_through_the_daemon_pr
     assert 0 < result["replayed_records"] < result["missed_records"]
 
 
-def test_a_daemon_that_cannot_even_be_spawned_leaves_nothing_behind(monkeypatch):
+def test_a_daemon_that_cannot_even_be_spawned_leaves_nothing_behind(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """The simulators start before the daemon is spawned: if spawning fails, they stop and the
     files go all the same."""
     configs: list[Path] = []
     write_config = bench.power_loss.write_config
 
-    def recording_config(path: Path, *args, **kwargs) -> Path:
+    def recording_config(path: Path, *args: Any, **kwargs: Any) -> Path:
         configs.append(write_config(path, *args, **kwargs))
         return configs[-1]
 
-    def failing_popen(*args, **kwargs):
+    def failing_popen(*args: Any, **kwargs: Any) -> None:
         raise FileNotFoundError("no such interpreter")
 
     monkeypatch.setattr(bench.power_loss, "write_config", recording_config)
-    monkeypatch.setattr(pipeline.subprocess, "Popen", failing_popen)
+    monkeypatch.setattr("bench.pipeline.subprocess.Popen", failing_popen)
     simulators_before = {t for t in threading.enumerate() if t.name.startswith("sim-")}
 
     with pytest.raises(FileNotFoundError, match="no such interpreter"):

@@ -12,6 +12,7 @@ that left the shoe must be in the journal once.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from bench.power_loss import PowerLossRig, received_cards, shoe_has_card_in_flight, wait_for
 
@@ -19,7 +20,7 @@ HAND = "CALI-01-000001"
 SHOE = ["As", "7d", "Kc", "2h", "3s", "4c", "5d"]
 
 
-def ask_ok(rig: PowerLossRig, **request) -> dict:
+def ask_ok(rig: PowerLossRig, **request: Any) -> dict[str, Any]:
     reply = rig.ask(request)
     assert reply["ok"], (request, reply)
     return reply

@@ -15,6 +15,7 @@ Each test is an attack that worked on the table before its fix:
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -23,12 +24,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bench import fuzz
+from controller.daemon.loop import TableDaemon
 from controller.stream import wire
 from controller.stream.publisher import MAX_REQUEST_BYTES
 from controller.settings.table_config import build_table
 from controller.stream.table_commands import COMMAND_NAMES, COMMANDS
 from controller.core.table_events import CommandAccepted
 from tests.test_daemon import DEADLINE_S, rig_factory, wait_for  # noqa: F401 (a fixture)
+from tests.test_daemon import Rig, RigFactory
 
 SECRET = "s3cr3t-never-journaled"
 #: Keys named like the table's internals, and spellings of the credential's key.
@@ -43,11 +46,11 @@ JSON_VALUES = st.recursive(
     max_leaves=6)
 
 
-def _journal_bytes(daemon) -> bytes:
+def _journal_bytes(daemon: TableDaemon) -> bytes:
     return b"\n".join(record.message for record in daemon.journal.records())
 
 
-def _hand_in_play():
+def _hand_in_play() -> Iterator[TableDaemon]:
     """A daemon (no devices, its loop not running) with a Three Card Lowball hand locked,
     so that every supervisor command has something to act on."""
     with fuzz.command_daemon("three_card_lowball") as daemon:
@@ -73,7 +76,9 @@ any_table = pytest.fixture(scope="module")(_hand_in_play)
            "spot": st.integers(1, 7), "wager": st.sampled_from(("ante", "bonus")),
            "amount": st.integers(1, 10**6), "reason": st.text(min_size=1, max_size=20),
            "decision": st.sampled_from(("stand", "discard:As"))}))
-def test_no_field_a_client_sends_grants_a_role(hand_in_play, name, extra, fields):
+def test_no_field_a_client_sends_grants_a_role(hand_in_play: TableDaemon, name: str,
+                                               extra: dict[str, Any], fields: dict[str, Any]
+                                               ) -> None:
     """Every command, with any extra keys named like internals and any JSON values, and no
     credential: refused, journaled with the dealer's role, the table unchanged, and not one
     of the extra values in the journal."""
@@ -88,15 +93,15 @@ def test_no_field_a_client_sends_grants_a_role(hand_in_play, name, extra, fields
         reply = daemon.command(json.dumps(request).encode())
         assert reply["ok"] is False, (request, reply)
         assert daemon.table.snapshot() == before
-    records = [wire.decode_event(record.message)
-               for record in daemon.journal.records(after_seq=seq)]
+    records: list[Any] = [wire.decode_event(record.message)     # Any: each kind's own data
+                          for record in daemon.journal.records(after_seq=seq)]
     assert all(record.data.role == "dealer" for record in records
                if record.type == "command_refused"), records
     assert not any(record.type == "command_accepted" for record in records)
     assert SECRET.encode() not in _journal_bytes(daemon)
 
 
-def test_the_supervisor_only_field_is_refused_by_name(hand_in_play):
+def test_the_supervisor_only_field_is_refused_by_name(hand_in_play: TableDaemon) -> None:
     reply = hand_in_play.command(json.dumps(
         {"command": "void", "reason": "x", "supervisor_only": False}).encode())
     assert reply["ok"] is False and "supervisor_only: unknown key" in reply["error"]
@@ -106,7 +111,7 @@ def test_the_supervisor_only_field_is_refused_by_name(hand_in_play):
     assert all(cls.supervisor_only is (name in supervisors) for name, cls in COMMANDS.items())
 
 
-def test_a_journal_that_accepted_a_command_always_rebuilds(hand_in_play):
+def test_a_journal_that_accepted_a_command_always_rebuilds(hand_in_play: TableDaemon) -> None:
     """A void journaled with the dealer's role (as the escalation left it in journals written
     before the fix) rebuilds the voided table instead of stopping the daemon's start."""
     daemon = hand_in_play
@@ -127,7 +132,7 @@ def test_a_journal_that_accepted_a_command_always_rebuilds(hand_in_play):
     SECRET,
     [SECRET],
 ])
-def test_a_refusal_never_repeats_a_secret(payload):
+def test_a_refusal_never_repeats_a_secret(payload: Any) -> None:
     with fuzz.command_daemon() as daemon:
         reply = daemon.command(json.dumps(payload).encode())
         assert reply["ok"] is False and SECRET not in reply["error"]
@@ -140,20 +145,21 @@ def test_a_refusal_never_repeats_a_secret(payload):
     b'\xff{"credential": "' + SECRET.encode() + b'"}',                      # not UTF-8
     b'{"command": "void", "credential": "' + SECRET.encode() + b'"}' + b" " * 5000,  # long
 ])
-def test_a_broken_request_is_never_echoed(payload):
+def test_a_broken_request_is_never_echoed(payload: bytes) -> None:
     with fuzz.command_daemon() as daemon:
         reply = daemon.command(payload)
         assert reply["ok"] is False and SECRET not in reply["error"]
         assert SECRET.encode() not in _journal_bytes(daemon)
 
 
-def test_five_failed_credentials_in_a_minute_raise_one_alarm():
+def test_five_failed_credentials_in_a_minute_raise_one_alarm() -> None:
     with fuzz.command_daemon() as daemon:
         for attempt in range(7):
             reply = daemon.command(json.dumps({"command": "reload",
                                                "credential": f"{SECRET}{attempt}"}).encode())
             assert reply["error"] == "the supervisor credential is not valid"
-        records = [wire.decode_event(record.message) for record in daemon.journal.records()]
+        records: list[Any] = [wire.decode_event(record.message)
+                              for record in daemon.journal.records()]
         alarms = [record.data for record in records if record.type == "alarm"]
         assert [alarm.code for alarm in alarms] == ["credential_failures"]
         refused = [record.data for record in records if record.type == "command_refused"]
@@ -161,7 +167,7 @@ def test_five_failed_credentials_in_a_minute_raise_one_alarm():
         assert SECRET.encode() not in _journal_bytes(daemon)
 
 
-def test_repeated_refusals_are_journaled_in_bounded_form():
+def test_repeated_refusals_are_journaled_in_bounded_form() -> None:
     """Every refusal is answered; past the first few in a window a client's refusals are
     counted, and the count is journaled once the window closes."""
     clock = [1000.0]
@@ -176,7 +182,8 @@ def test_repeated_refusals_are_journaled_in_bounded_form():
         assert len(journaled) == 3 and all(r.get("counted") for r in replies[3:])
         clock[0] += 1.5
         daemon._tick()
-        records = [wire.decode_event(r.message) for r in daemon.journal.records(after_seq=seq)]
+        records: list[Any] = [wire.decode_event(r.message)
+                              for r in daemon.journal.records(after_seq=seq)]
         assert [r.type for r in records] == ["command_refused"] * 3 + ["refusals_counted"]
         count = records[-1].data
         assert (count.client, count.count, count.last_command) == ("203.0.113.9", 497, "?")
@@ -184,7 +191,8 @@ def test_repeated_refusals_are_journaled_in_bounded_form():
         assert "seq" in daemon.command(b'{"command": "fly"}', client="198.51.100.7")
 
 
-def test_an_unexpected_error_answers_its_request_and_the_table_goes_on(monkeypatch):
+def test_an_unexpected_error_answers_its_request_and_the_table_goes_on(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     with fuzz.command_daemon() as daemon:
         def broken(*args: Any) -> Any:
             raise ZeroDivisionError("a bug")
@@ -196,7 +204,7 @@ def test_an_unexpected_error_answers_its_request_and_the_table_goes_on(monkeypat
         assert daemon.command(b'{"command": "open"}')["ok"]
 
 
-def test_a_turn_serves_a_bounded_number_of_commands():
+def test_a_turn_serves_a_bounded_number_of_commands() -> None:
     """A queue of commands is served a turn's budget at a time, so the loop gets back to the
     shoe, the heartbeat and the watchdog between turns."""
     from controller.daemon.loop import MAX_COMMANDS_PER_TURN
@@ -230,14 +238,15 @@ def test_a_turn_serves_a_bounded_number_of_commands():
 
 # --- over the real sockets, the daemon's loop running -------------------------------------
 
-def _dealer(rig, endpoint: str) -> zmq.Socket:
-    socket = rig.context.socket(zmq.DEALER)
+def _dealer(rig: Rig, endpoint: str | None) -> zmq.Socket[bytes]:
+    assert endpoint is not None
+    socket: zmq.Socket[bytes] = rig.context.socket(zmq.DEALER)
     socket.setsockopt(zmq.LINGER, 0)
     socket.connect(endpoint)
     return socket
 
 
-def _ask(socket: zmq.Socket, payload: bytes) -> list[bytes]:
+def _ask(socket: zmq.Socket[bytes], payload: bytes) -> list[bytes]:
     """Send one request; the replies up to the one that ends it."""
     socket.send(payload)
     replies = []
@@ -270,7 +279,8 @@ BAD_REPLAY_REQUESTS = [
 
 
 @pytest.mark.parametrize("family", ["surveillance", "cms"])
-def test_replay_sockets_refuse_every_bad_request_and_the_table_goes_on(rig_factory, family):
+def test_replay_sockets_refuse_every_bad_request_and_the_table_goes_on(rig_factory: RigFactory,
+                                                                        family: str) -> None:
     rig = rig_factory("three_card_lowball")
     endpoint = rig.stream.replay if family == "surveillance" else rig.stream.cms_replay
     socket = _dealer(rig, endpoint)
@@ -305,23 +315,27 @@ def test_replay_sockets_refuse_every_bad_request_and_the_table_goes_on(rig_facto
 @given(request=JSON_VALUES | st.fixed_dictionaries({
     "request": st.sampled_from(("replay", "snapshot")) | JSON_VALUES,
     "after": JSON_VALUES, "limit": JSON_VALUES}))
-def test_replay_sockets_answer_any_json(replay_rig, request):
+def test_replay_sockets_answer_any_json(replay_rig: ReplayRig, request: Any) -> None:
     (reply,) = _ask(replay_rig.socket, json.dumps(request).encode())[-1:]
     assert json.loads(reply)["type"] in ("error", "replay_end", "snapshot")
 
 
-@pytest.fixture(scope="module")
-def replay_rig(tmp_path_factory):
-    from tests.test_daemon import Rig
+class ReplayRig(Rig):
+    """A rig with a DEALER socket on its CMS replay endpoint."""
 
-    rig = Rig(tmp_path_factory.mktemp("replay"), "cali_lowball", durability="batched")
+    socket: zmq.Socket[bytes]
+
+
+@pytest.fixture(scope="module")
+def replay_rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ReplayRig]:
+    rig = ReplayRig(tmp_path_factory.mktemp("replay"), "cali_lowball", durability="batched")
     rig.socket = _dealer(rig, rig.stream.cms_replay)
     yield rig
     rig.socket.close(0)
     rig.close()
 
 
-def test_an_oversize_command_is_answered_and_journaled(rig_factory):
+def test_an_oversize_command_is_answered_and_journaled(rig_factory: RigFactory) -> None:
     rig = rig_factory("cali_lowball")
     payload = json.dumps({"command": "void", "reason": "x" * 5000}).encode()
     reply = rig.ask(payload)
@@ -332,7 +346,8 @@ def test_an_oversize_command_is_answered_and_journaled(rig_factory):
     assert rig.ask({"command": "status"})["ok"]
 
 
-def test_a_flood_of_junk_is_answered_in_full_and_journaled_in_bounded_form(rig_factory):
+def test_a_flood_of_junk_is_answered_in_full_and_journaled_in_bounded_form(
+        rig_factory: RigFactory) -> None:
     """One client pipelines thousands of junk commands while the dealer deals: every junk
     command is answered, every one is accounted for in the journal (in full or counted),
     the journal grows by a few records a second, and the card dealt during the flood reaches
@@ -362,14 +377,14 @@ def test_a_flood_of_junk_is_answered_in_full_and_journaled_in_bounded_form(rig_f
         flood.close(0)
     rig.daemon.refusals.window_s = 0.0  # close every window now, as the next tick does
 
-    def counted() -> list:
+    def counted() -> list[Any]:
         return [record for record in rig.daemon.journal.records(after_seq=seq)
                 if record.type in ("command_refused", "refusals_counted")]
 
     def accounted() -> int:
         total_seen = 0
         for record in counted():
-            data = wire.decode_event(record.message).data
+            data: Any = wire.decode_event(record.message).data
             total_seen += data.count if record.type == "refusals_counted" else 1
         return total_seen
 
@@ -395,14 +410,15 @@ HOSTILE_COMMANDS = [
 
 
 @pytest.mark.parametrize("payload", HOSTILE_COMMANDS, ids=range(len(HOSTILE_COMMANDS)))
-def test_the_command_socket_answers_every_hostile_command(replay_rig, payload):
+def test_the_command_socket_answers_every_hostile_command(replay_rig: ReplayRig,
+                                                          payload: bytes) -> None:
     reply = replay_rig.ask(payload)
     assert reply["ok"] is False and reply["error"], reply
     assert replay_rig.ask({"command": "status"})["ok"]
 
 
 def test_past_the_transport_cap_a_command_closes_its_connection_and_the_table_goes_on(
-        replay_rig):
+        replay_rig: ReplayRig) -> None:
     from controller.daemon.loop import MAX_COMMAND_FRAME_BYTES
 
     socket = _dealer(replay_rig, replay_rig.stream.commands)
@@ -418,7 +434,7 @@ def test_past_the_transport_cap_a_command_closes_its_connection_and_the_table_go
 @given(value=JSON_VALUES | st.dictionaries(
     st.sampled_from(("command", "spot", "wager", "amount", "by", "credential", "reason",
                      "decision", "player", *INTERNAL_KEYS)), JSON_VALUES, max_size=5))
-def test_the_command_socket_answers_any_json(replay_rig, value):
+def test_the_command_socket_answers_any_json(replay_rig: ReplayRig, value: Any) -> None:
     reply = replay_rig.ask(json.dumps(value).encode())
     assert isinstance(reply["ok"], bool)
     assert reply["ok"] or reply["error"]
@@ -431,7 +447,8 @@ def test_the_command_socket_answers_any_json(replay_rig, value):
            "spot": st.integers(1, 7), "wager": st.sampled_from(("ante", "bonus")),
            "amount": st.integers(1, 10**6), "reason": st.text(min_size=1, max_size=20),
            "decision": st.sampled_from(("stand", "discard:As"))}))
-def test_the_role_is_the_credentials_alone(any_table, name, credential, by, fields):
+def test_the_role_is_the_credentials_alone(any_table: TableDaemon, name: str, credential: str | None,
+                                           by: str, fields: dict[str, Any]) -> None:
     """Whatever a command names itself (``by``), its role is the dealer's unless the request
     holds the valid credential; a supervisor command without it is refused."""
     daemon = any_table
@@ -440,8 +457,8 @@ def test_the_role_is_the_credentials_alone(any_table, name, credential, by, fiel
         request["credential"] = fuzz.CREDENTIAL if credential == "good" else credential
     seq = daemon.journal.last_seq
     reply = daemon.command(json.dumps(request).encode())
-    records = [wire.decode_event(record.message)
-               for record in daemon.journal.records(after_seq=seq)]
+    records: list[Any] = [wire.decode_event(record.message)
+                          for record in daemon.journal.records(after_seq=seq)]
     decided = [record.data for record in records
                if record.type in ("command_accepted", "command_refused")]
     if reply.get("counted"):

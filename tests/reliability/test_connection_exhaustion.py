@@ -17,7 +17,9 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 import zmq
@@ -51,11 +53,12 @@ def descriptors(pid: int) -> int:
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+        port: int = probe.getsockname()[1]
+        return port
 
 
 @pytest.fixture
-def enough_descriptors():
+def enough_descriptors() -> Iterator[None]:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     wanted = IDLE_CONNECTIONS + 512
     if hard != resource.RLIM_INFINITY and hard < wanted:
@@ -65,13 +68,13 @@ def enough_descriptors():
     resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
-def test_the_unit_raises_the_descriptor_limit():
+def test_the_unit_raises_the_descriptor_limit() -> None:
     assert unit_nofile() >= 16384
 
 
 @pytest.mark.parametrize("limit", ["unit", "systemd default"])
-def test_idle_unauthenticated_connections_do_not_lock_the_dealer_out(tmp_path, limit,
-                                                                     enough_descriptors):
+def test_idle_unauthenticated_connections_do_not_lock_the_dealer_out(tmp_path: Path, limit: str,
+                                                                     enough_descriptors: None) -> None:
     nofile = unit_nofile() if limit == "unit" else SYSTEMD_DEFAULT_NOFILE
     keys, allowed = tmp_path / "keys", tmp_path / "allowed"
     keys.mkdir()
@@ -101,7 +104,7 @@ def test_idle_unauthenticated_connections_do_not_lock_the_dealer_out(tmp_path, l
     attackers: list[socket.socket] = []
     context = zmq.Context()
     try:
-        def lines() -> list[dict]:
+        def lines() -> list[dict[str, Any]]:
             return [json.loads(line) for line in Path(log.name).read_text().splitlines()
                     if line.startswith("{")]
 
@@ -131,6 +134,7 @@ def test_idle_unauthenticated_connections_do_not_lock_the_dealer_out(tmp_path, l
         dealer = context.socket(zmq.REQ)
         dealer.setsockopt(zmq.LINGER, 0)
         public, secret = zmq.auth.load_certificate(keys / "dealer.key_secret")
+        assert secret is not None
         server_public, _ = zmq.auth.load_certificate(keys / "table.key")
         client(dealer, server_public_key=server_public, public_key=public, secret_key=secret)
         asked = time.monotonic()
@@ -139,7 +143,7 @@ def test_idle_unauthenticated_connections_do_not_lock_the_dealer_out(tmp_path, l
         answered = dealer.poll(10_000)
         waited = time.monotonic() - asked
         assert answered, f"the dealer got no answer within 10 s ({limit}, {nofile} descriptors)"
-        assert dealer.recv_json()["ok"]
+        assert cast(dict[str, Any], dealer.recv_json())["ok"]
         print(f"{limit} ({nofile} descriptors): the dealer answered after {waited:.2f} s")
 
         refused = wait_for(lambda: [line for line in lines()
@@ -160,7 +164,7 @@ def test_idle_unauthenticated_connections_do_not_lock_the_dealer_out(tmp_path, l
     assert total >= 100 and len(refused) <= 3, refused
 
 
-def test_every_server_socket_times_handshakes_out(tmp_path):
+def test_every_server_socket_times_handshakes_out(tmp_path: Path) -> None:
     from controller.stream.security import HANDSHAKE_TIMEOUT_MS
     from controller.settings.table_config import Stream
     from tests.test_reload import Daemon
@@ -176,6 +180,7 @@ def test_every_server_socket_times_handshakes_out(tmp_path):
         update={"stream": stream})})
     table.daemon.start()
     try:
+        assert table.daemon.publisher is not None and table.daemon.commands is not None
         sockets = [table.daemon.commands, *(socket for family in table.daemon.publisher._families
                                             for socket in (family.pub, family.router))]
         assert len(sockets) == 5

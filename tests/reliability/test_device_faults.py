@@ -18,11 +18,14 @@ Waits are polls with a deadline; the deadline only bounds a failure.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
-from controller.settings.scenario import load_scenario, replay, settlement_report
-from controller.settings.table_config import default_config_path, load_config
+from controller.settings.scenario import Scenario, load_scenario, replay, settlement_report
+from controller.settings.table_config import LoadedConfig, default_config_path, load_config
 from controller.core.money import format_cents
 from tests.test_daemon import CREDENTIAL, SCENARIOS, Rig, played_by_p_spot, wait_for  # noqa: F401
 
@@ -39,9 +42,11 @@ class FaultRig(Rig):
 
         original = rig_module.demo_config
 
-        def short_timers(*args, **kwargs):
+        def short_timers(*args: Any, **kwargs: Any) -> LoadedConfig:
             loaded = original(*args, **kwargs)
             devices = loaded.config.devices
+            assert devices.shoe is not None and devices.spots is not None \
+                and devices.meter is not None
             fast = {"reconnect_initial_s": 0.05, "reconnect_max_s": 0.2}
             devices = devices.model_copy(update={
                 "shoe": devices.shoe.model_copy(update={"lost_after_s": LOST_AFTER_S, **fast}),
@@ -58,23 +63,23 @@ class FaultRig(Rig):
 
     # -- helpers --------------------------------------------------------------------------
 
-    def device_status(self, device: str, status: str) -> list:
+    def device_status(self, device: str, status: str) -> list[Any]:
         return [e for e in self.events("device_status")
                 if e.data.device == device and e.data.status == status]
 
-    def back(self, device: str) -> list:
+    def back(self, device: str) -> list[Any]:
         """``connected`` reports of ``device`` after its last ``lost`` one."""
         statuses = [e for e in self.events("device_status") if e.data.device == device]
         lost = [i for i, e in enumerate(statuses) if e.data.status == "lost"]
         after = statuses[lost[-1] + 1:] if lost else []
         return [e for e in after if e.data.status == "connected"]
 
-    def faults(self, code: str) -> list:
+    def faults(self, code: str) -> list[Any]:
         return [e for e in self.events("fault") if e.data.code == code]
 
 
 @pytest.fixture
-def rig(tmp_path, request):
+def rig(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[FaultRig]:
     game = getattr(request, "param", "cali_lowball")
     rig = FaultRig(tmp_path, game)
     assert rig.ask({"command": "open"})["ok"]
@@ -82,21 +87,21 @@ def rig(tmp_path, request):
     rig.close()
 
 
-def _scenario(name: str):
+def _scenario(name: str) -> Scenario:
     return load_scenario(SCENARIOS / f"{name}.json")
 
 
-def _decisions(scenario) -> dict[int, list[str]]:
+def _decisions(scenario: Scenario) -> dict[int, list[str]]:
     return {int(spot): list(texts) for spot, texts in scenario.decisions.items()}
 
 
-def _expected(scenario):
+def _expected(scenario: Scenario) -> list[dict[str, Any]]:
     """The scenario's settlements as the rig plays it (spot N's player is ``pN``)."""
     return played_by_p_spot(settlement_report(replay(
         scenario, load_config(default_config_path(scenario.game))))["settlements"])
 
 
-def _settled_as_replay(rig: FaultRig, scenario) -> None:
+def _settled_as_replay(rig: FaultRig, scenario: Scenario) -> None:
     wait_for(lambda: rig.events("hand_settled"), "the settlement")
     published = [e.data.model_dump() for e in rig.events("wager_settled")]
     assert published == _expected(scenario)
@@ -110,7 +115,7 @@ def _settled_as_replay(rig: FaultRig, scenario) -> None:
 
 # --- the shoe --------------------------------------------------------------------------------
 
-def test_shoe_unplugged_and_replugged_mid_hand_loses_no_card(rig):
+def test_shoe_unplugged_and_replugged_mid_hand_loses_no_card(rig: FaultRig) -> None:
     scenario = _scenario("cali_check_bet_win")
     rig.start_hand(scenario)
     rig.deal_one()
@@ -132,7 +137,7 @@ def test_shoe_unplugged_and_replugged_mid_hand_loses_no_card(rig):
     _settled_as_replay(rig, scenario)
 
 
-def test_shoe_unplugged_with_a_card_in_flight_resends_it_once(rig):
+def test_shoe_unplugged_with_a_card_in_flight_resends_it_once(rig: FaultRig) -> None:
     """The cable goes while a card's frame is outstanding; the shoe resends it after the
     replug: dealt once."""
     scenario = _scenario("cali_check_bet_win")
@@ -150,7 +155,7 @@ def test_shoe_unplugged_with_a_card_in_flight_resends_it_once(rig):
     _settled_as_replay(rig, scenario)
 
 
-def test_a_silent_shoe_is_lost_after_lost_after_s_and_heard_again(rig):
+def test_a_silent_shoe_is_lost_after_lost_after_s_and_heard_again(rig: FaultRig) -> None:
     scenario = _scenario("cali_check_bet_win")
     rig.start_hand(scenario)
     rig.deal_one()
@@ -169,7 +174,7 @@ def test_a_silent_shoe_is_lost_after_lost_after_s_and_heard_again(rig):
 
 # --- misdeals --------------------------------------------------------------------------------
 
-def _void_returns_every_wager(rig: FaultRig, scenario, code: str) -> None:
+def _void_returns_every_wager(rig: FaultRig, scenario: Scenario, code: str) -> None:
     fault = wait_for(lambda: rig.faults(code), f"the {code} fault on the stream")[-1]
     assert fault.data.recoverable is False
     state = rig.status()
@@ -186,7 +191,7 @@ def _void_returns_every_wager(rig: FaultRig, scenario, code: str) -> None:
     assert rig.status()["state"] == "OPEN"
 
 
-def test_a_duplicate_card_pauses_the_hand_and_a_void_returns_every_wager(rig):
+def test_a_duplicate_card_pauses_the_hand_and_a_void_returns_every_wager(rig: FaultRig) -> None:
     scenario = _scenario("cali_check_bet_win")
     rig.start_hand(scenario)
     rig.deal_one()
@@ -194,7 +199,7 @@ def test_a_duplicate_card_pauses_the_hand_and_a_void_returns_every_wager(rig):
     _void_returns_every_wager(rig, scenario, "duplicate_card")
 
 
-def test_an_unknown_tag_pauses_the_hand_and_a_void_returns_every_wager(rig):
+def test_an_unknown_tag_pauses_the_hand_and_a_void_returns_every_wager(rig: FaultRig) -> None:
     scenario = _scenario("cali_check_bet_win")
     rig.start_hand(scenario)
     rig.deal_one()
@@ -205,7 +210,7 @@ def test_an_unknown_tag_pauses_the_hand_and_a_void_returns_every_wager(rig):
 
 # --- spot controller and meter -----------------------------------------------------------------
 
-def test_spot_controller_lost_mid_hand_keeps_the_hand(rig):
+def test_spot_controller_lost_mid_hand_keeps_the_hand(rig: FaultRig) -> None:
     scenario = _scenario("cali_check_bet_win")
     rig.start_hand(scenario)
     rig.deal_one()
@@ -229,7 +234,7 @@ def test_spot_controller_lost_mid_hand_keeps_the_hand(rig):
 def _lamps_match(rig: FaultRig) -> None:
     from drivers.spots import LAMPS
 
-    def matches():
+    def matches() -> bool:
         table = rig.status()["lamps"]
         shown = rig.spots.model.lamps
         return all(shown[int(spot)] == LAMPS[lamp] for spot, lamp in table.items())
@@ -242,10 +247,11 @@ def _lamps_match(rig: FaultRig) -> None:
         raise AssertionError(f"lamps differ from the table's: table {table}, felt {shown}")
 
 
-def test_lamps_catch_up_when_the_spot_controller_is_back(rig):
+def test_lamps_catch_up_when_the_spot_controller_is_back(rig: FaultRig) -> None:
     scenario = _scenario("cali_check_bet_win")
     _lamps_match(rig)                               # the felt shows the open table
     lamps = rig.daemon.devices._lamps
+    assert lamps is not None
     rig.spots.disconnect()
     wait_for(lambda: rig.device_status("spots", "lost"), "the spots lost")
     for spot, wagers in scenario.seats.items():     # lamps change while it is away
@@ -260,7 +266,7 @@ def test_lamps_catch_up_when_the_spot_controller_is_back(rig):
 
 
 @pytest.mark.parametrize("rig", ["three_card_lowball"], indirect=True)
-def test_meter_lost_the_table_keeps_dealing_and_the_meter_catches_up(rig):
+def test_meter_lost_the_table_keeps_dealing_and_the_meter_catches_up(rig: FaultRig) -> None:
     scenario = _scenario("tcl_prog_five_high")
     rig.meter.disconnect()
     start = rig.status()["meter"]

@@ -8,7 +8,10 @@ a working sign again, ``connected`` is published and the sign shows the meter.
 from __future__ import annotations
 
 import os
+from pathlib import Path
+from typing import Any
 
+import pytest
 import serial
 import structlog.testing
 import zmq
@@ -25,7 +28,7 @@ from tests.test_daemon import wait_for
 from tests.test_reload import config_file
 
 
-def test_a_meter_that_cannot_be_configured_is_published_and_logged_once(tmp_path):
+def test_a_meter_that_cannot_be_configured_is_published_and_logged_once(tmp_path: Path) -> None:
     not_a_tty = tmp_path / "not-a-tty"
     not_a_tty.write_bytes(b"")
     port = tmp_path / "meter"
@@ -41,14 +44,14 @@ def test_a_meter_that_cannot_be_configured_is_published_and_logged_once(tmp_path
         update={"devices": devices, "stream": stream})})
     context = zmq.Context()
     daemon = TableDaemon(loaded, state_dir=tmp_path / "state", context=context)
-    published: list = []
+    published: list[Any] = []
     daemon.observers.append(lambda records, events: published.extend(events))
     sign = PtyTransport(AlphaSignModel(), name="meter")
     try:
         with structlog.testing.capture_logs() as logs:
             daemon.start()
 
-            def statuses(status):
+            def statuses(status: str) -> list[DeviceStatus]:
                 daemon.handle_device_reports()
                 return [e for e in published if type(e) is DeviceStatus
                         and e.device == "meter" and e.status == status]
@@ -57,6 +60,7 @@ def test_a_meter_that_cannot_be_configured_is_published_and_logged_once(tmp_path
             # Many attempts, and still one line: no traceback, no error per attempt.
             wait_for(lambda: sum(line["event"] == "still unavailable" for line in logs) >= 20,
                      "twenty reconnect attempts")
+            assert daemon.devices.meter is not None
             meter_lines = [line for line in logs if line.get("device") == daemon.devices.meter.name
                            and line["log_level"] not in ("debug", "info")]
             assert [line["event"] for line in meter_lines] == ["device lost"], meter_lines
@@ -75,10 +79,11 @@ def test_a_meter_that_cannot_be_configured_is_published_and_logged_once(tmp_path
         context.term()
 
 
-def test_a_termios_error_on_open_is_a_lost_device_with_one_line(monkeypatch):
+def test_a_termios_error_on_open_is_a_lost_device_with_one_line(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(serial, "protocol_handler_packages",
                         [*serial.protocol_handler_packages, "tests.reliability.serial_urls"])
-    heard: list = []
+    heard: list[Any] = []
     meter = AlphaMeter(MeterConfig(port="einval://sign", reconnect_initial_s=0.005,
                                    reconnect_max_s=0.01), listener=heard.append)
     with structlog.testing.capture_logs() as logs:

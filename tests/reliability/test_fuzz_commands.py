@@ -18,7 +18,7 @@ from bench import fuzz
 EXAMPLES = 300
 
 
-def test_random_json_commands(capsys):
+def test_random_json_commands(capsys: pytest.CaptureFixture[str]) -> None:
     tried = fuzz.commands_json(EXAMPLES)
     outcome = fuzz.COMMAND_OUTCOMES["commands_json"]
     with capsys.disabled():
@@ -27,7 +27,7 @@ def test_random_json_commands(capsys):
     assert outcome["accepted"] > 0 and outcome["refused"] > 0
 
 
-def test_random_command_bytes(capsys):
+def test_random_command_bytes(capsys: pytest.CaptureFixture[str]) -> None:
     tried = fuzz.commands_bytes(EXAMPLES)
     with capsys.disabled():
         print(f"\nfuzz commands_bytes: {tried} inputs tried")
@@ -40,7 +40,8 @@ def test_random_command_bytes(capsys):
     (b'{"command": "open", "credential": "\\udfff"}', "lone surrogate"),
     (b'{"command": "place", "spot": 1, "wager": "ante", "amount": NaN}', "NaN is not"),
 ])
-def test_json_that_python_half_accepts_is_refused_and_changes_nothing(payload, says):
+def test_json_that_python_half_accepts_is_refused_and_changes_nothing(payload: bytes,
+                                                                      says: str) -> None:
     """Found by the fuzzer: these raised out of ``command()`` (killing the daemon's loop),
     and ``{"command": "open", "by": "\\ud800"}`` opened the table before the journal write
     failed, leaving the table in a state its journal did not record."""

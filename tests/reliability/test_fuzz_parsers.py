@@ -21,14 +21,14 @@ EXAMPLES = {
 
 
 @pytest.mark.parametrize("target", sorted(EXAMPLES))
-def test_parser_never_raises_and_accepts_only_good_frames(target):
+def test_parser_never_raises_and_accepts_only_good_frames(target: str) -> None:
     tried = fuzz.TARGETS[target](EXAMPLES[target])
     print(f"fuzz {target}: {tried} inputs tried")
     # Hypothesis stops early only when it has exhausted the input space.
     assert tried >= EXAMPLES[target] * 0.9
 
 
-def test_a_valid_frame_after_each_kind_of_damage_is_read():
+def test_a_valid_frame_after_each_kind_of_damage_is_read() -> None:
     """The worked cases behind the properties, so a failure here reads plainly."""
     from drivers.lbs1 import Frame, FrameParser, encode_frame, encode_overlong
 

@@ -24,14 +24,14 @@ SCENARIOS = {"cali_lowball": "cali_check_bet_win", "three_card_lowball": "tcl_pr
 
 
 @pytest.fixture(scope="module")
-def baselines():
+def baselines() -> dict[str, power_loss.RunResult]:
     return {game: power_loss.run_once(game, name) for game, name in SCENARIOS.items()}
 
 
-def kill_points(baseline) -> dict[str, int]:
+def kill_points(baseline: power_loss.RunResult) -> dict[str, int]:
     """Named boundaries of the unkilled run's journal."""
     view = {seq: kind for seq, kind in _inputs(baseline)}
-    firsts = {}
+    firsts: dict[str, list[int]] = {}
     for seq, kind in sorted(view.items()):
         firsts.setdefault(kind, []).append(seq)
     cards = firsts["shoe_card"]
@@ -42,13 +42,15 @@ def kill_points(baseline) -> dict[str, int]:
     return points
 
 
-def _inputs(baseline):
+def _inputs(baseline: power_loss.RunResult) -> list[tuple[int, str]]:
     """(boundary seq, what the transaction was) for each transaction of the unkilled run."""
     return baseline.inputs
 
 
 @pytest.mark.parametrize("game", sorted(SCENARIOS))
-def test_sigkill_at_journal_boundaries_loses_nothing(baselines, game, capsys):
+def test_sigkill_at_journal_boundaries_loses_nothing(baselines: dict[str, power_loss.RunResult],
+                                                     game: str, capsys: pytest.CaptureFixture[str]
+                                                     ) -> None:
     baseline = baselines[game]
     assert not baseline.problems, baseline.problems
     points = kill_points(baseline)
@@ -68,7 +70,7 @@ def test_sigkill_at_journal_boundaries_loses_nothing(baselines, game, capsys):
 
 
 @pytest.mark.parametrize("game", sorted(SCENARIOS))
-def test_sigkill_between_card_ack_and_journal_commit_loses_no_card(game):
+def test_sigkill_between_card_ack_and_journal_commit_loses_no_card(game: str) -> None:
     result = power_loss.run_once(game, SCENARIOS[game], in_flight_card=1)
     print(f"in-flight kill {game}: journal at {result.killed_at_seq}, "
           f"lost {result.lost_cards}, problems {result.problems}")
@@ -78,7 +80,7 @@ def test_sigkill_between_card_ack_and_journal_commit_loses_no_card(game):
 
 
 @pytest.mark.parametrize("game", sorted(SCENARIOS))
-def test_sigkill_at_a_random_instant_with_a_slow_restart_loses_no_card(game):
+def test_sigkill_at_a_random_instant_with_a_slow_restart_loses_no_card(game: str) -> None:
     summary = power_loss.random_campaign(game, SCENARIOS[game], kills=1, seed=14,
                                          downtime=(0.9, 1.2), log=print)
     assert summary["failed"] == [], summary["failed"]

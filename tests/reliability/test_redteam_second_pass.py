@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import re
 from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,13 +15,14 @@ from bench import fuzz
 from controller.stream import cms_view, wire
 from controller.core.cards import parse_card
 from tests.test_daemon import rig_factory, wait_for  # noqa: F401 (a fixture)
+from tests.test_daemon import RigFactory
 
 #: Spellings the table reads as a card (``parse_card``) besides the canonical ``Kh``.
 _SPELLINGS = ("kh", "KH", "kH", "10d", "10D", "td", "as", "AS")
 
 
 @pytest.mark.parametrize("spelling", _SPELLINGS)
-def test_every_spelling_the_table_reads_as_a_card_is_redacted_for_the_cms(spelling):
+def test_every_spelling_the_table_reads_as_a_card_is_redacted_for_the_cms(spelling: str) -> None:
     """``decide`` with ``discard:kh`` is carried out (the table reads ``kh`` as the king of
     hearts), and its journaled arguments went to the CMS family as written while the hand
     was in play: the redaction knew only the canonical ``Kh``."""
@@ -32,12 +35,13 @@ def test_every_spelling_the_table_reads_as_a_card_is_redacted_for_the_cms(spelli
         message = wire.encode(event, table_id="TCL-01", seq=3, ts=datetime.now(UTC),
                               hand_id=hand)
         sent = cms_view.cms_message("command_refused", hand, message, hand)
-        data = wire.decode(sent).data
+        assert sent is not None
+        data: Any = wire.decode_event(sent).data      # Any: command_refused's own fields
         assert spelling not in data.arguments.replace("discard", "")
         assert spelling not in data.reason.replace("unknown card", "")
 
 
-def test_a_discard_spelled_in_lower_case_reaches_no_cms_client_before_the_hand_settles():
+def test_a_discard_spelled_in_lower_case_reaches_no_cms_client_before_the_hand_settles() -> None:
     """Through the daemon: a decide command with the cards in lower case, refused in the wrong
     state, is journaled with the hand in play; the CMS bytes of it name no card."""
     with fuzz.command_daemon("three_card_lowball") as daemon:
@@ -53,12 +57,13 @@ def test_a_discard_spelled_in_lower_case_reaches_no_cms_client_before_the_hand_s
         record = list(daemon.journal.records())[-1]
         assert record.type == "command_refused" and record.hand_id == hand
         sent = cms_view.cms_message(record.type, record.hand_id, record.message, hand)
+        assert sent is not None
         assert b"qs" not in sent and b"10h" not in sent
 
 
-def _with_credential_in(place: str) -> dict:
+def _with_credential_in(place: str) -> dict[str, Any]:
     secret = fuzz.CREDENTIAL
-    return {
+    commands: dict[str, dict[str, Any]] = {
         "by": {"command": "open", "by": secret},
         "reason": {"command": "void", "reason": secret},
         "player": {"command": "place", "spot": 2, "wager": "ante", "amount": 500,
@@ -66,11 +71,12 @@ def _with_credential_in(place: str) -> dict:
         "decision": {"command": "decide", "spot": 1, "decision": secret},
         "key": {"command": "void", "reason": "x", secret: True},
         "wager": {"command": "cancel", "spot": 1, "wager": secret},
-    }[place]
+    }
+    return commands[place]
 
 
 @pytest.mark.parametrize("place", ("by", "reason", "player", "decision", "key", "wager"))
-def test_the_credential_sent_outside_its_field_is_never_journaled(place):
+def test_the_credential_sent_outside_its_field_is_never_journaled(place: str) -> None:
     """A supervisor who types the credential into ``by``, a reason or a player name (or sends
     it as a key) saw it journaled and published on both families, the CMS included: the
     daemon now refuses any command that carries the credential outside ``credential``, and
@@ -88,7 +94,7 @@ def test_the_credential_sent_outside_its_field_is_never_journaled(place):
 
 
 @pytest.mark.parametrize("which", ("config", "paytables"))
-def test_a_config_file_that_is_not_utf8_is_one_line_exit_2(tmp_path, which):
+def test_a_config_file_that_is_not_utf8_is_one_line_exit_2(tmp_path: Path, which: str) -> None:
     """A config (or paytables) file with bytes that are not UTF-8 (a copy gone wrong, a
     file saved in Latin-1) ended the start in a UnicodeDecodeError traceback, exit 1."""
     from tests.reliability.test_startup_trust import cli, one_line_exit_2, run_config
@@ -119,7 +125,8 @@ _INVISIBLE = ("\u0000", "\n", "\x1b[2J", "\u202e", "\u2066", "\u200b", "\ufeff",
 
 @pytest.mark.parametrize("trick", _INVISIBLE)
 @pytest.mark.parametrize("field", ("player", "reason", "key"))
-def test_a_command_text_with_invisible_or_control_characters_is_refused(trick, field):
+def test_a_command_text_with_invisible_or_control_characters_is_refused(trick: str,
+                                                                        field: str) -> None:
     """A player name with a right-to-left override, a NUL or a terminal escape was carried
     out and published raw to surveillance (``by`` alone was held to printable text): a
     console shows ``\\u202eevil`` reversed, a C consumer stops at the NUL. Every text a
@@ -142,7 +149,7 @@ def test_a_command_text_with_invisible_or_control_characters_is_refused(trick, f
         assert trick.encode("utf-8") not in records[0].message
 
 
-def test_accented_and_other_scripts_stay_welcome():
+def test_accented_and_other_scripts_stay_welcome() -> None:
     with fuzz.command_daemon("three_card_lowball") as daemon:
         assert daemon.command(b'{"command":"open"}')["ok"]
         reply = daemon.command(json.dumps({"command": "place", "spot": 1, "wager": "ante",
@@ -151,7 +158,7 @@ def test_accented_and_other_scripts_stay_welcome():
 
 
 def test_a_shoe_sending_garbage_at_full_speed_neither_floods_the_journal_nor_holds_a_card(
-        rig_factory):  # noqa: F811
+        rig_factory: RigFactory) -> None:  # noqa: F811
     """2,000 garbled frames (``STX A ETX``: 6 kB, half a second of a 115,200-baud line) then a
     card: every rejected frame was journaled and published (2,000 synced records), and the
     card waited behind all of them (seconds; at full speed the queue only grows). Now the
@@ -182,7 +189,7 @@ def test_a_shoe_sending_garbage_at_full_speed_neither_floods_the_journal_nor_hol
     {"request": "replay", "after": 0, fuzz.CREDENTIAL: 1},
     {"request": "\u202e" + fuzz.CREDENTIAL},
 ))
-def test_a_refused_replay_request_repeats_no_client_text(request_):
+def test_a_refused_replay_request_repeats_no_client_text(request_: dict[str, Any]) -> None:
     """The replay sockets (the CMS one faces off-site systems) answered, journaled and
     published a refused request's unknown name or key verbatim: 60 kB of a client's text per
     refusal on both families, a credential sent as a key, a right-to-left override. A
@@ -195,7 +202,7 @@ def test_a_refused_replay_request_repeats_no_client_text(request_):
     assert "characters" in reason
 
 
-def test_a_shoe_sending_garbage_does_not_flood_the_log(rig_factory):  # noqa: F811
+def test_a_shoe_sending_garbage_does_not_flood_the_log(rig_factory: RigFactory) -> None:  # noqa: F811
     """Each garbled frame was a warning line with its bytes: 2,000 lines for 6 kB, thousands
     a second at full speed, enough for journald's rate limit to drop the daemon's other lines.
     Now one line a second, the next one counting the lines not written."""
@@ -213,7 +220,7 @@ def test_a_shoe_sending_garbage_does_not_flood_the_log(rig_factory):  # noqa: F8
     assert len(rejected) + sum(line.get("not_logged", 0) for line in rejected) <= 2000
 
 
-def test_a_garbled_card_frame_named_in_a_fault_reaches_the_cms_without_its_card():
+def test_a_garbled_card_frame_named_in_a_fault_reaches_the_cms_without_its_card() -> None:
     """The shoe spells cards in capitals (``KH,,0``); a frame refused for its count was
     published to the CMS family with the card as sent in the fault's detail."""
     hand = "TCL-01-000001"
@@ -221,14 +228,16 @@ def test_a_garbled_card_frame_named_in_a_fault_reaches_the_cms_without_its_card(
         "shoe", "MISREAD", "card frame 'KH,,0': card count '0' is not 1-65535")
     message = wire.encode(event, table_id="TCL-01", seq=9, ts=datetime.now(UTC), hand_id=hand)
     sent = cms_view.cms_message("device_fault", hand, message, hand)
-    assert "KH" not in wire.decode(sent).data.detail
+    assert sent is not None
+    fault: Any = wire.decode_event(sent)      # Any: device_fault's own fields
+    assert "KH" not in fault.data.detail
 
 
 @pytest.mark.parametrize("command", ({"command": "void"},
                                      {"command": "adjust_meter", "amount": 5},
                                      {"command": "void", "reason": ""}))
 def test_a_malformed_supervisor_command_without_the_credential_is_refused_for_the_credential(
-        command):
+        command: dict[str, Any]) -> None:
     """``void`` without its reason and without the credential was refused as ``reason: Field
     required`` only, not saying that it needs the credential (the property test that the role
     is the credential's alone failed whenever it drew this case)."""

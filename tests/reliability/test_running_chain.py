@@ -12,7 +12,8 @@ from controller.core.table_events import TableClosed
 from controller.daemon.chain_watch import ChainWatch
 from controller.stream import wire
 from controller.stream.journal import GENESIS_HASH, Journal, journal_path
-from tests.reliability.test_startup_trust import Daemon, run_config, tamper
+from tests.reliability.test_startup_trust import run_config, tamper
+from tests.test_reload import Daemon
 from tests.test_daemon import wait_for
 
 TABLE = "CALI-01"
@@ -25,7 +26,7 @@ def journal_of(tmp_path: Path, records: int) -> Journal:
     return journal
 
 
-def test_new_records_are_verified_as_they_come(tmp_path):
+def test_new_records_are_verified_as_they_come(tmp_path: Path) -> None:
     journal = journal_of(tmp_path, 3)
     watch = ChainWatch(journal, 0, GENESIS_HASH)
     assert watch.check() is None and watch.verified_through == 3
@@ -35,7 +36,7 @@ def test_new_records_are_verified_as_they_come(tmp_path):
     journal.close()
 
 
-def test_a_record_rewritten_after_its_check_is_found_by_the_next_pass(tmp_path):
+def test_a_record_rewritten_after_its_check_is_found_by_the_next_pass(tmp_path: Path) -> None:
     journal = journal_of(tmp_path, 6)
     watch = ChainWatch(journal, 0, GENESIS_HASH)
     assert watch.check(sweep=2) is None             # verified through 6; pass at seq 2
@@ -45,7 +46,7 @@ def test_a_record_rewritten_after_its_check_is_found_by_the_next_pass(tmp_path):
     journal.close()
 
 
-def test_a_missing_trigger_or_a_missing_last_record_is_found(tmp_path):
+def test_a_missing_trigger_or_a_missing_last_record_is_found(tmp_path: Path) -> None:
     journal = journal_of(tmp_path, 2)
     watch = ChainWatch(journal, 0, GENESIS_HASH)
     connection = sqlite3.connect(journal_path(tmp_path), isolation_level=None)
@@ -59,7 +60,7 @@ def test_a_missing_trigger_or_a_missing_last_record_is_found(tmp_path):
     journal.close()
 
 
-def test_the_daemon_states_it_and_holds_the_table_when_it_fails(tmp_path):
+def test_the_daemon_states_it_and_holds_the_table_when_it_fails(tmp_path: Path) -> None:
     path = run_config(tmp_path)
     context = zmq.Context()
     table = Daemon(tmp_path, path, context)
@@ -89,8 +90,10 @@ def test_the_daemon_states_it_and_holds_the_table_when_it_fails(tmp_path):
         journal = table.ask(command="status")["journal"]
         assert journal["verified_through"] == table.daemon.journal.last_seq
         placed = table.daemon.journal.last_of("wager_placed")
+        assert placed is not None
         tamper(tmp_path / "state", placed.seq, b'"amount":700', b'"amount":70000')
-        heartbeat = wait_for(lambda: (b := beat()) and b.journal_broken_at and b, "the break")
+        heartbeat = wait_for(lambda: b if (b := beat()) and b.journal_broken_at else None,
+                             "the break")
         assert heartbeat.journal_broken_at == placed.seq
         refused = table.ask(command="place", spot=3, wager="ante", amount=700)
         assert not refused["ok"] and f"broken at seq {placed.seq}" in refused["error"]

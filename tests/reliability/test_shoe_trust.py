@@ -5,9 +5,10 @@ and every card that reached the controller is journaled and published."""
 from __future__ import annotations
 
 from tests.test_daemon import rig_factory, wait_for  # noqa: F401  (rig_factory is a fixture)
+from tests.test_daemon import Rig, RigFactory
 
 
-def lock_one_spot(rig) -> None:
+def lock_one_spot(rig: Rig) -> None:
     assert rig.ask({"command": "open"})["ok"]
     rig.shoe.device.load("As 7d Kc 2h 3s 4c 5d")
     for wager in ("ante", "xtra_bonus"):
@@ -16,7 +17,7 @@ def lock_one_spot(rig) -> None:
 
 
 def test_a_frame_reusing_the_last_seq_with_another_card_is_refused_and_pauses_the_hand(
-        rig_factory):  # noqa: F811
+        rig_factory: RigFactory) -> None:  # noqa: F811
     rig = rig_factory("cali_lowball")
     lock_one_spot(rig)
     rig.deal_one()
@@ -42,7 +43,7 @@ def test_a_frame_reusing_the_last_seq_with_another_card_is_refused_and_pauses_th
     assert not rig.ask({"command": "continue"})["ok"]
 
 
-def test_a_card_lost_inside_the_shoe_pauses_the_hand_naming_its_count(rig_factory):  # noqa: F811
+def test_a_card_lost_inside_the_shoe_pauses_the_hand_naming_its_count(rig_factory: RigFactory) -> None:  # noqa: F811
     rig = rig_factory("cali_lowball")
     lock_one_spot(rig)
     rig.deal_one()
@@ -58,7 +59,8 @@ def test_a_card_lost_inside_the_shoe_pauses_the_hand_naming_its_count(rig_factor
     assert state["state"] == "PAUSED" and state["hand"]["cards"] == {"1": ["As"]}
 
 
-def test_the_daemon_takes_a_conflict_about_cards_as_a_shoe_fault_and_the_count_with_a_card():
+def test_the_daemon_takes_a_conflict_about_cards_as_a_shoe_fault_and_the_count_with_a_card(
+        ) -> None:
     from controller.core.cards import parse_card
     from controller.daemon.device_hub import Report, shoe_report
     from drivers.shoe_events import CardRead, SequenceConflict

@@ -14,17 +14,21 @@ from __future__ import annotations
 
 import zmq
 
+from controller.stream import wire
 from controller.stream.journal import Journal, journal_path
 from controller.settings.scenario import load_scenario
 from controller.stream.client import StreamClient
 from tests.test_daemon import rig_factory, scenarios_for, wait_for  # noqa: F401 (fixture)
+from tests.test_daemon import RigFactory
 
 HANDS = 12
 
 
-def test_a_stalled_subscriber_never_stalls_the_table_and_recovers_by_replay(rig_factory):
+def test_a_stalled_subscriber_never_stalls_the_table_and_recovers_by_replay(
+        rig_factory: RigFactory) -> None:
     rig = rig_factory("cali_lowball")
     daemon = rig.daemon
+    assert daemon.publisher is not None
     # Small queues between the table and the slow client (the rig's own subscriber reads
     # after every input, so it never holds more than one input's events).
     daemon.publisher.surveillance_pub.setsockopt(zmq.SNDHWM, 20)
@@ -50,7 +54,7 @@ def test_a_stalled_subscriber_never_stalls_the_table_and_recovers_by_replay(rig_
         # (PUB drops for a full subscriber silently: publisher.dropped never sees them; the
         # client's replayed gaps below prove it fell behind.)
 
-        received = []
+        received: list[wire.EnvelopeBase] = []
         while not received or received[-1].seq < last:
             event = client.receive(timeout=10)
             assert event is not None, f"stuck after seq {received[-1].seq if received else None} of {last}"
@@ -71,7 +75,6 @@ def test_a_stalled_subscriber_never_stalls_the_table_and_recovers_by_replay(rig_
         assert messages[event.seq] == _bytes_of(event)
 
 
-def _bytes_of(envelope) -> bytes:
-    from controller.stream import wire
+def _bytes_of(envelope: wire.EnvelopeBase) -> bytes:
 
     return wire.dumps(envelope)

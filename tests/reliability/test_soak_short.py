@@ -11,7 +11,7 @@ from bench import pipeline
 
 
 @pytest.mark.parametrize("game", ["cali_lowball", "three_card_lowball"])
-def test_a_short_soak_conserves_money_and_the_journal_verifies(game):
+def test_a_short_soak_conserves_money_and_the_journal_verifies(game: str) -> None:
     result = pipeline.soak(300, game, sample_every=100, seed=7, segment_hands=100,
                            verify_every=1, verbose=False)
     assert result["hands"] == 300
@@ -24,7 +24,7 @@ def test_a_short_soak_conserves_money_and_the_journal_verifies(game):
     assert result["journal_records_verified"] == result["records"]
 
 
-def test_the_long_soak_verifies_the_first_every_nth_and_the_last_journal_segment():
+def test_the_long_soak_verifies_the_first_every_nth_and_the_last_journal_segment() -> None:
     result = pipeline.soak(50, "cali_lowball", sample_every=10, seed=3, segment_hands=10,
                            verify_every=2, verbose=False)
     assert result["journal_segments"] == 5

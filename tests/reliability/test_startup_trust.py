@@ -15,7 +15,9 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 import zmq
@@ -39,7 +41,7 @@ from tests.test_reload import CREDENTIAL, Daemon, config_file
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def cli(*args: str, timeout: float = 30) -> subprocess.CompletedProcess:
+def cli(*args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "controller.cli.main", *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=timeout)
 
@@ -63,7 +65,7 @@ def files_digest(state_dir: Path, name: str = "journal.sqlite3") -> dict[str, st
             for suffix in ("", "-wal") for path in [state_dir / f"{name}{suffix}"]}
 
 
-def play_a_hand(ask) -> None:
+def play_a_hand(ask: Callable[..., dict[str, Any]]) -> None:
     """Open, wagers with the progressive on spot 1, lock (the meter takes 20), void."""
     assert ask(command="open")["ok"]
     for wager, amount in (("ante", 500), ("bonus", 500), ("progressive", 100)):
@@ -73,7 +75,7 @@ def play_a_hand(ask) -> None:
 
 # --- 9. one daemon per state directory ----------------------------------------------------
 
-def test_a_second_daemon_on_the_same_state_dir_exits_2_naming_the_holder(tmp_path):
+def test_a_second_daemon_on_the_same_state_dir_exits_2_naming_the_holder(tmp_path: Path) -> None:
     path = run_config(tmp_path)
     context = zmq.Context()
     first = Daemon(tmp_path, path, context)
@@ -97,7 +99,7 @@ def test_a_second_daemon_on_the_same_state_dir_exits_2_naming_the_holder(tmp_pat
         poller.register(first.daemon.commands, zmq.POLLIN)
         assert poller.poll(5000), "the first daemon lost its command socket"
         first.daemon.handle_commands()
-        assert client.poll(5000) and client.recv_json()["ok"]
+        assert client.poll(5000) and cast(dict[str, Any], client.recv_json())["ok"]
         client.close(0)
     finally:
         first.daemon.close()
@@ -123,7 +125,8 @@ def tamper(state_dir: Path, seq: int, old: bytes, new: bytes) -> None:
     connection.close()
 
 
-def test_a_tampered_journal_holds_the_table_until_a_supervisor_quarantines_it(tmp_path):
+def test_a_tampered_journal_holds_the_table_until_a_supervisor_quarantines_it(
+        tmp_path: Path) -> None:
     path = run_config(tmp_path)
     state = tmp_path / "state"
     context = zmq.Context()
@@ -140,7 +143,8 @@ def test_a_tampered_journal_holds_the_table_until_a_supervisor_quarantines_it(tm
     meters = [r for r in records if r.type == "meter_changed"]
     placed = [r for r in records if r.type == "wager_placed" and b'"amount":700' in r.message]
     assert meters and placed and meters[-1].seq < placed[0].seq
-    meter = wire.decode_event(meters[-1].message).data.amount
+    meter_changed: Any = wire.decode_event(meters[-1].message).data
+    meter = meter_changed.amount
     bad = placed[0].seq
     tamper(state, bad, b'"amount":700', b'"amount":70000')
     evidence = files_digest(state)
@@ -153,8 +157,10 @@ def test_a_tampered_journal_holds_the_table_until_a_supervisor_quarantines_it(tm
         status = table.ask(command="status")
         assert status["ok"] and status["journal"]["broken_at"] == bad
         assert status["state"]["layout"] == {}                  # nothing rebuilt from it
-        for command in ({"command": "open"}, {"command": "lock"},
-                        {"command": "void", "reason": "x", "credential": CREDENTIAL}):
+        commands: list[dict[str, Any]] = [
+            {"command": "open"}, {"command": "lock"},
+            {"command": "void", "reason": "x", "credential": CREDENTIAL}]
+        for command in commands:
             reply = table.ask(**command)
             assert reply["ok"] is False and f"broken at seq {bad}" in reply["error"]
         sub = context.socket(zmq.SUB)
@@ -162,7 +168,7 @@ def test_a_tampered_journal_holds_the_table_until_a_supervisor_quarantines_it(tm
         sub.setsockopt(zmq.LINGER, 0)
         sub.connect(f"ipc://{tmp_path}/e")
 
-        def beat():
+        def beat() -> Any:
             table.daemon._next_heartbeat = 0.0
             table.daemon._tick()
             return sub.poll(20) and wire.decode(sub.recv_multipart()[1])
@@ -212,7 +218,7 @@ def test_a_tampered_journal_holds_the_table_until_a_supervisor_quarantines_it(tm
         context.term()
 
 
-def test_a_deleted_trigger_is_a_broken_journal_too(tmp_path):
+def test_a_deleted_trigger_is_a_broken_journal_too(tmp_path: Path) -> None:
     path = run_config(tmp_path)
     context = zmq.Context()
     table = Daemon(tmp_path, path, context)
@@ -225,6 +231,7 @@ def test_a_deleted_trigger_is_a_broken_journal_too(tmp_path):
     table = Daemon(tmp_path, path, context)
     table.daemon.start()
     try:
+        assert table.daemon.journal_broken is not None
         assert "journal_no_delete" in table.daemon.journal_broken.reason
         assert table.ask(command="close")["ok"] is False
     finally:
@@ -234,7 +241,7 @@ def test_a_deleted_trigger_is_a_broken_journal_too(tmp_path):
 
 # --- 10. the meter is the players' money --------------------------------------------------
 
-def settle(table: Table, events: list) -> None:
+def settle(table: Table, events: list[Any]) -> None:
     deck = iter("Kh Qd Jc Ts 9h 8d 7c 6s 5h Kc Qh Jd Tc 9s".split())
     count = 0
     while table.hand is not None:
@@ -247,12 +254,12 @@ def settle(table: Table, events: list) -> None:
                                                    "decision": "stand"}), "d", "dealer")
 
 
-def test_a_game_change_and_back_keeps_the_meter(tmp_path):
+def test_a_game_change_and_back_keeps_the_meter(tmp_path: Path) -> None:
     three_card = load_config(default_config_path("three_card_lowball"))
     cali = load_config(default_config_path("cali_lowball"))
     table, events = build_table(three_card), []
 
-    def do(role="dealer", **command):
+    def do(role: str = "dealer", **command: Any) -> list[Any]:
         result = table.command(parse_command(command), "sam", role)
         events.extend(result)
         return result
@@ -282,11 +289,11 @@ def test_a_game_change_and_back_keeps_the_meter(tmp_path):
     assert rebuilt.meter == 500_020
 
 
-def test_only_a_supervisor_adjusts_the_meter_between_hands_with_a_reason():
+def test_only_a_supervisor_adjusts_the_meter_between_hands_with_a_reason() -> None:
     loaded = load_config(default_config_path("three_card_lowball"))
     table, events = build_table(loaded), []
 
-    def do(role="dealer", **command):
+    def do(role: str = "dealer", **command: Any) -> list[Any]:
         result = table.command(parse_command(command), "sam", role)
         events.extend(result)
         return result
@@ -316,7 +323,7 @@ def test_only_a_supervisor_adjusts_the_meter_between_hands_with_a_reason():
 
 # --- 12. start-up failures: one line, the cause, what to do, exit 2 ----------------------
 
-def one_line_exit_2(result: subprocess.CompletedProcess, *says: str) -> None:
+def one_line_exit_2(result: subprocess.CompletedProcess[str], *says: str) -> None:
     assert result.returncode == 2, (result.returncode, result.stderr)
     assert "Traceback" not in result.stderr, result.stderr
     lines = [line for line in result.stderr.splitlines() if line.startswith("lowball-table")]
@@ -325,7 +332,7 @@ def one_line_exit_2(result: subprocess.CompletedProcess, *says: str) -> None:
         assert text in lines[0], lines[0]
 
 
-def test_a_port_in_use_is_one_line(tmp_path):
+def test_a_port_in_use_is_one_line(tmp_path: Path) -> None:
     path = config_file(tmp_path)
     context = zmq.Context()
     busy = context.socket(zmq.PULL)
@@ -341,7 +348,7 @@ def test_a_port_in_use_is_one_line(tmp_path):
                     "another program")
 
 
-def test_a_missing_curve_key_file_is_one_line(tmp_path):
+def test_a_missing_curve_key_file_is_one_line(tmp_path: Path) -> None:
     path = config_file(tmp_path)
     path.write_text(path.read_text() + '\n[security]\nserver_secret_key_file = "nowhere.key"\n'
                     'authorized_keys_dir = "."\n')
@@ -350,7 +357,7 @@ def test_a_missing_curve_key_file_is_one_line(tmp_path):
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes anywhere")
-def test_an_unwritable_state_dir_is_one_line(tmp_path):
+def test_an_unwritable_state_dir_is_one_line(tmp_path: Path) -> None:
     path = run_config(tmp_path)
     state = tmp_path / "state"
     state.mkdir(mode=0o500)
@@ -358,14 +365,14 @@ def test_an_unwritable_state_dir_is_one_line(tmp_path):
     one_line_exit_2(result, "cannot use the state directory", "Permission denied")
 
 
-def test_a_state_dir_that_is_a_file_is_one_line(tmp_path):
+def test_a_state_dir_that_is_a_file_is_one_line(tmp_path: Path) -> None:
     path = run_config(tmp_path)
     (tmp_path / "state").write_text("not a directory")
     result = cli("run", "--config", str(path), "--state-dir", str(tmp_path / "state"))
     one_line_exit_2(result, "cannot use the state directory", "the daemon's user needs")
 
 
-def test_a_failed_start_with_devices_configured_shows_only_the_cause(tmp_path):
+def test_a_failed_start_with_devices_configured_shows_only_the_cause(tmp_path: Path) -> None:
     path = config_file(tmp_path)
     path.write_text(path.read_text() + '\n[security]\nserver_secret_key_file = "nowhere.key"\n'
                     'authorized_keys_dir = "."\n\n[devices.spots]\ndriver = "spots-ascii"\n'
@@ -379,7 +386,7 @@ UNSHARE = shutil.which("unshare")
 
 
 def in_a_full_file_system(tmp_path: Path, script: str,
-                          fill_kib: int = 56) -> subprocess.CompletedProcess:
+                          fill_kib: int = 56) -> subprocess.CompletedProcess[str]:
     """Run ``script`` (sh) with ``tmp_path/full`` a 64 KiB tmpfs (a user and mount
     namespace: no privilege needed), ``fill_kib`` of it filled: writes get ENOSPC."""
     if UNSHARE is None:
@@ -396,7 +403,7 @@ def in_a_full_file_system(tmp_path: Path, script: str,
         cwd=ROOT, capture_output=True, text=True, timeout=60)
 
 
-def test_disk_full_at_start_says_disk_full(tmp_path):
+def test_disk_full_at_start_says_disk_full(tmp_path: Path) -> None:
     path = run_config(tmp_path)
     result = in_a_full_file_system(
         tmp_path, f"{sys.executable} -m controller.cli.main run --config {path} "
@@ -404,7 +411,7 @@ def test_disk_full_at_start_says_disk_full(tmp_path):
     one_line_exit_2(result, "disk full", "free space there")
 
 
-def test_disk_full_on_append_says_disk_full_not_cannot_rollback(tmp_path):
+def test_disk_full_on_append_says_disk_full_not_cannot_rollback(tmp_path: Path) -> None:
     script = tmp_path / "append.py"
     script.write_text(f"""
 import sys
@@ -431,7 +438,7 @@ except JournalError as error:
     assert "cannot rollback" not in result.stdout
 
 
-def test_checking_a_long_journal_extends_systemds_start_timeout(tmp_path):
+def test_checking_a_long_journal_extends_systemds_start_timeout(tmp_path: Path) -> None:
     import socket as sockets
     import tempfile
 
@@ -464,7 +471,7 @@ def test_checking_a_long_journal_extends_systemds_start_timeout(tmp_path):
         context.term()
 
 
-def test_a_last_record_that_does_not_parse_is_a_broken_journal_not_a_crash(tmp_path):
+def test_a_last_record_that_does_not_parse_is_a_broken_journal_not_a_crash(tmp_path: Path) -> None:
     path = run_config(tmp_path)
     state = tmp_path / "state"
     context = zmq.Context()
@@ -484,6 +491,7 @@ def test_a_last_record_that_does_not_parse_is_a_broken_journal_not_a_crash(tmp_p
     table = Daemon(tmp_path, path, context)
     table.daemon.start()
     try:
+        assert table.daemon.journal_broken is not None
         assert table.daemon.journal_broken.seq == last
     finally:
         table.daemon.close()

@@ -30,6 +30,7 @@ from controller.core.events import (
     field_hints,
     is_record_type,
 )
+from controller.core.vocabulary import Device, FaultCode
 from controller.stream import wire
 from controller.stream.journal import Journal
 from controller.stream.publisher import EventPublisher
@@ -47,7 +48,7 @@ SAMPLES: tuple[Any, ...] = (
     CardDealt(parse_card("As"), 1, "hole cards"),
     CardDealt(parse_card("Td"), "dealer", "hole cards"),
     DecisionMade(3, "discard", 0, parse_cards("Kc Qh")),
-    Fault("shoe_jam", "card stuck at the gate", "shoe", True),
+    Fault(FaultCode.SHOE_JAM, "card stuck at the gate", Device.SHOE, True),
     HandVoided(HAND, "supervisor-7", "misdeal", (Wager(2, "ante", 1000),), 150),
 )
 
@@ -86,14 +87,14 @@ def strategy_for(hint: Any) -> st.SearchStrategy[Any]:
     raise TypeError(f"no test strategy for {hint!r}")
 
 
-def wait_for(socket: zmq.Socket, timeout: float = DEADLINE_S) -> list[bytes]:
+def wait_for(socket: zmq.Socket[bytes], timeout: float = DEADLINE_S) -> list[bytes]:
     """The next multipart message on ``socket``; fail if none within the deadline."""
     if not socket.poll(int(timeout * 1000), zmq.POLLIN):
         raise AssertionError(f"nothing received within {timeout} s")
     return socket.recv_multipart()
 
 
-def await_subscription(publisher: EventPublisher, sub: zmq.Socket,
+def await_subscription(publisher: EventPublisher, sub: zmq.Socket[bytes],
                        timeout: float = DEADLINE_S) -> None:
     """Beat the ZeroMQ slow joiner: send heartbeats until ``sub`` receives one, then discard
     everything already queued, so the test starts with an empty SUB socket."""
@@ -109,7 +110,7 @@ def await_subscription(publisher: EventPublisher, sub: zmq.Socket,
 
 
 @pytest.fixture
-def context() -> Iterator[zmq.Context]:
+def context() -> Iterator[zmq.Context[Any]]:
     context = zmq.Context()
     yield context
     context.destroy(linger=0)
@@ -123,7 +124,7 @@ def journal(tmp_path: Path) -> Iterator[Journal]:
 
 
 @pytest.fixture
-def publisher(context: zmq.Context, journal: Journal) -> Iterator[EventPublisher]:
+def publisher(context: zmq.Context[Any], journal: Journal) -> Iterator[EventPublisher]:
     publisher = EventPublisher(context, table_id=TABLE, pub_endpoint="tcp://127.0.0.1:*",
                                replay_endpoint="tcp://127.0.0.1:*", journal=journal,
                                snapshot=lambda: {"state": "OPEN", "meter": 123456})
@@ -136,7 +137,7 @@ class TableLoop:
     serves the ROUTER when it is readable, and takes commands from the test over an inproc
     pipe (``append`` events and publish them or not, ``heartbeat``)."""
 
-    def __init__(self, context: zmq.Context, path: Path):
+    def __init__(self, context: zmq.Context[Any], path: Path) -> None:
         self._context = context
         self._path = path
         self._pipe = context.socket(zmq.PAIR)
@@ -204,7 +205,7 @@ class TableLoop:
 
 
 @pytest.fixture
-def table_loop(context: zmq.Context, tmp_path: Path) -> Iterator[TableLoop]:
+def table_loop(context: zmq.Context[Any], tmp_path: Path) -> Iterator[TableLoop]:
     loop = TableLoop(context, tmp_path / "journal.sqlite3")
     yield loop
     loop.stop()

@@ -15,27 +15,28 @@ from .conftest import TABLE, sample_events
 DOC = Path(__file__).resolve().parents[2] / "docs" / "event-stream.md"
 
 
-def test_doc_lists_every_event_type():
+def test_doc_lists_every_event_type() -> None:
     text = DOC.read_text()
     for name in wire.EVENT_CLASSES:
         assert f"| `{name}` |" in text, f"docs/event-stream.md lacks event type {name}"
 
 
-def test_doc_event_table_is_the_generated_one():
+def test_doc_event_table_is_the_generated_one() -> None:
     assert wire.render_event_table() in DOC.read_text(), (
         "docs/event-stream.md section 2 is out of date: paste the output of "
         "`python -m controller.stream.wire table`")
 
 
-def test_doc_examples_parse():
+def test_doc_examples_parse() -> None:
     text = DOC.read_text()
-    envelope = re.search(r'```json\n(\{"data".*?)\n```', text, re.S).group(1)
-    assert wire.decode(envelope.replace("\n ", "")).type == "card_dealt"
-    beat = re.search(r'```json\n(\{"hash".*?)\n```', text, re.S).group(1)
-    assert isinstance(wire.decode(beat), wire.Heartbeat)
+    envelope = re.search(r'```json\n(\{"data".*?)\n```', text, re.S)
+    beat = re.search(r'```json\n(\{"hash".*?)\n```', text, re.S)
+    assert envelope is not None and beat is not None
+    assert wire.decode(envelope.group(1).replace("\n ", "")).type == "card_dealt"
+    assert isinstance(wire.decode(beat.group(1)), wire.Heartbeat)
 
 
-def test_doc_chain_check_snippet_matches_the_journal(tmp_path):
+def test_doc_chain_check_snippet_matches_the_journal(tmp_path: Path) -> None:
     path = tmp_path / "journal.sqlite3"
     with Journal(path, durability="batched") as journal:
         journal.append_all(sample_events(9), table_id=TABLE, hand_id=None)

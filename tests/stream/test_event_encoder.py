@@ -38,7 +38,8 @@ def outcome(encode: Any, event: Any, **envelope: Any) -> tuple[str, Any]:
 @pytest.mark.parametrize("cls", ALL_CLASSES, ids=lambda cls: cls.__name__)
 @settings(max_examples=40, deadline=None)
 @given(data=st.data())
-def test_same_bytes_as_the_reference_for_every_event_type(cls, data):
+def test_same_bytes_as_the_reference_for_every_event_type(cls: type[Any], data: st.DataObject
+                                                         ) -> None:
     event = data.draw(strategy_for(cls))
     envelope = dict(
         table_id=data.draw(st.from_regex(r"[A-Za-z0-9_-]{1,32}", fullmatch=True)),
@@ -50,7 +51,7 @@ def test_same_bytes_as_the_reference_for_every_event_type(cls, data):
 
 
 @pytest.mark.parametrize("event", SAMPLES, ids=lambda event: type(event).__name__)
-def test_ordinary_events_take_the_direct_path(event):
+def test_ordinary_events_take_the_direct_path(event: Any) -> None:
     direct = WRITER.encode(event, table_id=TABLE, seq=7, ts=event_encoder.timestamp(TS),
                            hand_id=HAND)
     assert direct == wire.reference_encode(event, table_id=TABLE, seq=7, ts=TS, hand_id=HAND)
@@ -70,7 +71,7 @@ ODD_VALUES = [
 
 
 @pytest.mark.parametrize("event", ODD_VALUES, ids=repr)
-def test_odd_values_get_the_reference_answer(event):
+def test_odd_values_get_the_reference_answer(event: Any) -> None:
     with pytest.raises(event_encoder.Unfit):
         WRITER.encode(event, table_id=TABLE, seq=1, ts=event_encoder.timestamp(TS), hand_id=None)
     envelope = dict(table_id=TABLE, seq=1, ts=TS, hand_id=None)
@@ -90,12 +91,12 @@ def test_odd_values_get_the_reference_answer(event):
     dict(table_id=TABLE, seq=1, ts=TS.astimezone(timezone(timedelta(hours=-5))), hand_id=None),
     dict(table_id=TABLE, seq=1, ts=TS.astimezone(timezone(timedelta(0))), hand_id=None),
 ], ids=repr)
-def test_odd_envelopes_get_the_reference_answer(envelope):
+def test_odd_envelopes_get_the_reference_answer(envelope: dict[str, Any]) -> None:
     assert outcome(wire.encode, SAMPLES[1], **envelope) == \
         outcome(wire.reference_encode, SAMPLES[1], **envelope)
 
 
-def test_the_time_text_is_the_one_of_the_time_given():
+def test_the_time_text_is_the_one_of_the_time_given() -> None:
     first = datetime(2026, 11, 21, 23, 50, tzinfo=UTC)
     second = first + timedelta(microseconds=1)
     assert event_encoder.timestamp(first) == "2026-11-21T23:50:00.000000Z"

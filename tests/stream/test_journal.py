@@ -6,7 +6,9 @@ import signal
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,7 +21,7 @@ from .conftest import HAND, SAMPLES, TABLE, TS, sample_events
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def fill(journal: Journal, count: int) -> list:
+def fill(journal: Journal, count: int) -> list[Any]:
     return [journal.append(event, table_id=TABLE, hand_id=HAND, ts=TS)
             for event in sample_events(count)]
 
@@ -29,7 +31,7 @@ def raw(path: Path) -> sqlite3.Connection:
     return sqlite3.connect(path, isolation_level=None)
 
 
-def test_append_numbers_from_one_and_chains_hashes(tmp_path):
+def test_append_numbers_from_one_and_chains_hashes(tmp_path: Path) -> None:
     with Journal(tmp_path / "new" / "dir" / "journal.sqlite3") as journal:
         assert journal.last_seq == 0 and journal.last_record() is None
         records = fill(journal, 5)
@@ -45,14 +47,14 @@ def test_append_numbers_from_one_and_chains_hashes(tmp_path):
     assert wire.to_event(wire.decode_event(records[0].message)) == SAMPLES[0]
 
 
-def test_the_message_is_exactly_what_wire_encode_gives(journal):
+def test_the_message_is_exactly_what_wire_encode_gives(journal: Journal) -> None:
     record = journal.append(SAMPLES[2], table_id=TABLE, hand_id=HAND, ts=TS)
     assert record.message == wire.encode(SAMPLES[2], table_id=TABLE, seq=1, ts=TS,
                                          hand_id=HAND)
     assert list(journal.records()) == [record]
 
 
-def test_reopen_continues_seq_and_chain(tmp_path):
+def test_reopen_continues_seq_and_chain(tmp_path: Path) -> None:
     path = journal_path(tmp_path)
     with Journal(path) as journal:
         first = fill(journal, 3)
@@ -66,7 +68,7 @@ def test_reopen_continues_seq_and_chain(tmp_path):
     assert report.ok and report.records_checked == 4 and report.last_hash == fourth.hash
 
 
-def test_records_after_and_limit(journal):
+def test_records_after_and_limit(journal: Journal) -> None:
     fill(journal, 1200)  # more than one read batch
     assert [r.seq for r in journal.records(after_seq=1195)] == [1196, 1197, 1198, 1199, 1200]
     assert [r.seq for r in journal.records(after_seq=10, limit=3)] == [11, 12, 13]
@@ -75,7 +77,7 @@ def test_records_after_and_limit(journal):
     assert list(journal.records(after_seq=1200)) == []
 
 
-def test_a_refused_event_uses_no_seq(journal):
+def test_a_refused_event_uses_no_seq(journal: Journal) -> None:
     fill(journal, 2)
     with pytest.raises(wire.WireError):
         journal.append(PhaseStarted(7), table_id=TABLE, hand_id=None)
@@ -85,7 +87,7 @@ def test_a_refused_event_uses_no_seq(journal):
     assert journal.verify().ok
 
 
-def test_append_all_is_one_transaction(journal):
+def test_append_all_is_one_transaction(journal: Journal) -> None:
     fill(journal, 2)
     records = journal.append_all(sample_events(3), table_id=TABLE, hand_id=HAND, ts=TS)
     assert [r.seq for r in records] == [3, 4, 5]
@@ -97,7 +99,7 @@ def test_append_all_is_one_transaction(journal):
     assert journal.verify().ok
 
 
-def test_a_failed_write_rolls_back_and_keeps_the_seq(journal):
+def test_a_failed_write_rolls_back_and_keeps_the_seq(journal: Journal) -> None:
     fill(journal, 2)
     connection = raw(journal.path)  # another writer sneaks a (chain-breaking) row in
     connection.execute("INSERT INTO journal VALUES (3, 't', 'x', NULL, x'00', 'p', 'h')")
@@ -107,7 +109,7 @@ def test_a_failed_write_rolls_back_and_keeps_the_seq(journal):
     assert journal.last_seq == 2
 
 
-def test_update_and_delete_are_refused_by_triggers(journal):
+def test_update_and_delete_are_refused_by_triggers(journal: Journal) -> None:
     fill(journal, 3)
     connection = raw(journal.path)
     with pytest.raises(sqlite3.IntegrityError, match="append-only: UPDATE refused"):
@@ -120,7 +122,7 @@ def test_update_and_delete_are_refused_by_triggers(journal):
     assert journal.verify().ok
 
 
-def tamper(path: Path, *statements: str, params=()) -> None:
+def tamper(path: Path, *statements: str, params: Sequence[Any] = ()) -> None:
     connection = raw(path)
     connection.execute("DROP TRIGGER journal_no_update")
     connection.execute("DROP TRIGGER journal_no_delete")
@@ -138,7 +140,7 @@ def rehash(seq: int, message: bytes, prev_hash: str) -> tuple[str, bytes, str, i
             message, chain_hash(prev_hash, message), seq)
 
 
-def test_verify_detects_an_edited_message(journal):
+def test_verify_detects_an_edited_message(journal: Journal) -> None:
     records = fill(journal, 6)
     edited = records[3].message.replace(b'"Td"', b'"Th"')
     assert edited != records[3].message
@@ -148,7 +150,7 @@ def test_verify_detects_an_edited_message(journal):
     assert "hash does not match" in report.reason
 
 
-def test_verify_detects_an_edit_with_its_hash_recomputed(journal):
+def test_verify_detects_an_edit_with_its_hash_recomputed(journal: Journal) -> None:
     records = fill(journal, 6)
     edited = records[3].message.replace(b'"Td"', b'"Th"')
     statement, *params = rehash(4, edited, records[3].prev_hash)
@@ -158,7 +160,7 @@ def test_verify_detects_an_edit_with_its_hash_recomputed(journal):
     assert "prev_hash does not match" in report.reason
 
 
-def test_verify_detects_a_deleted_record(journal):
+def test_verify_detects_a_deleted_record(journal: Journal) -> None:
     fill(journal, 6)
     tamper(journal.path, "DELETE FROM journal WHERE seq = 3")
     report = journal.verify()
@@ -166,7 +168,7 @@ def test_verify_detects_a_deleted_record(journal):
     assert report.reason == "record seq 3 missing (next record is seq 4)"
 
 
-def test_verify_detects_swapped_records(journal):
+def test_verify_detects_swapped_records(journal: Journal) -> None:
     records = fill(journal, 6)
     r2, r3 = records[1], records[2]
     tamper(journal.path,
@@ -176,7 +178,7 @@ def test_verify_detects_swapped_records(journal):
     assert (report.ok, report.first_bad_seq) == (False, 2)
 
 
-def test_verify_detects_a_column_that_disagrees_with_its_message(journal):
+def test_verify_detects_a_column_that_disagrees_with_its_message(journal: Journal) -> None:
     fill(journal, 4)
     tamper(journal.path, "UPDATE journal SET type = 'hand_settled' WHERE seq = 2")
     report = journal.verify()
@@ -184,7 +186,7 @@ def test_verify_detects_a_column_that_disagrees_with_its_message(journal):
     assert "type 'hand_settled' but the message says 'phase_started'" in report.reason
 
 
-def test_verify_detects_a_time_column_that_disagrees_with_its_message(journal):
+def test_verify_detects_a_time_column_that_disagrees_with_its_message(journal: Journal) -> None:
     fill(journal, 4)
     tamper(journal.path, "UPDATE journal SET ts = '2026-01-01T00:00:00.000000Z' WHERE seq = 3")
     report = journal.verify()
@@ -193,7 +195,7 @@ def test_verify_detects_a_time_column_that_disagrees_with_its_message(journal):
         in report.reason
 
 
-def test_verify_detects_a_message_that_does_not_parse(journal):
+def test_verify_detects_a_message_that_does_not_parse(journal: Journal) -> None:
     records = fill(journal, 3)
     statement, *params = rehash(3, b'{"type":"card_dealt"}', records[2].prev_hash)
     tamper(journal.path, statement, params=params)
@@ -202,7 +204,7 @@ def test_verify_detects_a_message_that_does_not_parse(journal):
     assert report.reason.startswith("message does not parse: ")
 
 
-def test_verify_reports_missing_triggers(journal):
+def test_verify_reports_missing_triggers(journal: Journal) -> None:
     fill(journal, 2)
     connection = raw(journal.path)
     connection.execute("DROP TRIGGER journal_no_delete")
@@ -212,11 +214,11 @@ def test_verify_reports_missing_triggers(journal):
     assert "journal_no_delete" in report.reason
 
 
-def test_an_empty_journal_verifies(journal):
+def test_an_empty_journal_verifies(journal: Journal) -> None:
     assert journal.verify() == (True, 0, None, "", 0, GENESIS_HASH)
 
 
-def test_opening_something_that_is_not_a_journal(tmp_path):
+def test_opening_something_that_is_not_a_journal(tmp_path: Path) -> None:
     text = tmp_path / "notes.txt"
     text.write_text("hello, this is not a database at all" * 10)
     with pytest.raises(JournalError, match="notes.txt"):
@@ -233,7 +235,7 @@ def test_opening_something_that_is_not_a_journal(tmp_path):
         Journal(tmp_path / "j.sqlite3", durability="fast")  # type: ignore[arg-type]
 
 
-def test_read_only_journal_refuses_appends(tmp_path):
+def test_read_only_journal_refuses_appends(tmp_path: Path) -> None:
     path = journal_path(tmp_path)
     with Journal(path) as journal:
         fill(journal, 2)
@@ -243,7 +245,7 @@ def test_read_only_journal_refuses_appends(tmp_path):
             journal.append(PhaseStarted("flop"), table_id=TABLE, hand_id=None)
 
 
-def test_full_durability_is_the_default(tmp_path):
+def test_full_durability_is_the_default(tmp_path: Path) -> None:
     with Journal(tmp_path / "a.sqlite3") as full, \
             Journal(tmp_path / "b.sqlite3", durability="batched") as batched:
         assert full._connection.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
@@ -262,14 +264,15 @@ while True:
 """
 
 
-def test_a_killed_writer_loses_no_acknowledged_record(tmp_path):
+def test_a_killed_writer_loses_no_acknowledged_record(tmp_path: Path) -> None:
     """Power-loss-like: the writer is SIGKILLed mid-stream. Every seq it reported (it reports
     only after append returned) is in the journal, and the journal verifies. (A SIGKILL keeps
     the OS page cache; a real power cut is what ``synchronous=FULL`` is for.)"""
     path = tmp_path / "journal.sqlite3"
     child = subprocess.Popen([sys.executable, "-c", CHILD, str(path)], cwd=ROOT,
                              stdout=subprocess.PIPE, text=True)
-    acknowledged = {}
+    acknowledged: dict[int, str] = {}
+    assert child.stdout is not None
     try:
         for line in child.stdout:
             seq, hash_ = line.split()

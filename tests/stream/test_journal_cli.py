@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sqlite3
+from pathlib import Path
 
 import pytest
 
@@ -19,11 +20,12 @@ def run(*argv: str) -> int:
     command.register(parser.add_subparsers(dest="command", required=True), "journal",
                      "verify or show the audit journal")
     args = parser.parse_args(["journal", *argv])
-    return args.func(args)
+    status: int = args.func(args)
+    return status
 
 
 @pytest.fixture
-def state_dir(tmp_path):
+def state_dir(tmp_path: Path) -> tuple[Path, str]:
     with Journal(journal_path(tmp_path)) as journal:
         for event in sample_events(5):
             journal.append(event, table_id=TABLE, hand_id=HAND, ts=TS)
@@ -31,7 +33,7 @@ def state_dir(tmp_path):
     return tmp_path, last_hash
 
 
-def test_verify_ok(state_dir, capsys):
+def test_verify_ok(state_dir: tuple[Path, str], capsys: pytest.CaptureFixture[str]) -> None:
     directory, last_hash = state_dir
     assert run("verify", "--state-dir", str(directory)) == 0
     assert capsys.readouterr().out == (
@@ -39,7 +41,7 @@ def test_verify_ok(state_dir, capsys):
     assert run("verify", "--journal", str(journal_path(directory))) == 0
 
 
-def test_verify_broken(state_dir, capsys):
+def test_verify_broken(state_dir: tuple[Path, str], capsys: pytest.CaptureFixture[str]) -> None:
     directory, _ = state_dir
     connection = sqlite3.connect(journal_path(directory), isolation_level=None)
     connection.execute("DROP TRIGGER journal_no_update")
@@ -50,7 +52,8 @@ def test_verify_broken(state_dir, capsys):
     assert capsys.readouterr().out.startswith("journal BROKEN at seq 2: hash does not match")
 
 
-def test_missing_or_foreign_journal_exits_2(tmp_path, capsys):
+def test_missing_or_foreign_journal_exits_2(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
     assert run("verify", "--state-dir", str(tmp_path)) == 2
     assert "no journal at" in capsys.readouterr().err
     assert not journal_path(tmp_path).exists()  # verify never creates one
@@ -59,7 +62,7 @@ def test_missing_or_foreign_journal_exits_2(tmp_path, capsys):
     assert "cannot open the journal" in capsys.readouterr().err
 
 
-def test_show(state_dir, capsys):
+def test_show(state_dir: tuple[Path, str], capsys: pytest.CaptureFixture[str]) -> None:
     directory, _ = state_dir
     assert run("show", "--state-dir", str(directory), "--after", "1", "--limit", "2") == 0
     lines = capsys.readouterr().out.splitlines()
@@ -68,7 +71,8 @@ def test_show(state_dir, capsys):
     assert '{"phase":"hole cards"}' in lines[0]
 
 
-def test_show_json_prints_messages_as_journaled(state_dir, capsys):
+def test_show_json_prints_messages_as_journaled(state_dir: tuple[Path, str],
+                                                capsys: pytest.CaptureFixture[str]) -> None:
     directory, _ = state_dir
     assert run("show", "--state-dir", str(directory), "--json") == 0
     lines = capsys.readouterr().out.splitlines()
@@ -85,7 +89,7 @@ def test_show_json_prints_messages_as_journaled(state_dir, capsys):
     ["show", "--journal", "a", "--limit", "many"],
     ["rewrite", "--journal", "a"],
 ])
-def test_bad_arguments_are_refused(argv, capsys):
+def test_bad_arguments_are_refused(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_:
         run(*argv)
     assert exit_.value.code == 2

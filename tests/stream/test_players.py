@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
@@ -28,14 +29,14 @@ def place(player: object) -> object:
 
 @pytest.mark.parametrize("player", ["", "P7", "card 1234", "Jos\u00e9", "O'Brien-2", "88#a.b_c",
                                     "x" * MAX_PLAYER_ID])
-def test_a_player_id_of_letters_digits_and_inner_punctuation_is_taken(player):
+def test_a_player_id_of_letters_digits_and_inner_punctuation_is_taken(player: str) -> None:
     assert place(player).player == player  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("player", [
     "a\nb", "a\tb", "<script>", "a\u202eb", "a\u200bb", "\x1b[31mred", " lead", "trail ",
     "-", "a\"b", "a\\b", "a{b}", "x" * (MAX_PLAYER_ID + 1), 7, None])
-def test_anything_else_is_refused_naming_player(player):
+def test_anything_else_is_refused_naming_player(player: object) -> None:
     with pytest.raises(InputError) as caught:
         place(player)
     (problem,) = caught.value.problems
@@ -69,7 +70,8 @@ RECORDS = [
 
 
 @pytest.mark.parametrize("record", RECORDS, ids=lambda record: type(record).__name__)
-def test_version_3_carries_the_player_and_an_older_record_reads_as_no_player(record):
+def test_version_3_carries_the_player_and_an_older_record_reads_as_no_player(record: Any
+                                                                            ) -> None:
     message = envelope(record)
     assert b'"player":"P7"' in message and b'"schema_version":3' in message
     assert wire.to_event(wire.decode_event(message)) == record
@@ -80,7 +82,7 @@ def test_version_3_carries_the_player_and_an_older_record_reads_as_no_player(rec
     assert b'"player":"P7"' not in wire.dumps(read) and b'"player":""' in wire.dumps(read)
 
 
-def test_the_cms_family_says_whose_settlement_it_is_even_for_a_card_like_id():
+def test_the_cms_family_says_whose_settlement_it_is_even_for_a_card_like_id() -> None:
     settled = envelope(WagerSettled(1, "ante", 500, "win", 500, "4c"))
     # the hand is still in play: the record goes live, with its player untouched
     assert cms_view.cms_message("wager_settled", HAND, settled, HAND) == settled

@@ -4,6 +4,8 @@ the test calls ``handle_replay`` itself once the ROUTER is readable."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import Any
 
 import pytest
 import zmq
@@ -16,8 +18,9 @@ from controller.errors import StartupError
 from .conftest import HAND, TABLE, await_subscription, sample_events, wait_for
 
 
-def subscriber(context: zmq.Context, publisher: EventPublisher, **options: int) -> zmq.Socket:
-    sub = context.socket(zmq.SUB)
+def subscriber(context: zmq.Context[Any], publisher: EventPublisher,
+               **options: int) -> zmq.Socket[bytes]:
+    sub: zmq.Socket[bytes] = context.socket(zmq.SUB)
     sub.setsockopt(zmq.LINGER, 0)
     for option, value in options.items():
         sub.setsockopt(getattr(zmq, option), value)
@@ -27,14 +30,15 @@ def subscriber(context: zmq.Context, publisher: EventPublisher, **options: int) 
     return sub
 
 
-def dealer(context: zmq.Context, publisher: EventPublisher) -> zmq.Socket:
-    socket = context.socket(zmq.DEALER)
+def dealer(context: zmq.Context[Any], publisher: EventPublisher) -> zmq.Socket[bytes]:
+    socket: zmq.Socket[bytes] = context.socket(zmq.DEALER)
     socket.setsockopt(zmq.LINGER, 0)
     socket.connect(publisher.replay_endpoint)
     return socket
 
 
-def ask(publisher: EventPublisher, client: zmq.Socket, *request_frames: bytes) -> list[bytes]:
+def ask(publisher: EventPublisher, client: zmq.Socket[bytes],
+        *request_frames: bytes) -> list[bytes]:
     """Send a request, serve it, and collect the replies up to the last one."""
     client.send_multipart(list(request_frames))
     router = publisher.sockets[0]
@@ -48,7 +52,7 @@ def ask(publisher: EventPublisher, client: zmq.Socket, *request_frames: bytes) -
             return replies
 
 
-def journal_and_publish(journal: Journal, publisher: EventPublisher, count: int) -> list:
+def journal_and_publish(journal: Journal, publisher: EventPublisher, count: int) -> list[Any]:
     records = []
     for event in sample_events(count):
         record = journal.append(event, table_id=TABLE, hand_id=HAND)
@@ -57,7 +61,8 @@ def journal_and_publish(journal: Journal, publisher: EventPublisher, count: int)
     return records
 
 
-def test_subscriber_receives_events_in_order(context, journal, publisher):
+def test_subscriber_receives_events_in_order(context: zmq.Context[Any], journal: Journal,
+                                             publisher: EventPublisher) -> None:
     sub = subscriber(context, publisher)
     records = journal_and_publish(journal, publisher, 30)
     received = [wait_for(sub) for _ in records]
@@ -67,7 +72,8 @@ def test_subscriber_receives_events_in_order(context, journal, publisher):
     assert publisher.published == 30 and publisher.dropped == 0
 
 
-def test_topic_prefix_filters_by_type(context, journal, publisher):
+def test_topic_prefix_filters_by_type(context: zmq.Context[Any], journal: Journal,
+                                      publisher: EventPublisher) -> None:
     sub = context.socket(zmq.SUB)
     sub.setsockopt(zmq.SUBSCRIBE, wire.topic(TABLE, "card_dealt"))
     sub.setsockopt(zmq.SUBSCRIBE, wire.topic(TABLE, "heartbeat"))
@@ -81,7 +87,8 @@ def test_topic_prefix_filters_by_type(context, journal, publisher):
     assert seen == ["card_dealt", "card_dealt"]
 
 
-def test_heartbeat_carries_the_last_seq(context, journal, publisher):
+def test_heartbeat_carries_the_last_seq(context: zmq.Context[Any], journal: Journal,
+                                        publisher: EventPublisher) -> None:
     sub = subscriber(context, publisher)
     publisher.heartbeat("OPEN")
     topic, message = wait_for(sub)
@@ -95,7 +102,8 @@ def test_heartbeat_carries_the_last_seq(context, journal, publisher):
     assert wire.decode(wait_for(sub)[1]).seq == 4
 
 
-def test_a_restarted_publisher_heartbeats_the_journal_seq(context, journal, publisher):
+def test_a_restarted_publisher_heartbeats_the_journal_seq(
+        context: zmq.Context[Any], journal: Journal, publisher: EventPublisher) -> None:
     journal_and_publish(journal, publisher, 3)
     again = EventPublisher(context, table_id=TABLE, pub_endpoint="tcp://127.0.0.1:*",
                            replay_endpoint="tcp://127.0.0.1:*", journal=journal,
@@ -108,7 +116,8 @@ def test_a_restarted_publisher_heartbeats_the_journal_seq(context, journal, publ
         again.close()
 
 
-def test_a_subscriber_that_never_reads_does_not_block_publish(context, journal):
+def test_a_subscriber_that_never_reads_does_not_block_publish(context: zmq.Context[Any],
+                                                              journal: Journal) -> None:
     publisher = EventPublisher(context, table_id=TABLE, pub_endpoint="tcp://127.0.0.1:*",
                                replay_endpoint="tcp://127.0.0.1:*", journal=journal,
                                snapshot=dict, sndhwm=1)
@@ -127,13 +136,15 @@ def test_a_subscriber_that_never_reads_does_not_block_publish(context, journal):
         publisher.close()
 
 
-def test_snapshot_reply_carries_the_journal_seq(context, journal, publisher):
+def test_snapshot_reply_carries_the_journal_seq(context: zmq.Context[Any], journal: Journal,
+                                                publisher: EventPublisher) -> None:
     journal_and_publish(journal, publisher, 5)
     replies = ask(publisher, dealer(context, publisher), b'{"request":"snapshot"}')
     assert replies == [b'{"seq":5,"state":{"meter":123456,"state":"OPEN"},"type":"snapshot"}']
 
 
-def test_replay_sends_journal_messages_then_replay_end(context, journal, publisher):
+def test_replay_sends_journal_messages_then_replay_end(context: zmq.Context[Any], journal: Journal,
+                                                       publisher: EventPublisher) -> None:
     records = journal_and_publish(journal, publisher, 12)
     client = dealer(context, publisher)
     assert ask(publisher, client, b'{"request":"replay","after":9}') == [
@@ -146,7 +157,8 @@ def test_replay_sends_journal_messages_then_replay_end(context, journal, publish
         b'{"last":99,"type":"replay_end"}']
 
 
-def test_replay_is_cut_to_one_batch(context, journal, publisher):
+def test_replay_is_cut_to_one_batch(context: zmq.Context[Any], journal: Journal,
+                                    publisher: EventPublisher) -> None:
     journal_and_publish(journal, publisher, wire.MAX_REPLAY_BATCH + 5)
     replies = ask(publisher, dealer(context, publisher),
                   b'{"request":"replay","after":0,"limit":100000}')
@@ -154,7 +166,8 @@ def test_replay_is_cut_to_one_batch(context, journal, publisher):
     assert json.loads(replies[-1]) == {"type": "replay_end", "last": wire.MAX_REPLAY_BATCH}
 
 
-def test_a_req_socket_is_answered_on_its_route(context, journal, publisher):
+def test_a_req_socket_is_answered_on_its_route(context: zmq.Context[Any], journal: Journal,
+                                               publisher: EventPublisher) -> None:
     req = context.socket(zmq.REQ)
     req.setsockopt(zmq.LINGER, 0)
     req.connect(publisher.replay_endpoint)
@@ -172,7 +185,9 @@ def test_a_req_socket_is_answered_on_its_route(context, journal, publisher):
     ([b"[]"], "bad request: message: must be a JSON object"),
     ([b"{}", b"{}"], "a request is one frame of JSON, not 2 frames"),
 ])
-def test_malformed_requests_get_an_error(context, journal, publisher, frames, reason):
+def test_malformed_requests_get_an_error(context: zmq.Context[Any], journal: Journal,
+                                         publisher: EventPublisher, frames: list[bytes],
+                                         reason: str) -> None:
     client = dealer(context, publisher)
     replies = ask(publisher, client, *frames)
     assert len(replies) == 1
@@ -182,8 +197,9 @@ def test_malformed_requests_get_an_error(context, journal, publisher, frames, re
     assert json.loads(ask(publisher, client, b'{"request":"snapshot"}')[0])["type"] == "snapshot"
 
 
-def test_a_failing_snapshot_is_an_error_reply_not_a_crash(context, journal):
-    def broken() -> dict:
+def test_a_failing_snapshot_is_an_error_reply_not_a_crash(context: zmq.Context[Any],
+                                                          journal: Journal) -> None:
+    def broken() -> dict[str, Any]:
         raise KeyError("seat 9")
 
     publisher = EventPublisher(context, table_id=TABLE, pub_endpoint="tcp://127.0.0.1:*",
@@ -197,11 +213,12 @@ def test_a_failing_snapshot_is_an_error_reply_not_a_crash(context, journal):
         publisher.close()
 
 
-def test_handle_replay_returns_at_once_with_nothing_queued(publisher):
+def test_handle_replay_returns_at_once_with_nothing_queued(publisher: EventPublisher) -> None:
     assert publisher.handle_replay() == 0
 
 
-def test_handle_replay_serves_at_most_max_requests(context, journal, publisher):
+def test_handle_replay_serves_at_most_max_requests(context: zmq.Context[Any], journal: Journal,
+                                                   publisher: EventPublisher) -> None:
     client = dealer(context, publisher)
     for _ in range(5):
         client.send(b'{"request":"snapshot"}')
@@ -214,14 +231,15 @@ def test_handle_replay_serves_at_most_max_requests(context, journal, publisher):
     assert [json.loads(wait_for(client)[0])["type"] for _ in range(5)] == ["snapshot"] * 5
 
 
-def test_binding_a_busy_endpoint_fails_cleanly(context, journal, publisher):
+def test_binding_a_busy_endpoint_fails_cleanly(context: zmq.Context[Any], journal: Journal,
+                                               publisher: EventPublisher) -> None:
     with pytest.raises(StartupError, match=f"cannot bind {publisher.pub_endpoint}: "
                                            "Address already in use.*another program"):
         EventPublisher(context, table_id=TABLE, pub_endpoint=publisher.pub_endpoint,
                        replay_endpoint="tcp://127.0.0.1:*", journal=journal, snapshot=dict)
 
 
-def test_ipc_endpoints(context, journal, tmp_path):
+def test_ipc_endpoints(context: zmq.Context[Any], journal: Journal, tmp_path: Path) -> None:
     publisher = EventPublisher(context, table_id=TABLE,
                                pub_endpoint=f"ipc://{tmp_path}/pub.sock",
                                replay_endpoint=f"ipc://{tmp_path}/replay.sock",

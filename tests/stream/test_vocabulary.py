@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 from enum import StrEnum
+from typing import Any
 
 import pytest
 
 from controller.core import vocabulary
+from controller.core.cards import Card
 from controller.core.events import CardDealt, PhaseStarted
 from controller.core.table_events import DeviceFault, DeviceStatus, Fault, LampSet, TableState
 from controller.core.vocabulary import (
@@ -25,13 +27,15 @@ from drivers.spots import LAMPS, OFF
 
 from .conftest import HAND, TABLE, TS
 
-VOCABULARIES = [cls for cls in vars(vocabulary).values()
-                if isinstance(cls, type) and issubclass(cls, StrEnum) and cls is not StrEnum]
+VOCABULARIES: list[type[StrEnum]] = [
+    cls for cls in vars(vocabulary).values()
+    if isinstance(cls, type) and issubclass(cls, StrEnum) and cls is not StrEnum]
 
 
-def test_the_schema_lists_every_vocabulary_as_an_enum():
+def test_the_schema_lists_every_vocabulary_as_an_enum() -> None:
     definitions = wire.json_schema()["$defs"]
-    for enum in [*VOCABULARIES, TableState]:
+    enums: list[type[StrEnum]] = [*VOCABULARIES, TableState]
+    for enum in enums:
         assert definitions[enum.__name__]["enum"] == [member.value for member in enum]
     lamp = definitions["LampSetData"]["properties"]["lamp"]
     assert lamp == {"$ref": "#/$defs/SpotLamp"}
@@ -40,18 +44,19 @@ def test_the_schema_lists_every_vocabulary_as_an_enum():
 
 
 @pytest.mark.parametrize("event, field", [
-    (LampSet(3, "blue"), "data.lamp"),
+    # Values outside their vocabularies, deliberately: what the encoder must refuse.
+    (LampSet(3, "blue"), "data.lamp"),  # type: ignore[arg-type]
     (PhaseStarted("first_deal"), "data.phase"),
-    (Fault("missing_cards", "", "shoe", False), "data.code"),
-    (DeviceStatus("shoe", "fault:JAM", ""), "data.status"),
+    (Fault("missing_cards", "", Device.SHOE, False), "data.code"),  # type: ignore[arg-type]
+    (DeviceStatus(Device.SHOE, "fault:JAM", ""), "data.status"),  # type: ignore[arg-type]
 ])
-def test_a_value_outside_its_vocabulary_is_refused_naming_the_field(event, field):
+def test_a_value_outside_its_vocabulary_is_refused_naming_the_field(event: Any, field: str) -> None:
     with pytest.raises(wire.WireError) as caught:
         wire.encode(event, table_id=TABLE, seq=1, ts=TS, hand_id=None)
     assert caught.value.problems[0].startswith(f"{field}: Input should be")
 
 
-def test_a_member_and_its_text_are_the_same_bytes_on_the_fast_path():
+def test_a_member_and_its_text_are_the_same_bytes_on_the_fast_path() -> None:
     writer = event_encoder.EnvelopeWriter(wire.EVENT_KINDS, wire.SCHEMA_VERSION)
     ts = event_encoder.timestamp(TS)
     member = writer.encode(PhaseStarted(Phase.PRE_FLOP), table_id=TABLE, seq=1, ts=ts,
@@ -60,15 +65,15 @@ def test_a_member_and_its_text_are_the_same_bytes_on_the_fast_path():
     assert member == text == wire.reference_encode(PhaseStarted(Phase.PRE_FLOP), table_id=TABLE,
                                                    seq=1, ts=TS, hand_id=HAND)
     assert b'"phase":"pre-flop"' in member
-    decoded = wire.to_event(wire.decode(member))
+    decoded = wire.to_event(wire.decode_event(member))
     assert decoded == PhaseStarted("pre-flop") and decoded.phase is Phase.PRE_FLOP
 
 
-def test_the_fast_path_steps_aside_for_a_value_outside_the_vocabulary():
+def test_the_fast_path_steps_aside_for_a_value_outside_the_vocabulary() -> None:
     writer = event_encoder.EnvelopeWriter(wire.EVENT_KINDS, wire.SCHEMA_VERSION)
     with pytest.raises(event_encoder.Unfit):
-        writer.encode(LampSet(1, "blue"), table_id=TABLE, seq=1,
-                      ts=event_encoder.timestamp(TS), hand_id=None)
+        blue = LampSet(1, "blue")  # type: ignore[arg-type]  # deliberately: no such lamp
+        writer.encode(blue, table_id=TABLE, seq=1, ts=event_encoder.timestamp(TS), hand_id=None)
 
 
 V1_FAULT = (b'{"data":{"detail":"card stuck","device":"shoe","status":"fault:JAM"},'
@@ -76,7 +81,7 @@ V1_FAULT = (b'{"data":{"detail":"card stuck","device":"shoe","status":"fault:JAM
             b'"ts":"2026-11-21T23:50:00.123456Z","type":"device_status"}')
 
 
-def test_a_version_1_fault_status_reads_as_the_device_fault_it_stands_for():
+def test_a_version_1_fault_status_reads_as_the_device_fault_it_stands_for() -> None:
     envelope = wire.decode_event(V1_FAULT)
     assert envelope.type == "device_fault" and envelope.schema_version == 1
     assert (envelope.seq, envelope.hand_id) == (12, HAND)
@@ -84,7 +89,7 @@ def test_a_version_1_fault_status_reads_as_the_device_fault_it_stands_for():
     assert wire.decode_reply(V1_FAULT).type == "device_fault"  # replayed by an old journal
 
 
-def test_a_version_1_record_reads_as_it_was_written():
+def test_a_version_1_record_reads_as_it_was_written() -> None:
     v1 = wire.encode(CardDealt(parse("As"), 3, "flop"), table_id=TABLE, seq=5, ts=TS,
                      hand_id=HAND).replace(f'"schema_version":{wire.SCHEMA_VERSION}'.encode(),
                                            b'"schema_version":1')
@@ -92,30 +97,32 @@ def test_a_version_1_record_reads_as_it_was_written():
     assert envelope.schema_version == 1 and wire.dumps(envelope) == v1
 
 
-def test_a_device_fault_is_its_own_event_on_the_wire():
-    message = wire.encode(DeviceFault("shoe", "CONFLICT", "SEQ 07 named Kd"), table_id=TABLE,
+def test_a_device_fault_is_its_own_event_on_the_wire() -> None:
+    message = wire.encode(DeviceFault(Device.SHOE, ShoeFaultCode.CONFLICT, "SEQ 07 named Kd"),
+                          table_id=TABLE,
                           seq=3, ts=TS, hand_id=HAND)
     assert json.loads(message)["type"] == "device_fault"
     assert json.loads(message)["data"] == {"device": "shoe", "code": "CONFLICT",
                                            "detail": "SEQ 07 named Kd"}
 
 
-def test_every_fault_a_shoe_can_report_is_a_device_fault_code():
+def test_every_fault_a_shoe_can_report_is_a_device_fault_code() -> None:
     assert {code.value for code in ShoeProtocolFaultCode} < {code.value for code in ShoeFaultCode}
 
 
-def test_every_lamp_the_table_names_has_a_lamp_on_the_felt_and_off_is_dark():
+def test_every_lamp_the_table_names_has_a_lamp_on_the_felt_and_off_is_dark() -> None:
     assert set(LAMPS) == set(SpotLamp)
-    assert LAMPS[SpotLamp.OFF] is OFF and LAMPS["off"] is OFF  # the text finds the same lamp
+    assert LAMPS[SpotLamp.OFF] is OFF
+    assert LAMPS["off"] is OFF  # type: ignore[index]  # the text, deliberately: the same lamp
 
 
-def test_fault_codes_and_device_statuses_are_declared_once():
+def test_fault_codes_and_device_statuses_are_declared_once() -> None:
     from controller.core import table_events
     assert not hasattr(table_events, "FAULT_CODES")
     assert "missing_cards" not in {code.value for code in FaultCode}  # never emitted
     assert "fault" not in " ".join(DeviceCondition)
 
 
-def parse(text: str):
+def parse(text: str) -> Card:
     from controller.core.cards import parse_card
     return parse_card(text)

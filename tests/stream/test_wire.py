@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta, timezone
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import pytest
 from hypothesis import given, settings
@@ -21,12 +21,12 @@ from .conftest import HAND, SAMPLES, TABLE, TS, strategy_for
 ALL_CLASSES = sorted(wire.EVENT_CLASSES.values(), key=lambda cls: cls.__name__)
 
 
-def test_every_event_class_has_an_envelope():
+def test_every_event_class_has_an_envelope() -> None:
     assert set(wire.EVENT_CLASSES.values()) == set(events.KINDS) | set(table_events.KINDS)
     assert set(wire.ENVELOPES) == set(events.KINDS.values()) | set(table_events.KINDS.values())
 
 
-def test_encode_is_canonical_json():
+def test_encode_is_canonical_json() -> None:
     message = wire.encode(SAMPLES[0], table_id=TABLE, seq=42, ts=TS, hand_id=HAND)
     assert message == (
         b'{"data":{"game":"cali_lowball","paytable":"paytable-1","wagers":['
@@ -36,7 +36,7 @@ def test_encode_is_canonical_json():
         b'"ts":"2026-11-21T23:50:00.123456Z","type":"wagers_locked"}' % wire.SCHEMA_VERSION)
 
 
-def test_cards_travel_as_text():
+def test_cards_travel_as_text() -> None:
     message = wire.encode(SAMPLES[4], table_id=TABLE, seq=1, ts=TS, hand_id=None)
     assert json.loads(message)["data"] == {"seat": 3, "decision": "discard", "raised": 0,
                                            "cards": ["Kc", "Qh"]}
@@ -45,7 +45,7 @@ def test_cards_travel_as_text():
 @pytest.mark.parametrize("cls", ALL_CLASSES, ids=lambda cls: cls.__name__)
 @settings(max_examples=25, deadline=None)
 @given(data=st.data())
-def test_round_trip_every_event_type(cls, data):
+def test_round_trip_every_event_type(cls: type[Any], data: st.DataObject) -> None:
     event = data.draw(strategy_for(cls))
     table_id = data.draw(st.from_regex(r"[A-Za-z0-9_-]{1,32}", fullmatch=True))
     hand_id = data.draw(st.none() | st.text(min_size=1, max_size=64))
@@ -53,6 +53,7 @@ def test_round_trip_every_event_type(cls, data):
     ts = data.draw(st.datetimes(min_value=datetime(1970, 1, 1), timezones=st.just(UTC)))
     message = wire.encode(event, table_id=table_id, seq=seq, ts=ts, hand_id=hand_id)
     envelope = wire.decode(message)
+    assert isinstance(envelope, wire.EnvelopeBase)
     assert wire.to_event(envelope) == event
     assert type(wire.to_event(envelope)) is cls
     assert (envelope.table_id, envelope.seq, envelope.ts, envelope.hand_id) == (
@@ -62,7 +63,7 @@ def test_round_trip_every_event_type(cls, data):
     assert TypeAdapter(wire.Envelope).validate_json(message) == envelope
 
 
-def test_a_new_event_class_gets_a_wire_model_from_its_hints():
+def test_a_new_event_class_gets_a_wire_model_from_its_hints() -> None:
     class ChipsCounted(NamedTuple):
         """A new event nobody wrote a model for."""
         spot: int
@@ -71,7 +72,7 @@ def test_a_new_event_class_gets_a_wire_model_from_its_hints():
         who: events.Recipient = "dealer"
 
     model = wire.data_model(ChipsCounted)
-    value = model.model_validate_json(
+    value: Any = model.model_validate_json(
         '{"spot":2,"cards":["As"],"stacks":[{"seat":1,"wager":"ante","amount":5,"player":""}],'
         '"who":3}')
     assert value.cards == (parse_card("As"),)
@@ -79,7 +80,7 @@ def test_a_new_event_class_gets_a_wire_model_from_its_hints():
     assert set(model.model_json_schema()["required"]) == {"spot", "cards", "stacks", "who"}
 
 
-def test_a_field_type_without_a_wire_form_is_refused_by_name():
+def test_a_field_type_without_a_wire_form_is_refused_by_name() -> None:
     class Odd(NamedTuple):
         blob: bytes
 
@@ -111,13 +112,13 @@ GOOD = wire.encode(SAMPLES[3], table_id=TABLE, seq=7, ts=TS, hand_id=HAND)
     (GOOD.replace(b'"to":"dealer"', b'"to":true'), "data.to"),
     (GOOD.replace(b'"to":"dealer"', b'"to":9007199254740992'), "data.to"),   # 2**53
 ])
-def test_malformed_messages_are_refused_naming_the_field(message, problem):
+def test_malformed_messages_are_refused_naming_the_field(message: bytes, problem: str) -> None:
     with pytest.raises(wire.WireError) as caught:
         wire.decode(message)
     assert problem in str(caught.value)
 
 
-def test_encode_refuses_an_event_with_a_wrongly_typed_field():
+def test_encode_refuses_an_event_with_a_wrongly_typed_field() -> None:
     with pytest.raises(wire.WireError, match="data.seat"):
         wire.encode(events.DecisionMade("3", "stand"), table_id=TABLE, seq=1, ts=TS,
                     hand_id=None)
@@ -126,7 +127,7 @@ def test_encode_refuses_an_event_with_a_wrongly_typed_field():
 
 
 @pytest.mark.parametrize("amount", [2**53, -(2**53), 10**20])
-def test_an_integer_no_json_reader_holds_exactly_is_refused_by_name(amount):
+def test_an_integer_no_json_reader_holds_exactly_is_refused_by_name(amount: int) -> None:
     """JavaScript reads integers exactly only up to 2**53 - 1, and the floor's views cast
     amounts to bigint: a number past the bound is the writer's error, never a message."""
     with pytest.raises(wire.WireError, match="data.amount: Input should be"):
@@ -136,7 +137,7 @@ def test_an_integer_no_json_reader_holds_exactly_is_refused_by_name(amount):
                                    table_id=TABLE, seq=1, ts=TS, hand_id=None))
 
 
-def test_ts_is_utc_with_a_trailing_z():
+def test_ts_is_utc_with_a_trailing_z() -> None:
     eastern = TS.astimezone(timezone(timedelta(hours=-5)))
     with pytest.raises(wire.WireError, match="ts: must be a UTC time"):
         wire.encode(SAMPLES[1], table_id=TABLE, seq=1, ts=eastern, hand_id=None)
@@ -150,7 +151,7 @@ def test_ts_is_utc_with_a_trailing_z():
 HEAD = "5d41a3c8f0e0d6b2c7a9e4f1b3d5c7e9a1b3c5d7e9f1a3b5c7d9e1f3a5b7c9d1"
 
 
-def test_heartbeat_is_a_message_but_not_an_event():
+def test_heartbeat_is_a_message_but_not_an_event() -> None:
     beat = wire.encode_heartbeat(table_id=TABLE, seq=41, hash=HEAD, broken_at=None, ts=TS,
                                  state="OPEN")
     assert json.loads(beat) == {"schema_version": wire.SCHEMA_VERSION, "table_id": TABLE,
@@ -164,7 +165,7 @@ def test_heartbeat_is_a_message_but_not_an_event():
     with pytest.raises(wire.WireError, match="not a journaled event"):
         wire.decode_event(beat)
     with pytest.raises(TypeError):
-        wire.to_event(parsed)
+        wire.to_event(parsed)  # type: ignore[arg-type]  # deliberately: it carries no event
     with pytest.raises(wire.WireError, match="state"):
         wire.encode_heartbeat(table_id=TABLE, seq=41, hash=HEAD, broken_at=None, ts=TS,
                               state="ASLEEP")
@@ -173,14 +174,14 @@ def test_heartbeat_is_a_message_but_not_an_event():
                               state="OPEN")
 
 
-def test_topics_are_table_then_type():
+def test_topics_are_table_then_type() -> None:
     envelope = wire.decode(GOOD)
     assert wire.topic_of(envelope) == b"surveillance.CALI-01.card_dealt"
     assert wire.topic_of(envelope).startswith(wire.topic(TABLE))
     assert wire.topic(TABLE) == b"surveillance.CALI-01."
 
 
-def test_json_schema_covers_every_message_type():
+def test_json_schema_covers_every_message_type() -> None:
     schema = wire.json_schema()
     mapping = schema["discriminator"]["mapping"]
     assert set(mapping) == set(wire.ENVELOPES) | {"heartbeat"}
@@ -205,32 +206,36 @@ def test_json_schema_covers_every_message_type():
     (b'{"request":"replay","after":0,"limit":0}', "limit: Input should be greater than 0"),
     (b'{"request":"snapshot","please":1}', "please: unknown key"),
 ])
-def test_malformed_requests_are_refused_naming_the_field(request_bytes, problem):
+def test_malformed_requests_are_refused_naming_the_field(request_bytes: bytes,
+                                                         problem: str) -> None:
     with pytest.raises(wire.WireError) as caught:
         wire.parse_request(request_bytes)
     assert problem in str(caught.value)
 
 
-def test_replies_parse():
+def test_replies_parse() -> None:
     assert wire.decode_reply(wire.snapshot_reply(3, {"a": 1})) == wire.SnapshotReply(
         type="snapshot", seq=3, state={"a": 1})
-    assert wire.decode_reply(wire.replay_end(9)).last == 9
-    assert wire.decode_reply(wire.error_reply("no")).reason == "no"
-    assert wire.decode_reply(GOOD).seq == 7
+    end, error, event = (wire.decode_reply(wire.replay_end(9)),
+                         wire.decode_reply(wire.error_reply("no")), wire.decode_reply(GOOD))
+    assert isinstance(end, wire.ReplayEnd) and end.last == 9
+    assert isinstance(error, wire.ErrorReply) and error.reason == "no"
+    assert isinstance(event, wire.EnvelopeBase) and event.seq == 7
 
 
-def test_event_table_lists_every_type_and_field():
+def test_event_table_lists_every_type_and_field() -> None:
     table = wire.render_event_table()
     for name, cls in wire.EVENT_CLASSES.items():
         row = next(line for line in table.splitlines() if line.startswith(f"| `{name}` |"))
-        for field in cls._fields:
+        fields: tuple[str, ...] = getattr(cls, "_fields")   # a record's or a NamedTuple's
+        for field in fields:
             assert f"`{field}`:" in row
     assert ('`wagers`: list of {seat: int, wager: one of "ante", "xtra_bonus", "lowdown_bonus", '
             '"raise", "bonus", "progressive", amount: int, player: string}') in table
     assert '`card`: card ("As")' in table
 
 
-def test_module_main_prints_schema_and_table(capsys):
+def test_module_main_prints_schema_and_table(capsys: pytest.CaptureFixture[str]) -> None:
     assert wire.main(["schema"]) == 0
     assert json.loads(capsys.readouterr().out)["discriminator"]["propertyName"] == "type"
     assert wire.main(["table"]) == 0
@@ -238,7 +243,7 @@ def test_module_main_prints_schema_and_table(capsys):
     assert wire.main(["nonsense"]) == 2
 
 
-def test_event_envelope_union_refuses_a_heartbeat():
+def test_event_envelope_union_refuses_a_heartbeat() -> None:
     adapter = TypeAdapter(wire.EventEnvelope)
     assert adapter.validate_json(GOOD).seq == 7
     with pytest.raises(ValueError):

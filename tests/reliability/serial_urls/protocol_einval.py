@@ -10,6 +10,6 @@ import termios
 from serial.serialutil import SerialBase
 
 
-class Serial(SerialBase):
+class Serial(SerialBase):  # type: ignore[misc]  # pyserial has no type hints
     def open(self) -> None:
         raise termios.error(errno.EINVAL, "Invalid argument")
