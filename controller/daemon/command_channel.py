@@ -219,6 +219,8 @@ class CommandChannel:
     def __init__(self, daemon: TableDaemon) -> None:
         self.daemon = daemon
         self.socket: zmq.Socket[bytes] | None = None
+        #: whether the socket is a CURVE server (its clients are named by their keys)
+        self._curve = True
         self.credentials = CredentialWatch()
         #: (the credentials' digests, the public words that hold none of them)
         self._public: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
@@ -235,6 +237,7 @@ class CommandChannel:
 
     def bind(self, context: zmq.Context[Any], security: StreamSecurity, endpoint: str) -> None:
         socket = self.socket = context.socket(zmq.ROUTER)
+        self._curve = security.enabled
         socket.setsockopt(zmq.LINGER, 0)
         socket.setsockopt(zmq.MAXMSGSIZE, MAX_COMMAND_FRAME_BYTES)
         security.server(socket, COMMANDS_DOMAIN)
@@ -266,7 +269,8 @@ class CommandChannel:
             if served and not reports.empty():
                 return  # a card or a device report waits: it goes first
             envelope, payload = self._waiting.popleft()
-            self._reply(socket, envelope, self.answer(payload.bytes, client_of(payload)))
+            client = client_of(payload, self._curve)
+            self._reply(socket, envelope, self.answer(payload.bytes, client))
             served += 1
             if clock() >= deadline:
                 return
@@ -285,7 +289,8 @@ class CommandChannel:
                 return
             envelope, payload = [frame.bytes for frame in frames[:-1]], frames[-1]
             if _is_withdrawal(payload.bytes):
-                self._reply(socket, envelope, self.answer(payload.bytes, client_of(payload)))
+                client = client_of(payload, self._curve)
+                self._reply(socket, envelope, self.answer(payload.bytes, client))
             else:
                 self._waiting.append((envelope, payload))
 
