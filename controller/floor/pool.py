@@ -6,7 +6,9 @@ taken back (``hand_voided``), each jackpot paid (``jackpot_pending``: the hit, c
 the reseed after a verified jackpot (``jackpot_verified``) and a supervisor's adjustment.
 Fixed awards (paid by the house, not the meter) are rows too, moving the meter by 0. The
 meter (``floor_pools.meter``) moves in the same transaction as its rows, so it is always
-their sum (``floor_pool_meters`` shows both).
+their sum (``floor_pool_meters`` shows both). A hit is claimed only if its hand, read back
+from the table's stored events, dealt it (:mod:`controller.floor.pool_hits`); any other
+``jackpot_pending`` is held in ``floor_pool_disputes`` for a supervisor and never paid.
 
 Exactly once: a row that comes from a table's event is keyed by ``(table_id, seq, kind)``, and
 each member table's ``applied_through`` (the last seq the pool has read) moves in the same

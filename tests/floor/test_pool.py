@@ -4,6 +4,7 @@ connections each paid once."""
 
 from __future__ import annotations
 
+import io
 import json
 import threading
 from datetime import datetime, timedelta, timezone
@@ -11,7 +12,7 @@ from datetime import datetime, timedelta, timezone
 import psycopg
 import pytest
 
-from controller.floor import pool, store
+from controller.floor import pool, report, store
 from controller.floor.config import Pool
 from controller.floor.store import Row
 from controller.settings.validation import MAX_CENTS
@@ -258,6 +259,15 @@ def test_a_claim_its_hand_does_not_prove_is_held_disputed_never_paid(connection)
     with connection.transaction():
         assert connection.execute("SELECT count(*) FROM floor_pool_disputes").fetchone() == \
             (len(problems),)
+    printed = io.StringIO()
+    with connection.transaction():
+        report.print_report(connection, printed)
+    shown = printed.getvalue().split("Disputed jackpot claims (not paid: a supervisor looks at "
+                                      "each)\n")[1].splitlines()
+    assert len(shown) == 1 + len(problems)
+    assert shown[1].split()[:4] == ["LINK-1", "TCL-01", "TCL-01-000009", "2"]
+    assert shown[1].endswith("hand TCL-01-000009 was never started at TCL-01 (no hand_started "
+                             "stored before seq 2)")
 
 
 def test_concurrent_claims_are_ordered_and_each_paid_once(connection, database):
