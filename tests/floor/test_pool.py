@@ -253,8 +253,10 @@ def test_a_claim_its_hand_does_not_prove_is_held_disputed_never_paid(connection)
         assert hand == expected_hand and expected in problem, (hand, problem)
     assert meter(connection)["meter"] == SEED + 60 and contributed
 
-    # the whole stream again, and the pool applied again: each dispute is held once
-    store.store_batch(connection, tables.rows, {"TCL-01": 0, "TCL-02": 0})
+    # every event read again (as a floor that lost its applied_through would): each dispute
+    # is held once, none paid
+    with connection.transaction():
+        connection.execute("UPDATE floor_pool_tables SET applied_through = 0")
     assert pool.apply(connection, "LINK-1") == 0
     with connection.transaction():
         assert connection.execute("SELECT count(*) FROM floor_pool_disputes").fetchone() == \
@@ -373,9 +375,11 @@ def test_a_garbled_event_is_left_out_and_the_rest_applied(connection):
     tables.event("TCL-01", "jackpot_pending", "TCL-01-000001", hand_id="TCL-01-000001",
                  seats=[], amount=5)
     tables.hand("TCL-01", 2, entries=1)
+    for _ in range(2):   # the second would take the meter past what the pool channel carries
+        tables.event("TCL-02", "meter_contributed", "TCL-02-000001", contribution=MAX_CENTS // 2)
     tables.store()
-    assert pool.apply(connection, "LINK-1") == 1
-    assert meter(connection)["meter"] == SEED + 20
+    assert pool.apply(connection, "LINK-1") == 2
+    assert meter(connection)["meter"] == SEED + 20 + MAX_CENTS // 2
     with connection.transaction():   # a claim naming no seat is no claim: held, not paid
         assert connection.execute("SELECT problem FROM floor_pool_disputes").fetchall() == \
             [("seats: [] is not a list of distinct seats (1 to 64)",)]
