@@ -138,7 +138,7 @@ def _dealt(cards: list[Any]) -> dict[object, tuple[Card, ...]]:
         try:
             card = parse_card(data.get("card"))
         except CardError as error:
-            raise Disputed(f"a card_dealt of the hand: {error}") from None
+            raise Disputed(f"a card_dealt of the hand: {str(error)[:120]}") from None
         if card in seen:
             raise Disputed(f"{card} is dealt twice in the hand")
         seen.add(card)
