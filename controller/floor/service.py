@@ -225,8 +225,9 @@ class FloorService:
 
         A pool that fails for any reason but the database's (a table's record the pool's code
         did not foresee) keeps its ledger where its last commit left it, is logged, and is
-        tried again after the next batch: one table's records stop neither the other pools
-        nor the service storing every table's events."""
+        tried again when its tables' next events are stored (and at each reconnection): one
+        table's records stop neither the other pools nor the service storing every table's
+        events."""
         moved = []
         for pool_id in pool_ids:
             try:
@@ -239,7 +240,7 @@ class FloorService:
                 problem = f"{type(error).__name__}: {error}"[:500]
                 if self.pool_failures.get(pool_id) != problem:
                     log.error("a pool's ledger cannot be brought up to the store: it stays "
-                              "where it was and is tried again after each batch",
+                              "where it was and is tried again with its tables' next events",
                               pool=pool_id, error=problem, exc_info=True)
                 self.pool_failures[pool_id] = problem
                 continue
