@@ -426,6 +426,28 @@ SELECT p.table_id, p.hand_id, p.seat, p.player FROM placed p
                       AND r.hand_id = p.hand_id AND r.seat = p.seat);
 """
 
+#: A member table's jackpot claim the pool does not pay (its hand not started, no progressive
+#: wager locked on a seat named, cards that make no jackpot, a hand id not its record's...):
+#: held here for a supervisor, with the problem, never paid. One row an event.
+POOL_DISPUTES = """
+CREATE TABLE floor_pool_disputes (
+    dispute     bigserial   PRIMARY KEY,
+    pool_id     text        NOT NULL REFERENCES floor_pools,
+    table_id    text        NOT NULL,
+    seq         bigint      NOT NULL,
+    hand_id     text,
+    ts          timestamptz NOT NULL,
+    problem     text        NOT NULL,
+    recorded_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    UNIQUE (table_id, seq)
+);
+CREATE TRIGGER floor_pool_disputes_no_update_or_delete
+    BEFORE UPDATE OR DELETE ON floor_pool_disputes
+    FOR EACH ROW EXECUTE FUNCTION floor_append_only();
+CREATE TRIGGER floor_pool_disputes_no_truncate BEFORE TRUNCATE ON floor_pool_disputes
+    FOR EACH STATEMENT EXECUTE FUNCTION floor_append_only();
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "events and resume points", EVENTS),
     Migration(2, "typed views: hands, wagers, settlements, awards, faults, device status",
@@ -435,4 +457,5 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, "device faults as their own events", DEVICE_FAULTS),
     Migration(6, "the player on locked, settled, awarded and returned wagers",
               PLAYERS_ON_RECORDS),
+    Migration(7, "linked pools: disputed jackpot claims", POOL_DISPUTES),
 )

@@ -6,7 +6,9 @@ taken back (``hand_voided``), each jackpot paid (``jackpot_pending``: the hit, c
 the reseed after a verified jackpot (``jackpot_verified``) and a supervisor's adjustment.
 Fixed awards (paid by the house, not the meter) are rows too, moving the meter by 0. The
 meter (``floor_pools.meter``) moves in the same transaction as its rows, so it is always
-their sum (``floor_pool_meters`` shows both).
+their sum (``floor_pool_meters`` shows both). A hit is claimed only if its hand, read back
+from the table's stored events, dealt it (:mod:`controller.floor.pool_hits`); any other
+``jackpot_pending`` is held in ``floor_pool_disputes`` for a supervisor and never paid.
 
 Exactly once: a row that comes from a table's event is keyed by ``(table_id, seq, kind)``, and
 each member table's ``applied_through`` (the last seq the pool has read) moves in the same
@@ -45,6 +47,13 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from controller.floor.config import Pool
+from controller.floor.pool_hits import (
+    Disputed,
+    check_hand,
+    claimed_amount,
+    claimed_hand,
+    claimed_seats,
+)
 from controller.settings.validation import MAX_CENTS
 from controller.errors import LowballError
 
@@ -161,7 +170,7 @@ class _Pool:
 
     def __init__(self, connection: psycopg.Connection, pool_id: str):
         row = connection.execute(
-            """SELECT seed, contribution, simultaneous_hit, awards, meter FROM floor_pools
+            """SELECT seed, contribution, simultaneous_hit, awards, meter, wager FROM floor_pools
                 WHERE pool_id = %s FOR UPDATE""", (pool_id,)).fetchone()
         if row is None:
             raise PoolError(f"no pool {pool_id!r} in the floor store")
@@ -171,7 +180,10 @@ class _Pool:
         self.simultaneous_hit: str = row[2]
         self.awards: dict[str, int] = row[3]
         self.meter: int = row[4]
+        self.wager: int = row[5]
         self.rows = 0
+        #: Jackpot claims held as disputed in this transaction.
+        self.disputes = 0
 
     def scalar(self, sql: str, *args: object) -> int:
         row = self.connection.execute(sql, args).fetchone()
@@ -207,6 +219,9 @@ class _Pool:
         amount = _cents(event, "contribution")
         if amount == 0:
             return
+        if self.meter + amount > MAX_CENTS:
+            raise _Refused(f"contribution: {amount} would take the meter ({self.meter}) past "
+                           f"{MAX_CENTS} cents")
         detail = ""
         if self.contribution == 0 or amount % self.contribution:
             detail = (f"not a whole number of the pool's contribution ({self.contribution} "
@@ -276,6 +291,32 @@ class _Pool:
                  lock_order=waiting + 1, paid=paid, table_paid=hit.table_amount)
         return Claim(claimed[0], waiting + 1, paid, share)
 
+    def pending(self, event: _Event) -> None:
+        """A table's ``jackpot_pending``: claimed if its hand, read back from the table's
+        stored events, dealt that jackpot (:mod:`controller.floor.pool_hits`); otherwise held
+        as disputed, never paid (the table hears no claim: its jackpot stays pending)."""
+        try:
+            hand_id = claimed_hand(event.data, event.hand_id)
+            seats, amount = claimed_seats(event.data), claimed_amount(event.data)
+            check_hand(self.connection, event.table_id, event.seq, hand_id, seats, self.wager)
+        except Disputed as disputed:
+            self.dispute(event, str(disputed))
+            return
+        self.claim(Hit(event.table_id, event.seq, hand_id, seats, event.ts, amount))
+
+    def dispute(self, event: _Event, problem: str) -> None:
+        held = self.connection.execute(
+            """INSERT INTO floor_pool_disputes (pool_id, table_id, seq, hand_id, ts, problem)
+               VALUES (%s, %s, %s, %s, %s, %s)
+               ON CONFLICT DO NOTHING RETURNING dispute""",
+            (self.pool_id, event.table_id, event.seq, event.hand_id, event.ts,
+             problem)).fetchone()
+        if held is not None:
+            self.disputes += 1
+            log.error("a jackpot claim the pool does not pay: held as disputed for a "
+                      "supervisor (floor_pool_disputes)", pool=self.pool_id,
+                      table=event.table_id, seq=event.seq, hand=event.hand_id, problem=problem)
+
     def verified(self, event: _Event) -> None:
         hand_id = _text(event, "hand_id")
         row = self.connection.execute(
@@ -293,16 +334,18 @@ class _Pool:
                         detail=f"reseed after the verified jackpot of {hand_id}")
 
     def apply(self, event: _Event) -> None:
+        if event.type == "jackpot_pending":
+            self.pending(event)
+            return
         try:
+            if not isinstance(event.data, dict):
+                raise _Refused("its data is not an object")
             if event.type == "meter_contributed":
                 self.contributed(event)
             elif event.type == "hand_voided":
                 self.voided(event)
             elif event.type == "progressive_awarded":
                 self.awarded(event)
-            elif event.type == "jackpot_pending":
-                self.claim(Hit(event.table_id, event.seq, _text(event, "hand_id"),
-                               _seats(event), event.ts, _cents(event, "amount")))
             elif event.type == "jackpot_verified":
                 self.verified(event)
         except _Refused as refused:
@@ -327,15 +370,6 @@ def _text(event: _Event, key: str) -> str:
     if not isinstance(value, str) or not 0 < len(value) <= 200:
         raise _Refused(f"{key}: {value!r} is not a text of 1 to 200 characters")
     return value
-
-
-def _seats(event: _Event) -> tuple[int, ...]:
-    value = event.data.get("seats")
-    if not isinstance(value, list) or not all(
-            isinstance(seat, int) and not isinstance(seat, bool) and 1 <= seat <= 64
-            for seat in value) or len(set(value)) != len(value):
-        raise _Refused(f"seats: {value!r} is not a list of distinct seats")
-    return tuple(value)
 
 
 def apply(connection: psycopg.Connection, pool_id: str) -> int:
@@ -380,7 +414,7 @@ def in_journal_order(events: Iterable[_Event]) -> Iterable[_Event]:
 
 def claim(connection: psycopg.Connection, pool_id: str, hit: Hit) -> Claim | None:
     """Claim one hit in its own serializable transaction (what :func:`apply` does for each
-    ``jackpot_pending``); None if it was already claimed."""
+    ``jackpot_pending`` whose hand dealt it); None if it was already claimed."""
     def work() -> Claim | None:
         pool = _Pool(connection, pool_id)
         result = pool.claim(hit)
@@ -393,7 +427,8 @@ def claim(connection: psycopg.Connection, pool_id: str, hit: Hit) -> Claim | Non
 def adjust(connection: psycopg.Connection, pool_id: str, amount: int, reason: str, by: str,
            reference: str | None = None) -> int:
     """A supervisor's adjustment of the meter, with its reason; the meter after. Refused
-    while a hit awaits verification, at 0, or below 0. ``reference`` makes a retried request
+    while a hit awaits verification, at 0, or taking the meter below 0 or past
+    :data:`MAX_CENTS`. ``reference`` makes a retried request
     count once (a new one is made when None)."""
     if isinstance(amount, bool) or not isinstance(amount, int) or amount == 0 \
             or abs(amount) > MAX_CENTS:
@@ -413,6 +448,9 @@ def adjust(connection: psycopg.Connection, pool_id: str, amount: int, reason: st
                             "verification")
         if pool.meter + amount < 0:
             raise PoolError(f"amount: {amount:+d} would take the meter ({pool.meter}) below 0")
+        if pool.meter + amount > MAX_CENTS:
+            raise PoolError(f"amount: {amount:+d} would take the meter ({pool.meter}) past "
+                            f"{MAX_CENTS} cents")
         pool.record("adjustment", amount, reference=reference or f"adjustment {uuid.uuid4()}",
                     detail=f"by {by}: {reason}")
         pool.save()

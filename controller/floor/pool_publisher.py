@@ -4,6 +4,12 @@ socket, right after a commit that moved the pool and once a second otherwise.
 
 The writer thread owns the socket (as it owns the connection): what it publishes is what it
 has just committed, so a table never shows a meter the store does not hold.
+
+What the channel cannot carry (a hit whose hand id or a meter past the channel's bounds, more
+hits awaiting verification than a meter message lists: a store written before those were
+refused, or a table's records the pool did not foresee) is skipped and logged, once for as
+long as it lasts: a pool whose meter cannot be sent is not published (its tables see the link
+down and take no progressive wager), and the other pools, and the service, go on.
 """
 
 from __future__ import annotations
@@ -15,10 +21,12 @@ import psycopg
 import structlog
 import zmq
 import zmq.auth
+from pydantic import ValidationError
 from zmq.auth.thread import ThreadAuthenticator
 
 from controller.floor.config import LoadedFloorConfig
 from controller.stream import pool_channel
+from controller.settings.validation import problems_of
 from controller.stream.pool_channel import ClaimedMessage, Hit, MeterMessage, PoolSettings
 from controller.stream.security import HANDSHAKE_TIMEOUT_MS, bind
 
@@ -53,15 +61,31 @@ class PoolPublisher:
         bind(self.socket, config.pool_link.endpoint)
         self.next_heartbeat = 0.0
         self.published = 0
+        #: Pool id -> what of it could not be sent, as last logged.
+        self.unsendable: dict[str, list[str]] = {}
 
     def publish(self, connection: psycopg.Connection, pool_ids: list[str]) -> None:
         """Each of ``pool_ids`` as the store now holds it: its meter, then a claim per hit
-        awaiting verification."""
+        awaiting verification; what cannot be sent is skipped and logged."""
         with connection.transaction():
             for pool_id in pool_ids:
-                for message in _messages(connection, pool_id):
+                messages, problems = _messages(connection, pool_id)
+                self._note(pool_id, problems)
+                for message in messages:
                     self.socket.send_multipart(pool_channel.frames(message))
                     self.published += 1
+
+    def _note(self, pool_id: str, problems: list[str]) -> None:
+        """Log a pool's unsendable messages when what is wrong changes (not each second)."""
+        if problems == self.unsendable.get(pool_id, []):
+            return
+        if problems:
+            self.unsendable[pool_id] = problems
+            log.error("the pool channel cannot carry part of a pool: skipped",
+                      pool=pool_id, problems=problems[:10], count=len(problems))
+        else:
+            del self.unsendable[pool_id]
+            log.info("the pool channel carries the whole pool again", pool=pool_id)
 
     def heartbeat(self, connection: psycopg.Connection) -> None:
         """Every pool, once a second."""
@@ -78,25 +102,35 @@ class PoolPublisher:
 
 
 def _messages(connection: psycopg.Connection,
-              pool_id: str) -> list[MeterMessage | ClaimedMessage]:
+              pool_id: str) -> tuple[list[MeterMessage | ClaimedMessage], list[str]]:
+    """The pool's messages, and what of it cannot be sent (each problem named)."""
     row = connection.execute(
         """SELECT p.meter, p.wager, p.seed, p.contribution, p.awards,
                   coalesce((SELECT max(entry) FROM floor_pool_ledger l
                              WHERE l.pool_id = p.pool_id), 0)
              FROM floor_pools p WHERE p.pool_id = %s""", (pool_id,)).fetchone()
     if row is None:
-        return []
+        return [], []
     meter, wager, seed, contribution, awards, entry = row
     hits = connection.execute(
         """SELECT table_id, hand_id, lock_order, paid, share FROM floor_pool_hits
             WHERE pool_id = %s AND verified_seq IS NULL ORDER BY hit""", (pool_id,)).fetchall()
-    settings = PoolSettings(wager=wager, seed=seed, contribution=contribution, awards=awards)
-    meter_message = MeterMessage(
-        pool_id=pool_id, meter=meter, entry=entry, state="locked" if hits else "open",
-        hits=tuple(Hit(table_id=table_id, hand_id=hand_id, lock_order=order, paid=paid)
-                   for table_id, hand_id, order, paid, _ in hits),
-        settings=settings)
-    claims = [ClaimedMessage(pool_id=pool_id, table_id=table_id, hand_id=hand_id,
-                             lock_order=order, paid=paid, share=share)
-              for table_id, hand_id, order, paid, share in hits]
-    return [meter_message, *claims]
+    messages: list[MeterMessage | ClaimedMessage] = []
+    problems: list[str] = []
+    try:
+        messages.append(MeterMessage(
+            pool_id=pool_id, meter=meter, entry=entry, state="locked" if hits else "open",
+            hits=tuple(Hit(table_id=table_id, hand_id=hand_id, lock_order=order, paid=paid)
+                       for table_id, hand_id, order, paid, _ in hits),
+            settings=PoolSettings(wager=wager, seed=seed, contribution=contribution,
+                                  awards=awards)))
+    except ValidationError as error:
+        problems.append("meter: " + "; ".join(problems_of(error))[:300])
+    for table_id, hand_id, order, paid, share in hits:
+        try:
+            messages.append(ClaimedMessage(pool_id=pool_id, table_id=table_id, hand_id=hand_id,
+                                           lock_order=order, paid=paid, share=share))
+        except ValidationError as error:
+            problems.append(f"claim of {table_id} hit {order}: "
+                            + "; ".join(problems_of(error))[:300])
+    return messages, problems

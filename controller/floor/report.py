@@ -1,8 +1,10 @@
 """``lowball-table floor report``: the ratings views, printed for people.
 
 Per player, table and shift (``floor_player_ratings``), per table and shift
-(``floor_table_ratings``), and each linked pool's meter and ledger (``floor_pool_meters``). Money stays exact: cents are integers, theoretical win and averages
-are PostgreSQL numerics, shown rounded to the cent (half to even) only here.
+(``floor_table_ratings``), each linked pool's meter and ledger (``floor_pool_meters``) and the
+jackpot claims the pools hold as disputed (``floor_pool_disputes``). Money stays exact: cents
+are integers, theoretical win and averages are PostgreSQL numerics, shown rounded to the cent
+(half to even) only here.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ TABLES = """SELECT table_id, shift_date, shift, hands, handle, win, hold_percent
 POOLS = """SELECT pool_id, meter, contributions, voided, jackpots, reseeds, adjustments,
                   fixed_awards, locked_by_table, locked_by_hand
              FROM floor_pool_meters ORDER BY pool_id"""
+DISPUTES = """SELECT pool_id, table_id, hand_id, seq, ts, problem
+                FROM floor_pool_disputes ORDER BY dispute"""
 
 
 def money(cents: int | Decimal | None) -> str:
@@ -53,10 +57,12 @@ def _number(value: Decimal | float | None, places: str = "0.1") -> str:
     return str(Decimal(value).quantize(Decimal(places), rounding=ROUND_HALF_EVEN))
 
 
-def _table(out: IO[str], header: Sequence[str], rows: list[Sequence[str]]) -> None:
+def _table(out: IO[str], header: Sequence[str], rows: list[Sequence[str]],
+           left: int = 2) -> None:
+    """Columns: the first ``left`` flush left (names), the rest right (numbers)."""
     widths = [max(len(str(cell)) for cell in column) for column in zip(header, *rows)]
     for line in (header, *rows):
-        out.write("  ".join(str(cell).ljust(width) if index < 2 else str(cell).rjust(width)
+        out.write("  ".join(str(cell).ljust(width) if index < left else str(cell).rjust(width)
                             for index, (cell, width) in enumerate(zip(line, widths))).rstrip()
                   + "\n")
 
@@ -95,3 +101,15 @@ def print_report(connection: psycopg.Connection, out: IO[str], day: date | None 
              money(adjustments), money(fixed))
             for pool, meter, contributions, voided, jackpots, reseeds, adjustments, fixed, table,
             hand in pools])
+    disputes = connection.execute(DISPUTES).fetchall()
+    if disputes:
+        out.write("\nDisputed jackpot claims (not paid: a supervisor looks at each)\n")
+        _table(out, ("pool", "table", "hand", "seq", "journaled", "problem"),
+               [(pool, table, _cut(hand), str(seq), f"{ts:%Y-%m-%d %H:%M:%S}", _cut(problem, 120))
+                for pool, table, hand, seq, ts, problem in disputes], left=6)
+
+
+def _cut(text: str | None, width: int = 40) -> str:
+    """A table's text, cut to ``width`` (a hostile table's may be long)."""
+    text = "-" if text is None else text
+    return text if len(text) <= width else text[:width - 3] + "..."

@@ -83,6 +83,8 @@ class FloorService:
         self.stored = self.repeated = self.batches = 0
         #: Rows written to the linked pools' ledgers.
         self.ledger_rows = 0
+        #: Pool id -> why its ledger cannot be brought up to the store (as last logged).
+        self.pool_failures: dict[str, str] = {}
         #: The pool channel (``[pool_link]``), bound by :meth:`run`.
         self.publisher: PoolPublisher | None = None
 
@@ -115,8 +117,7 @@ class FloorService:
                 log.info("schema migrated", versions=applied)
             store.configure(connection, self.config)
             pool.configure(connection, self.config.pools)
-            for linked in self.config.pools:
-                pool.apply(connection, linked.id)
+            self._apply_pools(connection, [linked.id for linked in self.config.pools])
             points = store.resume_points(connection)
         except psycopg.OperationalError as error:
             if connection is not None:
@@ -195,12 +196,9 @@ class FloorService:
                     for table_id in cursors:
                         handover.held.pop(table_id, None)
                 try:
-                    moved = []
-                    for linked in self.config.pools:
-                        if any(table in cursors for table in linked.tables):
-                            if written := pool.apply(connection, linked.id):
-                                moved.append(linked.id)
-                            self.ledger_rows += written
+                    moved = self._apply_pools(connection, [
+                        linked.id for linked in self.config.pools
+                        if any(table in cursors for table in linked.tables)])
                     if moved and self.publisher is not None:
                         self.publisher.publish(connection, moved)
                     self._heartbeat(connection)
@@ -221,6 +219,37 @@ class FloorService:
                 self.connection = None
             if self.publisher is not None:
                 self.publisher.close()
+
+    def _apply_pools(self, connection: psycopg.Connection, pool_ids: list[str]) -> list[str]:
+        """Each pool's ledger brought up to the store; the pools whose ledger moved.
+
+        A pool that fails for any reason but the database's (a table's record the pool's code
+        did not foresee) keeps its ledger where its last commit left it, is logged, and is
+        tried again when its tables' next events are stored (and at each reconnection): one
+        table's records stop neither the other pools nor the service storing every table's
+        events."""
+        moved = []
+        for pool_id in pool_ids:
+            try:
+                written = pool.apply(connection, pool_id)
+            except (psycopg.OperationalError, psycopg.InterfaceError):
+                raise
+            except Exception as error:  # noqa: BLE001 - see the docstring
+                if connection.closed or connection.broken:
+                    raise
+                problem = f"{type(error).__name__}: {error}"[:500]
+                if self.pool_failures.get(pool_id) != problem:
+                    log.error("a pool's ledger cannot be brought up to the store: it stays "
+                              "where it was and is tried again with its tables' next events",
+                              pool=pool_id, error=problem, exc_info=True)
+                self.pool_failures[pool_id] = problem
+                continue
+            if self.pool_failures.pop(pool_id, None) is not None:
+                log.info("the pool's ledger is up to the store again", pool=pool_id)
+            if written:
+                moved.append(pool_id)
+            self.ledger_rows += written
+        return moved
 
     def _heartbeat(self, connection: psycopg.Connection) -> None:
         """Every pool on the pool channel once a second (a database error is the caller's)."""

@@ -31,9 +31,14 @@ from controller.settings.validation import MAX_CENTS, problems_of
 MAX_MESSAGE_BYTES = 256 * 1024
 #: How often the floor publishes every pool when nothing moves it.
 HEARTBEAT_S = 1.0
+#: The longest hand id the channel carries (a table's is its id and a number: well under it).
+#: The floor's pool claims no hit of a longer one (controller/floor/pool_hits.py).
+MAX_HAND_ID = 64
+#: The most hits awaiting verification a meter message lists.
+MAX_HITS = 500
 
 Id = Annotated[str, Field(min_length=1, max_length=32, pattern=r"^[A-Za-z0-9_-]+$")]
-HandId = Annotated[str, Field(min_length=1, max_length=64)]
+HandId = Annotated[str, Field(min_length=1, max_length=MAX_HAND_ID)]
 Cents = Annotated[int, Field(strict=True, ge=0, le=MAX_CENTS)]
 Order = Annotated[int, Field(strict=True, ge=1, le=1_000_000)]
 
@@ -67,7 +72,7 @@ class MeterMessage(_Message):
     meter: Cents
     entry: Annotated[int, Field(strict=True, ge=0, le=2**63 - 1)]
     state: Literal["open", "locked"]
-    hits: tuple[Hit, ...] = Field(max_length=500)
+    hits: tuple[Hit, ...] = Field(max_length=MAX_HITS)
     settings: PoolSettings
 
 

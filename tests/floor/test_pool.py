@@ -4,6 +4,7 @@ connections each paid once."""
 
 from __future__ import annotations
 
+import io
 import json
 import threading
 from collections.abc import Iterator, Sequence
@@ -14,12 +15,17 @@ from typing import Any
 import psycopg
 import pytest
 
-from controller.floor import pool, store
+from controller.floor import pool, report, store
 from controller.floor.config import Pool
 from controller.floor.store import Row
+from controller.settings.validation import MAX_CENTS
 
 T0 = datetime(2026, 11, 25, 3, 0, tzinfo=timezone.utc)
 SEED = 500_000
+WAGER = 100   # the progressive wager: the pool's default, as the tables'
+#: Four pat 4-2-A hands from one deck (two colors, never a flush): the dealer's and up to three
+#: seats'.
+PATS = (("4c", "2d", "Ah"), ("4d", "2h", "As"), ("4h", "2s", "Ac"), ("4s", "2c", "Ad"))
 
 
 def linked(tables: Sequence[str] = ("TCL-01", "TCL-02"), **settings: Any) -> Pool:
@@ -48,11 +54,13 @@ class Tables:
     def hand(self, table: str, number: int, entries: int, award: str | None = None,
              seats: tuple[int, ...] = (1,), table_amount: int = 0) -> str:
         hand = f"{table}-{number:06d}"
-        self.event(table, "hand_started", hand)
+        self.event(table, "hand_started", hand, hand_id=hand, game="three_card_lowball",
+                   paytable="paytable-1", number=number)
         if entries:
             self.event(table, "meter_contributed", hand, before=0, contribution=20 * entries,
                        after=0)
         if award == "jackpot":
+            self.jackpot_dealt(table, hand, seats)
             for seat in seats:
                 self.event(table, "progressive_awarded", hand, seat=seat, award="jackpot",
                            amount=table_amount // len(seats))
@@ -66,6 +74,22 @@ class Tables:
         else:
             self.event(table, "hand_settled", hand)
         return hand
+
+    def jackpot_dealt(self, table: str, hand: str, seats=(1,), wagered=None, pats=None) -> None:
+        """The wagers locked (the progressive on ``wagered``, by default the seats) and the
+        deal: a pat 4-2-A to the dealer and to ``pats`` (by default the seats)."""
+        wagered = seats if wagered is None else wagered
+        pats = seats if pats is None else pats
+        self.event(table, "wagers_locked", hand, game="three_card_lowball",
+                   paytable="paytable-1",
+                   wagers=[{"seat": seat, "wager": "progressive", "amount": WAGER,
+                            "player": ""} for seat in wagered])
+        hands = {"dealer": PATS[0], **{seat: PATS[1 + n] for n, seat in enumerate(pats)}}
+        others = iter(["9c", "Td", "Jh", "Qs", "Kc", "9d", "Th", "Js", "Qc", "Kd", "9h", "Ts"])
+        for round_ in range(3):
+            for to in [*seats, *(seat for seat in wagered if seat not in seats), "dealer"]:
+                card = hands[to][round_] if to in hands else next(others)
+                self.event(table, "card_dealt", hand, card=card, to=to, phase="deal")
 
     def store(self, rows: list[Row] | None = None) -> None:
         rows = self.rows if rows is None else rows
@@ -148,15 +172,15 @@ def test_several_seats_share_a_hit_the_odd_cents_stay(connection: psycopg.Connec
     pool.configure(connection, [linked(seed=1000)])
     tables = Tables(connection)
     tables.hand("TCL-01", 1, entries=1)  # 1020 on the meter
-    tables.hand("TCL-01", 2, entries=0, award="jackpot", seats=(1, 2, 3, 4, 5, 6, 7))
+    tables.hand("TCL-01", 2, entries=1, award="jackpot", seats=(2, 5, 7))  # 1040
     tables.store()
     pool.apply(connection, "LINK-1")
     with connection.transaction():
         hit = connection.execute("SELECT paid, share FROM floor_pool_hits").fetchone()
     assert hit is not None
     paid, share = hit
-    assert (paid, share) == (1015, 145)
-    assert meter(connection)["meter"] == 5
+    assert (paid, share) == (1038, 346)
+    assert meter(connection)["meter"] == 2
 
 
 @pytest.mark.parametrize("rule, second_paid, meter_after", [
@@ -181,6 +205,77 @@ def test_hits_in_one_batch_are_ordered_by_journal_time(connection: psycopg.Conne
                                   "FROM floor_pool_hits ORDER BY hit").fetchall()
     assert hits == [(first, 1, SEED, SEED), (second, 2, second_paid, 0)]
     assert meter(connection)["meter"] == meter_after
+
+
+def test_a_claim_its_hand_does_not_prove_is_held_disputed_never_paid(connection):
+    pool.configure(connection, [linked()])
+    tables = Tables(connection)
+    contributed = tables.hand("TCL-02", 1, entries=3)
+
+    def started(table: str, number: int) -> str:
+        hand = f"{table}-{number:06d}"
+        tables.event(table, "hand_started", hand, hand_id=hand, game="three_card_lowball",
+                     paytable="paytable-1", number=number)
+        return hand
+
+    def claim(table: str, hand: str, seats=(1,), claimed: str | None = None) -> None:
+        tables.event(table, "hand_settled", hand, players_net=0, house_result=0)
+        tables.event(table, "jackpot_pending", hand, hand_id=claimed or hand,
+                     seats=list(seats), amount=SEED)
+
+    claim("TCL-01", "TCL-01-000009")                       # a hand never dealt
+    hand = started("TCL-01", 1)
+    tables.jackpot_dealt("TCL-01", hand)
+    claim("TCL-01", hand, claimed="TCL-02-000001")         # another hand's id
+    hand = started("TCL-01", 2)
+    tables.jackpot_dealt("TCL-01", hand)
+    claim("TCL-01", hand, claimed="H" * 65)                # past the pool channel's bound
+    hand = started("TCL-01", 3)
+    tables.jackpot_dealt("TCL-01", hand, seats=(1, 2), wagered=(1,))
+    claim("TCL-01", hand, seats=(1, 2))                    # seat 2 made no progressive wager
+    hand = started("TCL-02", 2)
+    tables.jackpot_dealt("TCL-02", hand, pats=())
+    claim("TCL-02", hand)                                  # the dealer's pat alone: no jackpot
+    hand = started("TCL-02", 3)
+    tables.jackpot_dealt("TCL-02", hand, seats=(1, 2))
+    claim("TCL-02", hand, seats=(2,))                      # seat 1 hit too
+    tables.store()
+    assert pool.apply(connection, "LINK-1") == 1           # the contribution, nothing else
+    with connection.transaction():
+        disputes = connection.execute("SELECT table_id, hand_id, problem "
+                                      "FROM floor_pool_disputes ORDER BY dispute").fetchall()
+        assert connection.execute("SELECT count(*) FROM floor_pool_hits").fetchone() == (0,)
+    problems = [
+        ("TCL-01-000009", "hand TCL-01-000009 was never started at TCL-01"),
+        ("TCL-01-000001", "hand_id: 'TCL-02-000001' is not its record's hand "
+                          "('TCL-01-000001')"),
+        ("TCL-01-000002", "is not a hand id of 1 to 64 characters"),
+        ("TCL-01-000003", "seat 2 had no progressive wager of 100 cents locked"),
+        ("TCL-02-000002", "the cards dealt give the jackpot to seat(s) none, not [1]"),
+        ("TCL-02-000003", "the cards dealt give the jackpot to seat(s) [1, 2], not [2]"),
+    ]
+    assert len(disputes) == len(problems)
+    for (table, hand, problem), (expected_hand, expected) in zip(disputes, problems):
+        assert hand == expected_hand and expected in problem, (hand, problem)
+    assert meter(connection)["meter"] == SEED + 60 and contributed
+
+    # every event read again (as a floor that lost its applied_through would): each dispute
+    # is held once, none paid
+    with connection.transaction():
+        connection.execute("UPDATE floor_pool_tables SET applied_through = 0")
+    assert pool.apply(connection, "LINK-1") == 0
+    with connection.transaction():
+        assert connection.execute("SELECT count(*) FROM floor_pool_disputes").fetchone() == \
+            (len(problems),)
+    printed = io.StringIO()
+    with connection.transaction():
+        report.print_report(connection, printed)
+    shown = printed.getvalue().split("Disputed jackpot claims (not paid: a supervisor looks at "
+                                      "each)\n")[1].splitlines()
+    assert len(shown) == 1 + len(problems)
+    assert shown[1].split()[:4] == ["LINK-1", "TCL-01", "TCL-01-000009", "2"]
+    assert shown[1].endswith("hand TCL-01-000009 was never started at TCL-01 (no hand_started "
+                             "stored before seq 2)")
 
 
 def test_concurrent_claims_are_ordered_and_each_paid_once(connection: psycopg.Connection,
@@ -266,6 +361,10 @@ def test_adjustments_are_rows_with_reasons_refused_below_zero(
         pool.adjust(connection, "LINK-1", -61, "too much", "sup-1")
     with pytest.raises(pool.PoolError, match="non-zero"):
         pool.adjust(connection, "LINK-1", 0, "nothing", "sup-1")
+    pool.adjust(connection, "LINK-1", MAX_CENTS - 60, "to the most a meter holds", "sup-1")
+    with pytest.raises(pool.PoolError, match=f"past {MAX_CENTS} cents"):
+        pool.adjust(connection, "LINK-1", 1, "one cent past it", "sup-1")
+    pool.adjust(connection, "LINK-1", -(MAX_CENTS - 60), "back", "sup-1")
     with pytest.raises(pool.PoolError, match="no pool"):
         pool.adjust(connection, "LINK-9", 5, "no such pool", "sup-1")
     assert meter(connection)["adjustments"] == -40
@@ -285,9 +384,14 @@ def test_a_garbled_event_is_left_out_and_the_rest_applied(connection: psycopg.Co
     tables.event("TCL-01", "jackpot_pending", "TCL-01-000001", hand_id="TCL-01-000001",
                  seats=[], amount=5)
     tables.hand("TCL-01", 2, entries=1)
+    for _ in range(2):   # the second would take the meter past what the pool channel carries
+        tables.event("TCL-02", "meter_contributed", "TCL-02-000001", contribution=MAX_CENTS // 2)
     tables.store()
-    assert pool.apply(connection, "LINK-1") == 1
-    assert meter(connection)["meter"] == SEED + 20
+    assert pool.apply(connection, "LINK-1") == 2
+    assert meter(connection)["meter"] == SEED + 20 + MAX_CENTS // 2
+    with connection.transaction():   # a claim naming no seat is no claim: held, not paid
+        assert connection.execute("SELECT problem FROM floor_pool_disputes").fetchall() == \
+            [("seats: [] is not a list of distinct seats (1 to 64)",)]
 
 
 def test_a_pool_left_out_of_the_config_keeps_its_ledger_and_follows_nothing(

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import threading
 
-import pytest
-
 from bench.floor_rig import wait_until, write_floor_config
 from controller.core.table_events import JackpotPending
 from controller.floor.config import load_floor_config
@@ -24,8 +22,6 @@ from tests.floor.test_pool_floor import query
 POOL = "LINK-1"
 
 
-@pytest.mark.xfail(strict=True, reason="the pool claims a jackpot_pending for a hand the table "
-                   "never started, with no progressive wager locked: the meter paid out")
 def test_the_pool_pays_no_jackpot_for_a_hand_that_never_happened(tmp_path, database):
     hostile = HostileTable(tmp_path / "hostile", "TCL-01")
     service = thread = None
@@ -41,9 +37,15 @@ def test_the_pool_pays_no_jackpot_for_a_hand_that_never_happened(tmp_path, datab
         wait_until(lambda: query(database, "SELECT applied_through FROM floor_pool_tables")
                    == [(2,)], "the pool caught up")
         paid = query(database, "SELECT paid FROM floor_pool_hits")
+        disputed = query(database, "SELECT table_id, seq, hand_id, problem "
+                                   "FROM floor_pool_disputes")
+        meter = query(database, "SELECT meter FROM floor_pools")
     finally:
         if service is not None:
             service.request_stop()
             thread.join(20)
         hostile.close()
     assert paid == [], f"the pool paid {paid} cents for hand TCL-01-000042, never dealt"
+    assert disputed == [("TCL-01", 2, "TCL-01-000042", "hand TCL-01-000042 was never started at "
+                         "TCL-01 (no hand_started stored before seq 2)")]
+    assert meter == [(500_000,)]

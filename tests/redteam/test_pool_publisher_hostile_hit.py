@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import threading
 
-import pytest
-
 from bench.floor_rig import wait_until, write_floor_config
 from controller.core.table_events import DeviceStatus, JackpotPending
 from controller.floor.config import load_floor_config
@@ -26,8 +24,6 @@ from tests.floor.test_pool_floor import query
 POOL = "LINK-1"
 
 
-@pytest.mark.xfail(strict=True, reason="a member table's jackpot_pending with a hand id over 64 "
-                   "characters stops the floor service (the pool channel's message refuses it)")
 def test_a_hostile_tables_long_hand_id_does_not_stop_the_floor(tmp_path, database):
     hostile = HostileTable(tmp_path / "hostile", "TCL-01")
     honest = HostileTable(tmp_path / "honest", "TCL-02")     # (the same rig, honest events)
@@ -43,11 +39,13 @@ def test_a_hostile_tables_long_hand_id_does_not_stop_the_floor(tmp_path, databas
         honest.emit([opened("TCL-02")])
         wait_until(lambda: stored(database, "TCL-02"), "the honest table followed")
         hostile.emit([JackpotPending("H" * 65, (1,), 100)], hand_id="TCL-01-000001")
-        wait_until(lambda: query(database, "SELECT 1 FROM floor_pool_hits"), "the hit claimed")
+        wait_until(lambda: query(database, "SELECT 1 FROM floor_pool_disputes"),
+                   "the claim held as disputed")
         honest.emit([DeviceStatus(device="shoe", status="connected", detail="after the hit")])
         wait_until(lambda: not thread.is_alive() or len(stored(database, "TCL-02")) == 2,
                    "the honest table's next event stored, or the service stopped")
         assert thread.is_alive(), "the floor service stopped on one table's jackpot_pending"
+        assert query(database, "SELECT 1 FROM floor_pool_hits") == []
     finally:
         if service is not None:
             service.request_stop()
