@@ -524,6 +524,9 @@ class Table:
                 meter = event.amount
             elif type(event) is JournalContinued:
                 meter, self.meter_held = event.meter, event.meter_held
+                for carried in event.pending_jackpots:
+                    self.jackpot = PendingJackpot(carried.hand_id, tuple(carried.seats),
+                                                  carried.amount, carried.meter_after_reset)
             elif type(event) is CommandAccepted and event.command == "reload":
                 continue  # its effect is the ConfigApplied that follows it
             elif type(event) is CommandAccepted:
