@@ -34,6 +34,12 @@ be reached.
 
 A real CMS would store the last seq it processed (and its chain hash) with its own data, in
 one transaction, and start the next run with ``--after`` that seq (and ``--prev-hash``).
+
+After a supervisor quarantined the table's broken journal, the new journal goes on from the
+archived one's last seq with a ``journal_continued`` record (``archived_seq`` is the seq
+before it, ``archived_hash`` that record's chain hash); the chain starts again from it. The
+table no longer serves the archived journal's seqs: a replay asking for them is answered with
+``journal_continued``, which stands for them.
 """
 
 from __future__ import annotations
@@ -49,7 +55,16 @@ import zmq
 
 SILENCE_S = 3.0          # no heartbeat for this long: the table or the network is down
 REQUEST_TIMEOUT_S = 5.0  # an answer from the replay socket
-GENESIS_HASH = "0" * 64  # the journal's prev_hash of seq 1
+GENESIS_HASH = "0" * 64  # the journal's prev_hash of its first record
+
+
+def continues(message, last):
+    """Whether ``message`` is the ``journal_continued`` a quarantined journal's successor opens
+    with, following a seq at or after ``last`` (the seqs between are the archived journal's)."""
+    if message.get("type") != "journal_continued":
+        return False
+    archived_seq = message["data"].get("archived_seq")
+    return archived_seq == message.get("seq", 0) - 1 and archived_seq >= last
 
 
 def dollars(cents):
@@ -132,21 +147,28 @@ class TableStream:
         one request per batch (the table sends at most 1000 per request)."""
         last = after
         while last < until:
-            start = last
+            start, beyond = last, False
             for raw, reply in self.request({"request": "replay", "after": last,
                                             "limit": until - last}):
                 if reply.get("type") == "replay_end":
-                    if self.family == "cms" and reply["last"] > last:
+                    if self.family == "cms" and reply["last"] > last and not beyond:
                         self.withheld.update(range(last + 1, reply["last"] + 1))
                         last = reply["last"]
                     break
-                if self.family == "cms" and reply.get("seq", 0) > last:
+                if continues(reply, last):
+                    # the seqs before it are the quarantined journal's: none to fetch
+                    if reply["seq"] > until:
+                        beyond = True  # past what was asked: it comes in its turn
+                        continue
+                elif self.family == "cms" and reply.get("seq", 0) > last:
                     self.withheld.update(range(last + 1, reply["seq"]))  # covered, not sent
                 elif reply.get("seq") != last + 1:
                     raise RuntimeError(f"replay after {start}: expected seq {last + 1}, got "
                                        f"{reply.get('seq')}")
                 last = reply["seq"]
                 yield raw, reply
+            if beyond:
+                return
             if last == start:
                 raise RuntimeError(f"the journal ends at seq {last}, before {until}")
 
@@ -170,15 +192,27 @@ class Consumer:
     def apply(self, raw, message, released=False):
         """One event exactly once: in seq order, or (``released``) a withheld one after its
         hand settled."""
+        kind, data, hand = message["type"], message["data"], message["hand_id"]
+        continued = not released and continues(message, self.last_seq)
         if not released:
             assert message["seq"] > self.last_seq, (message["seq"], self.last_seq)
-            if self.chain is not None:
+            if self.chain is not None and not continued:
                 assert message["seq"] == self.last_seq + 1, (message["seq"], self.last_seq)
+        if continued:
+            print(f"#{message['seq']} journal continued after a quarantine (archived journal "
+                  f"{data['archived']}, its last seq {data['archived_seq']})")
+            if self.chain is not None and self.last_seq == data["archived_seq"] \
+                    and data["archived_hash"] != self.chain:
+                print(f"ALARM: the archived journal's last record (seq {self.last_seq}) is not "
+                      f"the one received: hash {data['archived_hash']}, we hold {self.chain}",
+                      flush=True)
+            if self.chain is not None:
+                self.chain = GENESIS_HASH  # the new journal's chain starts here
+        if not released:
             self.last_seq = message["seq"]
         self.events += 1
         if self.chain is not None and not released:
             self.chain = hashlib.sha256(self.chain.encode() + raw).hexdigest()
-        kind, data, hand = message["type"], message["data"], message["hand_id"]
         if kind == "wager_settled":
             self.spot_net[data["seat"]] = self.spot_net.get(data["seat"], 0) + data["net"]
             print(f"#{message['seq']} settled {hand} spot {data['seat']} {data['wager']} "

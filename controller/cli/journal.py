@@ -12,7 +12,8 @@ beside a live daemon.
 into ``DIR/quarantine/`` and starts a new one whose first record names the archived file, its
 last record, the first bad seq and the jackpot meter carried over (the last one journaled,
 read past the break; a supervisor confirms it before the table opens), and which voids a hand
-left in play (:mod:`controller.daemon.journal_quarantine`); then start the daemon again. It
+left in play (:mod:`controller.daemon.journal_quarantine`); it goes on with the table's seqs
+and hand numbers, so none is used twice. Then start the daemon again. It
 refuses a sound journal, and a state directory a daemon holds (exit 2); run again after a power
 cut, it finishes what it started.
 """
@@ -115,7 +116,8 @@ def run_quarantine(args: argparse.Namespace) -> int:
         "before the table opens." if record.meter_held else ""
     print(f"journal quarantined: {done.archived} (broken at seq {record.first_bad_seq}: "
           f"{record.broken}; last record seq {record.archived_seq} hash "
-          f"{record.archived_hash}); a new journal starts with journal_continued, meter "
+          f"{record.archived_hash}); a new journal starts at seq {record.archived_seq + 1} "
+          f"with journal_continued (its hands numbered after hand {record.hand_number}), meter "
           f"{meter}{hand}{jackpot}. Start the daemon again.{held}")
     return 0
 

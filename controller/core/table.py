@@ -528,6 +528,8 @@ class Table:
                 meter = event.amount
             elif type(event) is JournalContinued:
                 meter, self.meter_held = event.meter, event.meter_held
+                # the archived journal's hands keep their ids: the next one is numbered after
+                self.hand_number = max(self.hand_number, event.hand_number)
                 for carried in event.pending_jackpots:
                     self.jackpot = PendingJackpot(carried.hand_id, tuple(carried.seats),
                                                   carried.amount, carried.meter_after_reset)

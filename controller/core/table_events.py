@@ -279,7 +279,10 @@ class JournalContinued(NamedTuple):
     confirms the meter (``adjust_meter``; an amount of 0 confirms it as it stands).
     ``pending_jackpots``: the jackpot (at most one) the archived journal left awaiting
     verification, read past the break: the table holds it pending as before (it does not
-    open until a supervisor verifies the hand-pay, once)."""
+    open until a supervisor verifies the hand-pay, once). ``hand_number``: the highest hand
+    number the archived journal used, read past the break; the table numbers its next hand
+    after it, so no hand id of the table repeats (0: none, or a record written before it was
+    recorded). The record's own seq follows ``archived_seq``: seqs do not repeat either."""
 
     archived: str
     archived_seq: int
@@ -294,6 +297,7 @@ class JournalContinued(NamedTuple):
     by: str
     reason: str
     pending_jackpots: tuple[CarriedJackpot, ...] = ()
+    hand_number: int = 0
 
 
 class PoolHit(NamedTuple):

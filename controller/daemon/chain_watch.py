@@ -8,7 +8,8 @@ the file is on a disk others can reach. At each heartbeat :class:`ChainWatch`
   start-up check left it (each seq the last + 1, each ``prev_hash`` the last hash, each
   ``hash`` that of ``prev_hash`` and the message), and checks that the last record it read is
   the one the daemon wrote last and that none it wrote is missing: :attr:`verified_through`;
-* re-reads a batch of the whole chain from seq 1, pass after pass: a pass must end in the
+* re-reads a batch of the whole chain from its first record (seq 1, or the
+  ``journal_continued`` a quarantine opened it with), pass after pass: a pass must end in the
   hash the daemon verified, so a record rewritten after it was checked (the chain recomputed
   after it, the triggers put back) is found within a pass;
 * checks that the append-only triggers are in place.
@@ -38,8 +39,8 @@ class ChainWatch:
         self.verified_at_start = seq
         self.verified_through = seq
         self._hash = hash_
-        #: where the pass re-reading the chain from seq 1 has got to
-        self._swept, self._swept_hash = 0, GENESIS_HASH
+        #: where the pass re-reading the chain from its first record has got to
+        self._swept, self._swept_hash = journal.first_seq - 1, GENESIS_HASH
 
     def check(self, limit: int = BATCH, sweep: int = SWEEP) -> JournalBroken | None:
         """Verify the records written since the last check (at most ``limit``) and the next
@@ -78,7 +79,7 @@ class ChainWatch:
             if self._swept_hash != self._hash:
                 return JournalBroken(end, "the chain re-read from seq 1 does not end in the "
                                           "hash verified before: a record was rewritten")
-            self._swept, self._swept_hash = 0, GENESIS_HASH
+            self._swept, self._swept_hash = self.journal.first_seq - 1, GENESIS_HASH
         return None
 
 

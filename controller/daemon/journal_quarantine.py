@@ -19,6 +19,14 @@ table held when it stopped:
   is paid twice: the table does not open until a supervisor verifies it, once (on a linked
   table, the pool's claim of it, ``jackpot_claimed``, is carried after it).
 
+The new journal goes on with the table's numbering: its first seq is the archived journal's
+last seq + 1, and ``journal_continued`` names the highest hand number the archived journal used
+(read past the break, from its hand records and every record's hand id column), which the
+table numbers its next hand after. A seq or a hand id names one record or one hand for the
+table's whole life: the floor's store (keyed by table and seq), a subscriber that resumes
+after the last seq it saw, the pool's ledger (by table and hand id) and an alarm's
+acknowledgement (by seq) cannot mistake the new journal's for the old one's.
+
 A power cut at any instant loses no record and never lets the daemon start afresh:
 
 1. a single-file copy of the journal, write-ahead log included (SQLite's backup), is synced
@@ -61,6 +69,7 @@ from controller.stream.journal import (
     ChainCheck,
     Journal,
     JournalBroken,
+    JournalError,
     JournalRecord,
     check_alone,
     journal_path,
@@ -68,6 +77,9 @@ from controller.stream.journal import (
 )
 
 QUARANTINE_DIR = "quarantine"
+#: The most digits of a hand number read from a damaged journal's hand ids (a million hands
+#: a day for a thousand years needs 12).
+HAND_NUMBER_DIGITS = 15
 MAX_REASON = 200
 #: The suffix of the single-file copy beside the archived journal (its name without it).
 COPY_SUFFIX = ".copy.sqlite3"
@@ -162,12 +174,15 @@ def quarantine(state_dir: str | Path, reason: str, by: str | None = None) -> Qua
                                         f"continue it")
             stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
             folder = state_dir / QUARANTINE_DIR
+            hand_number = _last_hand_number(journal, found, folder)
             folder.mkdir(exist_ok=True)
             archived = folder / f"journal-{stamp}-broken-at-seq-{found.broken.seq}.sqlite3"
             _copy(journal, Path(f"{archived.with_suffix('')}{COPY_SUFFIX}"), found.head)
         record, voided, meter_after, claimed = _continuation(
             found, archived.relative_to(state_dir), by, reason.strip())
-        with Journal(continuing) as fresh:
+        record = record._replace(hand_number=hand_number)
+        first_seq = found.head.seq + 1 if found.head is not None else 1
+        with Journal(continuing, first_seq=first_seq) as fresh:
             fresh.append(record, table_id=found.table_id, hand_id=None)
             if claimed is not None:
                 fresh.append(claimed, table_id=found.table_id, hand_id=claimed.hand_id)
@@ -223,6 +238,39 @@ def _continuation(found: AsFound, archived: Path, by: str, reason: str
     if not contributed or meter is None:
         return record, voided, [], claimed
     return record, voided, [MeterChanged(meter - contributed, f"hand {hand_id} voided")], claimed
+
+
+def _last_hand_number(journal: Journal, found: AsFound, folder: Path) -> int:
+    """The highest hand number the table has used: from the hand id column of every record of
+    ``journal``, sound or not (a damaged ``hand_started`` still holds its hand's id: a number
+    skipped is harmless, one used twice is not), from the ``journal_continued`` it opens with
+    if it continues a quarantined journal in its turn, and from the single-file copies of the
+    journals archived before it in ``folder`` (that ``journal_continued`` may be the record
+    found damaged)."""
+    highest = max((event.hand_number for _, event in found.verified + found.found_after
+                   if type(event) is JournalContinued), default=0)
+    if found.table_id is None:
+        return highest
+    prefix = f"{found.table_id}-"
+    highest = max(highest, _highest_hand(journal, prefix))
+    for copy in sorted(folder.glob(f"*{COPY_SUFFIX}")) if folder.is_dir() else ():
+        try:
+            with Journal.open_readonly(copy) as earlier:
+                highest = max(highest, _highest_hand(earlier, prefix))
+        except (JournalError, sqlite3.Error):
+            continue  # not a journal any more: it numbers nothing
+    return highest
+
+
+def _highest_hand(journal: Journal, prefix: str) -> int:
+    highest = 0
+    for record in journal.records():
+        hand_id = record.hand_id
+        if isinstance(hand_id, str) and hand_id.startswith(prefix):
+            number = hand_id[len(prefix):]
+            if number.isascii() and number.isdigit() and len(number) <= HAND_NUMBER_DIGITS:
+                highest = max(highest, int(number))
+    return highest
 
 
 def _last_meter(records: Found) -> tuple[int | None, str, int]:

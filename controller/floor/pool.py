@@ -233,9 +233,12 @@ class _Pool:
 
     def voided(self, event: _Event) -> None:
         hand_id = _text(event, "hand_id")
+        # what the hand put on the meter less what a void of it gave back already (a void
+        # row is negative): a hand is given back once
         contributed = self.scalar(
             """SELECT coalesce(sum(amount), 0)::bigint FROM floor_pool_ledger
-                WHERE pool_id = %s AND table_id = %s AND hand_id = %s AND kind = 'contribution'""",
+                WHERE pool_id = %s AND table_id = %s AND hand_id = %s
+                  AND kind IN ('contribution', 'void')""",
             self.pool_id, event.table_id, hand_id)
         back = min(contributed, self.meter)
         if back <= 0:

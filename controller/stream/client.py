@@ -20,6 +20,13 @@ it (``replay_end.last`` passes it), and the record arrives after its hand's ``ha
 or ``hand_voided``. The client remembers every withheld seq (:attr:`StreamClient.withheld`)
 and accepts that seq once when it comes; a heartbeat between hands that finds some still
 missing (the release was dropped) asks for them by replay, so none is silently skipped.
+
+A quarantined journal's successor goes on with the table's numbering from the archived
+journal's last seq + 1, opening with ``journal_continued`` (which names that seq). The seqs
+before it are the archived journal's, which the table no longer serves: a replay that asks for
+them is answered with the ``journal_continued`` record, and the client takes it as the next
+event only when it names the last seq before it (:func:`continues_after`); anything else
+out of order is refused as ever.
 """
 
 from __future__ import annotations
@@ -72,6 +79,15 @@ class _Gap(NamedTuple):
     after: int
     through: int
     counted: bool = False
+
+
+def continues_after(reply: Any, last: int) -> bool:
+    """Whether ``reply`` is the ``journal_continued`` a quarantined table's new journal opens
+    with, following a seq at or after ``last``: the seqs between are the archived journal's."""
+    if not isinstance(reply, wire.EnvelopeBase) or reply.type != "journal_continued":
+        return False
+    archived_seq = getattr(reply.data, "archived_seq", None)
+    return archived_seq == reply.seq - 1 and archived_seq >= last
 
 
 def _within(seq: int, ceiling: int, after: int) -> None:
@@ -228,6 +244,13 @@ class StreamClient:
                         self.withheld.update(range(last + 1, reply.last + 1))
                         last = reply.last
                     break
+                if reply.seq > last + 1 and continues_after(reply, last):
+                    # The archived journal's seqs: none to fetch, none withheld. Nothing more
+                    # comes in this reply (the table answers a request before its journal's
+                    # first record with that record alone).
+                    events.append(reply)
+                    last = ceiling = reply.seq
+                    continue
                 expected = reply.seq > last if self.family == wire.CMS else \
                     reply.seq == last + 1
                 if not isinstance(reply, wire.EnvelopeBase) or not expected:
@@ -377,6 +400,11 @@ class StreamClient:
         assert isinstance(gap, _Gap)
         until = min(gap.through, gap.after + wire.MAX_REPLAY_BATCH)
         events = self.replay(gap.after, until=until, timeout=timeout)
+        if events and events[-1].seq > until:
+            # a quarantined table's new journal starts after ``until`` (continues_after): the
+            # gap's seqs up to its first record were the archived journal's
+            events = [event for event in events if event.seq <= gap.through]
+            until = max(until, min(events[-1].seq if events else gap.through, gap.through))
         self._ready.popleft()
         # Counted once it gives an event: on the CMS family a gap may be only withheld
         # records, and then nothing was lost.

@@ -3,13 +3,14 @@
 One SQLite database per table (``<state dir>/journal.sqlite3``), WAL mode, one row per event:
 
 ====================  =========================================================================
-``seq``               INTEGER PRIMARY KEY: 1, 2, 3, ... with no gap (a trigger refuses any other)
+``seq``               INTEGER PRIMARY KEY: 1, 2, 3, ... with no gap (a trigger refuses any other);
+                      a journal that continues a quarantined one starts after its last seq
 ``ts``                the event's UTC time, as in the message (``2026-11-21T23:50:00.123456Z``)
 ``type``              the event's wire name (``card_dealt``), as the message was written
 ``hand_id``           the hand it belongs to, or NULL between hands
 ``message``           the canonical JSON bytes of :func:`controller.stream.wire.encode`: exactly what
                       the publisher sends, so a subscriber can check the chain from the stream
-``prev_hash``         the previous record's ``hash``; 64 zeros for seq 1
+``prev_hash``         the previous record's ``hash``; 64 zeros for the first record
 ``hash``              ``sha256(prev_hash (ASCII hex) + message)``, hex
 ====================  =========================================================================
 
@@ -21,6 +22,13 @@ triggers refuse UPDATE and DELETE so an edit needs deliberate tampering (droppin
 What the chain alone cannot detect is removing records at the *end* or rewriting every hash
 after an edit: compare the last seq and hash that ``lowball-table journal verify`` prints
 with a copy kept elsewhere (the stream's subscribers hold the same messages).
+
+A table's seqs are unique for its whole life: the journal that continues a quarantined one
+(:mod:`controller.daemon.journal_quarantine`) starts at the archived journal's last seq + 1, with
+a ``journal_continued`` record that names that seq and hash (its ``prev_hash`` is 64 zeros: the
+new chain starts there). So a subscriber, the floor's store or an alarm's acknowledgement that
+names a seq never meets two records of one seq. :class:`ChainCheck` accepts a first record
+above seq 1 only if it is such a ``journal_continued``.
 
 Durability: ``durability="full"`` (the default, for tables) runs ``synchronous=FULL``: each
 commit is fsynced. ``durability="batched"`` runs ``synchronous=NORMAL``: WAL commits are
@@ -50,6 +58,7 @@ from controller.errors import LowballError
 from controller.stream import wire
 
 JOURNAL_FILE = "journal.sqlite3"
+MAX_SEQ = wire.MAX_SEQ
 GENESIS_HASH = "0" * 64
 #: ``PRAGMA application_id``: marks the file as a lowball-table journal ("LBTJ").
 APPLICATION_ID = 0x4C42544A
@@ -80,9 +89,11 @@ BEGIN SELECT RAISE(ABORT, 'the journal is append-only: UPDATE refused'); END;
 CREATE TRIGGER journal_no_delete BEFORE DELETE ON journal
 BEGIN SELECT RAISE(ABORT, 'the journal is append-only: DELETE refused'); END;
 CREATE TRIGGER journal_gapless BEFORE INSERT ON journal
-WHEN NEW.seq IS NOT (SELECT COALESCE(MAX(seq), 0) + 1 FROM journal)
+WHEN NEW.seq IS NOT (SELECT COALESCE(MAX(seq), {before_first}) + 1 FROM journal)
 BEGIN SELECT RAISE(ABORT, 'the journal is gapless: seq must be the last seq + 1'); END;
 """
+#: The event type that may open a journal above seq 1 (see the module docstring).
+CONTINUED = "journal_continued"
 _TRIGGERS = ("journal_no_update", "journal_no_delete", "journal_gapless")
 
 
@@ -137,16 +148,26 @@ class Journal:
     """The append-only, hash-chained journal of one table (see the module docstring)."""
 
     def __init__(self, path: str | Path, *, durability: Durability = "full",
-                 readonly: bool = False):
+                 readonly: bool = False, first_seq: int = 1):
+        """``first_seq``: the seq a new journal starts at (above 1 only for the journal that
+        continues a quarantined one, whose first record is its ``journal_continued``); an
+        existing journal starts where its first record is."""
         if durability not in _SYNCHRONOUS:
             raise ValueError(f"durability must be one of {sorted(_SYNCHRONOUS)}, "
                              f"not {durability!r}")
+        if type(first_seq) is not int or not 1 <= first_seq <= MAX_SEQ:
+            raise ValueError(f"first_seq must be an integer from 1 to {MAX_SEQ}, "
+                             f"not {first_seq!r}")
         self.path = Path(path)
         self.readonly = readonly
         self.durability = durability
+        self._first_seq = first_seq
         self._connection = self._open(durability)
         last = self.last_record()
-        self._last_seq = last.seq if last else 0
+        first = self._connection.execute("SELECT MIN(seq) FROM journal").fetchone()[0]
+        if first is not None:
+            self._first_seq = first
+        self._last_seq = last.seq if last else self._first_seq - 1
         self._last_hash = last.hash if last else GENESIS_HASH
         self._table_id = _table_of(last)
 
@@ -184,7 +205,8 @@ class Journal:
         tables = connection.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
         if application_id == 0 and tables == 0 and not self.readonly:
             connection.execute("PRAGMA journal_mode=WAL")
-            connection.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} "
+            schema = _SCHEMA.format(before_first=self._first_seq - 1)
+            connection.executescript(f"BEGIN IMMEDIATE; {schema} "
                                      f"PRAGMA application_id={APPLICATION_ID}; "
                                      f"PRAGMA user_version={FORMAT_VERSION}; COMMIT;")
         elif application_id != APPLICATION_ID:
@@ -267,8 +289,14 @@ class Journal:
 
     @property
     def last_seq(self) -> int:
-        """The last journaled seq (0 for an empty journal)."""
+        """The last journaled seq (:attr:`first_seq` - 1 for an empty journal)."""
         return self._last_seq
+
+    @property
+    def first_seq(self) -> int:
+        """The seq of the journal's first record: 1, or the seq after the last one of the
+        quarantined journal it continues."""
+        return self._first_seq
 
     @property
     def last_hash(self) -> str:
@@ -442,9 +470,11 @@ class JournalBroken(JournalError):
 
 
 class ChainCheck:
-    """Checks records one at a time, in seq order from seq 1, as they are read: call it with
-    each record; it returns the record's envelope, or raises :class:`JournalBroken` at the
-    first bad one. ``last_seq`` and ``last_hash`` are those of the last sound record."""
+    """Checks records one at a time, in seq order from the journal's first, as they are read:
+    call it with each record; it returns the record's envelope, or raises
+    :class:`JournalBroken` at the first bad one. ``last_seq`` and ``last_hash`` are those of the
+    last sound record. The first record is seq 1, or a ``journal_continued`` whose seq follows
+    the ``archived_seq`` it names (a journal that continues a quarantined one)."""
 
     def __init__(self) -> None:
         self.checked = 0
@@ -454,6 +484,16 @@ class ChainCheck:
 
     def __call__(self, record: JournalRecord) -> wire.EnvelopeBase:
         expected_seq = self.last_seq + 1
+        if self.checked == 0 and record.seq > expected_seq and record.type == CONTINUED:
+            envelope = _checked(record, GENESIS_HASH, self.table_id)
+            archived_seq = getattr(envelope.data, "archived_seq", None)
+            if archived_seq != record.seq - 1:
+                raise JournalBroken(record.seq, f"the journal starts at seq {record.seq} with a "
+                                                f"journal_continued that names archived seq "
+                                                f"{archived_seq}, not {record.seq - 1}")
+            self.table_id = envelope.table_id
+            self.last_seq, self.last_hash, self.checked = record.seq, record.hash, 1
+            return envelope
         if record.seq != expected_seq:
             missing = (f"seq {expected_seq}" if record.seq == expected_seq + 1
                        else f"seq {expected_seq} to {record.seq - 1}")

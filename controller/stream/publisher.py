@@ -10,7 +10,10 @@ Two sockets per topic family (see :mod:`controller.stream.cms_view` for what eac
   answered with the table state and the seq it reflects; ``{"request": "replay", "after": N,
   "limit": M}`` with the journaled messages after N, then ``{"type": "replay_end", "last":
   L}``, L the last seq the reply covers (on the CMS family a held record is covered but not
-  sent). Use a DEALER socket: a replay is many replies to one request.
+  sent). Use a DEALER socket: a replay is many replies to one request. A journal that
+  continues a quarantined one holds no record before its first, ``journal_continued``: a
+  replay after a seq before it is answered with that record alone (it names the archived
+  journal's last seq, the one it follows), and the replay goes on after it.
 
 The family is fixed by the socket, never by the request: a CMS endpoint (and, with CURVE, the
 CMS key allow-list) cannot be talked into sending a card early. The CMS sockets exist only
@@ -292,6 +295,8 @@ class EventPublisher:
             return
         limit = min(request.limit or wire.MAX_REPLAY_BATCH, wire.MAX_REPLAY_BATCH)
         last = request.after
+        if last < self._journal.first_seq - 1:
+            limit = 1  # the seqs before are the archived journal's: this one starts after
         for record in self._journal.records(after_seq=request.after, limit=limit):
             message: bytes | None = record.message
             if family == wire.CMS:

@@ -235,8 +235,9 @@ def _python_data(event: Any) -> Any:
 # --- envelopes ---------------------------------------------------------------------------------
 
 class EnvelopeBase(BaseModel):
-    """Every journaled event's envelope. ``seq`` counts the table's events from 1 with no gap;
-    ``hand_id`` is null between hands."""
+    """Every journaled event's envelope. ``seq`` counts the table's events from 1 with no gap,
+    for the table's whole life (the journal that continues a quarantined one goes on from its
+    last seq); ``hand_id`` is null between hands."""
 
     model_config = _CONFIG
 
@@ -382,10 +383,10 @@ ADDED_FIELDS: dict[str, dict[str, Any]] = {
     # who played the seat (version 3): a record journaled before it names no player
     "wager_settled": {"player": ""},
     "progressive_awarded": {"player": ""},
-    # the meter before the break, the hold until a supervisor confirms the meter, and the
-    # jackpot carried while it awaits verification
+    # the meter before the break, the hold until a supervisor confirms the meter, the
+    # jackpot carried while it awaits verification, and the last hand number used
     "journal_continued": {"verified_meter": None, "verified_meter_from": "none",
-                          "meter_held": False, "pending_jackpots": []},
+                          "meter_held": False, "pending_jackpots": [], "hand_number": 0},
     # what signed a command, who sent it, and the id its client gave it (not recorded then)
     "command_accepted": {"credential": "unrecorded", "client": "", "request_id": ""},
 }

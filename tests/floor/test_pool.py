@@ -146,6 +146,24 @@ def test_the_ledger_is_the_tables_events_each_once(connection: psycopg.Connectio
     assert ledger(connection) == before
 
 
+def test_a_hand_voided_twice_is_given_back_once(connection: psycopg.Connection) -> None:
+    """A quarantine voids the hand its journal left in play; the floor may have stored that
+    hand's void from the archived journal already (its record was the one found damaged)."""
+    pool.configure(connection, [linked()])
+    tables = Tables(connection)
+    hand = "TCL-01-000001"
+    tables.event("TCL-01", "hand_started", hand)
+    tables.event("TCL-01", "meter_contributed", hand, before=0, contribution=40, after=0)
+    for _ in range(2):
+        tables.event("TCL-01", "hand_voided", hand, hand_id=hand, by="sup", reason="misdeal",
+                     returned=[], contributions_reversed=40)
+    tables.store()
+    pool.apply(connection, "LINK-1")
+    assert [(kind, amount) for kind, amount, *_ in ledger(connection)
+            if kind != "reseed"] == [("contribution", 40), ("void", -40)]
+    assert meter(connection)["meter"] == SEED
+
+
 def test_a_hit_locks_the_pool_until_verified_then_reseeds(connection: psycopg.Connection) -> None:
     pool.configure(connection, [linked()])
     tables = Tables(connection)

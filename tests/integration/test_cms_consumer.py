@@ -11,10 +11,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import zmq
+
 from controller.stream import wire
 from controller.stream.journal import Journal
 from controller.settings.scenario import load_scenario
 from tests.stream.conftest import TABLE, TableLoop, sample_events
+from tests.stream.test_continued_journal import ARCHIVED_SEQ, successor
 from tests.test_daemon import RigFactory, scenarios_for, wait_for
 
 from .conftest import ROOT, ToolFactory, journal_records, run_tool
@@ -137,3 +140,31 @@ def test_the_documented_command_line_is_the_examples() -> None:
     guide = (Path(ROOT) / "docs" / "integration.md").read_text()
     assert ("python examples/cms_consumer.py --connect tcp://127.0.0.1:5558 "
             "--replay tcp://127.0.0.1:5559") in guide
+
+
+def test_a_quarantined_journals_successor_is_followed_from_before_it(tools, tmp_path):
+    """The new journal starts at the archived journal's last seq + 1: a consumer asking for
+    the history from seq 0 gets its journal_continued in place of the archived seqs, and
+    chains on from it."""
+    path = tmp_path / "continued" / "journal.sqlite3"
+    successor(path, 3).close()
+    context = zmq.Context()
+    loop = TableLoop(context, path)
+    try:
+        consumer = tools(CONSUMER, "--connect", loop.pub_endpoint, "--replay",
+                         loop.replay_endpoint, "--table", TABLE, "--count", "6",
+                         "--family", "surveillance")
+        consumer.wait_for(lambda line: line.startswith("live: table CALI-01"),
+                          between=lambda: loop.call("heartbeat"))
+        loop.call("append", sample_events(2), True)
+        assert consumer.finish() == 0
+    finally:
+        loop.stop()
+        context.destroy(linger=0)
+    with Journal.open_readonly(path) as journal:
+        report = journal.verify()
+    assert report.ok and report.last_seq == ARCHIVED_SEQ + 6
+    assert any(line.startswith(f"#{ARCHIVED_SEQ + 1} journal continued after a quarantine")
+               for line in consumer.out)
+    assert f"6 events, 0 hands settled, last seq {ARCHIVED_SEQ + 6}, chain hash " \
+           f"{report.last_hash}, 0 gaps filled" in summary_of(consumer.out)

@@ -193,14 +193,17 @@ def test_a_tampered_journal_holds_the_table_until_a_supervisor_quarantines_it(
     with Journal.open_readonly(copy) as single_file, Journal.open_readonly(archived) as found:
         assert list(single_file.records()) == list(found.records())  # and a one-file copy
     with Journal.open_readonly(journal_path(state)) as journal:
-        (first,) = [wire.to_event(wire.decode_event(r.message)) for r in journal.records()]
+        (row,) = journal.records()
+    first = wire.to_event(wire.decode_event(row.message))
     assert first == JournalContinued(
         archived=f"quarantine/{archived.name}", archived_seq=records[-1].seq,
         archived_hash=records[-1].hash, first_bad_seq=bad, broken=first.broken, meter=meter,
         meter_from=f"meter_changed seq {meters[-1].seq}", verified_meter=meter,
         verified_meter_from=f"meter_changed seq {meters[-1].seq}", meter_held=True, by="sam",
-        reason="wager of seq altered, case 42")
+        reason="wager of seq altered, case 42", hand_number=1)
     assert "altered" in first.broken
+    # the table's numbering goes on: the new journal's seqs and hand ids are new ones
+    assert row.seq == records[-1].seq + 1
     again = cli("journal", "quarantine", "--state-dir", str(state), "--reason", "x")
     assert again.returncode == 2 and "sound" in again.stderr
 
