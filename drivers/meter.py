@@ -196,7 +196,8 @@ class MeterDriver(DeviceDriver[MeterEvent]):
                 from exc
         self._shown = text
         self.writes += 1
-        self.log.info("meter written", text=text)
+        # Every write, at debug: the amounts shown are journaled (meter_changed).
+        self.log.debug("meter written", text=text)
 
     @abstractmethod
     def _render(self, text: str) -> bytes:

@@ -289,8 +289,7 @@ class SpotControllerDriver(DeviceDriver[SpotsEvent]):
             if self._pending_query == report.spot:
                 self._query_answer = report.covered
                 return
-        # debug only: a chattering contact must not write a line per report (the daemon
-        # journals what it makes of them, coalesced)
+        # Every report, at debug: what reaches the table is journaled as its input.
         self.log.debug("wager sensor", spot=report.spot, covered=report.covered)
         self._emit(report)
 

@@ -12,7 +12,7 @@ client's JSON cannot reach a ClassVar.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 from controller.core.canonical_json import canonical_json
 from controller.errors import LowballError
@@ -33,7 +33,9 @@ class Command:
 
     def arguments(self) -> str:
         """The arguments as canonical JSON (what the journal keeps)."""
-        return canonical_json(asdict(self)).decode()
+        # Every field is a scalar: read as they are, without asdict's deep copy.
+        return canonical_json({field.name: getattr(self, field.name)
+                               for field in fields(self)}).decode()
 
 
 @dataclass(frozen=True)

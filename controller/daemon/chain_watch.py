@@ -21,7 +21,7 @@ wrote, and the chain binds each to all before it.
 
 from __future__ import annotations
 
-from controller.stream.journal import GENESIS_HASH, Journal, JournalBroken, JournalRecord, chain_hash
+from controller.stream.journal import GENESIS_HASH, Journal, JournalBroken, chain_hash
 
 #: The most new records one check reads (a heartbeat's worth of a table dealing flat out,
 #: many times over); a longer backlog is caught up at the next heartbeats.
@@ -91,22 +91,30 @@ class _Follow:
     def read(self, journal: Journal, limit: int) -> JournalBroken | None:
         if limit <= 0:
             return None
-        for record in journal.records(after_seq=self.seq, limit=limit):
-            self.read_count += 1
-            if (broken := self._problem(record)) is not None:
-                return broken
-            self.seq, self.hash = record.seq, record.hash
+        # Thousands of records at every heartbeat: the chain alone is read (no record built,
+        # nothing parsed), and the follower's place is kept in locals until the end.
+        seq, hash_, count = self.seq, self.hash, self.read_count
+        try:
+            for record_seq, prev_hash, record_hash, message in journal.links(seq, limit):
+                count += 1
+                if record_seq != seq + 1 or prev_hash != hash_ or \
+                        record_hash != chain_hash(prev_hash, message):
+                    return _problem(seq, hash_, record_seq, prev_hash, record_hash, message)
+                seq, hash_ = record_seq, record_hash
+        finally:
+            self.seq, self.hash, self.read_count = seq, hash_, count
         return None
 
-    def _problem(self, record: JournalRecord) -> JournalBroken | None:
-        expected = self.seq + 1
-        if record.seq != expected:
-            return JournalBroken(expected, f"record seq {expected} missing while the table "
-                                           f"ran (next record is seq {record.seq})")
-        if record.prev_hash != self.hash:
-            return JournalBroken(record.seq, "prev_hash does not match the previous record's "
-                                             "hash (found while the table ran)")
-        if record.hash != chain_hash(record.prev_hash, record.message):
-            return JournalBroken(record.seq, "hash does not match prev_hash + message (the "
-                                             "message was altered while the table ran)")
-        return None
+
+def _problem(last_seq: int, last_hash: str, seq: int, prev_hash: str, hash_: str,
+             message: bytes) -> JournalBroken:
+    """What is wrong with the record (seq, prev_hash, hash_, message) that follows the record
+    (last_seq, last_hash)."""
+    if seq != last_seq + 1:
+        return JournalBroken(last_seq + 1, f"record seq {last_seq + 1} missing while the table "
+                                           f"ran (next record is seq {seq})")
+    if prev_hash != last_hash:
+        return JournalBroken(seq, "prev_hash does not match the previous record's "
+                                  "hash (found while the table ran)")
+    return JournalBroken(seq, "hash does not match prev_hash + message (the "
+                              "message was altered while the table ran)")

@@ -42,10 +42,13 @@ import json
 import re
 import unicodedata
 from collections import deque
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any, cast
 
 import zmq
 
+from controller.core import vocabulary
+from controller.core.cards import DECK
 from controller.core.commands import AcknowledgeAlarm
 from controller.core.table_events import CommandAccepted, CommandRefused, LockRefused
 from controller.daemon.refusal_ledger import CredentialWatch
@@ -113,6 +116,13 @@ _UNREADABLE = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 #: The keys a command may hold: a refusal names one of these, never a client's own key.
 _COMMAND_FIELDS = frozenset({"command", "by", "credential"}) | frozenset(
     name for cls in COMMANDS.values() for name in cls.model_fields)
+#: The words every request is made of (the protocol's keys, its command names, the values of
+#: its vocabularies, the cards): public, so each is checked against the credentials once
+#: (:meth:`CommandChannel._credential_misplaced`), not in every request that holds it.
+_PUBLIC_WORDS = _COMMAND_FIELDS | frozenset(COMMANDS) | frozenset(
+    member.value for enum in vars(vocabulary).values()
+    if isinstance(enum, type) and issubclass(enum, StrEnum) and enum is not StrEnum
+    for member in enum) | frozenset(str(card) for card in DECK) | {DEALER_ROLE, SUPERVISOR_ROLE}
 
 
 def _not_json(constant: str) -> Any:
@@ -166,6 +176,14 @@ def _candidates(text: str) -> set[str]:
             *_CREDENTIAL_LIKE.findall(text)}
 
 
+def _holds_credential(pieces: set[str], digests: frozenset[str]) -> bool:
+    """Whether one of ``pieces`` hashes to one of the credentials' ``digests``."""
+    # A set lookup, not a constant-time compare: what its time could tell is a prefix of
+    # a SHA-256 of what the client sent, which says nothing of any credential.
+    return any(hashlib.sha256(piece.encode("utf-8", "surrogatepass")).hexdigest() in digests
+               for piece in pieces)
+
+
 def _name_key(name: str) -> str:
     """A name as compared with a supervisor's: case and spacing do not tell two apart."""
     return " ".join(name.split()).casefold()
@@ -201,7 +219,11 @@ class CommandChannel:
     def __init__(self, daemon: TableDaemon) -> None:
         self.daemon = daemon
         self.socket: zmq.Socket[bytes] | None = None
+        #: whether the socket is a CURVE server (its clients are named by their keys)
+        self._curve = True
         self.credentials = CredentialWatch()
+        #: (the credentials' digests, the public words that hold none of them)
+        self._public: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
         self.withdrawals = Withdrawals()
         self._recalled = False
         #: Requests read off the socket, not yet served: (envelope, payload frame).
@@ -215,6 +237,7 @@ class CommandChannel:
 
     def bind(self, context: zmq.Context[Any], security: StreamSecurity, endpoint: str) -> None:
         socket = self.socket = context.socket(zmq.ROUTER)
+        self._curve = security.enabled
         socket.setsockopt(zmq.LINGER, 0)
         socket.setsockopt(zmq.MAXMSGSIZE, MAX_COMMAND_FRAME_BYTES)
         security.server(socket, COMMANDS_DOMAIN)
@@ -246,7 +269,8 @@ class CommandChannel:
             if served and not reports.empty():
                 return  # a card or a device report waits: it goes first
             envelope, payload = self._waiting.popleft()
-            self._reply(socket, envelope, self.answer(payload.bytes, client_of(payload)))
+            client = client_of(payload, self._curve)
+            self._reply(socket, envelope, self.answer(payload.bytes, client))
             served += 1
             if clock() >= deadline:
                 return
@@ -265,7 +289,8 @@ class CommandChannel:
                 return
             envelope, payload = [frame.bytes for frame in frames[:-1]], frames[-1]
             if _is_withdrawal(payload.bytes):
-                self._reply(socket, envelope, self.answer(payload.bytes, client_of(payload)))
+                client = client_of(payload, self._curve)
+                self._reply(socket, envelope, self.answer(payload.bytes, client))
             else:
                 self._waiting.append((envelope, payload))
 
@@ -432,16 +457,25 @@ class CommandChannel:
         the credentials' hashes, so every piece of every text that could be one
         (:func:`_candidates`) is hashed and compared."""
         security = self.daemon.loaded.config.security
-        digests = {digest for digest in (security.supervisor_credential_sha256,
-                                         *security.supervisors.values()) if digest is not None}
+        digests = frozenset(digest for digest in (security.supervisor_credential_sha256,
+                                                  *security.supervisors.values())
+                            if digest is not None)
         if not digests:
             return False
-        candidates = {piece for text in _texts(request) for piece in _candidates(text)
-                      if 0 < len(piece) <= 256}
-        # A set lookup, not a constant-time compare: what its time could tell is a prefix of
-        # a SHA-256 of what the client sent, which says nothing of any credential.
-        return any(hashlib.sha256(piece.encode("utf-8", "surrogatepass")).hexdigest()
-                   in digests for piece in candidates)
+        public = self._public_words(digests)
+        candidates = {piece for text in _texts(request) if text not in public
+                      for piece in _candidates(text) if 0 < len(piece) <= 256}
+        return _holds_credential(candidates, digests)
+
+    def _public_words(self, digests: frozenset[str]) -> frozenset[str]:
+        """The :data:`_PUBLIC_WORDS` none of whose pieces is a credential: a text that is one
+        of them needs no hashing (whether a text is public says nothing of a secret)."""
+        known, words = self._public
+        if known != digests:
+            words = frozenset(word for word in _PUBLIC_WORDS
+                              if not _holds_credential(_candidates(word), digests))
+            self._public = (digests, words)
+        return words
 
     def _named_supervisor(self, by: str) -> str | None:
         """The configured supervisor ``by`` names (whatever its case and spacing), or None."""

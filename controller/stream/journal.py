@@ -37,6 +37,7 @@ daemon writes: WAL lets readers and the writer proceed together.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import sqlite3
@@ -54,6 +55,9 @@ GENESIS_HASH = "0" * 64
 APPLICATION_ID = 0x4C42544A
 FORMAT_VERSION = 1
 _BATCH = 500
+#: The most records one INSERT statement holds (7 values each, well inside SQLite's 32,766
+#: bound variables); a larger input is one explicit transaction of single-row INSERTs.
+_ROWS_PER_STATEMENT = 128
 #: The files SQLite keeps beside a journal in WAL mode: the log holds committed records that
 #: may not be in the database file yet, so they belong to that database and no other.
 COMPANIONS = ("-wal", "-shm")
@@ -111,6 +115,13 @@ class VerifyReport(NamedTuple):
 def chain_hash(prev_hash: str, message: bytes) -> str:
     """``sha256(prev_hash + message)`` in hex; ``prev_hash`` is hashed as its ASCII hex."""
     return hashlib.sha256(prev_hash.encode("ascii") + message).hexdigest()
+
+
+@functools.cache
+def _insert_statement(rows: int) -> str:
+    """``INSERT INTO journal ... VALUES (...), (...)`` with ``rows`` rows of parameters."""
+    return ("INSERT INTO journal (seq, ts, type, hand_id, message, prev_hash, hash) VALUES " +
+            ", ".join(["(?, ?, ?, ?, ?, ?, ?)"] * rows))
 
 
 def journal_path(state_dir: str | Path) -> Path:
@@ -210,35 +221,47 @@ class Journal:
                                f"not {table_id!r}'s")
         when = ts if ts is not None else datetime.now(UTC)
         seq, prev_hash, records, when_text = self._last_seq, self._last_hash, [], ""
+        kinds, encode = wire.EVENT_KINDS, wire.encode
         for event in events:
             seq += 1
-            message = wire.encode(event, table_id=table_id, seq=seq, ts=when, hand_id=hand_id)
+            message = encode(event, table_id=table_id, seq=seq, ts=when, hand_id=hand_id)
             when_text = when_text or wire.format_ts(when)  # valid: the message took it
-            record = JournalRecord(seq, when_text, wire.EVENT_KINDS[type(event)],
-                                   hand_id, message, prev_hash, chain_hash(prev_hash, message))
+            record = JournalRecord(seq, when_text, kinds[type(event)], hand_id, message,
+                                   prev_hash, chain_hash(prev_hash, message))
             records.append(record)
             prev_hash = record.hash
         if not records:
             return records
         try:
-            self._connection.execute("BEGIN IMMEDIATE")
-            try:
-                self._connection.executemany(
-                    "INSERT INTO journal (seq, ts, type, hand_id, message, prev_hash, hash) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?)", records)
-                self._connection.execute("COMMIT")
-            except BaseException:
-                # SQLite ends the transaction itself on some errors (a full disk): a ROLLBACK
-                # then would fail and hide the cause.
-                if self._connection.in_transaction:
-                    self._connection.execute("ROLLBACK")
-                raise
+            self._insert(records)
         except sqlite3.Error as error:
             raise JournalError(f"{self.path}: cannot append seq {records[0].seq}"
                                f"{'' if len(records) == 1 else f'-{seq}'}: "
                                f"{_cause(error, self.path)}") from None
         self._last_seq, self._last_hash, self._table_id = seq, prev_hash, table_id
         return records
+
+    def _insert(self, records: list[JournalRecord]) -> None:
+        """One input's records in one transaction. Up to :data:`_ROWS_PER_STATEMENT` of them
+        (every input a table makes) are one INSERT statement, its own transaction in
+        autocommit: atomic (a refused row, by a trigger or a full disk, undoes the whole
+        statement) and committed, with ``synchronous=FULL`` synced, when it returns, without
+        the BEGIN and COMMIT statements around it."""
+        connection = self._connection
+        if len(records) <= _ROWS_PER_STATEMENT:
+            connection.execute(_insert_statement(len(records)),
+                               [value for record in records for value in record])
+            return
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            connection.executemany(_insert_statement(1), records)
+            connection.execute("COMMIT")
+        except BaseException:
+            # SQLite ends the transaction itself on some errors (a full disk): a ROLLBACK
+            # then would fail and hide the cause.
+            if connection.in_transaction:
+                connection.execute("ROLLBACK")
+            raise
 
     # --- reading -------------------------------------------------------------------------------
 
@@ -288,6 +311,19 @@ class Journal:
             after_seq = rows[-1][0]
             if remaining is not None:
                 remaining -= len(rows)
+
+    def links(self, after_seq: int, limit: int) -> Iterator[tuple[int, str, str, bytes]]:
+        """``(seq, prev_hash, hash, message)`` of the records with seq > ``after_seq`` in seq
+        order, at most ``limit`` of them: the chain alone, for a check that hashes every
+        record again (:mod:`controller.daemon.chain_watch`), read as :meth:`records` reads."""
+        while limit > 0:
+            rows: list[tuple[int, str, str, bytes]] = self._connection.execute(
+                "SELECT seq, prev_hash, hash, message FROM journal WHERE seq > ? "
+                "ORDER BY seq LIMIT ?", (after_seq, min(_BATCH, limit))).fetchall()
+            yield from rows
+            if len(rows) < min(_BATCH, limit):
+                return
+            after_seq, limit = rows[-1][0], limit - len(rows)
 
     def verify(self) -> VerifyReport:
         """Recompute the chain from seq 1 and check every record against its message.

@@ -35,3 +35,15 @@ def test_the_credential_within_a_text_is_never_journaled(place):
         assert SECRET not in json.dumps(reply)
         journal = b"\n".join(record.message for record in daemon.journal.records())
         assert SECRET.encode() not in journal
+
+
+def test_a_credential_that_is_a_word_of_the_protocol_is_still_found(monkeypatch):
+    """The protocol's own words ("ante", a card, a key) are checked against the credentials
+    once rather than hashed in every request: a credential that is one of them is found."""
+    monkeypatch.setattr(fuzz, "CREDENTIAL", "ante")
+    with fuzz.command_daemon("three_card_lowball") as daemon:
+        assert daemon.command(b'{"command":"open"}')["ok"]
+        reply = daemon.command(b'{"command":"place","spot":2,"wager":"bonus","amount":500}')
+        assert reply["ok"]
+        reply = daemon.command(b'{"command":"place","spot":2,"wager":"ante","amount":500}')
+        assert not reply["ok"] and "outside \"credential\"" in reply["error"]

@@ -107,6 +107,25 @@ def test_a_failed_write_rolls_back_and_keeps_the_seq(journal):
     assert journal.last_seq == 2
 
 
+@pytest.mark.parametrize("count", [3, 200])  # one INSERT statement; past its rows, BEGIN..COMMIT
+def test_a_failed_input_writes_none_of_its_records(journal, count):
+    fill(journal, 2)
+    connection = raw(journal.path)  # another writer takes the next seq
+    connection.execute("INSERT INTO journal VALUES (3, 't', 'x', NULL, x'00', 'p', 'h')")
+    connection.close()
+    with pytest.raises(JournalError, match=f"cannot append seq 3-{2 + count}"):
+        journal.append_all(sample_events(count), table_id=TABLE, hand_id=HAND, ts=TS)
+    assert journal.last_seq == 2
+    assert [record.seq for record in journal.records()] == [1, 2, 3]  # its row, none of ours
+    connection = raw(journal.path)
+    connection.execute("DROP TRIGGER journal_no_delete")
+    connection.execute("DELETE FROM journal WHERE seq = 3")
+    connection.close()
+    records = journal.append_all(sample_events(count), table_id=TABLE, hand_id=HAND, ts=TS)
+    assert [record.seq for record in records] == list(range(3, 3 + count))
+    assert list(journal.records(after_seq=2)) == records
+
+
 def test_update_and_delete_are_refused_by_triggers(journal):
     fill(journal, 3)
     connection = raw(journal.path)
