@@ -40,6 +40,8 @@ from typing import Any, NamedTuple
 from controller.core.table import Table
 from controller.core.table_events import ConfigApplied, HandVoided, JournalContinued, MeterChanged
 from controller.core.table_settings import GameSettings
+from controller.daemon.held_mark import mark_path
+from controller.daemon.held_mark import read as read_mark
 from controller.daemon.state_lock import StateLock
 from controller.errors import LowballError
 from controller.stream import wire
@@ -87,13 +89,17 @@ class AsFound(NamedTuple):
     table_id: str | None
 
 
-def read_as_found(journal: Journal) -> AsFound:
+def read_as_found(journal: Journal, held: JournalBroken | None = None) -> AsFound:
     """Every record of ``journal``: checked as a chain up to the first bad one, then each on its
     own, so that one damaged record does not hide the rest (the meter and the hand in play
-    are at the end)."""
+    are at the end). ``held``: the break a daemon found while it ran (its mark,
+    :mod:`controller.daemon.held_mark`): the records from its seq on are found, not
+    verified, however well they chain."""
     check, verified, after = ChainCheck(), [], []
     broken: JournalBroken | None = None
     for record in journal.records():
+        if broken is None and held is not None and record.seq >= held.seq:
+            broken = held
         if broken is None:
             try:
                 verified.append((record, wire.to_event(check(record))))
@@ -104,6 +110,8 @@ def read_as_found(journal: Journal) -> AsFound:
             after.append((record, wire.to_event(check_alone(record, check.table_id))))
         except JournalBroken:
             pass  # damaged beyond reading: the archived journal keeps it as it is
+    if broken is None and held is not None:  # the daemon's break lies past the last record
+        broken = held
     if broken is None and (missing := journal.missing_triggers()):
         broken = JournalBroken(check.last_seq + 1, f"append-only trigger(s) missing: "
                                                    f"{', '.join(missing)}")
@@ -137,8 +145,9 @@ def quarantine(state_dir: str | Path, reason: str, by: str | None = None) -> Qua
                                            else ""))
         _remove(continuing)  # an unfinished run's new journal (step 2): written again
         by = by or getpass.getuser()
+        mark = mark_path(state_dir)
         with Journal.open_readonly(path) as journal:
-            found = read_as_found(journal)
+            found = read_as_found(journal, read_mark(state_dir))
             if found.broken is None:
                 raise QuarantineRefused(f"{path}: the hash chain is sound "
                                         f"({len(found.verified)} records): nothing to "
@@ -165,6 +174,7 @@ def quarantine(state_dir: str | Path, reason: str, by: str | None = None) -> Qua
                 os.rename(source, f"{archived}{suffix}")
                 _sync(folder)
                 _sync(state_dir)
+        _archive_mark(mark, archived)
         os.rename(continuing, path)
         _sync(state_dir)
         return Quarantined(archived, record, voided)
@@ -278,10 +288,20 @@ def _finish(state_dir: Path, continuing: Path) -> Quarantined:
         if source.exists():
             os.rename(source, f"{archived}{suffix}")
             _sync(archived.parent)
+    _archive_mark(mark_path(state_dir), archived)
     os.rename(continuing, path)
     _sync(state_dir)
     voided = next((event for event in events if type(event) is HandVoided), None)
     return Quarantined(archived, record, voided)
+
+
+def _archive_mark(mark: Path, archived: Path) -> None:
+    """The daemon's mark goes with the journal it holds, before the new journal takes its
+    place (a mark left behind would hold the new journal)."""
+    if mark.exists():
+        os.rename(mark, f"{archived}.held")
+        _sync(archived.parent)
+        _sync(mark.parent)
 
 
 def _remove(path: Path) -> None:

@@ -146,6 +146,10 @@ class Journal:
         self.durability = durability
         self._connection = self._open(durability)
         last = self.last_record()
+        #: the (device, inode) of the database file and its write-ahead log as opened: the
+        #: files the connection writes, whatever is renamed over their names later
+        self._opened = {} if readonly else {suffix: _identity(Path(f"{self.path}{suffix}"))
+                                             for suffix in ("", "-wal")}
         self._last_seq = last.seq if last else 0
         self._last_hash = last.hash if last else GENESIS_HASH
         self._table_id = _table_of(last)
@@ -325,6 +329,42 @@ class Journal:
                 return
             after_seq, limit = rows[-1][0], limit - len(rows)
 
+    def stored_last_seq(self) -> int:
+        """The last seq in the file, whoever wrote it (:attr:`last_seq` is this object's own
+        last append): one look at the primary key's end."""
+        return self._connection.execute("SELECT COALESCE(MAX(seq), 0) FROM journal").fetchone()[0]
+
+    def hash_at(self, seq: int) -> str | None:
+        """The stored hash of record ``seq``, or None if there is no such record."""
+        row = self._connection.execute("SELECT hash FROM journal WHERE seq = ?",
+                                       (seq,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def replaced_files(self) -> list[str]:
+        """The journal's files (the database, its ``-wal``) whose name no longer leads to the
+        file this connection opened and writes: renamed over, moved away or removed. SQLite
+        keeps writing an unlinked file, and a restart reads the file at the name. Empty for a
+        read-only journal."""
+        return [f"{self.path.name}{suffix}" for suffix, opened in self._opened.items()
+                if opened is not None and _identity(Path(f"{self.path}{suffix}")) != opened]
+
+    def backup(self, target: str | Path) -> None:
+        """A single-file copy of the records this connection reads (its log included) at
+        ``target``, synced: the journal as this object wrote it, even when its file is no
+        longer at its name."""
+        target = Path(target)
+        partial = Path(f"{target}.partial")
+        partial.unlink(missing_ok=True)
+        copy = sqlite3.connect(partial, isolation_level=None)
+        try:
+            self._connection.backup(copy)
+            copy.execute("PRAGMA journal_mode=DELETE")
+        finally:
+            copy.close()
+        _fsync(partial)
+        os.rename(partial, target)
+        _fsync(target.parent)
+
     def verify(self) -> VerifyReport:
         """Recompute the chain from seq 1 and check every record against its message.
 
@@ -381,6 +421,24 @@ def _refuse_leftovers(path: Path) -> None:
             f"without them): a new journal would destroy them. Run `lowball-table journal "
             f"quarantine --state-dir {path.parent} --reason TEXT` to finish an interrupted "
             f"quarantine, or put the database file back beside them; never delete them")
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """The (device, inode) of the file at ``path``, or None if there is none."""
+    try:
+        stat = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return stat.st_dev, stat.st_ino
+
+
+def _fsync(path: Path) -> None:
+    """fsync a file or a directory (a rename is durable once its directory is synced)."""
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
 
 
 def _table_of(record: JournalRecord | None) -> str | None:
