@@ -92,11 +92,11 @@ def _problem(data: bytes) -> str | None:
         return f"not JSON: {error}"
     if not isinstance(document, dict):
         return "not a JSON object"
-    seq, daemon_seq = document.get("first_bad_seq"), document.get("daemon_seq")
-    for name, value in (("first_bad_seq", seq), ("daemon_seq", daemon_seq)):
+    for name in ("first_bad_seq", "daemon_seq"):
+        value = document.get(name)
         if type(value) is not int or not 0 <= value <= MAX_SEQ:
             return f"{name} is not a seq (an integer from 0 to {MAX_SEQ})"
-    if seq < 1:
+    if document["first_bad_seq"] < 1:
         return "first_bad_seq is 0"
     for name in ("reason", "found", "daemon_hash"):
         if not isinstance(document.get(name), str) or len(document[name]) > MAX_REASON:

@@ -1,6 +1,7 @@
 """A supervisor's way out of a broken journal: set it aside, whole, and start a new one.
 
-The daemon refuses to play on a journal whose hash chain is broken (it runs held). The broken
+The daemon refuses to play on a journal whose hash chain is broken, or that it found broken
+while it ran and marked so (it runs held). The broken
 journal is evidence: :func:`quarantine` never alters it. It reads it to its end, past the
 first bad record (:func:`read_as_found`), and starts a new journal that accounts for what the
 table held when it stopped:
@@ -19,7 +20,8 @@ A power cut at any instant loses no record and never lets the daemon start afres
 1. a single-file copy of the journal, write-ahead log included (SQLite's backup), is synced
    into ``<state dir>/quarantine/`` and checked to end with the same seq and hash;
 2. the new journal is written and synced beside the old one, as ``journal.sqlite3.continuing``;
-3. the database file, then its ``-wal`` and ``-shm``, move into ``quarantine/`` unchanged;
+3. the database file, then its ``-wal`` and ``-shm``, move into ``quarantine/`` unchanged,
+   then the daemon's mark (:mod:`controller.daemon.held_mark`), if there is one;
 4. the new journal is renamed into place; each step's directory is synced.
 
 Between 2 and 4 the daemon refuses to start, naming the files that hold records

@@ -18,9 +18,11 @@ disk, before it returns, and the daemon publishes or shows an event only after t
 power cut can lose an event nobody saw but never show one the journal lacks. The hash chain
 makes any edit, deletion or reordering of a past record detectable by :meth:`Journal.verify`;
 triggers refuse UPDATE and DELETE so an edit needs deliberate tampering (dropping a trigger).
-What the chain alone cannot detect is removing records at the *end* or rewriting every hash
-after an edit: compare the last seq and hash that ``lowball-table journal verify`` prints
-with a copy kept elsewhere (the stream's subscribers hold the same messages).
+What the chain alone cannot detect is removing or adding records at the *end* (it has no
+key: anyone who can write the file can chain a record on) or rewriting every hash after an
+edit: compare the last seq and hash that ``lowball-table journal verify`` prints with a copy
+kept elsewhere (the stream's subscribers hold the same messages). A running daemon checks the
+end and the file itself (:mod:`controller.daemon.chain_watch`).
 
 Durability: ``durability="full"`` (the default, for tables) runs ``synchronous=FULL``: each
 commit is fsynced. ``durability="batched"`` runs ``synchronous=NORMAL``: WAL commits are
@@ -332,7 +334,8 @@ class Journal:
     def stored_last_seq(self) -> int:
         """The last seq in the file, whoever wrote it (:attr:`last_seq` is this object's own
         last append): one look at the primary key's end."""
-        return self._connection.execute("SELECT COALESCE(MAX(seq), 0) FROM journal").fetchone()[0]
+        return int(self._connection.execute(
+            "SELECT COALESCE(MAX(seq), 0) FROM journal").fetchone()[0])
 
     def hash_at(self, seq: int) -> str | None:
         """The stored hash of record ``seq``, or None if there is no such record."""

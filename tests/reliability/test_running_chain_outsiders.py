@@ -99,3 +99,19 @@ def test_a_mark_that_does_not_parse_holds_the_table_from_seq_1(tmp_path):
         held_mark.mark_path(tmp_path).write_bytes(content)
         broken = held_mark.read(tmp_path)
         assert broken is not None and broken.seq == 1 and "does not parse" in broken.reason
+
+
+def test_a_write_ahead_log_moved_away_is_a_replaced_file(tmp_path):
+    from controller.core.table_events import TableClosed
+    from controller.daemon.chain_watch import ChainWatch
+    from controller.stream.journal import GENESIS_HASH
+
+    journal = Journal(journal_path(tmp_path))
+    journal.append(TableClosed("closer"), table_id="CALI-01", hand_id=None)
+    watch = ChainWatch(journal, 0, GENESIS_HASH)
+    assert watch.check() is None
+    journal_path(tmp_path).with_name("journal.sqlite3-wal").rename(tmp_path / "elsewhere")
+    broken = watch.check()
+    assert isinstance(broken, JournalReplaced) and broken.seq == 1
+    assert "journal.sqlite3-wal" in broken.reason and "journal.sqlite3," not in broken.reason
+    journal.close()
