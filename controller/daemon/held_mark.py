@@ -21,17 +21,43 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-from controller.stream.journal import JOURNAL_FILE, JournalBroken
+from controller.daemon.chain_watch import JournalReplaced
+from controller.stream.journal import JOURNAL_FILE, Journal, JournalBroken
 
 MARK_FILE = f"{JOURNAL_FILE}.held"
 #: A mark is a few hundred bytes; one larger is not read (the table is held all the same).
 MAX_MARK_BYTES = 16_384
 MAX_SEQ = 2**63 - 1
 MAX_REASON = 2000
+#: Where the evidence of a replaced file goes: the quarantine's folder, where the archived
+#: journals are (:data:`controller.daemon.journal_quarantine.QUARANTINE_DIR`).
+EVIDENCE_DIR = "quarantine"
 
 
 def mark_path(state_dir: str | Path) -> Path:
     return Path(state_dir) / MARK_FILE
+
+
+def hold(state_dir: str | Path, journal: Journal, broken: JournalBroken) -> Path:
+    """Write the mark for ``broken``, found while the daemon ran on ``journal``. When the file
+    at the journal's name was replaced (:class:`JournalReplaced`), first keep both sides in
+    ``quarantine/``: a synced copy of the journal as the daemon wrote it, and a hard link to
+    each file found at the names (whatever happens to the names next)."""
+    copy = None
+    if isinstance(broken, JournalReplaced):
+        folder = Path(state_dir) / EVIDENCE_DIR
+        folder.mkdir(exist_ok=True)
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        target = folder / f"journal-{stamp}-as-the-daemon-wrote-it.sqlite3"
+        journal.backup(target)
+        copy = str(target.relative_to(state_dir))
+        for name in journal.replaced_files():
+            found = journal.path.parent / name
+            if found.exists():
+                os.link(found, folder / f"journal-{stamp}-found-at-the-name.sqlite3"
+                                        f"{name.removeprefix(journal.path.name)}")
+    return write(state_dir, broken, daemon_seq=journal.last_seq, daemon_hash=journal.last_hash,
+                 daemon_copy=copy)
 
 
 def write(state_dir: str | Path, broken: JournalBroken, *, daemon_seq: int, daemon_hash: str,

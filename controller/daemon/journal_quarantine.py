@@ -42,7 +42,7 @@ from typing import Any, NamedTuple
 from controller.core.table import Table
 from controller.core.table_events import ConfigApplied, HandVoided, JournalContinued, MeterChanged
 from controller.core.table_settings import GameSettings
-from controller.daemon.held_mark import mark_path
+from controller.daemon.held_mark import EVIDENCE_DIR, mark_path
 from controller.daemon.held_mark import read as read_mark
 from controller.daemon.state_lock import StateLock
 from controller.errors import LowballError
@@ -59,7 +59,7 @@ from controller.stream.journal import (
     leftovers,
 )
 
-QUARANTINE_DIR = "quarantine"
+QUARANTINE_DIR = EVIDENCE_DIR
 MAX_REASON = 200
 #: The suffix of the single-file copy beside the archived journal (its name without it).
 COPY_SUFFIX = ".copy.sqlite3"

@@ -13,7 +13,6 @@ the table is rebuilt from the journal's inputs (:meth:`controller.core.table.Tab
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import time
 from collections.abc import Callable
@@ -43,9 +42,8 @@ from controller.daemon.systemd_notify import Notifier, Watchdog
 from controller.stream.transport_identity import LOCAL_CLIENT
 from controller.daemon.refusal_ledger import RefusalLedger
 from controller.daemon.alarm_book import NOTED, AlarmBook
-from controller.daemon.chain_watch import ChainWatch, JournalReplaced, TableHeld
+from controller.daemon.chain_watch import ChainWatch, TableHeld
 from controller.daemon import held_mark
-from controller.daemon.journal_quarantine import QUARANTINE_DIR
 from controller.core.commands import SUPERVISOR_ROLE, AcknowledgeAlarm
 from controller.core.vocabulary import Device, DeviceCondition, LinkStatus, PoolState
 from controller.daemon.pool_link import PoolLink, settings_problems
@@ -325,28 +323,13 @@ class TableDaemon:
             journal=str(self.journal.path))
 
     def _mark(self, broken: JournalBroken) -> None:
-        """Write down a break found while running, so that a restart holds the table too (the
-        journal may verify again: :mod:`controller.daemon.held_mark`); a file replaced under
-        the daemon is copied out first, as the daemon wrote it."""
-        journal, copy = self.journal, None
+        """Write the break down, so that a restart holds the table too (the journal may verify
+        again); a file replaced under the daemon is copied out first, as the daemon wrote it."""
         try:
-            if isinstance(broken, JournalReplaced):
-                folder = self.state_dir / QUARANTINE_DIR
-                folder.mkdir(exist_ok=True)
-                stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-                target = folder / f"journal-{stamp}-as-the-daemon-wrote-it.sqlite3"
-                journal.backup(target)
-                copy = str(target.relative_to(self.state_dir))
-                for name in journal.replaced_files():  # the others', kept whatever comes
-                    found = journal.path.parent / name
-                    if found.exists():
-                        os.link(found, folder / f"journal-{stamp}-found-at-the-name.sqlite3"
-                                                f"{name.removeprefix(journal.path.name)}")
-            held_mark.write(self.state_dir, broken, daemon_seq=journal.last_seq,
-                            daemon_hash=journal.last_hash, daemon_copy=copy)
+            held_mark.hold(self.state_dir, self.journal, broken)
         except (OSError, sqlite3.Error) as error:
             self.log.error("the break is not written down: a restart may not hold the table; "
-                           "keep this log", error=str(error), copy=copy)
+                           "keep this log", error=str(error))
 
     def request_stop(self) -> None:
         """Ask the main loop to stop (safe from a signal handler): it wakes at once."""
