@@ -27,7 +27,13 @@ import sys
 
 from controller.cli import Subcommands
 from controller.core.money import format_cents
-from controller.stream.journal import Journal, JournalError, JournalRecord, journal_path
+from controller.stream.journal import (
+    JOURNAL_FILE,
+    Journal,
+    JournalError,
+    JournalRecord,
+    journal_path,
+)
 from controller.stream.wire import canonical_json
 
 
@@ -123,10 +129,17 @@ def run_quarantine(args: argparse.Namespace) -> int:
 
 
 def _verify(journal: Journal) -> int:
+    from controller.daemon import held_mark
+
     report = journal.verify()
     if report.ok:
         print(f"journal OK: {report.records_checked} records, last seq {report.last_seq}, "
               f"last hash {report.last_hash}")
+        if journal.path.name == JOURNAL_FILE and \
+                (held := held_mark.read(journal.path.parent)) is not None:
+            # the chain is sound, but the daemon found it broken while it ran
+            print(f"journal HELD at seq {held.seq}: {held.reason}")
+            return 1
         return 0
     where = f"at seq {report.first_bad_seq}" if report.first_bad_seq is not None else "(schema)"
     print(f"journal BROKEN {where}: {report.reason}")

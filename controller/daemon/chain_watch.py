@@ -12,7 +12,13 @@ the file is on a disk others can reach. At each heartbeat :class:`ChainWatch`
   ``journal_continued`` a quarantine opened it with), pass after pass: a pass must end in the
   hash the daemon verified, so a record rewritten after it was checked (the chain recomputed
   after it, the triggers put back) is found within a pass;
-* checks that the append-only triggers are in place.
+* checks that the append-only triggers are in place;
+* checks that the chain does not run *past* the daemon's last record either: a record the
+  daemon did not write (another process's, chained as well as any) is a break at the first
+  such seq, and :attr:`verified_through` never goes past what the daemon wrote;
+* checks that the file at the journal's name (and its ``-wal``) is still the one the daemon
+  opened and writes (device and inode): a file renamed over it is a break
+  (:class:`JournalReplaced`) at seq 1, for nothing at the name is known to be the daemon's.
 
 The heartbeat and the status say how far it has verified (:attr:`verified_at_start`,
 :attr:`verified_through`); a failure holds the table as a failed start-up check does. Only
@@ -22,7 +28,13 @@ wrote, and the chain binds each to all before it.
 
 from __future__ import annotations
 
-from controller.stream.journal import GENESIS_HASH, Journal, JournalBroken, chain_hash
+from controller.errors import LowballError
+from controller.stream.journal import (
+    GENESIS_HASH,
+    Journal,
+    JournalBroken,
+    chain_hash,
+)
 
 #: The most new records one check reads (a heartbeat's worth of a table dealing flat out,
 #: many times over); a longer backlog is caught up at the next heartbeats.
@@ -30,6 +42,17 @@ BATCH = 5000
 #: The records of the whole chain one check re-reads (a journal of a million records is
 #: re-read every few minutes).
 SWEEP = 5000
+
+
+class JournalReplaced(JournalBroken):
+    """The file at the journal's name is no longer the one the daemon writes."""
+
+
+class TableHeld(LowballError, RuntimeError):
+    """An input was not journaled because the journal was found broken at that moment (a
+    write refused by a record another process put there): the table is held from now on, and
+    nothing the input caused was published, shown or acknowledged (the journal, which lacks
+    it, is the record)."""
 
 
 class ChainWatch:
@@ -47,17 +70,27 @@ class ChainWatch:
         ``sweep`` records of the pass: None when they are sound, else where and how the chain
         broke."""
         journal = self.journal
+        if replaced := journal.replaced_files():
+            return _replaced(journal, replaced)
+        # Only the daemon's own records are followed: what lies past them is not verified.
         follow = _Follow(self.verified_through, self._hash)
-        if (broken := follow.read(journal, limit)) is not None:
+        wanted = min(limit, journal.last_seq - self.verified_through)
+        if (broken := follow.read(journal, wanted)) is not None:
             return broken
         self.verified_through, self._hash = follow.seq, follow.hash
-        if follow.read_count < limit and follow.seq < journal.last_seq:
+        if follow.read_count < wanted:
             return JournalBroken(follow.seq + 1, f"records seq {follow.seq + 1} to "
                                                  f"{journal.last_seq}, which the daemon wrote, "
                                                  f"are missing")
         if follow.seq == journal.last_seq and follow.hash != journal.last_hash:
             return JournalBroken(follow.seq, "the journal's last record is not the one the "
                                              "daemon wrote")
+        if (stored := journal.stored_last_seq()) > journal.last_seq:
+            first = journal.last_seq + 1
+            return JournalBroken(first, f"record{'' if stored == first else 's'} seq {first}"
+                                        f"{'' if stored == first else f' to {stored}'} "
+                                        f"written by another process: the daemon wrote up to "
+                                        f"seq {journal.last_seq}")
         if (broken := self._sweep(sweep)) is not None:
             return broken
         if missing := journal.missing_triggers():
@@ -81,6 +114,15 @@ class ChainWatch:
                                           "hash verified before: a record was rewritten")
             self._swept, self._swept_hash = self.journal.first_seq - 1, GENESIS_HASH
         return None
+
+
+def _replaced(journal: Journal, names: list[str]) -> JournalReplaced:
+    """The break of a journal whose file was replaced under the daemon. It is at seq 1: the
+    file at the name is someone else's, and while the daemon holds its own open they can
+    even share the log, so no record read through the name is known to be the daemon's."""
+    return JournalReplaced(1, f"{', '.join(names)} in {journal.path.parent} is not the file "
+                              f"the daemon opened and writes (renamed over, moved or removed): "
+                              f"no record at that name is known to be the daemon's")
 
 
 class _Follow:

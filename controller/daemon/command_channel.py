@@ -52,6 +52,7 @@ from controller.core import vocabulary
 from controller.core.cards import DECK
 from controller.core.commands import AcknowledgeAlarm
 from controller.core.table_events import CommandAccepted, CommandRefused, LockRefused
+from controller.daemon.chain_watch import TableHeld
 from controller.daemon.refusal_ledger import CredentialWatch
 from controller.daemon.withdrawals import RECALLED_RECORDS, Withdrawals
 from controller.settings.validation import InputError
@@ -312,7 +313,8 @@ class CommandChannel:
 
     def answer(self, payload: bytes, client: str = LOCAL_CLIENT) -> Reply:
         """The reply to one request; always answers, never raises (but for the journal
-        failing: then the table cannot go on, see :meth:`TableDaemon.apply`)."""
+        failing: then the table cannot go on, see :meth:`TableDaemon.apply`; a write refused
+        by a broken journal is answered as held)."""
         try:
             outcome = self._outcome(payload, client)
         except Exception as error:  # a fault serving one request must not end the table
@@ -321,7 +323,10 @@ class CommandChannel:
                                f"({type(error).__name__}); nothing was carried out")
         if isinstance(outcome, (Status, Refused, Withdrawn)):
             return outcome
-        return self._journaled(outcome, client)
+        try:
+            return self._journaled(outcome, client)
+        except TableHeld as held:  # its write found the journal broken: nothing carried out
+            return Refused(str(held))
 
     def _outcome(self, payload: bytes,
                  client: str) -> Status | Refused | Withdrawn | list[Any]:

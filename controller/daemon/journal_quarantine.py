@@ -1,6 +1,7 @@
 """A supervisor's way out of a broken journal: set it aside, whole, and start a new one.
 
-The daemon refuses to play on a journal whose hash chain is broken (it runs held). The broken
+The daemon refuses to play on a journal whose hash chain is broken, or that it found broken
+while it ran and marked so (it runs held). The broken
 journal is evidence: :func:`quarantine` never alters it. It reads it to its end, past the
 first bad record (:func:`read_as_found`), and starts a new journal that accounts for what the
 table held when it stopped:
@@ -32,7 +33,8 @@ A power cut at any instant loses no record and never lets the daemon start afres
 1. a single-file copy of the journal, write-ahead log included (SQLite's backup), is synced
    into ``<state dir>/quarantine/`` and checked to end with the same seq and hash;
 2. the new journal is written and synced beside the old one, as ``journal.sqlite3.continuing``;
-3. the database file, then its ``-wal`` and ``-shm``, move into ``quarantine/`` unchanged;
+3. the database file, then its ``-wal`` and ``-shm``, move into ``quarantine/`` unchanged,
+   then the daemon's mark (:mod:`controller.daemon.held_mark`), if there is one;
 4. the new journal is renamed into place; each step's directory is synced.
 
 Between 2 and 4 the daemon refuses to start, naming the files that hold records
@@ -60,6 +62,8 @@ from controller.core.table_events import (
     MeterChanged,
 )
 from controller.core.table_settings import GameSettings
+from controller.daemon.held_mark import EVIDENCE_DIR, mark_path
+from controller.daemon.held_mark import read as read_mark
 from controller.daemon.state_lock import StateLock
 from controller.errors import LowballError
 from controller.stream import wire
@@ -76,7 +80,7 @@ from controller.stream.journal import (
     leftovers,
 )
 
-QUARANTINE_DIR = "quarantine"
+QUARANTINE_DIR = EVIDENCE_DIR
 #: The most digits of a hand number read from a damaged journal's hand ids (a million hands
 #: a day for a thousand years needs 12).
 HAND_NUMBER_DIGITS = 15
@@ -113,13 +117,17 @@ class AsFound(NamedTuple):
     table_id: str | None
 
 
-def read_as_found(journal: Journal) -> AsFound:
+def read_as_found(journal: Journal, held: JournalBroken | None = None) -> AsFound:
     """Every record of ``journal``: checked as a chain up to the first bad one, then each on its
     own, so that one damaged record does not hide the rest (the meter and the hand in play
-    are at the end)."""
+    are at the end). ``held``: the break a daemon found while it ran (its mark,
+    :mod:`controller.daemon.held_mark`): the records from its seq on are found, not
+    verified, however well they chain."""
     check, verified, after = ChainCheck(), [], []
     broken: JournalBroken | None = None
     for record in journal.records():
+        if broken is None and held is not None and record.seq >= held.seq:
+            broken = held
         if broken is None:
             try:
                 verified.append((record, wire.to_event(check(record))))
@@ -130,6 +138,8 @@ def read_as_found(journal: Journal) -> AsFound:
             after.append((record, wire.to_event(check_alone(record, check.table_id))))
         except JournalBroken:
             pass  # damaged beyond reading: the archived journal keeps it as it is
+    if broken is None and held is not None:  # the daemon's break lies past the last record
+        broken = held
     if broken is None and (missing := journal.missing_triggers()):
         broken = JournalBroken(check.last_seq + 1, f"append-only trigger(s) missing: "
                                                    f"{', '.join(missing)}")
@@ -163,8 +173,9 @@ def quarantine(state_dir: str | Path, reason: str, by: str | None = None) -> Qua
                                            else ""))
         _remove(continuing)  # an unfinished run's new journal (step 2): written again
         by = by or getpass.getuser()
+        mark = mark_path(state_dir)
         with Journal.open_readonly(path) as journal:
-            found = read_as_found(journal)
+            found = read_as_found(journal, read_mark(state_dir))
             if found.broken is None:
                 raise QuarantineRefused(f"{path}: the hash chain is sound "
                                         f"({len(found.verified)} records): nothing to "
@@ -196,6 +207,7 @@ def quarantine(state_dir: str | Path, reason: str, by: str | None = None) -> Qua
                 os.rename(source, f"{archived}{suffix}")
                 _sync(folder)
                 _sync(state_dir)
+        _archive_mark(mark, archived)
         os.rename(continuing, path)
         _sync(state_dir)
         return Quarantined(archived, record, voided, claimed)
@@ -347,11 +359,21 @@ def _finish(state_dir: Path, continuing: Path) -> Quarantined:
         if source.exists():
             os.rename(source, f"{archived}{suffix}")
             _sync(archived.parent)
+    _archive_mark(mark_path(state_dir), archived)
     os.rename(continuing, path)
     _sync(state_dir)
     voided = next((event for event in events if type(event) is HandVoided), None)
     claimed = next((event for event in events if type(event) is JackpotClaimed), None)
     return Quarantined(archived, record, voided, claimed)
+
+
+def _archive_mark(mark: Path, archived: Path) -> None:
+    """The daemon's mark goes with the journal it holds, before the new journal takes its
+    place (a mark left behind would hold the new journal)."""
+    if mark.exists():
+        os.rename(mark, f"{archived}.held")
+        _sync(archived.parent)
+        _sync(mark.parent)
 
 
 def _remove(path: Path) -> None:

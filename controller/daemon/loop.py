@@ -13,6 +13,7 @@ the table is rebuilt from the journal's inputs (:meth:`controller.core.table.Tab
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -25,6 +26,7 @@ from controller.stream import wire
 from controller.daemon.device_hub import DeviceHub, Report
 from controller.core.events import KINDS as CORE_KINDS
 from controller.stream.journal import (
+    GENESIS_HASH,
     ChainCheck,
     Durability,
     Journal,
@@ -40,7 +42,8 @@ from controller.daemon.systemd_notify import Notifier, Watchdog
 from controller.stream.transport_identity import LOCAL_CLIENT
 from controller.daemon.refusal_ledger import RefusalLedger
 from controller.daemon.alarm_book import NOTED, AlarmBook
-from controller.daemon.chain_watch import ChainWatch
+from controller.daemon.chain_watch import ChainWatch, TableHeld
+from controller.daemon import held_mark
 from controller.core.commands import SUPERVISOR_ROLE, AcknowledgeAlarm
 from controller.core.vocabulary import Device, DeviceCondition, LinkStatus, PoolState
 from controller.daemon.pool_link import PoolLink, settings_problems
@@ -252,7 +255,14 @@ class TableDaemon:
                                                         f"{', '.join(missing)}")
         except JournalBroken as broken:
             self.journal_broken = broken
-            self.chain = ChainWatch(self.journal, check.last_seq, check.last_hash)
+        # A break the daemon found while it ran is not in the chain: its mark holds the table.
+        if (marked := held_mark.read(self.state_dir)) is not None and (
+                self.journal_broken is None or marked.seq < self.journal_broken.seq):
+            self.journal_broken = marked
+        if self.journal_broken is not None:
+            seq = min(check.last_seq, self.journal_broken.seq - 1)
+            self.chain = ChainWatch(self.journal, seq, check.last_hash if seq == check.last_seq
+                                    else self.journal.hash_at(seq) or GENESIS_HASH)
             return
         self.log.info("journal verified", records=check.checked, seq=check.last_seq,
                       hash=check.last_hash, seconds=round(time.monotonic() - started, 3))
@@ -311,6 +321,7 @@ class TableDaemon:
         if broken is None:
             return
         self.journal_broken = broken
+        self._mark(broken)
         self.log.critical(
             "journal broken while the table ran: the table is held (no hand can go on, every "
             "command but status is refused, no device input is journaled); the journal is "
@@ -318,6 +329,15 @@ class TableDaemon:
             f"`lowball-table journal quarantine --state-dir {self.state_dir} --reason TEXT`, "
             "then start it again", first_bad_seq=broken.seq, reason=broken.reason,
             journal=str(self.journal.path))
+
+    def _mark(self, broken: JournalBroken) -> None:
+        """Write the break down, so that a restart holds the table too (the journal may verify
+        again); a file replaced under the daemon is copied out first, as the daemon wrote it."""
+        try:
+            held_mark.hold(self.state_dir, self.journal, broken)
+        except (OSError, sqlite3.Error) as error:
+            self.log.error("the break is not written down: a restart may not hold the table; "
+                           "keep this log", error=str(error))
 
     def request_stop(self) -> None:
         """Ask the main loop to stop (safe from a signal handler): it wakes at once."""
@@ -341,16 +361,19 @@ class TableDaemon:
             ready = dict(poller.poll(timeout))
             if self.devices.wake.fileno() in ready or self.devices.wake in ready:
                 self.devices.drain_wake()
-            self.handle_device_reports()  # a turn's worth: the rest next turn, at once
-            if self.commands in ready or self.channel.pending:
-                self.handle_commands()
-            if any(socket in ready for socket in replay_sockets):
-                # (asking an idle ROUTER raises zmq.Again)
-                self.publisher.handle_replay(deadline=time.monotonic() + TURN_BUDGET_S)
-                self._journal_request_refusals()
-            if link is not None and link.socket in ready:
-                self.handle_pool_messages()
-            self._tick()
+            try:
+                self.handle_device_reports()  # a turn's worth: the rest next turn, at once
+                if self.commands in ready or self.channel.pending:
+                    self.handle_commands()
+                if any(socket in ready for socket in replay_sockets):
+                    # (asking an idle ROUTER raises zmq.Again)
+                    self.publisher.handle_replay(deadline=time.monotonic() + TURN_BUDGET_S)
+                    self._journal_request_refusals()
+                if link is not None and link.socket in ready:
+                    self.handle_pool_messages()
+                self._tick()
+            except TableHeld:
+                continue  # logged by check_chain; what is left of the turn finds the table held
 
     def _poll_timeout(self) -> int:
         if not self.devices.reports.empty():
@@ -425,7 +448,14 @@ class TableDaemon:
         in_hand = self.table.hand is not None or any(type(event) in HAND_EVENTS
                                                       for event in events)
         hand_id = self.table.hand_id if in_hand else None
-        records = self.journal.append_all(events, table_id=self.table_id, hand_id=hand_id)
+        try:
+            records = self.journal.append_all(events, table_id=self.table_id, hand_id=hand_id)
+        except JournalError:
+            # Refused by a record the daemon did not write? Then the table is held, not ended.
+            self.check_chain()
+            if self.journal_broken is not None:
+                raise TableHeld(self.held_reason()) from None
+            raise
         assert self.publisher is not None
         try:
             for record, event in zip(records, events):

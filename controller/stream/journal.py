@@ -19,9 +19,11 @@ disk, before it returns, and the daemon publishes or shows an event only after t
 power cut can lose an event nobody saw but never show one the journal lacks. The hash chain
 makes any edit, deletion or reordering of a past record detectable by :meth:`Journal.verify`;
 triggers refuse UPDATE and DELETE so an edit needs deliberate tampering (dropping a trigger).
-What the chain alone cannot detect is removing records at the *end* or rewriting every hash
-after an edit: compare the last seq and hash that ``lowball-table journal verify`` prints
-with a copy kept elsewhere (the stream's subscribers hold the same messages).
+What the chain alone cannot detect is removing or adding records at the *end* (it has no
+key: anyone who can write the file can chain a record on) or rewriting every hash after an
+edit: compare the last seq and hash that ``lowball-table journal verify`` prints with a copy
+kept elsewhere (the stream's subscribers hold the same messages). A running daemon checks the
+end and the file itself (:mod:`controller.daemon.chain_watch`).
 
 A table's seqs are unique for its whole life: the journal that continues a quarantined one
 (:mod:`controller.daemon.journal_quarantine`) starts at the archived journal's last seq + 1, with
@@ -167,6 +169,10 @@ class Journal:
         first = self._connection.execute("SELECT MIN(seq) FROM journal").fetchone()[0]
         if first is not None:
             self._first_seq = first
+        #: the (device, inode) of the database file and its write-ahead log as opened: the
+        #: files the connection writes, whatever is renamed over their names later
+        self._opened = {} if readonly else {suffix: _identity(Path(f"{self.path}{suffix}"))
+                                             for suffix in ("", "-wal")}
         self._last_seq = last.seq if last else self._first_seq - 1
         self._last_hash = last.hash if last else GENESIS_HASH
         self._table_id = _table_of(last)
@@ -353,6 +359,43 @@ class Journal:
                 return
             after_seq, limit = rows[-1][0], limit - len(rows)
 
+    def stored_last_seq(self) -> int:
+        """The last seq in the file, whoever wrote it (:attr:`last_seq` is this object's own
+        last append): one look at the primary key's end."""
+        return int(self._connection.execute(
+            "SELECT COALESCE(MAX(seq), 0) FROM journal").fetchone()[0])
+
+    def hash_at(self, seq: int) -> str | None:
+        """The stored hash of record ``seq``, or None if there is no such record."""
+        row = self._connection.execute("SELECT hash FROM journal WHERE seq = ?",
+                                       (seq,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def replaced_files(self) -> list[str]:
+        """The journal's files (the database, its ``-wal``) whose name no longer leads to the
+        file this connection opened and writes: renamed over, moved away or removed. SQLite
+        keeps writing an unlinked file, and a restart reads the file at the name. Empty for a
+        read-only journal."""
+        return [f"{self.path.name}{suffix}" for suffix, opened in self._opened.items()
+                if opened is not None and _identity(Path(f"{self.path}{suffix}")) != opened]
+
+    def backup(self, target: str | Path) -> None:
+        """A single-file copy of the records this connection reads (its log included) at
+        ``target``, synced: the journal as this object wrote it, even when its file is no
+        longer at its name."""
+        target = Path(target)
+        partial = Path(f"{target}.partial")
+        partial.unlink(missing_ok=True)
+        copy = sqlite3.connect(partial, isolation_level=None)
+        try:
+            self._connection.backup(copy)
+            copy.execute("PRAGMA journal_mode=DELETE")
+        finally:
+            copy.close()
+        _fsync(partial)
+        os.rename(partial, target)
+        _fsync(target.parent)
+
     def verify(self) -> VerifyReport:
         """Recompute the chain from seq 1 and check every record against its message.
 
@@ -409,6 +452,24 @@ def _refuse_leftovers(path: Path) -> None:
             f"without them): a new journal would destroy them. Run `lowball-table journal "
             f"quarantine --state-dir {path.parent} --reason TEXT` to finish an interrupted "
             f"quarantine, or put the database file back beside them; never delete them")
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """The (device, inode) of the file at ``path``, or None if there is none."""
+    try:
+        stat = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return stat.st_dev, stat.st_ino
+
+
+def _fsync(path: Path) -> None:
+    """fsync a file or a directory (a rename is durable once its directory is synced)."""
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
 
 
 def _table_of(record: JournalRecord | None) -> str | None:

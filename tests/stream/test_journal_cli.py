@@ -41,6 +41,19 @@ def test_verify_ok(state_dir: tuple[Path, str], capsys: pytest.CaptureFixture[st
     assert run("verify", "--journal", str(journal_path(directory))) == 0
 
 
+def test_verify_names_the_mark_of_a_break_a_daemon_found_while_it_ran(
+        state_dir: tuple[Path, str], capsys: pytest.CaptureFixture[str]) -> None:
+    from controller.daemon import held_mark
+    from controller.stream.journal import JournalBroken
+
+    directory, last_hash = state_dir
+    held_mark.write(directory, JournalBroken(6, "record seq 6 written by another process"),
+                    daemon_seq=5, daemon_hash=last_hash)
+    assert run("verify", "--state-dir", str(directory)) == 1
+    assert capsys.readouterr().out.splitlines()[1].startswith(
+        "journal HELD at seq 6: record seq 6 written by another process")
+
+
 def test_verify_broken(state_dir: tuple[Path, str], capsys: pytest.CaptureFixture[str]) -> None:
     directory, _ = state_dir
     connection = sqlite3.connect(journal_path(directory), isolation_level=None)
