@@ -323,7 +323,7 @@ def test_each_request_model_has_the_name_and_arguments_of_its_core_command() -> 
                 assert arguments[key] == default, f"{name}.{key}"
 
 
-def test_one_walk_finds_every_text_of_a_request_for_both_searches():
+def test_one_walk_finds_every_text_of_a_request_for_both_searches() -> None:
     """The credential search and the unreadable-text check read a request's keys and texts at
     any depth alike; only the credential search leaves out the credential's own value."""
     from controller.daemon.command_channel import _texts, _unreadable_text

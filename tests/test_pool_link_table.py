@@ -121,9 +121,10 @@ def test_verification_waits_for_the_pools_claim_and_a_replay_rebuilds_it() -> No
     assert d.table.jackpot is None and d.table.meter == 20
 
 
-def test_a_claim_that_does_not_add_up_is_not_taken_and_verification_waits():
+def test_a_claim_that_does_not_add_up_is_not_taken_and_verification_waits() -> None:
     d = linked_driver()
     jackpot(d)
+    assert d.table.jackpot is not None
     hand = d.table.jackpot.hand_id
     for paid, share in ((800_020, 400_010), (0, 0), (800_021, 800_020)):
         d.record(d.table.jackpot_claimed(POOL, hand, 1, paid, share))  # one seat won
@@ -160,7 +161,8 @@ def test_a_bad_link_config_names_the_key(table_dir: Path, link: str,  # noqa: F8
     assert says in str(caught.value)
 
 
-def test_a_linked_tables_settings_name_the_pool_not_how_to_reach_it(table_dir: Path) -> None:  # noqa: F811
+def test_a_linked_tables_settings_name_the_pool_not_how_to_reach_it(  # noqa: F811
+        table_dir: Path) -> None:
     path = table_dir / "three-card-lowball.toml"
     unlinked = build_table(load_config(path)).settings
     edit(path, LINK, f'[progressive.link]\npool = "LINK-1"\nendpoint = "ipc:///tmp/a"\n\n{LINK}')

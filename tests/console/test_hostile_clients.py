@@ -292,7 +292,8 @@ def test_a_page_of_another_site_cannot_sign_a_screen_out(
     assert sign_out() == 200
 
 
-def test_screens_opened_in_a_loop_are_refused_past_the_cap_saying_why(table):
+def test_screens_opened_in_a_loop_are_refused_past_the_cap_saying_why(
+        table: TableFactory) -> None:
     import contextlib
 
     from controller.console.app import MAX_SCREENS_PER_ADDRESS
@@ -307,6 +308,7 @@ def test_screens_opened_in_a_loop_are_refused_past_the_cap_saying_why(table):
             with pytest.raises(ConnectionClosed) as closed:
                 while True:
                     extra.recv(timeout=10)
+        assert closed.value.rcvd is not None
         assert closed.value.rcvd.code == 1013
         assert "close one first" in closed.value.rcvd.reason
         opened[-1].close()

@@ -62,6 +62,7 @@ def test_events_between_the_links_snapshot_and_its_first_view_reach_the_screen(
     context = zmq.Context()
     table = Daemon(tmp_path, config_file(tmp_path), context)
     table.daemon.start()                                       # its loop does not run
+    assert table.daemon.publisher is not None
     serve = table.daemon.publisher.handle_replay
     assert table.ask(command="open")["ok"]                     # a journal to look back on
     views: list[dict[str, Any]] = []

@@ -145,7 +145,7 @@ def test_a_lock_out_ends_after_its_time() -> None:
     assert sessions.locked_for("10.0.0.9") == 0
 
 
-def test_failures_for_one_name_from_many_addresses_hold_that_name_only():
+def test_failures_for_one_name_from_many_addresses_hold_that_name_only() -> None:
     now = [0.0]
     sessions = Sessions(15, {}, clock=lambda: now[0])
     for address in range(5):                       # one guess from each of five machines
@@ -157,7 +157,7 @@ def test_failures_for_one_name_from_many_addresses_hold_that_name_only():
     assert sessions.locked_for("10.0.0.77", "Alice") == 0    # a minute, not five
 
 
-def test_the_failure_book_stays_bounded_whatever_the_names():
+def test_the_failure_book_stays_bounded_whatever_the_names() -> None:
     now = [0.0]
     sessions = Sessions(15, {}, clock=lambda: now[0])
     for n in range(5000):

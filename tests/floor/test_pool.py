@@ -75,7 +75,9 @@ class Tables:
             self.event(table, "hand_settled", hand)
         return hand
 
-    def jackpot_dealt(self, table: str, hand: str, seats=(1,), wagered=None, pats=None) -> None:
+    def jackpot_dealt(self, table: str, hand: str, seats: tuple[int, ...] = (1,),
+                      wagered: tuple[int, ...] | None = None,
+                      pats: tuple[int, ...] | None = None) -> None:
         """The wagers locked (the progressive on ``wagered``, by default the seats) and the
         deal: a pat 4-2-A to the dealer and to ``pats`` (by default the seats)."""
         wagered = seats if wagered is None else wagered
@@ -84,7 +86,8 @@ class Tables:
                    paytable="paytable-1",
                    wagers=[{"seat": seat, "wager": "progressive", "amount": WAGER,
                             "player": ""} for seat in wagered])
-        hands = {"dealer": PATS[0], **{seat: PATS[1 + n] for n, seat in enumerate(pats)}}
+        hands: dict[int | str, tuple[str, str, str]] = {
+            "dealer": PATS[0], **{seat: PATS[1 + n] for n, seat in enumerate(pats)}}
         others = iter(["9c", "Td", "Jh", "Qs", "Kc", "9d", "Th", "Js", "Qc", "Kd", "9h", "Ts"])
         for round_ in range(3):
             for to in [*seats, *(seat for seat in wagered if seat not in seats), "dealer"]:
@@ -225,7 +228,8 @@ def test_hits_in_one_batch_are_ordered_by_journal_time(connection: psycopg.Conne
     assert meter(connection)["meter"] == meter_after
 
 
-def test_a_claim_its_hand_does_not_prove_is_held_disputed_never_paid(connection):
+def test_a_claim_its_hand_does_not_prove_is_held_disputed_never_paid(
+        connection: psycopg.Connection) -> None:
     pool.configure(connection, [linked()])
     tables = Tables(connection)
     contributed = tables.hand("TCL-02", 1, entries=3)
@@ -236,7 +240,8 @@ def test_a_claim_its_hand_does_not_prove_is_held_disputed_never_paid(connection)
                      paytable="paytable-1", number=number)
         return hand
 
-    def claim(table: str, hand: str, seats=(1,), claimed: str | None = None) -> None:
+    def claim(table: str, hand: str, seats: tuple[int, ...] = (1,),
+              claimed: str | None = None) -> None:
         tables.event(table, "hand_settled", hand, players_net=0, house_result=0)
         tables.event(table, "jackpot_pending", hand, hand_id=claimed or hand,
                      seats=list(seats), amount=SEED)
@@ -444,8 +449,8 @@ def test_floor_adjust_and_report_from_the_command_line(database: str, tmp_path: 
     assert "LINK-1  open    $975.00" in printed and "-$25.00" in printed
 
 
-def test_a_database_going_away_while_the_service_connects_is_retried(connection: psycopg.Connection, database: str,
-                                                                     tmp_path: Path) -> None:
+def test_a_database_going_away_while_the_service_connects_is_retried(
+        connection: psycopg.Connection, database: str, tmp_path: Path) -> None:
     """An operational error after connecting (here a lock not granted in time; a PostgreSQL
     shutting down is another) is the database being unavailable: retried, not fatal."""
     from controller.floor.config import load_floor_config

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 
 import zmq
 
@@ -15,8 +16,8 @@ from controller.floor.service import FloorService
 from controller.stream import pool_channel
 
 
-def test_a_pool_the_channel_cannot_carry_is_skipped_and_the_service_goes_on(tmp_path,
-                                                                             database):
+def test_a_pool_the_channel_cannot_carry_is_skipped_and_the_service_goes_on(tmp_path: Path,
+                                                                             database: str) -> None:
     endpoint = f"ipc://{tmp_path}/pool"
     tables = "".join(f'[[tables]]\nid = "TCL-0{n}"\ncms_events = "ipc://{tmp_path}/e{n}"\n'
                      f'cms_replay = "ipc://{tmp_path}/r{n}"\n' for n in (1, 2, 3))
@@ -44,7 +45,7 @@ def test_a_pool_the_channel_cannot_carry_is_skipped_and_the_service_goes_on(tmp_
 
     service = FloorService(loaded)
     thread = threading.Thread(target=service.run, daemon=True)
-    subscriber = zmq.Context.instance().socket(zmq.SUB)
+    subscriber: zmq.Socket[bytes] = zmq.Context.instance().socket(zmq.SUB)
     subscriber.setsockopt(zmq.LINGER, 0)
     subscriber.setsockopt(zmq.SUBSCRIBE, b"pool.")
     heard: dict[bytes, set[str]] = {}

@@ -158,7 +158,8 @@ def test_a_spot_without_a_player_is_not_rated(database: str, postgres: LocalClus
     assert seats == [("T-1-000001", 1, "B"), ("T-1-000001", 2, ""), ("T-1-000002", 2, "C")]
 
 
-def _store(connection, version: int, rows) -> None:
+def _store(connection: psycopg.Connection, version: int,
+           rows: list[tuple[Any, ...]]) -> None:
     store.store_batch(connection, [
         store.Row("T-1", seq, kind, hand_id, _ts(ts), json.dumps(
             {"schema_version": version, "table_id": "T-1", "seq": seq, "ts": ts,
@@ -166,7 +167,7 @@ def _store(connection, version: int, rows) -> None:
         for seq, kind, hand_id, ts, data in rows], {"T-1": rows[-1][0]})
 
 
-def _hand(first_seq: int, number: int, player: str | None) -> list[tuple]:
+def _hand(first_seq: int, number: int, player: str | None) -> list[tuple[Any, ...]]:
     """A hand of one ante on seat 1, placed for "A"; its records name ``player`` (None: a
     record of schema 1 or 2, which names none)."""
     hand_id, minute = f"T-1-{number:06d}", f"2026-11-25T01:0{number}"
@@ -187,7 +188,7 @@ def _hand(first_seq: int, number: int, player: str | None) -> list[tuple]:
          {"players_net": -500, "house_result": 500})]
 
 
-def test_the_records_of_schema_3_name_the_player_and_the_ratings_follow_them(database):
+def test_the_records_of_schema_3_name_the_player_and_the_ratings_follow_them(database: str) -> None:
     """Schema 3 records name the seat's player themselves: the views show it ("" on older
     records) and the ratings take it over the wagers placed before the hand."""
     with store.connect(database) as connection:

@@ -142,7 +142,8 @@ def test_the_documented_command_line_is_the_examples() -> None:
             "--replay tcp://127.0.0.1:5559") in guide
 
 
-def test_a_quarantined_journals_successor_is_followed_from_before_it(tools, tmp_path):
+def test_a_quarantined_journals_successor_is_followed_from_before_it(
+        tools: ToolFactory, tmp_path: Path) -> None:
     """The new journal starts at the archived journal's last seq + 1: a consumer asking for
     the history from seq 0 gets its journal_continued in place of the archived seqs, and
     chains on from it."""

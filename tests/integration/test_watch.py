@@ -338,7 +338,7 @@ def test_a_card_read_during_a_pause_is_shown_even_without_verbose() -> None:
     assert "shoe read Kc DURING A PAUSE (card 3 of the shoe, shoe #3" in shown
 
 
-def test_each_seat_is_shown_with_the_player_its_record_names():
+def test_each_seat_is_shown_with_the_player_its_record_names() -> None:
     from controller.cli.watch import describe
 
     settled = {"seat": 1, "wager": "ante", "amount": 1000, "result": "win", "net": 1000}

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import sqlite3
 from datetime import UTC, datetime
+from pathlib import Path
 
 import zmq
 
@@ -27,7 +28,7 @@ from tests.test_reload import Daemon
 FORGED_METER = 99_999_999
 
 
-def append_forged(state_dir, table_id: str) -> int:
+def append_forged(state_dir: Path, table_id: str) -> int:
     """What another process with the file does: one more record, chained, seq last + 1."""
     connection = sqlite3.connect(journal_path(state_dir), isolation_level=None)
     seq, last_hash = connection.execute(
@@ -41,10 +42,10 @@ def append_forged(state_dir, table_id: str) -> int:
         (seq + 1, wire.format_ts(when), "meter_changed", None, message, last_hash,
          chain_hash(last_hash, message)))
     connection.close()
-    return seq + 1
+    return int(seq) + 1
 
 
-def test_a_record_appended_by_another_process_holds_the_table(tmp_path):
+def test_a_record_appended_by_another_process_holds_the_table(tmp_path: Path) -> None:
     path = run_config(tmp_path)
     context = zmq.Context()
     table = Daemon(tmp_path, path, context)
@@ -70,6 +71,7 @@ def test_a_record_appended_by_another_process_holds_the_table(tmp_path):
         forged = append_forged(tmp_path / "state", table.daemon.table_id)
         heartbeat = wait_for(beat, "a heartbeat after the append")
         # what it says today: verified through the forged record, nothing broken
+        assert heartbeat.journal_verified_through is not None
         assert heartbeat.journal_verified_through <= written, (
             f"the heartbeat says the journal is verified through seq "
             f"{heartbeat.journal_verified_through}; the daemon wrote up to {written} "

@@ -39,7 +39,8 @@ def test_the_credential_within_a_text_is_never_journaled(place: str) -> None:
         assert SECRET.encode() not in journal
 
 
-def test_a_credential_that_is_a_word_of_the_protocol_is_still_found(monkeypatch):
+def test_a_credential_that_is_a_word_of_the_protocol_is_still_found(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """The protocol's own words ("ante", a card, a key) are checked against the credentials
     once rather than hashed in every request: a credential that is one of them is found."""
     monkeypatch.setattr(fuzz, "CREDENTIAL", "ante")

@@ -15,10 +15,13 @@ Fixed: the new journal goes on with the table's seqs (its first is the archived 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from bench.floor_rig import FloorProcess, PoolDealer, TableProcess, wait_until, \
     write_floor_config
 from bench.power_loss import CREDENTIAL
 from controller.daemon.journal_quarantine import quarantine
+from controller.floor.local_cluster import LocalCluster
 from tests.floor.test_pool_floor import journal, query
 from tests.redteam.test_quarantine_mid_hand import damage_last_record
 
@@ -31,7 +34,7 @@ def contributions(table: TableProcess) -> int:
 
 
 def test_the_pool_counts_every_contribution_of_a_quarantined_tables_new_journal(
-        postgres, database, tmp_path):
+        postgres: LocalCluster, database: str, tmp_path: Path) -> None:
     table = TableProcess("TCL-01")
     floor = None
     try:

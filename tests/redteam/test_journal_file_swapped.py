@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from pathlib import Path
 
 import zmq
 
@@ -20,7 +21,7 @@ from tests.reliability.test_startup_trust import run_config
 from tests.test_reload import Daemon
 
 
-def swap_in_a_copy(state_dir) -> None:
+def swap_in_a_copy(state_dir: Path) -> None:
     path = journal_path(state_dir)
     source, copy = sqlite3.connect(path), sqlite3.connect(f"{path}.copy")
     source.backup(copy)
@@ -29,7 +30,7 @@ def swap_in_a_copy(state_dir) -> None:
     os.replace(f"{path}.copy", path)
 
 
-def test_a_journal_file_swapped_under_the_daemon_holds_the_table(tmp_path):
+def test_a_journal_file_swapped_under_the_daemon_holds_the_table(tmp_path: Path) -> None:
     path = run_config(tmp_path)
     context = zmq.Context()
     table = Daemon(tmp_path, path, context)

@@ -20,7 +20,7 @@ LOOKALIKES = ["P-1\u3164", "\uff30-\uff11", "\u3164", "P-1\uffa0", "Jose\u0301"]
 
 
 @pytest.mark.parametrize("lookalike", LOOKALIKES)
-def test_a_lookalike_player_id_is_refused_or_counted_as_the_same_player(lookalike):
+def test_a_lookalike_player_id_is_refused_or_counted_as_the_same_player(lookalike: str) -> None:
     d = Driver("three_card_lowball")
     d.do(command="open")
     for spot in range(1, 5):
@@ -39,7 +39,7 @@ def test_a_lookalike_player_id_is_refused_or_counted_as_the_same_player(lookalik
         f"spots 1-4 of 'P-1' and spot 5 of {lookalike!r} locked as two players")
 
 
-def test_upper_and_lower_case_are_one_player_to_the_four_spot_limit():
+def test_upper_and_lower_case_are_one_player_to_the_four_spot_limit() -> None:
     d = Driver("three_card_lowball")
     d.do(command="open")
     for spot, player in zip(range(1, 6), ("P-1", "p-1", "P-1", "p-1", "P-1")):

@@ -10,6 +10,7 @@ here a table that journaled nothing but its opening claims the whole pool."""
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 from bench.floor_rig import wait_until, write_floor_config
 from controller.core.table_events import JackpotPending
@@ -22,7 +23,8 @@ from tests.floor.test_pool_floor import query
 POOL = "LINK-1"
 
 
-def test_the_pool_pays_no_jackpot_for_a_hand_that_never_happened(tmp_path, database):
+def test_the_pool_pays_no_jackpot_for_a_hand_that_never_happened(
+        tmp_path: Path, database: str) -> None:
     hostile = HostileTable(tmp_path / "hostile", "TCL-01")
     service = thread = None
     try:
@@ -43,6 +45,7 @@ def test_the_pool_pays_no_jackpot_for_a_hand_that_never_happened(tmp_path, datab
     finally:
         if service is not None:
             service.request_stop()
+            assert thread is not None
             thread.join(20)
         hostile.close()
     assert paid == [], f"the pool paid {paid} cents for hand TCL-01-000042, never dealt"

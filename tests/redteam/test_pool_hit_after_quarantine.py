@@ -14,10 +14,13 @@ verifies it in the new journal) and each hit is claimed and verified once, as it
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from bench.floor_rig import FloorProcess, PoolDealer, TableProcess, wait_until, \
     write_floor_config
 from bench.power_loss import CREDENTIAL
 from controller.daemon.journal_quarantine import quarantine
+from controller.floor.local_cluster import LocalCluster
 from tests.floor.test_pool_floor import journal, query
 from tests.redteam.test_quarantine_mid_hand import damage_last_record
 
@@ -29,7 +32,8 @@ def caught_up(database: str, table: TableProcess) -> bool:
         [(journal(table)[-1][0],)]
 
 
-def test_each_hit_of_a_quarantined_table_is_claimed_once(postgres, database, tmp_path):
+def test_each_hit_of_a_quarantined_table_is_claimed_once(
+        postgres: LocalCluster, database: str, tmp_path: Path) -> None:
     table = TableProcess("TCL-01")
     floor = None
     try:

@@ -10,6 +10,8 @@ started) takes no progressive"."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import zmq
 
 from bench.floor_rig import TableProcess, wait_until
@@ -21,7 +23,8 @@ from tests.redteam.test_pool_settings_bypass import links, settings_of
 POOL = "LINK-1"
 
 
-def test_a_linked_table_restarted_with_the_floor_away_refuses_progressive(tmp_path):
+def test_a_linked_table_restarted_with_the_floor_away_refuses_progressive(
+        tmp_path: Path) -> None:
     endpoint = f"ipc://{tmp_path}/pool"
     context = zmq.Context()
     floor = context.socket(zmq.PUB)

@@ -11,9 +11,11 @@ daemon's idea of the last record."""
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
 import zmq
 
+from controller.core.table import Table
 from controller.stream import pool_channel
 from controller.stream.journal import journal_path
 from controller.stream.pool_channel import MeterMessage, PoolSettings
@@ -23,7 +25,7 @@ from tests.test_reload import Daemon
 POOL = "LINK-1"
 
 
-def settings(table) -> PoolSettings:
+def settings(table: Table) -> PoolSettings:
     progressive = table.setup.progressive
     awards = progressive.awards
     return PoolSettings(wager=progressive.wager, seed=progressive.seed,
@@ -33,7 +35,7 @@ def settings(table) -> PoolSettings:
                                 "4-high": awards.four_high, "5-high": awards.five_high})
 
 
-def damage(state_dir, seq: int) -> None:
+def damage(state_dir: Path, seq: int) -> None:
     connection = sqlite3.connect(journal_path(state_dir), isolation_level=None)
     message = connection.execute("SELECT message FROM journal WHERE seq = ?",
                                  (seq,)).fetchone()[0]
@@ -44,7 +46,7 @@ def damage(state_dir, seq: int) -> None:
     connection.close()
 
 
-def test_a_held_linked_table_writes_nothing_more_to_its_broken_journal(tmp_path):
+def test_a_held_linked_table_writes_nothing_more_to_its_broken_journal(tmp_path: Path) -> None:
     path = run_config(tmp_path)
     endpoint = f"ipc://{tmp_path}/pool"
     path.write_text(path.read_text() + f'\n[progressive.link]\npool = "{POOL}"\n'
@@ -56,6 +58,8 @@ def test_a_held_linked_table_writes_nothing_more_to_its_broken_journal(tmp_path)
     table = Daemon(tmp_path, path, context)
     table.daemon.start()
     daemon = table.daemon
+    link = daemon.pool_link
+    assert link is not None
 
     def deliver(meter: int) -> None:
         """Publish until the daemon's SUB socket has it, then let the daemon read it."""
@@ -63,7 +67,7 @@ def test_a_held_linked_table_writes_nothing_more_to_its_broken_journal(tmp_path)
                                settings=settings(daemon.table))
         for _ in range(1000):
             floor.send_multipart(pool_channel.frames(message))
-            if daemon.pool_link.socket.poll(20):
+            if link.socket.poll(20):
                 daemon.handle_pool_messages()
                 return
         raise AssertionError("the pool message never reached the daemon")
@@ -78,7 +82,7 @@ def test_a_held_linked_table_writes_nothing_more_to_its_broken_journal(tmp_path)
         assert daemon.journal_broken is not None and daemon.held_reason() is not None
         evidence = daemon.journal.last_seq
         deliver(612_345)                              # the floor's next meter
-        daemon.pool_link.heard = float("-inf")        # then the floor goes silent
+        link.heard = float("-inf")        # then the floor goes silent
         daemon._tick()
         assert daemon.journal.last_seq == evidence, (
             f"the held table journaled seq {evidence + 1} to {daemon.journal.last_seq} onto "

@@ -12,9 +12,11 @@ service stops again at its first heartbeat, for the hit stays in ``floor_pool_hi
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 from bench.floor_rig import wait_until, write_floor_config
 from controller.core.table_events import DeviceStatus, JackpotPending
+from controller.core.vocabulary import Device, DeviceCondition
 from controller.floor.config import load_floor_config
 from controller.floor.service import FloorService
 from tests.floor.hostile_table import HostileTable
@@ -24,7 +26,8 @@ from tests.floor.test_pool_floor import query
 POOL = "LINK-1"
 
 
-def test_a_hostile_tables_long_hand_id_does_not_stop_the_floor(tmp_path, database):
+def test_a_hostile_tables_long_hand_id_does_not_stop_the_floor(
+        tmp_path: Path, database: str) -> None:
     hostile = HostileTable(tmp_path / "hostile", "TCL-01")
     honest = HostileTable(tmp_path / "honest", "TCL-02")     # (the same rig, honest events)
     service = thread = None
@@ -41,7 +44,8 @@ def test_a_hostile_tables_long_hand_id_does_not_stop_the_floor(tmp_path, databas
         hostile.emit([JackpotPending("H" * 65, (1,), 100)], hand_id="TCL-01-000001")
         wait_until(lambda: query(database, "SELECT 1 FROM floor_pool_disputes"),
                    "the claim held as disputed")
-        honest.emit([DeviceStatus(device="shoe", status="connected", detail="after the hit")])
+        honest.emit([DeviceStatus(device=Device.SHOE, status=DeviceCondition.CONNECTED,
+                                   detail="after the hit")])
         wait_until(lambda: not thread.is_alive() or len(stored(database, "TCL-02")) == 2,
                    "the honest table's next event stored, or the service stopped")
         assert thread.is_alive(), "the floor service stopped on one table's jackpot_pending"
@@ -49,6 +53,7 @@ def test_a_hostile_tables_long_hand_id_does_not_stop_the_floor(tmp_path, databas
     finally:
         if service is not None:
             service.request_stop()
+            assert thread is not None
             thread.join(20)
         hostile.close()
         honest.close()

@@ -15,6 +15,9 @@ real table daemon on the simulators."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import zmq
 
 from bench.floor_rig import TableProcess, wait_until
@@ -29,7 +32,7 @@ POOL = "LINK-1"
 def settings_of(table: TableProcess, **changed: int) -> PoolSettings:
     progressive = build_table(load_config(table.config)).setup.progressive
     awards = progressive.awards
-    values = {"wager": progressive.wager, "seed": progressive.seed,
+    values: dict[str, Any] = {"wager": progressive.wager, "seed": progressive.seed,
               "contribution": progressive.contribution,
               "awards": {"pat-4-2-A-one-color": awards.pat_one_color,
                          "pat-4-2-A-two-color": awards.pat_two_color,
@@ -42,7 +45,8 @@ def links(table: TableProcess) -> list[tuple[int, str, str]]:
             if kind == "pool_link"]
 
 
-def test_a_claim_for_another_tables_hit_does_not_reconnect_a_refused_table(tmp_path):
+def test_a_claim_for_another_tables_hit_does_not_reconnect_a_refused_table(
+        tmp_path: Path) -> None:
     endpoint = f"ipc://{tmp_path}/pool"
     context = zmq.Context()
     floor = context.socket(zmq.PUB)

@@ -14,9 +14,12 @@ earlier void of it gave back."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from bench.floor_rig import FloorProcess, TableProcess, wait_until, write_floor_config
 from bench.power_loss import CREDENTIAL
 from controller.daemon.journal_quarantine import quarantine
+from controller.floor.local_cluster import LocalCluster
 from tests.floor.test_pool_floor import SEED, journal, query
 from tests.redteam.test_quarantine_mid_hand import damage_last_record
 
@@ -28,7 +31,7 @@ def lock_and_void(table: TableProcess) -> int:
         assert table.ask({"command": "place", "spot": 1, "wager": wager, "amount": amount,
                           "player": "P-1"})["ok"]
     assert table.ask({"command": "lock"})["ok"]
-    hand = table.ask({"command": "status"})["state"]["hand_number"]
+    hand: int = table.ask({"command": "status"})["state"]["hand_number"]
     assert table.ask({"command": "void", "reason": "the test deals no cards",
                       "credential": CREDENTIAL})["ok"]
     return hand
@@ -40,7 +43,7 @@ def caught_up(database: str, table: TableProcess) -> bool:
 
 
 def test_a_void_after_quarantine_gives_back_only_its_own_hands_contribution(
-        postgres, database, tmp_path):
+        postgres: LocalCluster, database: str, tmp_path: Path) -> None:
     table = TableProcess("TCL-01")
     floor = None
     try:

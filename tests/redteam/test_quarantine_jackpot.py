@@ -6,6 +6,9 @@ it: the table holds it pending as before, and it is verified once."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 import zmq
 
 from controller.cli.main import main
@@ -17,6 +20,7 @@ from controller.core.table_events import (
     JackpotClaimed,
     JournalContinued,
 )
+from controller.core.vocabulary import Device, DeviceCondition
 from controller.daemon.journal_quarantine import quarantine
 from controller.settings.table_config import (
     PoolLinkSettings,
@@ -48,7 +52,8 @@ def hit_the_jackpot(table: Daemon) -> None:
         assert table.ask(command="decide", spot=spot, decision="stand")["ok"]
 
 
-def test_a_jackpot_awaiting_verification_is_carried_and_verified_once(tmp_path, capsys):
+def test_a_jackpot_awaiting_verification_is_carried_and_verified_once(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path, state, context = run_config(tmp_path), tmp_path / "state", zmq.Context()
     try:
         table = Daemon(tmp_path, path, context)
@@ -60,7 +65,8 @@ def test_a_jackpot_awaiting_verification_is_carried_and_verified_once(tmp_path, 
             carried = CarriedJackpot(pending.hand_id, pending.seats, pending.amount,
                                      pending.meter_after_reset)
             meter_before = table.daemon.table.meter
-            table.daemon.apply(table.daemon.table.device_status("shoe", "connected", ""))
+            table.daemon.apply(table.daemon.table.device_status(
+                Device.SHOE, DeviceCondition.CONNECTED, ""))
         finally:
             table.daemon.close()
         damage_last_record(state)
@@ -102,15 +108,16 @@ def test_a_jackpot_awaiting_verification_is_carried_and_verified_once(tmp_path, 
         context.term()
 
 
-def test_a_linked_tables_pending_jackpot_is_carried_with_the_pools_claim(tmp_path):
+def test_a_linked_tables_pending_jackpot_is_carried_with_the_pools_claim(tmp_path: Path) -> None:
     """On a linked table the hand-pay is the pool's: its claim is carried after the jackpot,
     so the supervisor verifies what the pool pays, without waiting for a claim the floor
     already made."""
     d = linked_driver()
     jackpot(d)
+    assert d.table.jackpot is not None
     hand = d.table.jackpot.hand_id
     d.record(d.table.jackpot_claimed(POOL, hand, 1, 800_020, 800_020))
-    d.record(d.table.device_status("shoe", "connected", ""))
+    d.record(d.table.device_status(Device.SHOE, DeviceCondition.CONNECTED, ""))
     with Journal(journal_path(tmp_path)) as journal:
         for event in d.events:
             journal.append(event, table_id=d.table.table_id, hand_id=None)
@@ -127,5 +134,6 @@ def test_a_linked_tables_pending_jackpot_is_carried_with_the_pools_claim(tmp_pat
     rebuilt = Driver(loaded=loaded.model_copy(update={"config": loaded.config.model_copy(
         update={"progressive": link})}))                # the daemon's start, on that journal
     rebuilt.table.replay(events)
+    assert rebuilt.table.jackpot is not None
     assert rebuilt.table.jackpot.claimed == done.claimed
     assert type(rebuilt.do(role="supervisor", command="verify_jackpot")[0]) is CommandAccepted

@@ -4,6 +4,9 @@ and the break outlives a restart (controller/daemon/held_mark.py) until a quaran
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import zmq
 
 from controller.daemon import held_mark
@@ -16,13 +19,14 @@ from tests.reliability.test_startup_trust import run_config
 from tests.test_reload import Daemon
 
 
-def started(tmp_path, context: zmq.Context) -> Daemon:
+def started(tmp_path: Path, context: zmq.Context[Any]) -> Daemon:
     table = Daemon(tmp_path, run_config(tmp_path), context)
     table.daemon.start()
     return table
 
 
-def test_a_write_refused_by_a_forged_record_holds_the_table_and_a_restart_holds_it(tmp_path):
+def test_a_write_refused_by_a_forged_record_holds_the_table_and_a_restart_holds_it(
+        tmp_path: Path) -> None:
     context = zmq.Context()
     state = tmp_path / "state"
     table = started(tmp_path, context)
@@ -60,7 +64,7 @@ def test_a_write_refused_by_a_forged_record_holds_the_table_and_a_restart_holds_
         context.term()
 
 
-def test_a_swapped_file_is_held_and_the_daemons_records_are_kept(tmp_path):
+def test_a_swapped_file_is_held_and_the_daemons_records_are_kept(tmp_path: Path) -> None:
     context = zmq.Context()
     state = tmp_path / "state"
     table = started(tmp_path, context)
@@ -85,6 +89,7 @@ def test_a_swapped_file_is_held_and_the_daemons_records_are_kept(tmp_path):
         assert journal.last_seq == copied and journal.verify().ok
     table = started(tmp_path, context)
     try:
+        assert table.daemon.journal_broken is not None
         assert table.daemon.journal_broken.seq == 1
         assert str(kept.relative_to(state)) in table.ask(command="status")["journal"]["broken"]
     finally:
@@ -92,7 +97,7 @@ def test_a_swapped_file_is_held_and_the_daemons_records_are_kept(tmp_path):
         context.term()
 
 
-def test_a_mark_that_does_not_parse_holds_the_table_from_seq_1(tmp_path):
+def test_a_mark_that_does_not_parse_holds_the_table_from_seq_1(tmp_path: Path) -> None:
     for content in (b"\xff", b"[]", b'{"first_bad_seq": -1}', b"{" * 20_000,
                     b'{"first_bad_seq": 3, "daemon_seq": 2, "reason": 5, "found": "", '
                     b'"daemon_hash": ""}'):
@@ -101,7 +106,7 @@ def test_a_mark_that_does_not_parse_holds_the_table_from_seq_1(tmp_path):
         assert broken is not None and broken.seq == 1 and "does not parse" in broken.reason
 
 
-def test_a_write_ahead_log_moved_away_is_a_replaced_file(tmp_path):
+def test_a_write_ahead_log_moved_away_is_a_replaced_file(tmp_path: Path) -> None:
     from controller.core.table_events import TableClosed
     from controller.daemon.chain_watch import ChainWatch
     from controller.stream.journal import GENESIS_HASH

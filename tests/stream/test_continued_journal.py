@@ -6,8 +6,11 @@ there; nothing else may start above seq 1."""
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
+from typing import Any
 
 import pytest
+import zmq
 
 from controller.core.table_events import JournalContinued, TableClosed
 from controller.daemon.chain_watch import ChainWatch
@@ -31,7 +34,7 @@ def continued(archived_seq: int = ARCHIVED_SEQ, hand_number: int = 0) -> Journal
         hand_number=hand_number)
 
 
-def successor(path, records: int = 0) -> Journal:
+def successor(path: Path, records: int = 0) -> Journal:
     journal = Journal(path, durability="batched", first_seq=ARCHIVED_SEQ + 1)
     journal.append(continued(), table_id=TABLE, hand_id=None)
     for number in range(records):
@@ -39,7 +42,7 @@ def successor(path, records: int = 0) -> Journal:
     return journal
 
 
-def test_a_successor_starts_after_the_archived_journal_and_verifies(tmp_path):
+def test_a_successor_starts_after_the_archived_journal_and_verifies(tmp_path: Path) -> None:
     path = tmp_path / "journal.sqlite3"
     empty = Journal(path, durability="batched", first_seq=ARCHIVED_SEQ + 1)
     assert (empty.first_seq, empty.last_seq) == (ARCHIVED_SEQ + 1, ARCHIVED_SEQ)
@@ -62,7 +65,7 @@ def test_a_successor_starts_after_the_archived_journal_and_verifies(tmp_path):
 @pytest.mark.parametrize("first, archived_seq", [(TableClosed("x"), None),
                                                  (continued(ARCHIVED_SEQ - 1), ARCHIVED_SEQ - 1)])
 def test_only_a_journal_continued_that_names_the_seq_before_may_start_above_seq_1(
-        tmp_path, first, archived_seq):
+        tmp_path: Path, first: str, archived_seq: int) -> None:
     with Journal(tmp_path / "journal.sqlite3", first_seq=ARCHIVED_SEQ + 1) as journal:
         journal.append(first, table_id=TABLE, hand_id=None)
         report = journal.verify()
@@ -74,7 +77,7 @@ def test_only_a_journal_continued_that_names_the_seq_before_may_start_above_seq_
         assert report.first_bad_seq == ARCHIVED_SEQ + 1 and "archived seq" in report.reason
 
 
-def test_the_chain_watch_sweeps_a_successor_from_its_first_record(tmp_path):
+def test_the_chain_watch_sweeps_a_successor_from_its_first_record(tmp_path: Path) -> None:
     journal = successor(tmp_path / "journal.sqlite3", 4)
     watch = ChainWatch(journal, journal.last_seq, journal.last_hash)
     for _ in range(3):                                    # passes over the whole chain
@@ -82,8 +85,8 @@ def test_the_chain_watch_sweeps_a_successor_from_its_first_record(tmp_path):
     journal.close()
 
 
-def test_a_client_from_before_the_successor_gets_journal_continued_then_the_rest(context,
-                                                                                 tmp_path):
+def test_a_client_from_before_the_successor_gets_journal_continued_then_the_rest(
+        context: zmq.Context[Any], tmp_path: Path) -> None:
     path = tmp_path / "journal.sqlite3"
     successor(path).close()
     loop = TableLoop(context, path)
@@ -99,7 +102,7 @@ def test_a_client_from_before_the_successor_gets_journal_continued_then_the_rest
             events = [client.receive(timeout=5) for _ in range(1201)]
             assert [e.seq for e in events if e is not None] == \
                 list(range(ARCHIVED_SEQ + 1, last + 1))
-            assert wire.to_event(events[0]) == continued()
+            assert events[0] is not None and wire.to_event(events[0]) == continued()
             assert client.delivered_through() == last
         # a gap the live stream reveals, from before the successor: filled the same way
         client = clients[-1]
@@ -114,7 +117,8 @@ def test_a_client_from_before_the_successor_gets_journal_continued_then_the_rest
         loop.stop()
 
 
-def test_a_second_quarantine_keeps_the_hand_numbers_even_with_its_record_damaged(tmp_path):
+def test_a_second_quarantine_keeps_the_hand_numbers_even_with_its_record_damaged(
+        tmp_path: Path) -> None:
     """The successor's only record, its journal_continued, is the one found damaged: the hand
     numbers come from the journals archived before it."""
     with Journal(journal_path(tmp_path)) as journal:
