@@ -18,7 +18,6 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
-from functools import cached_property
 from types import MappingProxyType
 from typing import Any, Final
 
@@ -76,11 +75,12 @@ class Progressive:
     seed: int
     contribution_rate: Fraction
     awards: ProgressiveAwards
+    #: Cents added to the meter by one progressive wager (whole: checked when read). Set once
+    #: here rather than cached on first use: a compiled class has no ``__dict__`` to cache in.
+    contribution: int = field(init=False, repr=False, compare=False)
 
-    @cached_property
-    def contribution(self) -> int:
-        """Cents added to the meter by one progressive wager (whole: checked when read)."""
-        return int(self.wager * self.contribution_rate)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "contribution", int(self.wager * self.contribution_rate))
 
 
 @dataclass(frozen=True)
