@@ -15,6 +15,8 @@ import ast
 import sys
 from pathlib import Path
 
+from controller.errors import LowballError
+
 ROOT = Path(__file__).resolve().parents[2]
 #: Each declaration module -> the module generated from it (paths from the repository's root).
 GENERATED = {
@@ -24,7 +26,7 @@ GENERATED = {
 WIDTH = 100
 
 
-class DeclarationError(ValueError):
+class DeclarationError(LowballError, ValueError):
     """A declaration the generator cannot turn into a record; the message says where."""
 
 
