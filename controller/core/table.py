@@ -54,6 +54,7 @@ from controller.core.commands import (
 )
 from controller.core import lamps, table_view
 from controller.core.games import ENGINES, Decision, DuplicateCard, Hand, IllegalAction, WagerError
+from controller.core.vocabulary import WagerSource
 from controller.errors import LowballError
 from controller.core.table_settings import (
     REGULATED,
@@ -362,10 +363,12 @@ class Table:
             if covered and self.wagers[spot].get("progressive") != amount:
                 self.wagers[spot]["progressive"] = amount
                 return [record, *self._opened_for_betting(), *self._lit(WagerPlaced(
-                    spot, "progressive", amount, self.players.get(spot, ""), "sensor"))]
+                    spot, "progressive", amount, self.players.get(spot, ""),
+                    WagerSource.SENSOR))]
             if not covered and "progressive" in self.wagers.get(spot, {}):
                 del self.wagers[spot]["progressive"]
-                return [record, *self._lit(WagerCancelled(spot, "progressive", amount, "sensor"))]
+                return [record, *self._lit(WagerCancelled(spot, "progressive", amount,
+                                                          WagerSource.SENSOR))]
             return [record]
         if self.state in IN_HAND:
             locked = self.hand.wagers if self.hand is not None else {}
@@ -497,7 +500,8 @@ class Table:
         if command.player:
             self.players[command.spot] = command.player
         return events + self._lit(WagerPlaced(command.spot, command.wager, command.amount,
-                                              self.players.get(command.spot, ""), "dealer"))
+                                              self.players.get(command.spot, ""),
+                                              WagerSource.DEALER))
 
     def _cancel(self, command: Cancel) -> list[AnyEvent]:
         if self.state not in (OPEN, SETTLED):
@@ -509,7 +513,8 @@ class Table:
         del self.wagers[command.spot][command.wager]
         if not self.wagers[command.spot]:
             self.players.pop(command.spot, None)
-        return self._lit(WagerCancelled(command.spot, command.wager, amount, "dealer"))
+        return self._lit(WagerCancelled(command.spot, command.wager, amount,
+                                        WagerSource.DEALER))
 
     def _lock(self) -> list[AnyEvent]:
         if self.state != OPEN:

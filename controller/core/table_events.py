@@ -34,9 +34,11 @@ from controller.core.vocabulary import (
     Device,
     DeviceCondition,
     FaultCode,
+    Role,
     ShoeFaultCode,
     SpotLamp,
     WagerKey,
+    WagerSource,
 )
 
 
@@ -87,11 +89,13 @@ class StateChanged(Record):
 
 @final
 class WagerPlaced(Record):
-    __doc__ = """A wager on a spot while the table is open. ``source``: ``dealer`` or ``sensor``."""
+    __doc__ = (
+        """A wager on a spot while the table is open, keyed in by the dealer or seen by a sensor.""")
 
     __slots__ = ("spot", "wager", "amount", "player", "source")
     _fields = ("spot", "wager", "amount", "player", "source")
-    _hints = {"spot": "int", "wager": "WagerKey", "amount": "int", "player": "str", "source": "str"}
+    _hints = {"spot": "int", "wager": "WagerKey", "amount": "int", "player": "str",
+              "source": "WagerSource"}
     spot: Any
     wager: Any
     amount: Any
@@ -110,7 +114,7 @@ class WagerPlaced(Record):
 class WagerCancelled(Record):
     __slots__ = ("spot", "wager", "amount", "source")
     _fields = ("spot", "wager", "amount", "source")
-    _hints = {"spot": "int", "wager": "WagerKey", "amount": "int", "source": "str"}
+    _hints = {"spot": "int", "wager": "WagerKey", "amount": "int", "source": "WagerSource"}
     spot: Any
     wager: Any
     amount: Any
@@ -355,7 +359,7 @@ class CommandAccepted(Record):
 
     __slots__ = ("command", "arguments", "by", "role")
     _fields = ("command", "arguments", "by", "role")
-    _hints = {"command": "str", "arguments": "str", "by": "str", "role": "str"}
+    _hints = {"command": "str", "arguments": "str", "by": "str", "role": "Role"}
     command: Any
     arguments: Any
     by: Any
@@ -372,7 +376,7 @@ class CommandAccepted(Record):
 class CommandRefused(Record):
     __slots__ = ("command", "arguments", "by", "role", "reason")
     _fields = ("command", "arguments", "by", "role", "reason")
-    _hints = {"command": "str", "arguments": "str", "by": "str", "role": "str", "reason": "str"}
+    _hints = {"command": "str", "arguments": "str", "by": "str", "role": "Role", "reason": "str"}
     command: Any
     arguments: Any
     by: Any

@@ -134,3 +134,18 @@ class DeviceCondition(StrEnum):
     FRAME_REJECTED = "frame_rejected"  # the shoe sent a frame the driver could not read
     LINE_REJECTED = "line_rejected"  # the spot controller sent a line the driver could not read
     RESTARTED = "restarted"  # the controller itself, after a restart with a hand in play
+
+
+class WagerSource(StrEnum):
+    """Who reported a ``wager_placed`` or ``wager_cancelled``."""
+
+    DEALER = "dealer"  # keyed in by the dealer
+    SENSOR = "sensor"  # a progressive wager sensor saw a chip placed or removed
+
+
+class Role(StrEnum):
+    """Who gave a command (``command_accepted``, ``command_refused``): decided by the credential
+    the command channel authenticated, never by a field the client sends."""
+
+    DEALER = "dealer"
+    SUPERVISOR = "supervisor"

@@ -29,9 +29,11 @@ from controller.core.vocabulary import (
     Device,
     DeviceCondition,
     FaultCode,
+    Role,
     ShoeFaultCode,
     SpotLamp,
     WagerKey,
+    WagerSource,
 )
 
 
@@ -55,20 +57,20 @@ class StateChanged(NamedTuple):
 
 
 class WagerPlaced(NamedTuple):
-    """A wager on a spot while the table is open. ``source``: ``dealer`` or ``sensor``."""
+    """A wager on a spot while the table is open, keyed in by the dealer or seen by a sensor."""
 
     spot: int
     wager: WagerKey
     amount: int
     player: str
-    source: str
+    source: WagerSource
 
 
 class WagerCancelled(NamedTuple):
     spot: int
     wager: WagerKey
     amount: int
-    source: str
+    source: WagerSource
 
 
 class LockRefused(NamedTuple):
@@ -183,14 +185,14 @@ class CommandAccepted(NamedTuple):
     command: str
     arguments: str
     by: str
-    role: str
+    role: Role
 
 
 class CommandRefused(NamedTuple):
     command: str
     arguments: str
     by: str
-    role: str
+    role: Role
     reason: str
 
 
