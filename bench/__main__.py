@@ -2,7 +2,7 @@
 
 import random
 
-from bench import core, floor, par_check, pipeline
+from bench import core, floor, par_check, pipeline, pool_link
 from bench.machine import describe
 
 
@@ -25,6 +25,9 @@ def main() -> None:
     pipeline.run_all()
     # Many tables into one PostgreSQL (bench/floor.py).
     floor.run_all()
+    # The linked pool's reach: one table's contribution or hit on the other signs.
+    print()
+    pool_link.report()
     from bench import console
     print("\nthe dealer's screen: the console process and a real browser")
     console.run()

@@ -40,15 +40,17 @@ class TableProcess(DaemonProcess):
     """One table daemon with id ``table_id`` and a CMS stream, on simulators."""
 
     def __init__(self, table_id: str, game: str = "three_card_lowball",
-                 durability: str = "full", root: Path | None = None):
+                 durability: str = "full", root: Path | None = None,
+                 link: tuple[str, str] | None = None):
+        """``link``: (pool id, the floor's pool channel endpoint) makes the table linked."""
         from simulators.meter import AlphaSignModel
         from simulators.pty_transport import PtyTransport
         from simulators.shoe import Lbs1ShoeModel
         from simulators.spots import SpotControllerModel
 
         self.game, self.durability, self.table_id = game, durability, table_id
+        self.link = link
         self.commands = self.sub = None
-        self.process: subprocess.Popen | None = None
         self._resources = contextlib.ExitStack()
         try:
             self.tmp = tempfile.TemporaryDirectory(prefix=f"lowball-floor-{table_id}-",
@@ -94,7 +96,9 @@ class TableProcess(DaemonProcess):
                        "cms_replay": self.cms_replay},
             "security": {"supervisor_credential_sha256":
                          hashlib.sha256(CREDENTIAL.encode()).hexdigest()},
-        }), encoding="utf-8")
+        }) + ("" if self.link is None else _toml({"progressive.link": {
+            "pool": self.link[0], "endpoint": self.link[1]}})),
+            encoding="utf-8")
         load_config(path)
         return path
 
@@ -112,12 +116,11 @@ class TableProcess(DaemonProcess):
         self._await_ready(self.dir)
 
     def _stop_daemon(self) -> None:
-        if self.process is not None:
+        if hasattr(self, "process"):  # set by start(): a start that failed left none to stop
             super()._stop_daemon()
 
     def kill(self) -> None:
         """SIGKILL the daemon, as a power cut would stop it."""
-        assert self.process is not None
         self.process.send_signal(signal.SIGKILL)
         self.process.wait()
         if self.commands is not None:
@@ -174,6 +177,8 @@ class PoolDealer(RatedDealer):
         self.deck: list[str] | None = None
         self.awaiting_verification = False
         self.jackpots = 0
+        #: called once the next lock is accepted (a test cuts the link mid-hand with it)
+        self.after_lock: Callable[[], Any] | None = None
 
     def jackpot_next(self) -> None:
         self.deck = jackpot_deck(len(self.seats), self.rng.randrange(2**32))
@@ -200,15 +205,22 @@ class PoolDealer(RatedDealer):
                 self.daemon.shoe.device.load(self.deck)
                 self.deck = None
         super()._ask(request)
+        if request.get("command") == "lock" and self.after_lock is not None:
+            after, self.after_lock = self.after_lock, None
+            after()
 
 
 def write_floor_config(path: Path, dsn: str, tables: list[TableProcess],
                        house_edges: dict[str, str], pools: dict[str, list[str]] | None = None,
-                       **service: Any) -> Path:
+                       pool_link: str | None = None, **service: Any) -> Path:
     """floor.toml for ``tables``; ``pools``: pool id -> its tables (the progressive's
-    defaults, as the tables' configs have them)."""
-    lines = [_toml({"database": {"dsn": dsn}, "service": service} if service
-                   else {"database": {"dsn": dsn}})]
+    defaults, as the tables' configs have them); ``pool_link``: the pool channel's endpoint."""
+    sections: dict[str, dict[str, Any]] = {"database": {"dsn": dsn}}
+    if service:
+        sections["service"] = service
+    if pool_link is not None:
+        sections["pool_link"] = {"endpoint": pool_link}
+    lines = [_toml(sections)]
     for table in tables:
         lines.append("[[tables]]\n" + "".join(f"{key} = {_toml_value(value)}\n"
                                               for key, value in table.floor_entry().items()))

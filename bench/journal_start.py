@@ -39,12 +39,8 @@ def build(hands: int, game: str, folder: Path) -> Path:
                 shutil.copytree(self.folder, kept)
             super()._finish(last)
 
-    original = pipeline.SegmentedJournal
-    pipeline.SegmentedJournal = KeptJournal  # type: ignore[misc]
-    try:
-        pipeline.soak(hands=hands, game=game, segment_hands=hands + 1, verbose=False)
-    finally:
-        pipeline.SegmentedJournal = original  # type: ignore[misc]
+    pipeline.soak(hands=hands, game=game, segment_hands=hands + 1, verbose=False,
+                  journal=KeptJournal)
     return kept
 
 

@@ -65,6 +65,7 @@ from controller.errors import LowballError
 
 if TYPE_CHECKING:
     from controller.stream.command_client import CommandClient
+    from controller.stream.journal import Durability, Journal
 
 ROOT = Path(__file__).resolve().parent.parent
 DEADLINE_S = 20.0
@@ -119,7 +120,7 @@ class DaemonProcess:
 
         self.game, self.durability = game, durability
         self.commands: CommandClient | None = None
-        self.sub: zmq.Socket | None = None
+        self.sub: zmq.Socket[bytes] | None = None
         #: What close() undoes, last acquired first: whatever fails part-way through the
         #: start, nothing started before it (the simulators, the daemon) is left running.
         self._resources = contextlib.ExitStack()
@@ -205,11 +206,14 @@ class DaemonProcess:
     def receive(self, heartbeats: bool = False) -> tuple[bytes, bytes, float]:
         """The next message (heartbeats skipped unless asked for): (topic, message,
         perf_counter at receipt)."""
+        sub = self.sub
+        if sub is None:
+            raise RuntimeError("the daemon is not started: nothing to receive")
         deadline = time.monotonic() + DEADLINE_S
         while True:
-            if time.monotonic() > deadline or not self.sub.poll(int(DEADLINE_S * 1000)):
+            if time.monotonic() > deadline or not sub.poll(int(DEADLINE_S * 1000)):
                 raise RuntimeError("no event from the daemon")
-            topic, message = self.sub.recv_multipart()
+            topic, message = sub.recv_multipart()
             now = time.perf_counter()
             if heartbeats or topic != self.heartbeat_topic:
                 return topic, message, now
@@ -240,7 +244,7 @@ def _decision(game: str, hand: Any, step: Any, seat: int) -> str:
     for preferred in (("raise", "bet") if seat % 2 else ("check", "bet")):
         if preferred in options:
             return preferred
-    return options[0]
+    return str(options[0])
 
 
 class StreamedDealer:
@@ -255,7 +259,8 @@ class StreamedDealer:
     """
 
     def __init__(self, daemon: DaemonProcess, seats: tuple[int, ...] = (1,), seed: int = 7,
-                 on_card: Callable[[float], None] | None = None, one_card_at_a_time=False):
+                 on_card: Callable[[float], None] | None = None,
+                 one_card_at_a_time: bool = False):
         from controller.core.games import CaliLowballHand, ThreeCardLowballHand
         from controller.settings.table_config import load_config
 
@@ -448,12 +453,13 @@ def latency(cards: int = 600, game: str = "three_card_lowball", durability: str 
     dealing = [t for index, t in enumerate(latencies) if index >= 20 and index not in settling]
     pty = _bare_pty(sample_frame[0], len(card))
     sync = _bare_commit(len(card)) if durability == "full" else []
-    result = {"durability": durability, "game": game,
-              "card_ms": summary([t * 1000 for t in card]),
-              "pty_ms": summary([t * 1000 for t in pty]),
-              "sync_ms": summary([t * 1000 for t in sync]) if sync else None,
-              "not_settling_card_ms": summary([t * 1000 for t in dealing]),
-              "settling_card_ms": summary([latencies[i] * 1000 for i in settling if i >= 20])}
+    result: dict[str, Any] = {"durability": durability, "game": game,
+                              "card_ms": summary([t * 1000 for t in card]),
+                              "pty_ms": summary([t * 1000 for t in pty]),
+                              "sync_ms": summary([t * 1000 for t in sync]) if sync else None,
+                              "not_settling_card_ms": summary([t * 1000 for t in dealing]),
+                              "settling_card_ms": summary([latencies[i] * 1000
+                                                           for i in settling if i >= 20])}
     # Above the pty's typical (median) transit: the pty's own outliers never offset ours.
     result["overhead_ms"] = {key: result["card_ms"][key] - result["pty_ms"]["median"]
                              for key in ("median", "p99")}
@@ -504,10 +510,11 @@ def hands_per_second(hands: int = 300, game: str = "three_card_lowball",
         cpu = cpu_seconds(daemon.process.pid) - cpu_start
     finally:
         daemon.close()
-    result = {"game": game, "seats": len(seats), "durability": durability, "hands": hands,
-              "hands_per_s": hands / elapsed, "hand_ms": summary([t * 1000 for t in per_hand]),
-              "cards_per_hand": dealer.cards / hands, "inputs_per_hand": dealer.inputs / hands,
-              "daemon_cpu_ms_per_hand": cpu * 1000 / hands}
+    result: dict[str, Any] = {
+        "game": game, "seats": len(seats), "durability": durability, "hands": hands,
+        "hands_per_s": hands / elapsed, "hand_ms": summary([t * 1000 for t in per_hand]),
+        "cards_per_hand": dealer.cards / hands, "inputs_per_hand": dealer.inputs / hands,
+        "daemon_cpu_ms_per_hand": cpu * 1000 / hands}
     if durability == "full":
         # The floor this journal on this disk puts under a hand: every input is answered only
         # once its journal commit is synced (a card's ACK, else a power cut could lose a card
@@ -566,9 +573,9 @@ def memory(hands: int = 300, verbose: bool = True) -> dict[str, Any]:
             samples.append((played, rss_kib(daemon.process.pid)))
     finally:
         daemon.close()
-    result = {"hands": hands, "rss_start_mib": at_start / 1024,
-              "rss_after_mib": samples[-1][1] / 1024,
-              "samples_mib": [(n, kib / 1024) for n, kib in samples]}
+    result: dict[str, Any] = {"hands": hands, "rss_start_mib": at_start / 1024,
+                              "rss_after_mib": samples[-1][1] / 1024,
+                              "samples_mib": [(n, kib / 1024) for n, kib in samples]}
     if verbose:
         verdict = "met" if result["rss_after_mib"] < 60 else "NOT met"
         print(f"  daemon process (Three Card Lowball, 3 spots): RSS {result['rss_start_mib']:.1f} "
@@ -600,9 +607,10 @@ def idle_cpu(seconds: float = 60.0, hands: int = 20, verbose: bool = True) -> di
         threads = len(os.listdir(f"/proc/{pid}/task"))
     finally:
         daemon.close()
-    result = {"seconds": wall, "cpu_s": cpu, "percent_of_core": 100 * cpu / wall,
-              "threads": threads,
-              "per_second_ms": summary([s * 1000 for s in per_second])}
+    result: dict[str, Any] = {"seconds": wall, "cpu_s": cpu,
+                              "percent_of_core": 100 * cpu / wall,
+                              "threads": threads,
+                              "per_second_ms": summary([s * 1000 for s in per_second])}
     if verbose:
         verdict = "met" if result["percent_of_core"] < 1 else "NOT met"
         ps = result["per_second_ms"]
@@ -719,13 +727,14 @@ class SegmentedJournal:
     every message) when it is the first, every ``verify_every``-th or the last, then
     deleted."""
 
-    def __init__(self, durability: str, verify_every: int):
+    def __init__(self, durability: Durability, verify_every: int):
         from controller.stream.journal import Journal, journal_path
 
         if verify_every < 1:
             raise ValueError(f"verify_every must be 1 or more, not {verify_every}")
 
-        self._open = lambda folder: Journal(journal_path(folder), durability=durability)
+        self._open: Callable[[Path], Journal] = \
+            lambda folder: Journal(journal_path(folder), durability=durability)
         self.tmp = tempfile.TemporaryDirectory(prefix="lowball-soak-")
         self.verify_every = verify_every
         self.segments = self.verified_segments = self.records_verified = 0
@@ -761,12 +770,14 @@ class SegmentedJournal:
 
 
 def soak(hands: int = 20_000, game: str = "three_card_lowball", sample_every: int = 1000,
-         seed: int = 2026, durability: str = "batched", segment_hands: int = 10_000,
-         verify_every: int = 10, verbose: bool = True) -> dict[str, Any]:
+         seed: int = 2026, durability: Durability = "batched", segment_hands: int = 10_000,
+         verify_every: int = 10, verbose: bool = True,
+         journal: type[SegmentedJournal] = SegmentedJournal) -> dict[str, Any]:
     """``hands`` hands of ``game`` through :class:`controller.core.table.Table` and a journal, as
     the daemon applies them (each input and its effects in one transaction), checking money
     conservation per hand and over the run and sampling this process's RSS. The journal is
-    a :class:`SegmentedJournal` of ``segment_hands`` hands per file."""
+    a :class:`SegmentedJournal` of ``segment_hands`` hands per file, or the subclass given as
+    ``journal`` (bench/journal_start.py keeps the last segment)."""
     from controller.core.cards import DECK
     from controller.core.events import (
         HandSettled,
@@ -788,7 +799,7 @@ def soak(hands: int = 20_000, game: str = "three_card_lowball", sample_every: in
     rng = random.Random(seed)
     if segment_hands < 1:
         raise ValueError(f"segment_hands must be 1 or more, not {segment_hands}")
-    journals = SegmentedJournal(durability, verify_every)
+    journals = journal(durability, verify_every)
     progressive = loaded.config.progressive
     seed_amount = table.meter
     second = "xtra_bonus" if game == "cali_lowball" else "bonus"
@@ -857,16 +868,16 @@ def soak(hands: int = 20_000, game: str = "three_card_lowball", sample_every: in
             raise SoakFailure(f"hand {number} paused: {table.fault}")
         wager_nets = sum(e.net for e in settled_hand if type(e) is WagerSettled) + \
             sum(e.amount for e in settled_hand if type(e) is ProgressiveAwarded)
-        result = [e for e in settled_hand if type(e) is HandSettled]
-        if len(result) != 1:
-            raise SoakFailure(f"hand {number}: {len(result)} hand_settled events")
-        if wager_nets != result[0].players_net or result[0].players_net != \
-                -result[0].house_result:
+        settled = [e for e in settled_hand if type(e) is HandSettled]
+        if len(settled) != 1:
+            raise SoakFailure(f"hand {number}: {len(settled)} hand_settled events")
+        if wager_nets != settled[0].players_net or settled[0].players_net != \
+                -settled[0].house_result:
             raise SoakFailure(f"hand {number}: nets {wager_nets}, players_net "
-                              f"{result[0].players_net}, house {result[0].house_result}")
+                              f"{settled[0].players_net}, house {settled[0].house_result}")
         totals["wager_nets"] += wager_nets
-        totals["players_net"] += result[0].players_net
-        totals["house_result"] += result[0].house_result
+        totals["players_net"] += settled[0].players_net
+        totals["house_result"] += settled[0].house_result
         if table.jackpot is not None:
             totals["jackpot_hands"] += 1
             events = command({"command": "verify_jackpot"}, SUPERVISOR_ROLE)

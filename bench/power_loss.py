@@ -57,20 +57,23 @@ import tempfile
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import zmq
 
 from controller.errors import LowballError
 from controller.stream import wire
+from controller.core.cards import Card
 from controller.core.events import CardDealt
 from controller.stream.command_client import CommandClient, CommandTimeout
 from controller.stream.journal import Journal, journal_path
 from controller.settings.scenario import Scenario, load_scenario, replay, settlement_report
 from controller.core.table import Table
 from controller.settings.table_config import (
+    LoadedConfig,
     build_table,
     default_config_path,
     load_config,
@@ -104,7 +107,11 @@ class DaemonDied(LowballError):
     """The daemon process is gone (killed on purpose, or crashed: see its log)."""
 
 
-def wait_for(predicate, what: str, timeout: float = DEADLINE_S, alive=None):
+Value = TypeVar("Value")
+
+
+def wait_for(predicate: Callable[[], Value], what: str, timeout: float = DEADLINE_S,
+             alive: Callable[[], bool] | None = None) -> Value:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()
@@ -159,7 +166,7 @@ class JournalView:
     def __init__(self, path: Path):
         self.path = path
 
-    def _query(self, sql: str, args: tuple = ()) -> list[tuple]:
+    def _query(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         if not self.path.exists():
             return []
         connection = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)
@@ -183,7 +190,7 @@ class JournalView:
                                "ORDER BY seq", (hand_id,))
         return [(seq, ts, kind, bytes(message)) for seq, ts, kind, message in rows]
 
-    def data(self, hand_id: str, kind: str) -> list[dict]:
+    def data(self, hand_id: str, kind: str) -> list[dict[str, Any]]:
         return [json.loads(message)["data"] for _, _, type_, message in self.records(hand_id)
                 if type_ == kind]
 
@@ -224,7 +231,7 @@ class RunResult:
     killed_at_seq: int | None = None
     restarts: int = 0
     hand_id: str = ""
-    settlements: list[dict] = field(default_factory=list)
+    settlements: list[dict[str, Any]] = field(default_factory=list)
     meter: int | None = None
     last_seq: int = 0
     boundaries: list[int] = field(default_factory=list)
@@ -251,7 +258,8 @@ class PowerLossRig:
 
     def __init__(self, workdir: Path, game: str):
         self.workdir, self.game = workdir, game
-        self.shoe = PtyTransport(Lbs1ShoeModel(), name="shoe").start()
+        self.shoe_model = Lbs1ShoeModel()
+        self.shoe = PtyTransport(self.shoe_model, name="shoe").start()
         self.spots = PtyTransport(SpotControllerModel(), name="spots").start()
         self.meter = PtyTransport(AlphaSignModel(), name="meter").start()
         self.state_dir = workdir / "state"
@@ -268,7 +276,7 @@ class PowerLossRig:
         self.sub.connect(self.stream.events)
         self.received: list[tuple[int, bytes]] = []
         self.commands = CommandClient(self.stream.commands, context=self.context)
-        self.proc: subprocess.Popen | None = None
+        self.proc: subprocess.Popen[bytes] | None = None
         self.starts = 0
         self.log = open(workdir / "daemon.log", "ab")
 
@@ -330,7 +338,7 @@ class PowerLossRig:
 
     # -- talking to it ----------------------------------------------------------------------
 
-    def ask(self, request: dict, timeout: float = DEADLINE_S) -> dict:
+    def ask(self, request: dict[str, Any], timeout: float = DEADLINE_S) -> dict[str, Any]:
         """Send one command; its reply as the command socket sent it. CommandTimeout (a
         TimeoutError) if no answer, DaemonDied if the process is gone."""
         request_id = self.commands.send(request)
@@ -345,8 +353,9 @@ class PowerLossRig:
         self.commands.reset()
         raise CommandTimeout(self.stream.commands, str(request.get("command")), timeout)
 
-    def status(self) -> dict:
-        return self.ask({"command": "status"})["state"]
+    def status(self) -> dict[str, Any]:
+        state: dict[str, Any] = self.ask({"command": "status"})["state"]
+        return state
 
     def drain(self) -> None:
         while self.sub.poll(0):
@@ -358,7 +367,7 @@ class PowerLossRig:
 
 # --- the dealer ------------------------------------------------------------------------------
 
-def _hand_id(loaded, number: int) -> str:
+def _hand_id(loaded: LoadedConfig, number: int) -> str:
     return f"{loaded.config.table.id}-{number:06d}"
 
 
@@ -435,7 +444,7 @@ def step(rig: PowerLossRig, scenario: Scenario, hand_number: int) -> bool:
 
 
 def shoe_has_card_in_flight(rig: PowerLossRig) -> bool:
-    model = rig.shoe.model
+    model = rig.shoe_model
     with rig.shoe.lock:
         outstanding = model._outstanding
         queued = list(model._queue)
@@ -463,7 +472,7 @@ def deal_while_down(rig: PowerLossRig) -> int:
     and the shoe has none in flight. How many cards were dealt (0 or 1)."""
     table = table_from_journal(rig)
     hand = table.hand
-    if hand is None or shoe_has_card_in_flight(rig) or rig.shoe.model.remaining == 0:
+    if hand is None or shoe_has_card_in_flight(rig) or rig.shoe_model.remaining == 0:
         return 0
     if table.fault is not None and not table.fault.recoverable:
         return 0
@@ -504,6 +513,7 @@ def play_hand(rig: PowerLossRig, scenario: Scenario, hand_number: int,
                 if not stop.wait(delay):              # the random instant, unless settled
                     kill()
                 return
+            assert kill_at is not None  # one of the two is given, or nothing watches
             while not stop.is_set():
                 if rig.journal.last_seq() >= kill_at:
                     kill()
@@ -513,7 +523,8 @@ def play_hand(rig: PowerLossRig, scenario: Scenario, hand_number: int,
         watcher.start()
     try:
         while True:
-            if kill_at is not None and not killed_at and rig.journal.last_seq() >= kill_at:
+            if watcher is not None and kill_at is not None and not killed_at and \
+                    rig.journal.last_seq() >= kill_at:
                 watcher.join(DEADLINE_S)                  # let the kill land at this boundary
             try:
                 if in_flight_card is not None and not killed_at:
@@ -528,8 +539,9 @@ def play_hand(rig: PowerLossRig, scenario: Scenario, hand_number: int,
                 if not killed_at and rig.alive():
                     raise
                 if not killed_at:
+                    code = rig.proc.returncode if rig.proc is not None else None
                     raise AssertionError(f"the daemon died on its own (exit "
-                                         f"{rig.proc.returncode}); see {rig.workdir}/daemon.log")
+                                         f"{code}); see {rig.workdir}/daemon.log")
                 if kill_near is not None:
                     rig.reap()
                     down = time.monotonic()
@@ -550,7 +562,8 @@ def play_hand(rig: PowerLossRig, scenario: Scenario, hand_number: int,
             watcher.join(DEADLINE_S)
 
 
-def _deal_and_kill_on_ack(rig, scenario, hand_number, card_index, killed_at) -> bool:
+def _deal_and_kill_on_ack(rig: PowerLossRig, scenario: Scenario, hand_number: int,
+                          card_index: int, killed_at: list[int]) -> bool:
     """When the table waits for card ``card_index`` of the hand: deal it and SIGKILL the
     daemon the moment the shoe simulator sees its ACK. True if it did."""
     hand_id = _hand_id(rig.loaded, hand_number)
@@ -559,7 +572,7 @@ def _deal_and_kill_on_ack(rig, scenario, hand_number, card_index, killed_at) -> 
             state["hand"]["next"]["kind"] != "card" or \
             len(received_cards(rig, hand_id)) != card_index:
         return False
-    model, process = rig.shoe.model, rig.proc
+    model, process = rig.shoe_model, rig.proc
     assert process is not None
     fired = threading.Event()
     parser = FrameParser()
@@ -632,7 +645,8 @@ def run_once(game: str, scenario_name: str, kill_at: int | None = None, *,
     return result
 
 
-def check_run(rig: PowerLossRig, scenario: Scenario, status: dict, kill_at: int | None,
+def check_run(rig: PowerLossRig, scenario: Scenario, status: dict[str, Any],
+              kill_at: int | None,
               killed: int | None) -> RunResult:
     hand_id = _hand_id(rig.loaded, 1)
     result = RunResult(rig.game, "", kill_at, killed, hand_id=hand_id)
@@ -649,6 +663,9 @@ def check_run(rig: PowerLossRig, scenario: Scenario, status: dict, kill_at: int 
         problems.append(f"the kill left the journal at seq {killed}, inside a transaction")
     expected_hand = replay(scenario, load_config(default_config_path(rig.game)))
     expected = settlement_report(expected_hand)
+    # the rig places spot N's wagers for player pN: every settlement of the spot names it
+    expected["settlements"] = [{**settled, "player": f"p{settled['seat']}"}
+                               for settled in expected["settlements"]]
     result.settlements = rig.journal.data(hand_id, "wager_settled")
     if result.settlements != expected["settlements"]:
         problems.append(f"settlements {result.settlements} != replay {expected['settlements']}")
@@ -672,7 +689,7 @@ def check_run(rig: PowerLossRig, scenario: Scenario, status: dict, kill_at: int 
     if shoe_cards != wanted:
         problems.append(f"shoe_card {shoe_cards} != the scenario's {wanted}")
     # Cards that left the simulated shoe but never reached the journal.
-    left_shoe = [str(card) for card in rig.shoe.model.dealt]
+    left_shoe = [str(card) for card in rig.shoe_model.dealt]
     lost = Counter(left_shoe) - Counter(shoe_cards)
     result.lost_cards = sorted(lost.elements())
     # The stream: never a seq twice, never other bytes than the journal's.
@@ -695,7 +712,7 @@ def check_run(rig: PowerLossRig, scenario: Scenario, status: dict, kill_at: int 
 # --- the campaign ----------------------------------------------------------------------------
 
 def campaign(game: str, scenario_name: str, kill_points: list[int] | None = None, *,
-             in_flight: bool = False, log=print) -> dict[str, Any]:
+             in_flight: bool = False, log: Callable[[str], object] = print) -> dict[str, Any]:
     """A run never killed, then one run per kill point (every boundary of the hand when
     ``kill_points`` is None; else the given indexes into the boundary list, negative from the
     end). Returns survived/failed counts, lost cards and the problems found."""
@@ -741,7 +758,7 @@ def campaign(game: str, scenario_name: str, kill_points: list[int] | None = None
     return summary
 
 
-def baseline_cards(scenario_name: str) -> list:
+def baseline_cards(scenario_name: str) -> list[Card]:
     return list(load_scenario(SCENARIOS / f"{scenario_name}.json").shoe)
 
 
@@ -759,7 +776,7 @@ def random_kill(game: str, scenario_name: str, rng: random.Random, records: int,
 
 def random_campaign(game: str, scenario_name: str, kills: int = RANDOM_KILLS, *,
                     seed: int | None = None, downtime: tuple[float, float] = DOWNTIME_S,
-                    log=print) -> dict[str, Any]:
+                    log: Callable[[str], object] = print) -> dict[str, Any]:
     """Runs until ``kills`` of them were SIGKILLed mid-hand (at a random instant; a run whose
     hand settled first counts as a run, not a kill; at most three runs per kill), each
     restarted after a random downtime (most past the old 0.8 s retry window), a card dealt
@@ -804,7 +821,8 @@ def random_campaign(game: str, scenario_name: str, kills: int = RANDOM_KILLS, *,
 
 def run(scenarios: dict[str, str] | None = None, *, in_flight: bool = True,
         random_kills: int = RANDOM_KILLS, seed: int | None = None,
-        boundaries: bool = True, log=print) -> dict[str, dict[str, Any]]:
+        boundaries: bool = True, log: Callable[[str], object] = print,
+        ) -> dict[str, dict[str, Any]]:
     """Every journal boundary of a full hand of each game (with an in-flight kill per card),
     then ``random_kills`` random kills with slow restarts per game."""
     results: dict[str, dict[str, Any]] = {}

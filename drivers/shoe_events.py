@@ -12,17 +12,20 @@ from enum import StrEnum
 from typing import Any
 
 from controller.core.cards import Card
+from controller.core.vocabulary import ShoeFaultCode
 
 
 class FaultCode(StrEnum):
-    """Faults a shoe reports (``E`` frames, USB report type 2)."""
+    """Faults a shoe reports (``E`` frames, USB report type 2): the table's
+    :class:`~controller.core.vocabulary.ShoeFaultCode`, which says what each means, but
+    ``CONFLICT``, which the driver raises and a shoe never sends."""
 
-    JAM = "JAM"  # a card is stuck in the exit
-    MISREAD = "MISREAD"  # a card left but its face could not be read
-    DOOR = "DOOR"  # the shoe door was opened
-    EMPTY = "EMPTY"  # asked to deal with no cards left
-    TAGUNKNOWN = "TAGUNKNOWN"  # a card's RFID tag is not in the deck's registry
-    DUPLICATE = "DUPLICATE"  # the shoe saw the same card twice
+    JAM = ShoeFaultCode.JAM.value
+    MISREAD = ShoeFaultCode.MISREAD.value
+    DOOR = ShoeFaultCode.DOOR.value
+    EMPTY = ShoeFaultCode.EMPTY.value
+    TAGUNKNOWN = ShoeFaultCode.TAGUNKNOWN.value
+    DUPLICATE = ShoeFaultCode.DUPLICATE.value
 
 
 class ShoeState(StrEnum):

@@ -67,6 +67,8 @@ WIN = Lamp(Color.GREEN, Mode.SOLID)
 LOSE = Lamp(Color.OFF, Mode.SOLID)
 PUSH = Lamp(Color.AMBER, Mode.SOLID)
 PROGRESSIVE_WINNER = Lamp(Color.WHITE, Mode.BLINK)
+#: The linked progressive's pool is out of reach: no progressive wager on this spot.
+PROGRESSIVE_CLOSED = Lamp(Color.RED, Mode.SOLID)
 #: The table is closed.
 OFF = Lamp(Color.OFF, Mode.SOLID)
 
@@ -75,7 +77,8 @@ LAMPS: dict[SpotLamp, Lamp] = {
     SpotLamp.ATTRACT: ATTRACT, SpotLamp.WAGER_ACCEPTED: WAGER_ACCEPTED,
     SpotLamp.CHANGED_AFTER_LOCK: CHANGED_AFTER_LOCK, SpotLamp.TO_ACT: TO_ACT,
     SpotLamp.WIN: WIN, SpotLamp.LOSE: LOSE, SpotLamp.PUSH: PUSH,
-    SpotLamp.PROGRESSIVE_WINNER: PROGRESSIVE_WINNER, SpotLamp.OFF: OFF,
+    SpotLamp.PROGRESSIVE_WINNER: PROGRESSIVE_WINNER,
+    SpotLamp.PROGRESSIVE_CLOSED: PROGRESSIVE_CLOSED, SpotLamp.OFF: OFF,
 }
 
 

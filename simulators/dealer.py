@@ -21,7 +21,7 @@ import zmq
 
 from controller.core.cards import Card, parse_card
 from controller.stream.command_client import CommandClient
-from controller.stream.command_replies import Status
+from controller.stream.command_replies import Refused, Status
 
 DEFAULT_SPOTS = (1, 2, 3, 4, 5, 6, 7)
 
@@ -87,6 +87,7 @@ class SimulatedDealer:
 
     def new_hand(self) -> None:
         spots = sorted(self.rng.sample(DEFAULT_SPOTS, self.rng.randint(2, 6)))
+        progressive: list[int] = []
         for spot in spots:
             ante = self.rng.choice((500, 1000, 2500, 5000))
             second = "xtra_bonus" if self.game == "cali_lowball" else "bonus"
@@ -99,8 +100,15 @@ class SimulatedDealer:
             if self.game == "three_card_lowball" and self.rng.random() < 0.7:
                 self.ask({"command": "place", "spot": spot, "wager": "progressive",
                           "amount": 100})
+                progressive.append(spot)
         self.shoe.load(seed=self.rng.randrange(2**32))
-        self.ask({"command": "lock"})
+        reply = self.client.ask({"command": "lock"})
+        if isinstance(reply, Refused) and "the pool link is down" in reply.error:
+            # a linked table whose pool is out of reach: the progressive comes off, the rest
+            # is dealt
+            for spot in progressive:
+                self.ask({"command": "cancel", "spot": spot, "wager": "progressive"})
+            self.ask({"command": "lock"})
 
     def play(self, state: dict[str, Any], stop: threading.Event) -> None:
         hand = state["hand"]

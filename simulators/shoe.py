@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import random
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from controller.core.cards import DECK, Card, parse_card, parse_cards
 from drivers.lbs1 import (
@@ -310,8 +311,8 @@ class ShoeModel:
 class Lbs1ShoeModel(ShoeModel):
     """A shoe speaking LBS1 frames (docs/protocols.md section 1)."""
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, *args: Any, **kwargs: Any) -> None:  # ShoeModel's
+        super().__init__(*args, **kwargs)
         self._parser = FrameParser()
         self._pending_noise: list[bytes] = []
         self._bad_crcs = 0
@@ -350,13 +351,13 @@ class Lbs1ShoeModel(ShoeModel):
             else:
                 self.host_errors.append(f"unexpected host frame type {item.type!r}")
 
-    def _on_seq_payload(self, text: str, action: object) -> None:
+    def _on_seq_payload(self, text: str, action: Callable[[int], object]) -> None:
         try:
             seq = int(text, 16)
         except ValueError:
             self.host_errors.append(f"bad SEQ in host frame: {text!r}")
             return
-        action(seq)  # type: ignore[operator]
+        action(seq)
 
     def transmissions(self, now: float) -> list[bytes]:
         """Separate wire writes due now (noise and frames), for transports and the recorder."""
@@ -400,8 +401,8 @@ class Lbs1ShoeModel(ShoeModel):
 class UsbShoeModel(ShoeModel):
     """A shoe speaking USB reports (docs/protocols.md section 2)."""
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, *args: Any, **kwargs: Any) -> None:  # ShoeModel's
+        super().__init__(*args, **kwargs)
         self._raw_reports: list[bytes] = []
 
     def inject_report(self, report: bytes) -> None:

@@ -190,7 +190,9 @@ def _pay(amount: int, odds: str) -> int:
 
 
 def _entry(seat: int, wager: str, amount: int, result: str, net: int) -> dict:
-    return {"seat": seat, "wager": wager, "amount": amount, "result": result, "net": net}
+    # The scenarios name no player: every record says so with "".
+    return {"seat": seat, "wager": wager, "amount": amount, "result": result, "net": net,
+            "player": ""}
 
 
 def _win_lose(seat, wager, amount, player_wins: bool) -> dict:
@@ -389,10 +391,12 @@ def _settle_three_card(scenario, paytables, progressive, dealer_option: int) -> 
             jackpot_paid = each * len(jackpot_seats)
     for seat in progressive_seats:
         if seat in jackpot_seats:
-            progressive_out.append({"seat": seat, "award": "jackpot", "amount": each})
+            progressive_out.append({"seat": seat, "award": "jackpot", "amount": each,
+                                    "player": ""})
         elif seat in awards:
             progressive_out.append({"seat": seat, "award": awards[seat],
-                                    "amount": progressive["awards"][awards[seat]]})
+                                    "amount": progressive["awards"][awards[seat]],
+                                    "player": ""})
     reseed = progressive["seed"] if jackpot_seats else 0
     meter = {"before": before, "contributions": contributions, "awards": jackpot_paid,
              "reseed": reseed, "after": total - jackpot_paid + reseed}

@@ -7,6 +7,7 @@ answers as slowly, late or out of order as a test needs, and against the real da
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -19,10 +20,13 @@ from controller.stream.command_replies import (
     Refused,
     ReplyError,
     Status,
+    Withdrawn,
     decode,
     encode,
     reply_from,
 )
+from controller.core import commands
+from controller.stream import table_commands
 from controller.stream.table_commands import parse_command
 from tests.test_daemon import CREDENTIAL, DEADLINE_S, Rig
 
@@ -36,6 +40,8 @@ REPLIES = [
     (Refused("bad", seq=7), b'{"ok": false, "error": "bad", "seq": 7}'),
     (Refused("bad", counted=True), b'{"ok": false, "error": "bad", "counted": true}'),
     (Refused("caf\u00e9"), b'{"ok": false, "error": "caf\\u00e9"}'),
+    (Withdrawn({"a1b2c3d4": 9}, ["e5f6a7b8"]),
+     b'{"ok": true, "carried_out": {"a1b2c3d4": 9}, "withdrawn": ["e5f6a7b8"]}'),
 ]
 
 
@@ -51,6 +57,8 @@ def test_each_reply_has_the_bytes_the_daemon_sends_and_reads_back(reply, payload
     {"ok": True, "seq": True, "state": "OPEN", "expecting": "x"},
     {"ok": True, "seq": 1, "state": "OPEN", "expecting": None},
     {"ok": True, "seq": 1}, {"ok": True, "state": {}, "seq": 1, "devices": {}},
+    {"ok": True, "carried_out": {"a": "1"}, "withdrawn": []},
+    {"ok": True, "carried_out": {}, "withdrawn": [1]},
 ])
 def test_anything_else_is_not_a_reply(data):
     with pytest.raises(ReplyError) as raised:
@@ -103,7 +111,7 @@ def test_a_late_reply_is_never_taken_for_the_answer_to_the_next_request(router_a
     envelope, request = router.take()
     router.answer(late, Refused("the answer to lock"))
     router.answer(envelope, Accepted(5, "OPEN", "place wagers, then lock"))
-    assert request == {"command": "open", "by": "pit"}
+    assert request.pop("request_id") and request == {"command": "open", "by": "pit"}
     assert client.reply_to(second, DEADLINE_S) == Accepted(5, "OPEN", "place wagers, then lock")
 
 
@@ -119,24 +127,25 @@ def test_pipelined_replies_come_back_with_their_requests_ids(router_and_client):
                        ids[2]: Refused("spot 3")}
 
 
-def test_a_command_that_timed_out_never_reaches_the_table_later(tmp_path):
-    """The request is queued while no daemon listens: after the timeout it is dropped, so a
-    daemon that comes up later does not carry out a command its giver gave up on."""
+def test_a_command_that_timed_out_is_withdrawn_right_behind_it(tmp_path):
+    """The request is queued while no daemon listens: when one comes up, the withdrawal
+    naming it arrives right behind it (the daemon reads both before serving either, and
+    refuses the command), and the timeout says its fate is not known yet."""
     context = zmq.Context()
     endpoint = f"ipc://{tmp_path}/commands"
     client = CommandClient(endpoint, context=context)
     try:
         with pytest.raises(CommandTimeout) as raised:
             client.ask({"command": "lock"}, timeout_s=0.05)
-        assert (raised.value.command, raised.value.timeout_s) == ("lock", 0.05)
-        assert isinstance(raised.value, LowballError) and isinstance(raised.value, TimeoutError)
+        timeout = raised.value
+        assert (timeout.command, timeout.timeout_s) == ("lock", 0.05)
+        assert isinstance(timeout, LowballError) and isinstance(timeout, TimeoutError)
+        assert timeout.carried_out is None and not timeout.withdrawn
+        assert f"Withdraw request {timeout.request_id} again" in str(timeout)
         router = Router(context, endpoint)
-        request_id = client.send({"command": "status"})
+        assert router.take()[1] == {"command": "lock", "request_id": timeout.request_id}
         envelope, request = router.take()
-        assert request == {"command": "status"}
-        router.answer(envelope, Refused("held"))
-        assert client.reply_to(request_id, DEADLINE_S) == Refused("held")
-        assert not router.socket.poll(100), "the timed-out lock arrived after all"
+        assert request == {"command": "withdraw", "requests": [timeout.request_id]}
         router.socket.close(0)
     finally:
         client.close()
@@ -147,7 +156,7 @@ def test_only_a_status_is_asked_again_after_a_timeout(router_and_client):
     router, client = router_and_client
     with pytest.raises(CommandTimeout):
         client.ask({"command": "lock"}, timeout_s=0.05, retries=3)
-    assert router.take()[1]["command"] == "lock"
+    assert [router.take()[1]["command"] for _ in range(2)] == ["lock", "withdraw"]
     assert not router.socket.poll(100), "a command was sent again"
     with pytest.raises(CommandTimeout):
         client.ask({"command": "status"}, timeout_s=0.05, retries=2)
@@ -158,9 +167,10 @@ def test_the_credential_goes_only_with_a_supervisor_request(router_and_client):
     router, client = router_and_client
     client.send(parse_command({"command": "void", "reason": "misdeal"}), supervisor=True)
     client.send({"command": "open", "by": "sam"})
-    assert router.take()[1] == {"command": "void", "reason": "misdeal", "by": "pit",
-                                "credential": "secret"}
-    assert router.take()[1] == {"command": "open", "by": "sam"}
+    taken = [router.take()[1] for _ in range(2)]
+    assert all(len(request.pop("request_id")) == 32 for request in taken)
+    assert taken == [{"command": "void", "reason": "misdeal", "by": "pit",
+                      "credential": "secret"}, {"command": "open", "by": "sam"}]
 
 
 # --- the client against the daemon -------------------------------------------------------------
@@ -195,6 +205,30 @@ def test_the_daemon_answers_the_client_with_typed_replies(rig):
         client.close()
 
 
+def test_a_withdrawal_settles_each_request_it_names_for_good(rig):
+    """Carried out (its record's seq, remembered across a restart), or withdrawn: refused
+    whenever it arrives. A request is carried out once under its id."""
+    def ask(request_id: str, **request) -> dict:
+        return rig.daemon.command(json.dumps({**request, "request_id": request_id}).encode())
+
+    opened = ask("opened-0001", command="open")
+    assert opened["ok"]
+    accepted = rig.daemon.journal.last_of("command_accepted")
+    assert accepted.seq <= opened["seq"]
+    rig.stop_daemon()
+    rig.start_daemon()
+    withdraw = {"command": "withdraw", "requests": ["opened-0001", "placed-0002"]}
+    assert rig.daemon.command(json.dumps(withdraw).encode()) == {
+        "ok": True, "carried_out": {"opened-0001": accepted.seq}, "withdrawn": ["placed-0002"]}
+    late = ask("placed-0002", command="place", spot=1, wager="ante", amount=500)
+    assert not late["ok"] and "withdrawn by its client" in late["error"]
+    again = ask("opened-0001", command="open")
+    assert not again["ok"] and f"carried out already (seq {accepted.seq})" in again["error"]
+    bad = rig.daemon.command(b'{"command": "withdraw", "requests": ["no"]}')
+    assert not bad["ok"] and "requests" in bad["error"]
+    assert not ask("x", command="open")["ok"]
+
+
 def test_a_req_client_and_the_command_client_get_the_same_bytes(rig):
     """The envelope is returned as it came: a REQ's empty delimiter, or the client's id."""
     raw = rig.context.socket(zmq.DEALER)
@@ -220,7 +254,7 @@ def test_the_protocol_page_lists_every_command_and_the_limits_the_daemon_keeps()
     from controller.stream.table_commands import COMMANDS
 
     page = (Path(__file__).resolve().parents[1] / "docs" / "command-channel.md").read_text()
-    for name, cls in [*COMMANDS.items(), ("status", None)]:
+    for name, cls in [*COMMANDS.items(), ("status", None), ("withdraw", None)]:
         row = next((line for line in page.splitlines() if line.startswith(f"| `{name}` |")),
                    None)
         assert row is not None, f"docs/command-channel.md does not list {name}"
@@ -233,6 +267,7 @@ def test_the_protocol_page_lists_every_command_and_the_limits_the_daemon_keeps()
     assert f"| frame size | {channel.MAX_COMMAND_FRAME_BYTES // 1024} KiB |" in page
     assert (f"| {channel.MAX_COMMANDS_PER_TURN}, within {channel.TURN_BUDGET_S * 1000:g} ms"
             in page)
+    assert f"| requests read and held, not yet served | {channel.MAX_WAITING} |" in page
     assert f"| {IN_FULL} per client per second |" in page
     assert f"| {CREDENTIAL_FAILURES} within a minute" in page
     assert f"| handshake | {HANDSHAKE_TIMEOUT_MS / 1000:g} s |" in page
@@ -248,3 +283,21 @@ def test_a_message_that_is_not_a_reply_to_this_client_is_skipped_within_the_time
     assert client.receive(DEADLINE_S) == (request_id, Refused("held"))
     router.socket.send_multipart([envelope[0], b"no id", encode(Refused("stray"))])
     assert client.receive(0.05) is None
+
+
+def test_each_request_model_has_the_name_and_arguments_of_its_core_command():
+    """The request models and the core's commands are declared apart on purpose (the
+    module docstring of controller/stream/table_commands.py says why): they must agree."""
+    assert list(table_commands.COMMANDS) == list(commands.COMMANDS)
+    for name, request in table_commands.COMMANDS.items():
+        core = commands.COMMANDS[name]
+        assert request.core_command is core and request.supervisor_only == core.supervisor_only
+        fields = {field.name: field.default for field in dataclasses.fields(core)}
+        arguments = {key: field.default for key, field in request.model_fields.items()
+                     if key != "command"}
+        assert arguments.keys() == fields.keys(), name
+        for key, default in fields.items():
+            if default is dataclasses.MISSING:
+                assert request.model_fields[key].is_required(), f"{name}.{key}"
+            else:
+                assert arguments[key] == default, f"{name}.{key}"

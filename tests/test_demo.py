@@ -38,6 +38,7 @@ def test_the_demo_plays_hands_and_stops_cleanly(tmp_path):
     (["verify-jackpot"], {"command": "verify_jackpot"}),
     (["void", "card on the floor"], {"command": "void", "reason": "card on the floor"}),
     (["lock"], {"command": "lock"}),
+    (["acknowledge-alarm", "812"], {"command": "acknowledge_alarm", "seq": 812}),
 ])
 def test_dealer_words_make_requests(words, expected):
     assert request_of(words) == expected

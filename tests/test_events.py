@@ -134,7 +134,7 @@ def test_field_hints_are_the_declared_types():
     assert field_hints(CardDealt) == {"card": Card, "to": Union[int, str], "phase": Phase}
     assert field_hints(events.WagersLocked)["wagers"] == tuple[Wager, ...]
     assert field_hints(WagerSettled) == dict.fromkeys(WagerSettled._fields, int) | {
-        "wager": WagerKey, "result": WagerResult}
+        "wager": WagerKey, "result": WagerResult, "player": str}
     assert field_hints(NextStep)["to"] == Union[int, str, None]
 
 

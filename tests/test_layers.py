@@ -11,7 +11,7 @@ layer           may import from the project                          third-party
 errors          nothing                                              none
 core            core, errors                                         none
 par             core, par, errors                                    numpy
-drivers         drivers, core (cards), errors                        serial, usb, pydantic,
+drivers         drivers, core (cards, vocabulary), errors            serial, usb, pydantic,
                                                                      structlog
 settings        core, settings, errors, drivers.config               pydantic
 stream          core, settings, stream, errors                       pydantic, zmq, structlog

@@ -113,7 +113,7 @@ def same_as_reference(hand, scenario, meter=None):
                                            dealer_option=engine_dealer_option(hand))
     settled = [e._asdict() for e in hand.history if type(e) is WagerSettled]
     assert settled == expected["settlements"]
-    awards = [dict(seat=e.seat, award=e.award, amount=e.amount)
+    awards = [dict(seat=e.seat, award=e.award, amount=e.amount, player=e.player)
               for e in hand.history if type(e) is ProgressiveAwarded]
     assert awards == expected["progressive"]
     meter_event = next((e for e in hand.history if type(e) is MeterSettled), None)

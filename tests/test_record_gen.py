@@ -8,7 +8,7 @@ import pytest
 from controller.core import events, record_gen, table_events
 from controller.core.declared import events as declared_events
 from controller.core.declared import table_events as declared_table_events
-from controller.core.records import Record
+from controller.core.records import Record, field_hints
 
 PAIRS = [(events, declared_events), (table_events, declared_table_events)]
 
@@ -22,8 +22,13 @@ def test_each_declaration_is_a_record_with_its_name_fields_defaults_and_doc(gene
     for cls, spec in zip(generated.KINDS, declared.KINDS):
         assert issubclass(cls, Record) and not issubclass(cls, tuple)
         assert cls._fields == spec._fields
-        assert cls._hints == {name: getattr(hint, "__forward_arg__", hint)  # the same text
-                              for name, hint in spec.__annotations__.items()}
+        hints = field_hints(cls)
+        for name, hint in spec.__annotations__.items():
+            if hasattr(hint, "__forward_arg__"):  # a class declaration: the same text
+                assert cls._hints[name] == hint.__forward_arg__
+            else:  # the functional form: the same type
+                assert hints[name] == hint
+        assert list(cls._hints) == list(spec._fields)
         assert cls(*spec._fields)._asdict() == spec(*spec._fields)._asdict()
         if spec._field_defaults:
             required = spec._fields[:len(spec._fields) - len(spec._field_defaults)]
@@ -32,6 +37,10 @@ def test_each_declaration_is_a_record_with_its_name_fields_defaults_and_doc(gene
             assert not cls.__doc__
         else:
             assert cls.__doc__ == spec.__doc__
+
+def test_both_forms_of_declaration_are_declared():
+    assert table_events.ShoeCard._fields == declared_table_events.ShoeCard._fields
+    assert "count" in table_events.RefusalsCounted._fields
 
 def test_a_table_event_behaves_as_a_hand_event():
     opened = table_events.TableOpened("T1", "cali_lowball", "p1", "approved")
@@ -77,3 +86,43 @@ class ChipsCounted(Record):
         object.__setattr__(self, "spot", spot)
         object.__setattr__(self, "cards", cards)
 """
+
+def test_the_functional_form_becomes_a_record_class_with_the_docstring_after_it():
+    source = ('from typing import NamedTuple\n\n'
+              'Counted = NamedTuple("Counted", [("spot", int), ("count", int)])\n'
+              'Counted.__doc__ = (\n    """Chips counted on a spot.""")\n\n'
+              'TOTAL = 1\n')
+    generated = record_gen.generate(source, "new.py")[len(record_gen.header("new.py")):]
+    assert generated == """\
+from typing import Any, final
+
+@final
+class Counted(Record):
+    __doc__ = \"\"\"Chips counted on a spot.\"\"\"
+
+    __slots__ = ("spot", "count")
+    _fields = ("spot", "count")
+    _hints = {"spot": "int", "count": "int"}
+    spot: Any
+    count: Any
+
+    def __init__(self, spot: Any, count: Any) -> None:
+        object.__setattr__(self, "spot", spot)
+        object.__setattr__(self, "count", count)
+
+TOTAL = 1
+"""
+
+def test_a_functional_declaration_names_its_fields_as_pairs():
+    source = 'from typing import NamedTuple\n\nOdd = NamedTuple("Odd", [("spot", int), "count"])\n'
+    with pytest.raises(record_gen.DeclarationError, match=r"new\.py:3 Odd: line 3: a field is"):
+        record_gen.generate(source, "new.py")
+
+def test_a_record_replaces_fields_as_a_named_tuple_does():
+    accepted = table_events.CommandAccepted("open", "{}", "dealer 1", "dealer")
+    signed = accepted._replace(credential="own", request_id="r-1")
+    assert type(signed) is table_events.CommandAccepted
+    assert signed._asdict() == {**accepted._asdict(), "credential": "own", "request_id": "r-1"}
+    assert accepted.credential == "none"  # the original is unchanged
+    with pytest.raises(ValueError, match=r"unexpected field names: \['role_claimed'\]"):
+        accepted._replace(role_claimed="supervisor")

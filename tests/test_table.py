@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from controller.core.cards import parse_card
-from controller.core.events import WagerSettled
+from controller.core.events import ProgressiveAwarded, WagerSettled
 from controller.core.games import WagerError
 from controller.stream.table_commands import parse_command
 from controller.settings.validation import InputError
@@ -333,7 +333,10 @@ def test_scenarios_through_the_table_settle_as_replay_does(path):
             spot = step.seats[0]
             d.do(command="decide", spot=spot, decision=decisions[spot].pop(0))
     settled = [s._asdict() for s in d.events if type(s) is WagerSettled]
-    assert settled == expected["settlements"]
+    # every settlement and award names the player the dealer gave for its spot
+    assert settled == [{**s, "player": f"p{s['seat']}"} for s in expected["settlements"]]
+    awarded = [a._asdict() for a in d.events if type(a) is ProgressiveAwarded]
+    assert awarded == [{**a, "player": f"p{a['seat']}"} for a in expected["progressive"]]
 
 
 def test_the_dealer_is_shown_the_house_way():
@@ -482,13 +485,47 @@ def test_a_missing_card_with_no_hand_in_play_is_journaled_as_a_fault_and_the_tab
     assert d.table.state == "OPEN" and d.table.fault is None
 
 
-def test_a_count_of_one_after_a_shuffle_starts_again():
+def test_a_count_of_one_after_a_shuffle_between_hands_starts_again():
+    d = Driver()
+    cali_hand(d)
+    d.cards("As 9c Kd 2s 9d Qh")
+    d.do(command="decide", spot=1, decision="check")
+    d.do(command="decide", spot=2, decision="check")
+    d.cards("3c 4d 5h")
+    d.do(command="decide", spot=1, decision="fold")
+    d.do(command="decide", spot=2, decision="fold")
+    assert d.table.state == "SETTLED"
+    d.count = 0                                    # the shoe was shuffled between hands
+    cali_hand(d)
+    d.cards("As 9c Kd 2s 9d Qh")
+    assert d.table.state == "DECIDING" and d.table.fault is None
+
+
+@pytest.mark.parametrize("reported", [
+    lambda table: table.shoe_fault("JAM"),
+    lambda table: table.device_status("shoe", "lost", "cable out"),
+    lambda table: table.device_status("controller", "restarted", "journal seq 40"),
+], ids=["shoe fault", "shoe lost", "controller restarted"])
+def test_a_count_of_one_mid_hand_starts_again_after_a_fault_or_a_reconnection(reported):
     d = Driver()
     cali_hand(d)
     d.cards("As 9c Kd")
-    d.count = 0                                    # the shoe was shuffled (or reset)
+    d.record(reported(d.table))                    # the shoe may have been reset meanwhile
+    d.record(d.table.device_status("shoe", "connected", "back"))
+    d.do(command="continue")
+    d.count = 0
     d.cards("2s 9d Qh")
     assert d.table.state == "DECIDING" and d.table.fault is None
+
+
+def test_a_count_back_to_1_mid_hand_is_missing_cards_and_replays_the_same():
+    d = Driver()
+    cali_hand(d)
+    d.cards("As 9c Kd")
+    events = d.card("2s", count=1)
+    assert events[1].code == "card_missing" and not events[1].recoverable
+    assert events[1].detail.startswith("card counts from 4 on (the count went back to 1")
+    assert replayed(d.events, "cali_lowball") == d.table.snapshot()
 
 
 def test_a_misread_or_an_unknown_tag_takes_one_card_count():

@@ -1,11 +1,11 @@
-"""``mypy --strict`` over the parts of the tree that are fully typed.
+"""``mypy --strict`` over the whole tree: every module of every top-level package.
 
-:data:`STRICT` names what is checked: a package or module listed here must pass with no error
-(third-party packages without type hints are the only place for a targeted ``# type: ignore``,
-with its reason). :data:`NOT_YET` names what is still on its way to strict, each with why; a
-module leaves it for :data:`STRICT` once it passes. Modules outside both lists but imported by
-a checked one are read for their types (``--follow-imports=silent``): their own errors are
-not reported here.
+:data:`STRICT` names what is checked, and it is every package the project ships or runs:
+each must pass with no error (third-party packages without type hints are the only place
+for a targeted ``# type: ignore``, with its reason). A new module is checked the day it is
+written; a package added at the top of the tree is added here. ``tests/`` is not checked
+yet: most test functions have no annotations (``mypy --strict tests`` reported 1,650 errors
+in 93 files, 703 of them ``no-untyped-def``).
 
 mypy keeps its cache in the virtual environment, so a run after the first reads only what
 changed (a few seconds).
@@ -21,53 +21,20 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: Checked with ``mypy --strict``: packages (every module under them) and single modules.
-STRICT = (
-    "drivers",
-    "simulators",
-    "bench",
-    "controller/errors.py",
-    "controller/build_info.py",
-    "controller/core/cards.py",
-    "controller/core/money.py",
-    "controller/core/rankings",
-    "controller/core/vocabulary.py",
-    "controller/core/canonical_json.py",
-    "controller/core/commands.py",
-    "controller/core/table_settings.py",
-    "controller/core/table_states.py",
-    "controller/core/lamps.py",
-    "controller/core/table_view.py",
-    "controller/daemon/command_channel.py",
-    "controller/floor",
-    "controller/console",
-    "controller/cli",
-    "controller/stream/client.py",
-    "controller/stream/publisher.py",
-    "controller/stream/journal.py",
-    "controller/stream/command_client.py",
-    "controller/stream/command_replies.py",
-)
-
-#: Inside a package of :data:`STRICT`, but not checked yet: module -> why.
-NOT_YET = {
-    "bench/pipeline.py": "being rewritten on the command channel's CommandClient",
-    "bench/power_loss.py": "being rewritten on the command channel's CommandClient",
-    "bench/floor_rig.py": "its TableProcess extends bench/pipeline.py's DaemonProcess",
-}
+#: Checked with ``mypy --strict``: the top-level packages, every module under them.
+STRICT = ("controller", "drivers", "simulators", "bench")
 
 
-def test_the_lists_name_files_that_exist() -> None:
-    missing = [name for name in (*STRICT, *NOT_YET) if not (ROOT / name).exists()]
-    assert not missing, f"no such file or package: {missing}"
+def test_every_package_of_the_tree_is_checked() -> None:
+    packages = {path.parent.name for path in ROOT.glob("*/__init__.py")} - {"tests"}
+    assert packages == set(STRICT), f"packages {sorted(packages)}, checked {sorted(STRICT)}"
 
 
 def test_mypy_strict_passes() -> None:
     cache = Path(sys.prefix) / ".mypy_cache"
-    exclude = "^(" + "|".join(name.replace(".", r"\.") for name in NOT_YET) + ")$"
     done = subprocess.run(
         [sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent",
-         "--cache-dir", str(cache), "--exclude", exclude, *STRICT],
+         "--cache-dir", str(cache), *STRICT],
         cwd=ROOT, capture_output=True, text=True, timeout=600,
         env={**os.environ, "MYPY_FORCE_COLOR": "0"})
     assert done.returncode == 0, f"mypy --strict:\n{done.stdout}{done.stderr}"

@@ -5,9 +5,12 @@
     lowball-table dealer continue                   lowball-table dealer status
     lowball-table dealer --credential-file F void "card on the floor"
     lowball-table dealer --credential-file F adjust_meter -2500 "meter reading corrected"
+    lowball-table dealer --credential-file F acknowledge_alarm 812
 
 Each command is answered ``ok`` (with what the table expects next) or with the reason it was
-refused; the exit status is 0 or 1. ``--json`` prints the daemon's answer as it is.
+refused; the exit status is 0 or 1. ``status`` prints the table, the hand in play (each spot's
+player and cards, discarded cards as discarded) and the progressive awards to pay (amount in
+dollars, spot, player). ``--json`` prints the daemon's answer as it is.
 """
 
 from __future__ import annotations
@@ -39,16 +42,22 @@ def register(subparsers: Subcommands, name: str, help_text: str) -> None:
     parser.add_argument("words", nargs="+", metavar="COMMAND",
                         help="open | close | place SPOT WAGER AMOUNT [PLAYER] | cancel SPOT "
                              "WAGER | lock | decide SPOT DECISION | continue | void REASON | "
-                             "verify_jackpot | reload | adjust_meter AMOUNT REASON | sign_in | status")
+                             "verify_jackpot | reload | adjust_meter AMOUNT REASON | sign_in | "
+                             "acknowledge_alarm SEQ | status | "
+                             "withdraw REQUEST_ID... (a command that timed out)")
     parser.set_defaults(func=run)
 
 
 def request_of(words: list[str]) -> dict[str, Any]:
     """The JSON request for the command line's words; ValueError says what is missing."""
     name, rest = words[0].replace("-", "_"), words[1:]
+    if name == "withdraw":
+        if not rest:
+            raise ValueError("usage: withdraw REQUEST_ID...")
+        return {"command": name, "requests": rest}
     shapes = {"place": ["spot", "wager", "amount", "player?"], "cancel": ["spot", "wager"],
               "decide": ["spot", "decision"], "void": ["reason"],
-              "adjust_meter": ["amount", "reason"]}
+              "adjust_meter": ["amount", "reason"], "acknowledge_alarm": ["seq"]}
     fields = shapes.get(name, [])
     required = [field for field in fields if not field.endswith("?")]
     if len(rest) < len(required) or len(rest) > len(fields):
@@ -59,7 +68,7 @@ def request_of(words: list[str]) -> dict[str, Any]:
     for field, value in zip(fields, rest):
         field = field.rstrip("?")
         whole = value.removeprefix("-").isdigit() if field == "amount" else value.isdigit()
-        request[field] = int(value) if field in ("spot", "amount") and whole else value
+        request[field] = int(value) if field in ("spot", "amount", "seq") and whole else value
     return request
 
 
@@ -80,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
         with open(args.credential_file, encoding="utf-8") as handle:
             request["credential"] = handle.read().strip()
     from controller.stream.command_client import CommandClient, CommandTimeout
-    from controller.stream.command_replies import Accepted, Refused
+    from controller.stream.command_replies import Accepted, Refused, Status
 
     with CommandClient(args.connect, curve=curve, timeout_s=args.timeout) as client:
         try:
@@ -92,6 +101,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"ok  [{reply.state}] next: {reply.expecting}")
     elif isinstance(reply, Refused) and not args.json:
         print(f"refused: {reply.error}")
+    elif isinstance(reply, Status) and not args.json:
+        from controller.cli.dealer_status import status_lines
+        print("\n".join(status_lines(reply.state, reply.seq, reply.journal)))
     else:
         print(json.dumps(reply.wire(), indent=2))
     return 0 if reply.ok else 1

@@ -32,7 +32,9 @@ CATCH_UP_S = 30.0
 
 def _table(number: int, state_dir: Path, credential: str, args: argparse.Namespace,
            resources: contextlib.ExitStack) -> tuple[str, Any, Any, Stream]:
-    """Start table ``TCL-NN`` on simulators; (table id, daemon, shoe simulator, endpoints)."""
+    """Start table ``TCL-NN`` on simulators, linked to the pool; (table id, daemon, shoe
+    simulator, endpoints)."""
+    from controller.settings.table_config import PoolLinkSettings
     from controller.cli.demo import demo_config
     from controller.daemon.loop import TableDaemon
     from simulators.meter import AlphaSignModel
@@ -57,8 +59,10 @@ def _table(number: int, state_dir: Path, credential: str, args: argparse.Namespa
                     cms_replay=endpoint + "cms-replay")
     loaded = demo_config("three_card_lowball", shoe=shoe.url, spots=spots.url, meter=meter.url,
                          credential=credential, stream=stream)
+    link = PoolLinkSettings(pool=POOL_ID, endpoint=_pool_channel(state_dir))
     config = loaded.config.model_copy(
-        update={"table": loaded.config.table.model_copy(update={"id": table_id})})
+        update={"table": loaded.config.table.model_copy(update={"id": table_id}),
+                "progressive": loaded.config.progressive.model_copy(update={"link": link})})
     loaded = loaded.model_copy(update={"config": config})
     daemon = TableDaemon(loaded, state_dir=directory)
     daemon.start()
@@ -70,8 +74,13 @@ def _table(number: int, state_dir: Path, credential: str, args: argparse.Namespa
     return table_id, daemon, shoe, stream
 
 
+def _pool_channel(state_dir: Path) -> str:
+    return f"ipc://{state_dir}/pool-channel"
+
+
 def _floor_toml(path: Path, dsn: str, tables: list[tuple[str, Stream]]) -> Path:
-    lines = ["[database]", f'dsn = "{dsn}"', ""]
+    lines = ["[database]", f'dsn = "{dsn}"', "", "[pool_link]",
+             f'endpoint = "{_pool_channel(path.parent)}"', ""]
     for table_id, stream in tables:
         lines += ["[[tables]]", f'id = "{table_id}"', f'cms_events = "{stream.cms_events}"',
                   f'cms_replay = "{stream.cms_replay}"', ""]
@@ -100,6 +109,15 @@ def _floor_state(dsn: str) -> dict[str, Any] | None:
         return None
     return {"hands": hands, "applied": applied,
             "meter": next((row for row in meters if row["pool_id"] == POOL_ID), None)}
+
+
+def _signs(daemons: list[Any]) -> str:
+    """What the linked tables' signs show, and how many are connected to the pool channel."""
+    connected = sum(daemon.table.pool_link == "connected" for daemon in daemons)
+    shown = sorted({text for daemon in daemons
+                    if daemon.devices.meter is not None
+                    and (text := daemon.devices.meter.text) is not None})
+    return f"; links {connected}/{len(daemons)} connected, signs: {' | '.join(shown) or '-'}"
 
 
 def _status_line(state: dict[str, Any] | None, tables: int) -> str:
@@ -173,7 +191,9 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         try:
             while any(thread.is_alive() for thread in threads):
-                print(_status_line(_floor_state(dsn), args.floor), file=sys.stderr, flush=True)
+                print(_status_line(_floor_state(dsn), args.floor)
+                      + _signs([daemon for _, daemon, _, _ in tables]),
+                      file=sys.stderr, flush=True)
                 for thread in threads:
                     thread.join(1.0 / len(threads))
         except KeyboardInterrupt:

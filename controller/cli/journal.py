@@ -10,9 +10,11 @@ beside a live daemon.
 ``quarantine --state-dir DIR --reason TEXT`` is a supervisor's way out of a broken journal
 (the daemon runs held on one): with the daemon stopped, it moves the journal aside, whole,
 into ``DIR/quarantine/`` and starts a new one whose first record names the archived file, its
-last record, the first bad seq and the jackpot meter carried over from the last verified
-record (:mod:`controller.daemon.journal_quarantine`); then start the daemon again. It refuses a
-sound journal, and a state directory a daemon holds (exit 2).
+last record, the first bad seq and the jackpot meter carried over (the last one journaled,
+read past the break; a supervisor confirms it before the table opens), and which voids a hand
+left in play (:mod:`controller.daemon.journal_quarantine`); then start the daemon again. It
+refuses a sound journal, and a state directory a daemon holds (exit 2); run again after a power
+cut, it finishes what it started.
 """
 
 from __future__ import annotations
@@ -95,13 +97,19 @@ def run_quarantine(args: argparse.Namespace) -> int:
         print(f"lowball-table journal quarantine: {error.strerror or error}"
               f"{f': {error.filename}' if error.filename else ''}", file=sys.stderr)
         return 2
-    record = done.record
-    meter = "none journaled before the break (the table starts at its seed)" \
-        if record.meter is None else f"{record.meter} (from {record.meter_from})"
+    record, voided = done.record, done.voided
+    meter = "none journaled (the table starts at its seed)" if record.meter is None else \
+        f"{record.meter} (from {record.meter_from}; last verified: " \
+        f"{record.verified_meter} from {record.verified_meter_from})"
+    hand = "" if voided is None else \
+        f"; hand {voided.hand_id} was in play: voided, {len(voided.returned)} wager(s) " \
+        f"returned, {voided.contributions_reversed} taken off the meter"
+    held = " A supervisor confirms the meter (adjust_meter; 0 confirms it as it stands) " \
+        "before the table opens." if record.meter_held else ""
     print(f"journal quarantined: {done.archived} (broken at seq {record.first_bad_seq}: "
           f"{record.broken}; last record seq {record.archived_seq} hash "
           f"{record.archived_hash}); a new journal starts with journal_continued, meter "
-          f"{meter}. Start the daemon again.")
+          f"{meter}{hand}. Start the daemon again.{held}")
     return 0
 
 

@@ -32,6 +32,7 @@ import argparse
 import json
 import os
 import re
+import string
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -144,9 +145,52 @@ def _wagers(wagers: Iterable[dict[str, Any]]) -> str:
     return "; ".join(f"seat {seat} {', '.join(items)}" for seat, items in sorted(by_seat.items()))
 
 
+#: The events whose phrase is their fields in a template: ``{amount:money}`` is dollars,
+#: ``{net:signed}`` dollars with a sign (:class:`_Phrase`); the rest are phrased in
+#: :func:`describe`.
+PHRASES: dict[str, str] = {
+    "wager_settled": "SETTLED seat {seat} {wager} {amount:money}: {result}, net {net:signed}",
+    "progressive_awarded": "PROGRESSIVE seat {seat} {award}: {amount:money}",
+    "hand_settled": "HAND SETTLED: players net {players_net:signed}, house {house_result:signed}",
+    "hand_started": "HAND {hand_id} started (#{number}, {game}, {paytable})",
+    "wager_cancelled": "seat {spot} {wager} {amount:money} cancelled ({source})",
+    "phase_started": "phase: {phase}",
+    "jackpot_verified": "jackpot of hand {hand_id} verified by {by}; meter {meter:money}",
+    "meter_changed": "meter {amount:money} ({reason})",
+    "meter_contributed": "meter {before:money} + {contribution:money} = {after:money}",
+    "meter_settled": ("meter settled {before:money} + {contributions:money} - {awards:money} + "
+                      "reseed {reseed:money} = {after:money}"),
+    "lamp_set": "lamp spot {spot}: {lamp}",
+    "command_refused": "command {command} by {by} REFUSED: {reason}",
+    "request_refused": "{family} request from {client} REFUSED: {reason}",
+    "refusals_counted": ("{count} more refusals from {client} in {window_ms} ms (last: "
+                         "{last_command}: {last_reason})"),
+    "alarm": "ALARM {code}: {detail}",
+    "hand_continued": "hand continued by {by}",
+    "table_opened": "table {table_id} opened: {game}, paytable {paytable} ({paytable_status})",
+    "table_closed": "table closed by {by}",
+}
+
+
+class _Phrase(string.Formatter):
+    """Fills a template of :data:`PHRASES` from an event's data, with its own format specs."""
+
+    SPECS: dict[str, Callable[[Any], str]] = {"money": money, "signed": signed}
+
+    def format_field(self, value: Any, format_spec: str) -> str:
+        spec = self.SPECS.get(format_spec)
+        return spec(value) if spec is not None else super().format_field(value, format_spec)
+
+
+_PHRASE = _Phrase()
+
+
 def describe(kind: str, data: dict[str, Any]) -> str:
     """One readable phrase for an event's data (money in dollars, cards as text)."""
     d = data
+    template = PHRASES.get(kind)
+    if template is not None:
+        return _PHRASE.vformat(template, (), d)
     if kind == "card_dealt":
         if d["to"] == "burn":
             return f"card {d['card']} burned ({d['phase']})"
@@ -167,16 +211,6 @@ def describe(kind: str, data: dict[str, Any]) -> str:
     if kind == "hand_shown":
         verb = "folded" if d["folded"] else "shows"
         return f"{recipient(d['to'])} {verb} {cards(d['cards'])}: {d['hand_class']}"
-    if kind == "wager_settled":
-        return (f"SETTLED seat {d['seat']} {d['wager']} {money(d['amount'])}: {d['result']}, "
-                f"net {signed(d['net'])}")
-    if kind == "progressive_awarded":
-        return f"PROGRESSIVE seat {d['seat']} {d['award']}: {money(d['amount'])}"
-    if kind == "hand_settled":
-        return (f"HAND SETTLED: players net {signed(d['players_net'])}, house "
-                f"{signed(d['house_result'])}")
-    if kind == "hand_started":
-        return f"HAND {d['hand_id']} started (#{d['number']}, {d['game']}, {d['paytable']})"
     if kind == "hand_voided":
         returned = _wagers(w for w in d["returned"])
         return (f"HAND {d['hand_id']} VOIDED by {d['by']}: {d['reason']}; returned "
@@ -187,32 +221,16 @@ def describe(kind: str, data: dict[str, Any]) -> str:
     if kind == "wager_placed":
         player = f" for {d['player']}" if d["player"] else ""
         return f"seat {d['spot']} wagers {d['wager']} {money(d['amount'])}{player} ({d['source']})"
-    if kind == "wager_cancelled":
-        return f"seat {d['spot']} {d['wager']} {money(d['amount'])} cancelled ({d['source']})"
     if kind == "fault":
         how = "recoverable" if d["recoverable"] else "NOT recoverable"
         return f"FAULT {d['code']} on {d['device'] or 'table'}: {d['detail']} ({how})"
     if kind == "state_changed":
         reason = f" ({d['reason']})" if d["reason"] else ""
         return f"state {d['previous']} -> {d['state']}{reason}"
-    if kind == "phase_started":
-        return f"phase: {d['phase']}"
     if kind == "jackpot_pending":
         seats = ", ".join(str(seat) for seat in d["seats"])
         return (f"JACKPOT {money(d['amount'])} for seat {seats} of hand {d['hand_id']} "
                 "awaits a supervisor")
-    if kind == "jackpot_verified":
-        return f"jackpot of hand {d['hand_id']} verified by {d['by']}; meter {money(d['meter'])}"
-    if kind == "meter_changed":
-        return f"meter {money(d['amount'])} ({d['reason']})"
-    if kind == "meter_contributed":
-        return (f"meter {money(d['before'])} + {money(d['contribution'])} = "
-                f"{money(d['after'])}")
-    if kind == "meter_settled":
-        return (f"meter settled {money(d['before'])} + {money(d['contributions'])} - "
-                f"{money(d['awards'])} + reseed {money(d['reseed'])} = {money(d['after'])}")
-    if kind == "lamp_set":
-        return f"lamp spot {d['spot']}: {d['lamp']}"
     if kind == "sensor_report":
         return f"sensor spot {d['spot']}: {'covered' if d['covered'] else 'clear'}"
     if kind == "shoe_card":
@@ -228,24 +246,8 @@ def describe(kind: str, data: dict[str, Any]) -> str:
     if kind == "command_accepted":
         arguments = "" if d["arguments"] in ("", "{}") else f" {d['arguments']}"
         return f"command {d['command']}{arguments} by {d['by']} ({d['role']})"
-    if kind == "command_refused":
-        return f"command {d['command']} by {d['by']} REFUSED: {d['reason']}"
-    if kind == "request_refused":
-        return f"{d['family']} request from {d['client']} REFUSED: {d['reason']}"
-    if kind == "refusals_counted":
-        return (f"{d['count']} more refusals from {d['client']} in {d['window_ms']} ms "
-                f"(last: {d['last_command']}: {d['last_reason']})")
-    if kind == "alarm":
-        return f"ALARM {d['code']}: {d['detail']}"
     if kind == "lock_refused":
         return f"lock REFUSED: {'; '.join(d['problems'])}"
-    if kind == "hand_continued":
-        return f"hand continued by {d['by']}"
-    if kind == "table_opened":
-        return (f"table {d['table_id']} opened: {d['game']}, paytable {d['paytable']} "
-                f"({d['paytable_status']})")
-    if kind == "table_closed":
-        return f"table closed by {d['by']}"
     if kind == "config_applied":
         changed = f", changed {', '.join(d['changed'])}" if d["changed"] else ""
         return f"config {d['fingerprint'][:12]} applied ({d['reason']}){changed}"

@@ -112,9 +112,9 @@ def loopback_name(scope: Scope) -> bool:
     return is_loopback(name)
 
 
-#: What only the pit's screen shows (the last hands and who played them, the alarms): the
-#: dealer's screen is sent the view without them.
-PIT_ONLY = ("alarms", "recall")
+#: What only the pit's screen shows (the last hands and who played them, the alarms, the
+#: journal's verification): the dealer's screen is sent the view without them.
+PIT_ONLY = ("alarms", "recall", "journal")
 
 
 class Screens:
@@ -124,6 +124,8 @@ class Screens:
     def __init__(self) -> None:
         self.view: dict[str, Any] | None = None
         self._latest: dict[int, tuple[asyncio.Queue[str], bool]] = {}
+        #: the text last shown to each kind of screen (pit or not)
+        self._shown: dict[bool, str] = {}
 
     @staticmethod
     def _texts(view: dict[str, Any]) -> dict[bool, str]:
@@ -132,10 +134,16 @@ class Screens:
                                    if key not in PIT_ONLY})}
 
     def show(self, view: dict[str, Any]) -> None:
-        """From the event loop: the newest view for every screen."""
+        """From the event loop: the newest view for every screen whose view changed (a
+        dealer's screen is not redrawn, under the dealer's finger, because the pit's part
+        changed: the journal's verification moves on at every heartbeat)."""
         self.view = view
         texts = self._texts(view)
+        unchanged = {pit for pit, text in texts.items() if self._shown.get(pit) == text}
+        self._shown = texts
         for box, pit in self._latest.values():
+            if pit in unchanged:
+                continue
             while not box.empty():
                 box.get_nowait()
             box.put_nowait(texts[pit])
@@ -329,14 +337,19 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
                         "type": "error", "error": "acknowledging an alarm needs a supervisor "
                                                   "signed in (at /supervisor)"}))
                     continue
-                if not link.alarms.acknowledge(message.seq, session.name):
+                # A supervisor's command: the table checks the credential, decides who it
+                # is, and journals the acknowledgement; every console sees it on the stream.
+                try:
+                    reply = await send_command({
+                        "command": "acknowledge_alarm", "seq": message.seq,
+                        "by": session.name, "credential": session.credential})
+                except asyncio.TimeoutError:
+                    reply = {"ok": False, "error": "the table did not answer in time: look at "
+                                                   "the alarms before trying again"}
+                if not reply.get("ok"):
                     await websocket.send_text(json.dumps({
-                        "type": "error", "error": f"no alarm #{message.seq} waiting for an "
-                                                  f"acknowledgement"}))
-                    continue
-                log.info("alarm acknowledged", seq=message.seq, by=session.name)
-                if screens.view is not None:
-                    screens.show({**screens.view, "alarms": link.alarms.all()})
+                        "type": "error", "error": f"alarm #{message.seq} not acknowledged: "
+                                                  f"{reply.get('error')}"}))
 
     async def supervisor(request: Request) -> Response:
         return FileResponse(STATIC / "supervisor.html")

@@ -6,7 +6,9 @@ then every event exactly once, gaps filled by replay), notes each event on the
 snapshot and hands the new view to the web side. Commands from the web side are queued to
 this thread and sent on the command channel by a
 :class:`~controller.stream.command_client.CommandClient`, several in flight at once: each
-reply comes back with its request's id, which says whose answer it is.
+reply comes back with its request's id, which says whose answer it is. A command not answered
+in time is withdrawn by its ``request_id`` (docs/command-channel.md, section 6), and its screen
+is told what the withdrawal settled: carried out, or never to be.
 """
 
 from __future__ import annotations
@@ -25,13 +27,16 @@ from controller.stream import wire
 from controller.console.board import Board
 from controller.console.recall import Alarms, Recall
 from controller.stream.client import StreamClient, StreamError
-from controller.stream.command_client import CommandClient
-from controller.stream.command_replies import Refused
+from controller.stream.command_client import CommandClient, new_request_id
+from controller.stream.command_replies import Refused, Reply, Withdrawn
 
 log = structlog.get_logger("lowball.console")
 
 #: How long the table has to answer one command.
 COMMAND_TIMEOUT_S = 5.0
+#: How long the table has to answer the withdrawal of commands it did not answer in time
+#: (with COMMAND_TIMEOUT_S, within the screen's own wait, app.ANSWER_TIMEOUT_S).
+WITHDRAW_TIMEOUT_S = 3.0
 #: Commands waiting for the table at once (from all browsers together); more are refused.
 MAX_IN_FLIGHT = 16
 #: No heartbeat for this long: the screen says the table is not answering.
@@ -47,12 +52,31 @@ REPLAY_TIMEOUT_S = 2.0
 WAKE = "inproc://console-link-wake"
 
 Answer = Callable[[dict[str, Any]], None]
+#: What a screen is told when neither the command nor its withdrawal was answered in time.
+_UNSETTLED = ("the table did not answer in time, nor to the withdrawal of the command: it may "
+              "still be carried out; look at the screen before trying again")
 
 
 class _Pending(NamedTuple):
     request: dict[str, Any]
     answer: Answer
     deadline: float
+
+
+class _Withdrawal(NamedTuple):
+    """Commands not answered in time, withdrawn together: socket request id -> command."""
+
+    commands: dict[int, _Pending]
+    deadline: float
+
+
+def _settled(pending: _Pending, withdrawal: Withdrawn) -> dict[str, Any]:
+    """What the screen is told of a command its withdrawal settled."""
+    seq = withdrawal.carried_out.get(pending.request["request_id"])
+    if seq is not None:  # it was carried out, late: the screen shows its effect
+        return {"ok": True, "seq": seq}
+    return Refused("the table did not answer in time; the command is withdrawn: it was not "
+                   "carried out").wire()
 
 
 class TableLink:
@@ -74,6 +98,8 @@ class TableLink:
         self._wake_lock = threading.Lock()
         self.thread = threading.Thread(target=self._run, name="console-link", daemon=True)
         self.view: dict[str, Any] | None = None
+        #: the journal's verification as the last heartbeat stated it (None before one)
+        self.journal: dict[str, Any] | None = None
 
     # -- from any thread ------------------------------------------------------------------
 
@@ -94,6 +120,7 @@ class TableLink:
             answer(Refused("the console has too many commands waiting for the table; try "
                            "again").wire())
             return
+        request = {**request, "request_id": new_request_id()}  # withdrawn by it if need be
         self._outbox.put(_Pending(request, answer, time.monotonic() + COMMAND_TIMEOUT_S))
         self._wake()
 
@@ -107,8 +134,11 @@ class TableLink:
         wake = self._context.socket(zmq.PAIR)
         wake.connect(f"{WAKE}-{id(self)}")
         commands = CommandClient(self.endpoints["commands"], context=self._context,
-                                 curve=self.curve, in_flight=MAX_IN_FLIGHT)
+                                 # room for the withdrawals of as many commands again
+                                 curve=self.curve, in_flight=4 * MAX_IN_FLIGHT)
         in_flight: dict[int, _Pending] = {}
+        #: withdrawals waiting for their answer, by the withdraw request's socket id
+        withdrawing: dict[int, _Withdrawal] = {}
         client: StreamClient | None = None
         last_heard = time.monotonic()
         heartbeats = -1
@@ -142,17 +172,9 @@ class TableLink:
                                                "was sent").wire())
                         continue
                     in_flight[commands.send(pending.request)] = pending
-                while in_flight and (got := commands.receive()) is not None:
-                    request_id, reply = got
-                    if (answered := in_flight.pop(request_id, None)) is not None:
-                        answered.answer(reply.wire())
-                if in_flight and time.monotonic() > next(iter(in_flight.values())).deadline:
-                    # None of the commands still queued may reach the table later.
-                    commands.reset()
-                    for pending in in_flight.values():
-                        pending.answer(Refused("the table did not answer in time: look at "
-                                               "the screen before trying again").wire())
-                    in_flight.clear()
+                while (in_flight or withdrawing) and (got := commands.receive()) is not None:
+                    self._answer(*got, in_flight, withdrawing)
+                self._withdraw_late(commands, in_flight, withdrawing)
                 changed = False
                 try:
                     while (envelope := client.receive(0, replay_timeout=REPLAY_TIMEOUT_S)) is not None:
@@ -160,6 +182,7 @@ class TableLink:
                         changed = True
                     if client.heartbeats != heartbeats:
                         heartbeats, last_heard = client.heartbeats, time.monotonic()
+                        changed |= self._note_journal(client.last_heartbeat)
                     silent = time.monotonic() - last_heard > SILENCE_S
                     if silent and connected:
                         connected = False
@@ -179,6 +202,52 @@ class TableLink:
             wake.close(0)
             for pending in [*in_flight.values(), *self._outbox.queue]:
                 pending.answer(Refused("the console is stopping").wire())
+            for withdrawal in withdrawing.values():
+                for pending in withdrawal.commands.values():
+                    pending.answer(Refused(_UNSETTLED).wire())
+
+    @staticmethod
+    def _answer(request_id: int, reply: Reply, in_flight: dict[int, _Pending],
+                withdrawing: dict[int, _Withdrawal]) -> None:
+        """Hand a reply to whoever waits for it: a command's screen, or the screens of the
+        commands a withdrawal settled (a command's own late reply settles it as well)."""
+        if (answered := in_flight.pop(request_id, None)) is not None:
+            answered.answer(reply.wire())
+            return
+        if (withdrawal := withdrawing.pop(request_id, None)) is not None:
+            for pending in withdrawal.commands.values():
+                pending.answer(_settled(pending, reply) if isinstance(reply, Withdrawn)
+                               else Refused(_UNSETTLED).wire())
+            return
+        for withdrawal in withdrawing.values():
+            if (late := withdrawal.commands.pop(request_id, None)) is not None:
+                late.answer(reply.wire())
+                return
+
+    @staticmethod
+    def _withdraw_late(commands: CommandClient, in_flight: dict[int, _Pending],
+                       withdrawing: dict[int, _Withdrawal]) -> None:
+        """Withdraw the commands not answered in time (the daemon may hold them still: a
+        slow disk), and give up on withdrawals not answered in time either."""
+        now = time.monotonic()
+        late = {request_id: pending for request_id, pending in in_flight.items()
+                if now > pending.deadline}
+        if late:
+            for request_id in late:
+                del in_flight[request_id]
+            try:
+                asked = commands.send({"command": "withdraw", "requests": [
+                    pending.request["request_id"] for pending in late.values()]})
+            except zmq.Again:  # the table reads nothing at all: nothing settles them now
+                for pending in late.values():
+                    pending.answer(Refused(_UNSETTLED).wire())
+            else:
+                withdrawing[asked] = _Withdrawal(late, now + WITHDRAW_TIMEOUT_S)
+        for asked, withdrawal in list(withdrawing.items()):
+            if now > withdrawal.deadline:
+                del withdrawing[asked]
+                for pending in withdrawal.commands.values():
+                    pending.answer(Refused(_UNSETTLED).wire())
 
     def _refuse_waiting(self, why: str) -> None:
         """Answer every command still waiting to be sent, without sending it: a command the
@@ -215,13 +284,29 @@ class TableLink:
         self.recall.note(envelope.seq, kind, envelope.hand_id, ts, data["data"])
         self.alarms.note(envelope.seq, kind, ts, data["data"])
 
+    def _note_journal(self, beat: wire.Heartbeat | None) -> bool:
+        """The journal's verification as the table's heartbeat states it; whether it is news
+        for the screens. A broken chain is an alarm too."""
+        if beat is None:
+            return False
+        journal = {"verified_at_start": beat.journal_verified_at_start,
+                   "verified_through": beat.journal_verified_through,
+                   "broken_at": beat.journal_broken_at}
+        if beat.journal_broken_at is not None:
+            self.alarms.journal_broken(beat.journal_broken_at, wire.format_ts(beat.ts))
+        if journal == self.journal:
+            return False
+        self.journal = journal
+        return True
+
     def _publish(self, state: dict[str, Any], seq: int, connected: bool) -> None:
         self.view = self.with_pit(self.board.view(state, seq, connected=connected))
         self.on_view(self.view)
 
     def with_pit(self, view: dict[str, Any]) -> dict[str, Any]:
         """The view with what the pit shows too: the alarms and the last hands."""
-        return {**view, "alarms": self.alarms.all(), "recall": self.recall.hands()}
+        return {**view, "alarms": self.alarms.all(), "recall": self.recall.hands(),
+                "journal": self.journal}
 
     def _publish_offline(self) -> None:
         if self.view is not None and self.view["connected"]:

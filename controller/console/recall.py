@@ -2,10 +2,13 @@
 alarms surveillance must acknowledge.
 
 :class:`Recall` keeps, for each of the last :data:`HANDS` hands, every step as the stream
-published it: the locked wagers and who played each spot, every card in order, every
+published it: the locked wagers and who played each spot (the ``player`` each locked wager
+names; from the ``wager_placed`` before the hand for a hand journaled before version 3), every card in order, every
 decision, the house way, the hands shown, every settlement and award, faults, the void.
-:class:`Alarms` keeps faults, lost devices, failed credentials and pending jackpots until
-someone acknowledges them (a supervisor signed in on the console; who and when are kept).
+:class:`Alarms` keeps faults, lost devices, failed credentials and pending jackpots
+(:func:`controller.stream.alarms.alarm_text`) and their acknowledgements as the table
+journaled them (``alarm_acknowledged``: who, and the record's time): a supervisor's
+acknowledgement is a command to the table, so every console, restarted or not, shows the same.
 Both are written by the link's thread and read by the web side: each holds a lock.
 """
 
@@ -13,8 +16,9 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from datetime import UTC, datetime
 from typing import Any
+
+from controller.stream.alarms import ACKNOWLEDGED, alarm_text
 
 #: Hands kept for recall (GLI asks for at least the last 100... games).
 HANDS = 120
@@ -51,6 +55,11 @@ class Recall:
             elif kind in STEPS and hand_id is not None and hand_id in self._hands:
                 hand = self._hands[hand_id]
                 hand["steps"].append({"seq": seq, "ts": ts, "type": kind, "data": data})
+                if kind == "wagers_locked":
+                    named = {str(wager["seat"]): wager["player"] for wager in data["wagers"]
+                             if wager.get("player")}
+                    if named:   # the hand's own record of who played: it decides
+                        hand["players"] = named
                 if kind == "hand_settled":
                     hand["result"], hand["house_result"] = "settled", data["house_result"]
                 elif kind == "hand_voided":
@@ -75,19 +84,10 @@ class Alarms:
         self._lock = threading.Lock()
 
     def note(self, seq: int, kind: str, ts: str, data: dict[str, Any]) -> None:
-        text = None
-        if kind == "fault":
-            text = f"fault {data['code']}: {data['detail']}"
-        elif kind == "alarm":
-            text = f"alarm {data['code']}: {data['detail']}"
-        elif kind == "device_status" and data["status"] not in ("connected",):
-            text = f"{data['device']} {data['status']} {data['detail']}".strip()
-        elif kind == "device_fault":
-            text = f"{data['device']} fault {data['code']} {data['detail']}".strip()
-        elif kind == "jackpot_pending":
-            text = f"jackpot pending on hand {data['hand_id']}: {data['amount']} cents"
-        elif kind == "refusals_counted":
-            text = f"{data['count']} refused commands from one client: {data['last_reason']}"
+        if kind == ACKNOWLEDGED:
+            self._acknowledged(data["seq"], data["by"], ts)
+            return
+        text = alarm_text(kind, data)
         if text is None:
             return
         with self._lock:
@@ -100,14 +100,25 @@ class Alarms:
                               next(iter(self._alarms)))
                 del self._alarms[oldest]
 
-    def acknowledge(self, seq: int, by: str) -> bool:
+    def journal_broken(self, seq: int, ts: str) -> None:
+        """The table says its journal's hash chain is broken at ``seq``: an alarm that no
+        command can acknowledge (the table is held; a supervisor quarantines the journal).
+        Kept under ``-seq``, a number no journal record has."""
+        with self._lock:
+            if -seq not in self._alarms:
+                self._alarms[-seq] = {
+                    "seq": -seq, "ts": ts, "type": "journal_broken",
+                    "text": f"journal hash chain broken at seq {seq}: the table is held until "
+                            f"a supervisor quarantines the journal",
+                    "acknowledged_by": None, "acknowledged_at": None}
+
+    def _acknowledged(self, seq: int, by: str, ts: str) -> None:
+        """The table journaled a supervisor's acknowledgement (of an alarm this console may
+        no longer keep)."""
         with self._lock:
             alarm = self._alarms.get(seq)
-            if alarm is None or alarm["acknowledged_by"] is not None:
-                return False
-            alarm["acknowledged_by"] = by
-            alarm["acknowledged_at"] = datetime.now(UTC).isoformat(timespec="seconds")
-            return True
+            if alarm is not None:
+                alarm["acknowledged_by"], alarm["acknowledged_at"] = by, ts
 
     def all(self) -> list[dict[str, Any]]:
         """Newest first."""

@@ -140,10 +140,21 @@ class SignIn(Command):
     supervisor_only: ClassVar[bool] = True
 
 
+@dataclass(frozen=True)
+class AcknowledgeAlarm(Command):
+    """A supervisor acknowledges the alarm journaled at ``seq``: journaled with who it was,
+    changes nothing at the table. Which seqs are alarms waiting for it is the daemon's to
+    know (it owns the journal): it refuses any other before the table sees the command."""
+
+    command: ClassVar[str] = "acknowledge_alarm"
+    supervisor_only: ClassVar[bool] = True
+    seq: int
+
+
 #: Command name -> its class.
 COMMANDS: dict[str, type[Command]] = {cls.command: cls for cls in (
     Open, Close, Place, Cancel, Lock, Decide, Continue, Void, VerifyJackpot, Reload,
-    AdjustMeter, SignIn)}
+    AdjustMeter, SignIn, AcknowledgeAlarm)}
 
 
 def command_from_record(name: str, arguments: str) -> Command:

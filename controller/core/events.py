@@ -42,20 +42,22 @@ BURN: Final = "burn"
 
 @final
 class Wager(Record):
-    __doc__ = (
-        """One locked wager: seat, wager key (``ante``, ``xtra_bonus``, ...), amount in cents.""")
+    __doc__ = """One locked wager: seat, wager key (``ante``, ``xtra_bonus``, ...), amount in cents,
+    and ``player``, the id of who plays the seat as the dealer gave it ("" when none was)."""
 
-    __slots__ = ("seat", "wager", "amount")
-    _fields = ("seat", "wager", "amount")
-    _hints = {"seat": "int", "wager": "WagerKey", "amount": "int"}
+    __slots__ = ("seat", "wager", "amount", "player")
+    _fields = ("seat", "wager", "amount", "player")
+    _hints = {"seat": "int", "wager": "WagerKey", "amount": "int", "player": "str"}
     seat: Any
     wager: Any
     amount: Any
+    player: Any
 
-    def __init__(self, seat: Any, wager: Any, amount: Any) -> None:
+    def __init__(self, seat: Any, wager: Any, amount: Any, player: Any = "") -> None:
         object.__setattr__(self, "seat", seat)
         object.__setattr__(self, "wager", wager)
         object.__setattr__(self, "amount", amount)
+        object.__setattr__(self, "player", player)
 
 
 @final
@@ -199,42 +201,49 @@ class HandShown(Record):
 @final
 class WagerSettled(Record):
     __doc__ = """One wager settled. ``net`` is what the player gains (+) or loses (-); a push is 0.
-    ``result`` is ``win``, ``lose``, ``push`` or ``forfeit`` (lost to a fold)."""
+    ``result`` is ``win``, ``lose``, ``push`` or ``forfeit`` (lost to a fold). ``player``: the
+    seat's player id ("" when none was given)."""
 
-    __slots__ = ("seat", "wager", "amount", "result", "net")
-    _fields = ("seat", "wager", "amount", "result", "net")
+    __slots__ = ("seat", "wager", "amount", "result", "net", "player")
+    _fields = ("seat", "wager", "amount", "result", "net", "player")
     _hints = {"seat": "int", "wager": "WagerKey", "amount": "int", "result": "WagerResult",
-              "net": "int"}
+              "net": "int", "player": "str"}
     seat: Any
     wager: Any
     amount: Any
     result: Any
     net: Any
+    player: Any
 
-    def __init__(self, seat: Any, wager: Any, amount: Any, result: Any, net: Any) -> None:
+    def __init__(self, seat: Any, wager: Any, amount: Any, result: Any, net: Any,
+                 player: Any = "") -> None:
         object.__setattr__(self, "seat", seat)
         object.__setattr__(self, "wager", wager)
         object.__setattr__(self, "amount", amount)
         object.__setattr__(self, "result", result)
         object.__setattr__(self, "net", net)
+        object.__setattr__(self, "player", player)
 
 
 @final
 class ProgressiveAwarded(Record):
     __doc__ = (
-        """A progressive award: ``jackpot`` (from the meter) or a fixed award (from the house).""")
+        """A progressive award: ``jackpot`` (from the meter) or a fixed award (from the house).
+    ``player``: the seat's player id ("" when none was given), whom the dealer pays.""")
 
-    __slots__ = ("seat", "award", "amount")
-    _fields = ("seat", "award", "amount")
-    _hints = {"seat": "int", "award": "ProgressiveAward", "amount": "int"}
+    __slots__ = ("seat", "award", "amount", "player")
+    _fields = ("seat", "award", "amount", "player")
+    _hints = {"seat": "int", "award": "ProgressiveAward", "amount": "int", "player": "str"}
     seat: Any
     award: Any
     amount: Any
+    player: Any
 
-    def __init__(self, seat: Any, award: Any, amount: Any) -> None:
+    def __init__(self, seat: Any, award: Any, amount: Any, player: Any = "") -> None:
         object.__setattr__(self, "seat", seat)
         object.__setattr__(self, "award", award)
         object.__setattr__(self, "amount", amount)
+        object.__setattr__(self, "player", player)
 
 
 @final

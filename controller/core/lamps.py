@@ -18,6 +18,8 @@ ATTRACT, WAGER_ACCEPTED, CHANGED_AFTER_LOCK, TO_ACT = (
     SpotLamp.ATTRACT, SpotLamp.WAGER_ACCEPTED, SpotLamp.CHANGED_AFTER_LOCK, SpotLamp.TO_ACT)
 WIN, LOSE, PUSH, PROGRESSIVE_WINNER = (
     SpotLamp.WIN, SpotLamp.LOSE, SpotLamp.PUSH, SpotLamp.PROGRESSIVE_WINNER)
+#: A linked table's pool channel is down: no progressive wager is taken.
+PROGRESSIVE_CLOSED = SpotLamp.PROGRESSIVE_CLOSED
 #: Every spot dark: the table is closed.
 OFF = SpotLamp.OFF
 ALL_SPOTS = 0
@@ -25,10 +27,13 @@ ALL_SPOTS = 0
 Lighting = list[tuple[int, SpotLamp]]
 
 
-def lamps_after(event: object, layout: Mapping[int, Mapping[str, int]]) -> Lighting:
-    """The lamps an event lights. ``layout``: the wagers on the layout after the event.
+def lamps_after(event: object, layout: Mapping[int, Mapping[str, int]],
+                progressive_closed: bool = False) -> Lighting:
+    """The lamps an event lights. ``layout``: the wagers on the layout after the event;
+    ``progressive_closed``: a linked table's pool channel is down.
 
-    - the table opens (or opens for the next hand): every spot attracts; it closes: all off;
+    - the table opens (or opens for the next hand): every spot attracts, or shows that the
+      progressive is closed; it closes: all off;
     - a wager placed, or a decision made, on a spot: wager accepted;
     - a wager cancelled: wager accepted while the spot keeps another wager, else attract;
     - decisions due: those spots are to act.
@@ -36,7 +41,8 @@ def lamps_after(event: object, layout: Mapping[int, Mapping[str, int]]) -> Light
     kind = type(event)
     if kind is StateChanged:
         assert isinstance(event, StateChanged)
-        lamp = {"OPEN": ATTRACT, "CLOSED": OFF}.get(event.state)
+        lamp = {"OPEN": PROGRESSIVE_CLOSED if progressive_closed else ATTRACT,
+                "CLOSED": OFF}.get(event.state)
         return [] if lamp is None else [(ALL_SPOTS, lamp)]
     if kind is WagerPlaced:
         assert isinstance(event, WagerPlaced)
@@ -84,3 +90,11 @@ def sensor_lamp(spot: int, covered: bool, locked: Mapping[int, Mapping[str, int]
     if covered != ("progressive" in locked.get(spot, {})):
         return [(spot, CHANGED_AFTER_LOCK)]
     return []
+
+
+def progressive_reopened(shown: Mapping[int, SpotLamp | str],
+                         layout: Mapping[int, Mapping[str, int]]) -> Lighting:
+    """The pool channel is back on an open table: each spot that showed the progressive
+    closed shows its wagers accepted, or attracts."""
+    return [(spot, WAGER_ACCEPTED if layout.get(spot) else ATTRACT)
+            for spot, lamp in sorted(shown.items()) if lamp == PROGRESSIVE_CLOSED]

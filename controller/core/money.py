@@ -51,7 +51,7 @@ class Odds(NamedTuple):
         return f"{self.pays}:{self.per}"
 
 
-def parse_rate(text: str) -> Fraction:
+def parse_rate(text: object) -> Fraction:
     """A percentage written as text ("20%", "12.5%") as an exact fraction of 1."""
     match = _RATE.match(text) if isinstance(text, str) else None
     if match is None:

@@ -2,7 +2,10 @@
 (``--check``: only say which generated module is stale, and exit 1 if any is).
 
 An event is declared once, in :mod:`controller.core.declared`, as a NamedTuple class: annotated
-fields (with defaults where it has them) and a docstring, nothing else. Each declaration
+fields (with defaults where it has them) and a docstring, nothing else; or, where mypy refuses
+the class form (a field named ``count`` hides ``tuple.count``), in the functional form
+``Name = NamedTuple("Name", [("field", type), ...])``, its docstring set by the statement that
+follows (``Name.__doc__ = "..."``). Each declaration
 becomes a :class:`controller.core.records.Record` class with the ``__slots__``, ``_fields``,
 ``_hints``, attributes and ``__init__`` the compiled build needs; the rest of the module (its
 docstring, imports, constants, unions) is copied as it is, ``NamedTuple`` in the typing import
@@ -38,8 +41,21 @@ def header(origin: str) -> str:
 
 
 def _is_declaration(node: ast.stmt) -> bool:
-    return isinstance(node, ast.ClassDef) and [ast.unparse(base) for base in node.bases] == [
-        "NamedTuple"]
+    """A NamedTuple class, or the functional form ``Name = NamedTuple("Name", [...])``."""
+    if isinstance(node, ast.ClassDef):
+        return [ast.unparse(base) for base in node.bases] == ["NamedTuple"]
+    return isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) \
+        and ast.unparse(node.value.func) == "NamedTuple"
+
+
+def _docstring_of(node: ast.stmt, name: str) -> ast.Constant | None:
+    """The docstring ``node`` gives the functional declaration ``name`` (``name.__doc__ =
+    "..."``), or None when it is no such statement."""
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+            and ast.unparse(node.targets[0]) == f"{name}.__doc__" \
+            and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+        return node.value
+    return None
 
 
 def _names(start: str, names: list[str]) -> list[str]:
@@ -61,9 +77,12 @@ def _wrapped(start: str, items: list[str], end: str, indent: int) -> list[str]:
     return lines
 
 
-def record_class(node: ast.ClassDef, source: str, origin: str) -> str:
-    """The record class of one declaration."""
-    where = f"{origin}:{node.lineno} {node.name}"
+Field = tuple[str, str, str | None]  # name, annotation text, default's source (or None)
+
+
+def _class_declaration(node: ast.ClassDef, source: str, where: str) -> tuple[
+        str | None, list[Field]]:
+    """The docstring's source and the fields of a NamedTuple class."""
     if node.decorator_list or node.keywords:
         raise DeclarationError(f"{where}: a declaration has no decorators or class keywords")
     body = node.body
@@ -71,7 +90,7 @@ def record_class(node: ast.ClassDef, source: str, origin: str) -> str:
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
             and isinstance(body[0].value.value, str):
         doc, body = ast.get_source_segment(source, body[0].value), body[1:]
-    fields: list[tuple[str, str, str | None]] = []
+    fields: list[Field] = []
     for statement in body:
         if not (isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)):
             raise DeclarationError(f"{where}: line {statement.lineno}: a declaration holds only "
@@ -82,10 +101,49 @@ def record_class(node: ast.ClassDef, source: str, origin: str) -> str:
                                    f"follows one with a default")
         fields.append((statement.target.id, ast.unparse(statement.annotation),
                        None if default is None else ast.get_source_segment(source, default)))
+    return doc, fields
+
+
+def _functional_declaration(node: ast.Assign, name: str, where: str) -> list[Field]:
+    """The fields of ``Name = NamedTuple("Name", [("field", type), ...])`` (no defaults: the
+    functional form has none)."""
+    call = node.value
+    assert isinstance(call, ast.Call)
+    if len(node.targets) != 1 or call.keywords or len(call.args) != 2 \
+            or not (isinstance(call.args[0], ast.Constant) and call.args[0].value == name) \
+            or not isinstance(call.args[1], ast.List):
+        raise DeclarationError(f'{where}: the functional form is {name} = NamedTuple("{name}", '
+                               f'[("field", type), ...])')
+    fields: list[Field] = []
+    for item in call.args[1].elts:
+        if not (isinstance(item, ast.Tuple) and len(item.elts) == 2
+                and isinstance(item.elts[0], ast.Constant)
+                and isinstance(item.elts[0].value, str)):
+            raise DeclarationError(f"{where}: line {item.lineno}: a field is a (\"name\", type) "
+                                   f"pair")
+        fields.append((item.elts[0].value, ast.unparse(item.elts[1]), None))
+    return fields
+
+
+def record_class(node: ast.ClassDef | ast.Assign, source: str, origin: str,
+                 doc_node: ast.Constant | None = None) -> str:
+    """The record class of one declaration (``doc_node``: the docstring a functional
+    declaration is given by the statement after it)."""
+    if isinstance(node, ast.ClassDef):
+        name = node.name
+        doc, fields = _class_declaration(node, source, f"{origin}:{node.lineno} {name}")
+    else:
+        target = node.targets[0]
+        if not isinstance(target, ast.Name):
+            raise DeclarationError(f"{origin}:{node.lineno}: a declaration names one class")
+        name = target.id
+        fields = _functional_declaration(node, name, f"{origin}:{node.lineno} {name}")
+        doc = None if doc_node is None else ast.get_source_segment(source, doc_node)
     if not fields:
-        raise DeclarationError(f"{where}: a declaration has at least one field")
-    names = [name for name, _, _ in fields]
-    lines = ["@final", f"class {node.name}(Record):"]
+        raise DeclarationError(f"{origin}:{node.lineno} {name}: a declaration has at least one "
+                               f"field")
+    names = [field for field, _, _ in fields]
+    lines = ["@final", f"class {name}(Record):"]
     if doc is not None:
         assignment = f"    __doc__ = {doc}"
         if len(assignment.splitlines()[0]) > WIDTH:
@@ -93,14 +151,14 @@ def record_class(node: ast.ClassDef, source: str, origin: str) -> str:
         lines += [assignment, ""]
     lines += _names("    __slots__ = ", names)
     lines += _names("    _fields = ", names)
-    lines += _wrapped("    _hints = {", [f'"{name}": "{hint}"' for name, hint, _ in fields], "}",
-                      14)
-    lines += [f"    {name}: Any" for name in names]
+    lines += _wrapped("    _hints = {", [f'"{field}": "{hint}"' for field, hint, _ in fields],
+                      "}", 14)
+    lines += [f"    {field}: Any" for field in names]
     lines.append("")
-    parameters = ["self"] + [f"{name}: Any" + ("" if default is None else f" = {default}")
-                             for name, _, default in fields]
+    parameters = ["self"] + [f"{field}: Any" + ("" if default is None else f" = {default}")
+                             for field, _, default in fields]
     lines += _wrapped("    def __init__(", parameters, ") -> None:", 17)
-    lines += [f'        object.__setattr__(self, "{name}", {name})' for name in names]
+    lines += [f'        object.__setattr__(self, "{field}", {field})' for field in names]
     return "\n".join(lines) + "\n"
 
 
@@ -117,7 +175,7 @@ def generate(source: str, origin: str) -> str:
     imported = {alias.asname or alias.name for node in tree.body
                 if isinstance(node, ast.ImportFrom) for alias in node.names}
     replaced: list[tuple[int, int, str]] = []  # (first line, last line, text), 1-based
-    for node in tree.body:
+    for index, node in enumerate(tree.body):
         assert node.end_lineno is not None
         if isinstance(node, ast.ImportFrom) and node.module == "typing" and any(
                 alias.name == "NamedTuple" for alias in node.names):
@@ -128,9 +186,17 @@ def generate(source: str, origin: str) -> str:
             replaced.append((node.lineno, node.lineno - 1,
                              "from controller.core.records import Record\n"))
             imported.add("Record")
-        elif _is_declaration(node):
-            assert isinstance(node, ast.ClassDef)
+        elif isinstance(node, ast.ClassDef) and _is_declaration(node):
             replaced.append((node.lineno, node.end_lineno, record_class(node, source, origin)))
+        elif isinstance(node, ast.Assign) and _is_declaration(node):
+            # the functional form; its docstring, if any, is the next statement's, and goes
+            # into the class with it
+            name = ast.unparse(node.targets[0])
+            after = tree.body[index + 1] if index + 1 < len(tree.body) else None
+            doc = None if after is None else _docstring_of(after, name)
+            last = node.end_lineno if doc is None or after is None else after.end_lineno
+            assert last is not None
+            replaced.append((node.lineno, last, record_class(node, source, origin, doc)))
     if not any(_is_declaration(node) for node in tree.body):
         raise DeclarationError(f"{origin}: declares no event")
     out, line = [], 1

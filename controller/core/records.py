@@ -6,10 +6,10 @@ generates from them the record classes of :mod:`controller.core.events` and
 :mod:`controller.core.table_events`, which the compiled build (setup.py) makes native mypyc
 classes. An engine creates about a hundred events a hand, and a compiled record costs a fifth
 of a NamedTuple made with ``tuple.__new__``. A record keeps the NamedTuple API the rest of the
-code uses: ``_fields``, ``_asdict()``, the same ``repr``, iteration and unpacking, ``len``,
-indexing, pickling, defaults, and immutability (setting or deleting an attribute raises
-AttributeError). It is not a tuple: it equals (and hashes as) a record of the same type with
-equal values only, never a plain tuple, and has no ordering.
+code uses: ``_fields``, ``_asdict()``, ``_replace()``, the same ``repr``, iteration and
+unpacking, ``len``, indexing, pickling, defaults, and immutability (setting or deleting an
+attribute raises AttributeError). It is not a tuple: it equals (and hashes as) a record of
+the same type with equal values only, never a plain tuple, and has no ordering.
 
 - Every field is typed ``Any`` for mypy: a record stores exactly what it is given, as a
   NamedTuple did (compiled code would otherwise check and convert each value: a bool given
@@ -32,7 +32,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any, ClassVar, get_type_hints
+from typing import Any, ClassVar, TypeVar, get_args, get_type_hints
+
+R = TypeVar("R", bound="Record")
 
 
 class Record:
@@ -65,10 +67,20 @@ class Record:
     def _asdict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self._fields}
 
+    def _replace(self: R, **changes: Any) -> R:
+        """A new record of the same type with ``changes`` in place of those fields' values
+        (ValueError naming any that is no field), as a NamedTuple's ``_replace``."""
+        values = [changes.pop(name, getattr(self, name)) for name in self._fields]
+        if changes:
+            raise ValueError(f"Got unexpected field names: {list(changes)!r}")
+        cls: Any = type(self)  # a record class, whose __init__ takes its fields
+        rebuilt: R = cls(*values)
+        return rebuilt
+
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        return self._astuple() == other._astuple()  # type: ignore[attr-defined]
+        return self._astuple() == other._astuple()
 
     def __hash__(self) -> int:
         return hash((type(self), self._astuple()))
@@ -112,4 +124,4 @@ def field_hints(cls: type) -> dict[str, Any]:
 def kinds_of(union: object) -> dict[type, str]:
     """Each event type of ``union`` -> its name on the wire (``CardDealt`` -> ``card_dealt``)."""
     return {cls: re.sub(r"(?<!^)(?=[A-Z])", "_", cls.__name__).lower()
-            for cls in union.__args__}  # type: ignore[attr-defined]
+            for cls in get_args(union)}

@@ -37,6 +37,7 @@ from controller.core.events import (
 )
 from controller.core.commands import (
     SUPERVISOR_ROLE,
+    AcknowledgeAlarm,
     AdjustMeter,
     Cancel,
     Close,
@@ -54,8 +55,18 @@ from controller.core.commands import (
 )
 from controller.core import lamps, table_view
 from controller.core.games import ENGINES, Decision, DuplicateCard, Hand, IllegalAction, WagerError
-from controller.core.vocabulary import WagerSource
 from controller.errors import LowballError
+from controller.core.vocabulary import (
+    Device,
+    DeviceCondition,
+    FaultCode,
+    LinkStatus,
+    PoolState,
+    ShoeFaultCode,
+    SpotLamp,
+    WagerKey,
+    WagerSource,
+)
 from controller.core.table_settings import (
     REGULATED,
     GameSettings,
@@ -76,6 +87,7 @@ from controller.core.table_states import (
     check_transition,
 )
 from controller.core.table_events import (
+    AlarmAcknowledged,
     CommandAccepted,
     CommandRefused,
     ConfigApplied,
@@ -85,12 +97,16 @@ from controller.core.table_events import (
     HandContinued,
     HandStarted,
     HandVoided,
+    JackpotClaimed,
     JackpotPending,
     JackpotVerified,
     JournalContinued,
     LampSet,
     LockRefused,
     MeterChanged,
+    PoolHit,
+    PoolLink,
+    PoolMeter,
     SensorReport,
     ShoeCard,
     StateChanged,
@@ -106,11 +122,11 @@ AnyEvent = Event | TableEvent
 #: Shoe fault codes (as the shoe reports them, and CONFLICT: the driver refused a frame that
 #: reused the last SEQ with other content) -> the table's fault and whether the dealer may
 #: continue once it is cleared. A duplicate, an unknown tag or a conflict is a misdeal: void.
-SHOE_FAULTS: dict[str, tuple[str, bool]] = {
-    "JAM": ("shoe_jam", True), "MISREAD": ("shoe_misread", True),
-    "DOOR": ("shoe_door", True), "EMPTY": ("shoe_empty", True),
-    "TAGUNKNOWN": ("unknown_tag", False), "DUPLICATE": ("duplicate_card", False),
-    "CONFLICT": ("shoe_conflict", False),
+SHOE_FAULTS: dict[str, tuple[FaultCode, bool]] = {
+    "JAM": (FaultCode.SHOE_JAM, True), "MISREAD": (FaultCode.SHOE_MISREAD, True),
+    "DOOR": (FaultCode.SHOE_DOOR, True), "EMPTY": (FaultCode.SHOE_EMPTY, True),
+    "TAGUNKNOWN": (FaultCode.UNKNOWN_TAG, False), "DUPLICATE": (FaultCode.DUPLICATE_CARD, False),
+    "CONFLICT": (FaultCode.SHOE_CONFLICT, False),
 }
 #: Shoe faults that stand for a card out of the shoe (it left unread, or with a tag not in
 #: the deck): each takes one card count.
@@ -129,6 +145,8 @@ class PendingJackpot:
     seats: tuple[int, ...]
     amount: int
     meter_after_reset: int
+    #: on a linked table, what the pool pays (its claim); verification waits for it
+    claimed: JackpotClaimed | None = None
 
 
 class Table:
@@ -144,23 +162,36 @@ class Table:
         #: then it moves only by contributions, awards, voids and a supervisor's adjustment,
         #: whatever game the table runs (Cali LowBall carries it untouched)
         self.meter = settings.setup.progressive.seed
+        #: the meter was carried over from a quarantined journal and no supervisor has
+        #: confirmed it yet: the table does not open (journal_continued's meter_held)
+        self.meter_held = False
         #: wagers on the layout for the next hand: spot -> wager -> amount
         self.wagers: dict[int, dict[str, int]] = defaultdict(dict)
         self.players: dict[int, str] = {}
         self.fault: Fault | None = None
         self.jackpot: PendingJackpot | None = None
-        self.lamps: dict[int, str] = {}
+        self.lamps: dict[int, SpotLamp] = {}
         #: (shoe seq, card, tag, count) of the last card accepted from the shoe, to recognise
         #: a resend (the same four) and a conflict (the same seq and count, another card)
         self.last_shoe_card: tuple[int, Card, str, int] | None = None
         #: the shoe's card count as far as the table knows (the last card's, plus the cards
         #: a misread or an unknown tag took); None before the first card
         self.shoe_count: int | None = None
+        #: the hand the shoe's last counted card went to, while nothing since could have
+        #: started the count again (a shoe fault, the shoe lost or back, the controller
+        #: restarted): within that hand a count of 1 is a count that went back, not a shuffle
+        self.shoe_count_hand: str | None = None
         #: devices reported lost and not yet back (a device fault waits for them)
         self.devices_down: set[str] = set()
         #: the most recently settled hand (shown until the next one settles)
         self.last_settled_hand: str | None = None
         self.last_settlement: list[WagerSettled] = []
+        #: the progressive awards of the last settled hand: what the dealer pays, and to whom
+        self.last_awards: list[ProgressiveAwarded] = []
+        #: a linked table's pool channel as last journaled (None: not heard from yet)
+        self.pool_link: LinkStatus | None = None
+        #: the linked pool's meter as last journaled (what the sign shows)
+        self.pool_shown: PoolMeter | None = None
 
     @property
     def setup(self) -> GameSetup:
@@ -177,6 +208,15 @@ class Table:
     @property
     def game(self) -> str:
         return self.setup.game
+
+    @property
+    def pool(self) -> str | None:
+        """The linked pool whose meter this table shows and pays, or None."""
+        return self.setup.progressive.pool
+
+    def progressive_closed(self) -> bool:
+        """A linked table whose pool channel is not connected takes no progressive wager."""
+        return self.pool is not None and self.pool_link != LinkStatus.CONNECTED
 
     @property
     def engine(self) -> type[Hand]:
@@ -230,6 +270,8 @@ class Table:
                 return self._adjust_meter(command, by)
             case SignIn():
                 return []
+            case AcknowledgeAlarm():
+                return [AlarmAcknowledged(command.seq, by)]
             case Reload():
                 raise CommandError("reload: the daemon reads the config file and gives the "
                                    "table its settings (Table.reload)")
@@ -264,16 +306,17 @@ class Table:
             # frames and the table sees only the cards.
             was = f"{last[1]}{f' tag {last[2]}' if last[2] else ''} (SEQ {last[0]:02X})"
             return [record, *self._pause(
-                "shoe_conflict", f"the shoe sent {card}{f' tag {tag}' if tag else ''} (SEQ "
+                FaultCode.SHOE_CONFLICT, f"the shoe sent {card}{f' tag {tag}' if tag else ''} (SEQ "
                 f"{shoe_seq:02X}) as card count {count}, which was {was}: refused",
-                "shoe", recoverable=False)]
+                Device.SHOE, recoverable=False)]
         missing = self._missing_counts(count) if count != UNCOUNTED else ""
         self.last_shoe_card = (shoe_seq, card, tag, count)
         self.shoe_count = count if count != UNCOUNTED else None
+        self.shoe_count_hand = self.hand_id if self.state in IN_HAND else None
         if missing:
             return [record, *self._pause(
-                "card_missing", f"{missing} left the shoe and never arrived (the shoe's card "
-                f"count went to {count}); {card} not dealt", "shoe", recoverable=False)]
+                FaultCode.CARD_MISSING, f"{missing} left the shoe and never arrived (the shoe's card "
+                f"count went to {count}); {card} not dealt", Device.SHOE, recoverable=False)]
         if self.state == PAUSED and self.hand is not None and self.fault is not None \
                 and self.fault.recoverable and self.hand.cards_expected():
             # A card the hand expects, out of the shoe while a device fault holds the hand
@@ -285,24 +328,35 @@ class Table:
             # to no hand, so the hand can only be voided (a supervisor decides).
             why = "no hand in play" if self.hand is None else \
                 f"the table {self.state} on {self.fault.code if self.fault else 'a fault'}"
-            return [record, *self._pause("unexpected_card", f"card {card} with {why}",
-                                         "shoe", recoverable=False)]
+            return [record, *self._pause(FaultCode.UNEXPECTED_CARD, f"card {card} with {why}",
+                                         Device.SHOE, recoverable=False)]
         if self.hand.cards_expected() == 0:
             return [record, *self._pause(
-                "unexpected_card", f"card {card} while waiting for decisions of spots "
-                f"{', '.join(map(str, self.hand.next_step().seats))}", "shoe", recoverable=False)]
+                FaultCode.UNEXPECTED_CARD, f"card {card} while waiting for decisions of spots "
+                f"{', '.join(map(str, self.hand.next_step().seats))}", Device.SHOE,
+                recoverable=False)]
         try:
             events: list[AnyEvent] = [record, *self.hand.deal(card)]
         except IllegalAction as error:
-            code = "duplicate_card" if isinstance(error, DuplicateCard) else "unexpected_card"
-            return [record, *self._pause(code, str(error), "shoe", recoverable=False)]
+            code = FaultCode.DUPLICATE_CARD if isinstance(error, DuplicateCard) \
+                else FaultCode.UNEXPECTED_CARD
+            return [record, *self._pause(code, str(error), Device.SHOE, recoverable=False)]
         return events + self._after_hand_step()
 
     def _missing_counts(self, count: int) -> str:
         """The card counts that should have come before ``count`` and did not, in words
         ("" if none): a count follows the last one, or is 1 (the shoe was shuffled or
-        reset); before the first card any count starts the table's reckoning."""
+        reset); before the first card any count starts the table's reckoning.
+
+        Mid-hand a shoe is neither shuffled nor reset unannounced: after a card of the hand in
+        play, a count of 1 is taken as a shuffle or reset only once a shoe fault, the shoe
+        lost or back, or the controller's restart was journaled since. Otherwise the cards
+        after the last count may have left the shoe unreported: how many, nobody can say."""
         known = self.shoe_count
+        if known is not None and count == 1 and self.state in IN_HAND \
+                and self.shoe_count_hand is not None and self.shoe_count_hand == self.hand_id:
+            return (f"card counts from {known + 1} on (the count went back to 1 in the middle "
+                    f"of the hand, with no shoe fault, reset or reconnection reported)")
         if known is None or count == 1 or count == known + 1:
             return ""
         first = known + 1 if count > known else 1
@@ -315,42 +369,87 @@ class Table:
         try:
             events: list[AnyEvent] = list(self.hand.deal(card))
         except IllegalAction as error:
-            code = "duplicate_card" if isinstance(error, DuplicateCard) else "unexpected_card"
-            return self._pause(code, str(error), "shoe", recoverable=False)
+            code = FaultCode.DUPLICATE_CARD if isinstance(error, DuplicateCard) \
+                else FaultCode.UNEXPECTED_CARD
+            return self._pause(code, str(error), Device.SHOE, recoverable=False)
         if self.hand.next_step().kind == "settled":
             # The card completed the hand: it settles; nothing is left to pause.
             self.fault = None
             return events + self._settled()
         return events
 
-    def shoe_fault(self, code: str, detail: str = "") -> list[AnyEvent]:
+    def shoe_fault(self, code: ShoeFaultCode, detail: str = "") -> list[AnyEvent]:
         """The shoe reported a fault (JAM, MISREAD, DOOR, EMPTY, TAGUNKNOWN, DUPLICATE), or
         its driver refused a conflicting frame (CONFLICT)."""
-        fault, recoverable = SHOE_FAULTS.get(code, ("shoe_error", True))
-        record = DeviceFault("shoe", code, detail)
+        fault, recoverable = SHOE_FAULTS.get(code, (FaultCode.SHOE_ERROR, True))
+        record = DeviceFault(Device.SHOE, code, detail)
         if code in CARD_FAULTS and self.shoe_count is not None:
             self.shoe_count += 1
+        self.shoe_count_hand = None  # the shoe may be reset to clear it: its count restarts
         if self.state not in IN_HAND:
             return [record]
         return [record, *self._pause(fault, f"shoe reported {code}" + (f": {detail}" if detail
                                                                         else ""),
-                                     "shoe", recoverable)]
+                                     Device.SHOE, recoverable)]
 
-    def device_status(self, device: str, status: str, detail: str = "") -> list[AnyEvent]:
+    def device_status(self, device: Device, status: DeviceCondition, detail: str = "") -> list[AnyEvent]:
         """A device connected or was lost. Lost mid-hand pauses the hand (recoverable)."""
         record = DeviceStatus(device, status, detail)
+        if device in ("shoe", "controller") and status in ("lost", "connected", "restarted"):
+            # A shoe power-cycled, or reset while the controller was away, counts from 1 again.
+            self.shoe_count_hand = None
         if status == "lost":
             self.devices_down.add(device)
         elif status == "connected":
             self.devices_down.discard(device)
         if status == "lost" and self.state in IN_HAND and device in ("shoe", "spots"):
-            return [record, *self._pause("device_lost", f"{device} lost: {detail}", device, True)]
+            return [record, *self._pause(FaultCode.DEVICE_LOST, f"{device} lost: {detail}", device, True)]
         if device == "controller" and status == "restarted" and self.state in IN_HAND:
             # The devices may have moved on while the controller was down: hold the hand
             # until the dealer has checked the layout and the shoe, then continue (or void).
-            return [record, *self._pause("controller_restart",
+            return [record, *self._pause(FaultCode.CONTROLLER_RESTART,
                                          f"the controller restarted mid-hand: {detail}",
                                          device, True)]
+        return [record]
+
+    def pool_meter(self, pool_id: str, meter: int, state: str,
+                   hits: tuple[PoolHit, ...]) -> list[AnyEvent]:
+        """The linked pool's meter as the floor published it (the daemon journals it when it
+        differs from :attr:`pool_shown`): from now on the table's meter is the pool's, and the
+        next hand locks with it."""
+        record = PoolMeter(pool_id, meter, PoolState(state), hits)
+        if pool_id != self.pool:
+            return [record]
+        self.pool_shown = record
+        self.meter = meter
+        return [record]
+
+    def pool_link_status(self, pool_id: str, status: str, detail: str = "") -> list[AnyEvent]:
+        """The pool channel heard from again, or silent too long: while it is not connected,
+        progressive wagers are refused at lock and an open table's spots show it."""
+        record = PoolLink(pool_id, LinkStatus(status), detail)
+        if pool_id != self.pool:
+            return [record]
+        self.pool_link = record.status
+        if self.state != OPEN:
+            return [record]  # a hand's lamps stay; the next round's opening shows the link
+        if record.status == LinkStatus.LOST:
+            return [record, *self._light([(lamps.ALL_SPOTS, SpotLamp.PROGRESSIVE_CLOSED)])]
+        return [record, *self._light(lamps.progressive_reopened(self.lamps, self.wagers))]
+
+    def awaits_claim(self, hand_id: str) -> bool:
+        """Whether the pool's claim of ``hand_id`` is what this table's jackpot waits for."""
+        jackpot = self.jackpot
+        return self.pool is not None and jackpot is not None and jackpot.hand_id == hand_id \
+            and jackpot.claimed is None
+
+    def jackpot_claimed(self, pool_id: str, hand_id: str, lock_order: int, paid: int,
+                        share: int) -> list[AnyEvent]:
+        """The pool claimed this table's pending jackpot: what it pays is the pool's."""
+        record = JackpotClaimed(pool_id, hand_id, lock_order, paid, share)
+        if pool_id == self.pool and self.awaits_claim(hand_id):
+            assert self.jackpot is not None
+            self.jackpot.claimed = record
         return [record]
 
     def sensor(self, spot: int, covered: bool) -> list[AnyEvent]:
@@ -363,11 +462,11 @@ class Table:
             if covered and self.wagers[spot].get("progressive") != amount:
                 self.wagers[spot]["progressive"] = amount
                 return [record, *self._opened_for_betting(), *self._lit(WagerPlaced(
-                    spot, "progressive", amount, self.players.get(spot, ""),
+                    spot, WagerKey.PROGRESSIVE, amount, self.players.get(spot, ""),
                     WagerSource.SENSOR))]
             if not covered and "progressive" in self.wagers.get(spot, {}):
                 del self.wagers[spot]["progressive"]
-                return [record, *self._lit(WagerCancelled(spot, "progressive", amount,
+                return [record, *self._lit(WagerCancelled(spot, WagerKey.PROGRESSIVE, amount,
                                                           WagerSource.SENSOR))]
             return [record]
         if self.state in IN_HAND:
@@ -422,33 +521,41 @@ class Table:
         """
         meter: int | None = None
         for event in events:
-            kind = type(event)
-            if kind is ConfigApplied:
+            if type(event) is ConfigApplied:
                 self.apply_settings(GameSettings.from_document(json.loads(event.config)),
                                     event.reason)
-            elif kind is MeterChanged:
+            elif type(event) is MeterChanged:
                 meter = event.amount
-            elif kind is JournalContinued:
-                meter = event.meter
-            elif kind is CommandAccepted and event.command == "reload":
+            elif type(event) is JournalContinued:
+                meter, self.meter_held = event.meter, event.meter_held
+            elif type(event) is CommandAccepted and event.command == "reload":
                 continue  # its effect is the ConfigApplied that follows it
-            elif kind is CommandAccepted:
+            elif type(event) is CommandAccepted:
                 # Who could give the command was decided when it was accepted (the journal
                 # keeps the role the daemon gave it): a replay repeats the decision's effect,
                 # it does not take the decision again.
                 command = command_from_record(event.command, event.arguments)
                 result = self._carry_out(command, event.by, event.role)
-                if type(result[0]) is not CommandAccepted:
+                if type(refused := result[0]) is CommandRefused:
                     raise RuntimeError(f"journal replay: {event.command} was accepted before "
-                                       f"but is refused now: {result[0].reason}")
-            elif kind is ShoeCard:
+                                       f"but is refused now: {refused.reason}")
+            elif type(event) is ShoeCard:
                 self.shoe_card(event.card, event.shoe_seq, event.tag, event.count)
-            elif kind is DeviceFault:
+            elif type(event) is DeviceFault:
                 self.shoe_fault(event.code, event.detail)
-            elif kind is DeviceStatus:
+            elif type(event) is DeviceStatus:
                 self.device_status(event.device, event.status, event.detail)
-            elif kind is SensorReport:
+            elif type(event) is SensorReport:
                 self.sensor(event.spot, event.covered)
+            elif type(event) is PoolMeter:
+                self.pool_meter(event.pool_id, event.meter, event.state, event.hits)
+                if event.pool_id == self.pool:
+                    meter = event.meter
+            elif type(event) is PoolLink:
+                self.pool_link_status(event.pool_id, event.status, event.detail)
+            elif type(event) is JackpotClaimed:
+                self.jackpot_claimed(event.pool_id, event.hand_id, event.lock_order, event.paid,
+                                     event.share)
         if meter is not None:
             self.meter = meter
 
@@ -460,6 +567,10 @@ class Table:
         if self.jackpot is not None:
             raise CommandError(f"jackpot of hand {self.jackpot.hand_id} awaits a "
                                f"supervisor's verification")
+        if self.meter_held and self.pool is None:   # a linked table's meter is the pool's
+            raise CommandError(f"the jackpot meter ({self.meter}) was carried over from a "
+                               f"quarantined journal: a supervisor confirms it first "
+                               f"(adjust_meter; an amount of 0 confirms it as it stands)")
         events: list[AnyEvent] = []
         if self.state == CLOSED:
             paytable = self.setup.paytable
@@ -499,7 +610,8 @@ class Table:
         self.wagers[command.spot][command.wager] = command.amount
         if command.player:
             self.players[command.spot] = command.player
-        return events + self._lit(WagerPlaced(command.spot, command.wager, command.amount,
+        return events + self._lit(WagerPlaced(command.spot, WagerKey(command.wager),
+                                              command.amount,
                                               self.players.get(command.spot, ""),
                                               WagerSource.DEALER))
 
@@ -513,7 +625,7 @@ class Table:
         del self.wagers[command.spot][command.wager]
         if not self.wagers[command.spot]:
             self.players.pop(command.spot, None)
-        return self._lit(WagerCancelled(command.spot, command.wager, amount,
+        return self._lit(WagerCancelled(command.spot, WagerKey(command.wager), amount,
                                         WagerSource.DEALER))
 
     def _lock(self) -> list[AnyEvent]:
@@ -521,12 +633,17 @@ class Table:
             raise CommandError(f"wagers lock only while the table is OPEN (it is {self.state})")
         wagers = {spot: dict(amounts) for spot, amounts in self.wagers.items() if amounts}
         problems = self.lock_problems(wagers)
+        closed = sorted(spot for spot, amounts in wagers.items() if "progressive" in amounts) \
+            if self.progressive_closed() else []
+        problems += [f"spot {spot}: the pool link is down: no progressive wagers"
+                     for spot in closed]
         if problems:
-            return [LockRefused(tuple(problems))]
+            return [LockRefused(tuple(problems)),
+                    *self._light([(spot, SpotLamp.PROGRESSIVE_CLOSED) for spot in closed])]
         hand_number = self.hand_number + 1
         hand_id = f"{self.table_id}-{hand_number:06d}"
         try:
-            hand = self.engine.start(self.setup, wagers, self.meter)
+            hand = self.engine.start(self.setup, wagers, self.meter, self.players)
         except WagerError as error:
             return [LockRefused((str(error),))]
         self.hand, self.hand_id, self.hand_number = hand, hand_id, hand_number
@@ -618,7 +735,8 @@ class Table:
         events: list[AnyEvent] = [HandVoided(hand_id or "", by, command.reason,
                                              hand.wagers_at_stake(), contributions)]
         if contributions:
-            self.meter -= contributions
+            if self.pool is None:  # a linked table's meter is the pool's, which gives it back
+                self.meter -= contributions
             events.append(MeterChanged(self.meter, f"hand {hand_id} voided"))
         self.hand, self.fault = None, None
         return events + self._lit(*self._set_state(OPEN, f"hand {hand_id} voided by {by}"))
@@ -628,21 +746,29 @@ class Table:
             waits = "" if self.jackpot is None else ", a jackpot awaits verification"
             raise CommandError(f"the meter is adjusted only between hands (the table is "
                                f"{self.state}{waits})")
-        if command.amount == 0:
+        if self.pool is not None:
+            raise CommandError(f"the meter shows linked pool {self.pool}'s: adjust the pool "
+                               "(lowball-table floor adjust)")
+        if command.amount == 0 and not self.meter_held:
             raise CommandError("amount: an adjustment of 0 changes nothing")
         meter = self.meter + command.amount
         if meter < 0:
             raise CommandError(f"amount: {command.amount} would take the meter "
                                f"({self.meter}) below 0")
-        self.meter = meter
-        return [MeterChanged(meter, f"adjusted by {by} ({command.amount:+d}): "
+        confirmed = " (confirms the meter carried over)" if self.meter_held else ""
+        self.meter, self.meter_held = meter, False
+        return [MeterChanged(meter, f"adjusted by {by} ({command.amount:+d}){confirmed}: "
                                     f"{command.reason}")]
 
     def _verify_jackpot(self, by: str) -> list[AnyEvent]:
         if self.jackpot is None:
             raise CommandError("no jackpot awaits verification")
+        if self.pool is not None and self.jackpot.claimed is None:
+            raise CommandError(f"the jackpot of hand {self.jackpot.hand_id} is not claimed by "
+                               f"pool {self.pool} yet: verify it once the floor has claimed it")
         jackpot, self.jackpot = self.jackpot, None
-        self.meter = jackpot.meter_after_reset
+        self.meter = jackpot.meter_after_reset if self.pool_shown is None \
+            else self.pool_shown.meter
         return [JackpotVerified(jackpot.hand_id, by, self.meter),
                 MeterChanged(self.meter, f"reset to seed after the jackpot of {jackpot.hand_id}")]
 
@@ -679,13 +805,14 @@ class Table:
         assert hand is not None and hand_id is not None
         events: list[AnyEvent] = []
         jackpot_seats, jackpot_amount = [], 0
+        awards: list[ProgressiveAwarded] = []
         for event in hand.history:
-            kind = type(event)
-            if kind is ProgressiveAwarded:
+            if type(event) is ProgressiveAwarded:
+                awards.append(event)
                 if event.award == "jackpot":
                     jackpot_seats.append(event.seat)
                     jackpot_amount += event.amount
-            elif kind is MeterSettled:
+            elif type(event) is MeterSettled:
                 self.meter = event.after - event.reseed
                 if event.awards:
                     events.append(MeterChanged(self.meter, f"jackpot paid on hand {hand_id}"))
@@ -694,12 +821,13 @@ class Table:
                                                   event.after)
                     events.append(JackpotPending(hand_id, tuple(jackpot_seats), jackpot_amount))
         self.last_settlement = hand.settlements()
+        self.last_awards = awards
         self.last_settled_hand = hand_id
         events += self._light(lamps.settlement_lamps(hand.history))
         self.hand = None
         return events + self._set_state(SETTLED, f"hand {hand_id} settled")
 
-    def _pause(self, code: str, detail: str, device: str, recoverable: bool) -> list[AnyEvent]:
+    def _pause(self, code: FaultCode, detail: str, device: Device, recoverable: bool) -> list[AnyEvent]:
         fault = Fault(code, detail, device, recoverable)
         if self.state == PAUSED:
             # Already paused: record the new fault; a misdeal makes the pause unrecoverable.
@@ -716,12 +844,13 @@ class Table:
         any other move raises :class:`IllegalTransition` before anything changes."""
         check_transition(self.state, state)
         previous, self.state = self.state, state
-        return [StateChanged(state.value, previous.value, reason)]
+        return [StateChanged(state, previous, reason)]
 
     def _lit(self, *events: AnyEvent) -> list[AnyEvent]:
         """``events``, each followed by the lamps it lights (:mod:`controller.core.lamps`)."""
+        closed = self.progressive_closed()
         return [lit for event in events
-                for lit in (event, *self._light(lamps.lamps_after(event, self.wagers)))]
+                for lit in (event, *self._light(lamps.lamps_after(event, self.wagers, closed)))]
 
     def _light(self, lighting: lamps.Lighting) -> list[AnyEvent]:
         """Set each lamp a spot does not already show (spot 0: every spot, always)."""

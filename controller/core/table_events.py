@@ -34,6 +34,8 @@ from controller.core.vocabulary import (
     Device,
     DeviceCondition,
     FaultCode,
+    LinkStatus,
+    PoolState,
     Role,
     ShoeFaultCode,
     SpotLamp,
@@ -89,8 +91,7 @@ class StateChanged(Record):
 
 @final
 class WagerPlaced(Record):
-    __doc__ = (
-        """A wager on a spot while the table is open, keyed in by the dealer or seen by a sensor.""")
+    __doc__ = """A wager on a spot while the table is open. ``source``: ``dealer`` or ``sensor``."""
 
     __slots__ = ("spot", "wager", "amount", "player", "source")
     _fields = ("spot", "wager", "amount", "player", "source")
@@ -354,22 +355,34 @@ class DeviceFault(Record):
 
 @final
 class CommandAccepted(Record):
-    __doc__ = (
-        """A dealer or supervisor command the table carried out (journaled before its effect).""")
+    __doc__ = """A dealer or supervisor command the table carried out (journaled before its effect).
+    ``credential`` is what signed it: ``none`` (a dealer command), ``shared`` (the table's
+    shared supervisor credential: ``by`` is only what the client wrote) or ``own`` (a
+    supervisor's own credential: ``by`` is that supervisor). ``client`` is the giver's CURVE
+    key or network address; ``request_id`` the id the client gave the request (``""``: none),
+    which a client that gave up on it names to withdraw it."""
 
-    __slots__ = ("command", "arguments", "by", "role")
-    _fields = ("command", "arguments", "by", "role")
-    _hints = {"command": "str", "arguments": "str", "by": "str", "role": "Role"}
+    __slots__ = ("command", "arguments", "by", "role", "credential", "client", "request_id")
+    _fields = ("command", "arguments", "by", "role", "credential", "client", "request_id")
+    _hints = {"command": "str", "arguments": "str", "by": "str", "role": "Role",
+              "credential": "str", "client": "str", "request_id": "str"}
     command: Any
     arguments: Any
     by: Any
     role: Any
+    credential: Any
+    client: Any
+    request_id: Any
 
-    def __init__(self, command: Any, arguments: Any, by: Any, role: Any) -> None:
+    def __init__(self, command: Any, arguments: Any, by: Any, role: Any, credential: Any = "none",
+                 client: Any = "", request_id: Any = "") -> None:
         object.__setattr__(self, "command", command)
         object.__setattr__(self, "arguments", arguments)
         object.__setattr__(self, "by", by)
         object.__setattr__(self, "role", role)
+        object.__setattr__(self, "credential", credential)
+        object.__setattr__(self, "client", client)
+        object.__setattr__(self, "request_id", request_id)
 
 
 @final
@@ -452,6 +465,24 @@ class Alarm(Record):
 
 
 @final
+class AlarmAcknowledged(Record):
+    __doc__ = (
+        """A supervisor acknowledged the alarm journaled at ``seq`` (a fault, a device lost, an
+    ``alarm``, a pending jackpot, counted refusals). ``by`` is who, as the daemon decided it
+    from the credential; the record's ``ts`` is when.""")
+
+    __slots__ = ("seq", "by")
+    _fields = ("seq", "by")
+    _hints = {"seq": "int", "by": "str"}
+    seq: Any
+    by: Any
+
+    def __init__(self, seq: Any, by: Any) -> None:
+        object.__setattr__(self, "seq", seq)
+        object.__setattr__(self, "by", by)
+
+
+@final
 class ConfigApplied(Record):
     __doc__ = (
         """The game configuration the table runs with from here on: when the table opens, when a
@@ -483,16 +514,22 @@ class JournalContinued(Record):
     hash chain was broken (``lowball-table journal quarantine``). ``archived`` is the file the
     broken journal was moved to, kept whole; ``archived_seq`` and ``archived_hash`` its last
     record as found; ``first_bad_seq`` and ``broken`` where and how its chain broke. ``meter``
-    is the jackpot meter carried over (the players' money), ``meter_from`` the record of the
-    archived journal it comes from (the last verified ``meter_changed``, or null and "none"
-    when no meter was journaled before the break: the table then starts at its seed).""")
+    is the jackpot meter carried over (the players' money): the last one the archived journal
+    holds, read past the break (``meter_from`` names its record and says when it comes after
+    the first bad one, so is found, not verified; null and "none" when no meter was journaled:
+    the table then starts at its seed). ``verified_meter`` and ``verified_meter_from`` are the
+    last meter before the first bad record (null and "none": none, or a journal quarantined
+    before they were recorded). ``meter_held``: the table does not open until a supervisor
+    confirms the meter (``adjust_meter``; an amount of 0 confirms it as it stands).""")
 
     __slots__ = ("archived", "archived_seq", "archived_hash", "first_bad_seq", "broken", "meter",
-                 "meter_from", "by", "reason")
+                 "meter_from", "verified_meter", "verified_meter_from", "meter_held", "by",
+                 "reason")
     _fields = ("archived", "archived_seq", "archived_hash", "first_bad_seq", "broken", "meter",
-               "meter_from", "by", "reason")
+               "meter_from", "verified_meter", "verified_meter_from", "meter_held", "by", "reason")
     _hints = {"archived": "str", "archived_seq": "int", "archived_hash": "str",
               "first_bad_seq": "int", "broken": "str", "meter": "int | None", "meter_from": "str",
+              "verified_meter": "int | None", "verified_meter_from": "str", "meter_held": "bool",
               "by": "str", "reason": "str"}
     archived: Any
     archived_seq: Any
@@ -501,11 +538,15 @@ class JournalContinued(Record):
     broken: Any
     meter: Any
     meter_from: Any
+    verified_meter: Any
+    verified_meter_from: Any
+    meter_held: Any
     by: Any
     reason: Any
 
     def __init__(self, archived: Any, archived_seq: Any, archived_hash: Any, first_bad_seq: Any,
-                 broken: Any, meter: Any, meter_from: Any, by: Any, reason: Any) -> None:
+                 broken: Any, meter: Any, meter_from: Any, verified_meter: Any,
+                 verified_meter_from: Any, meter_held: Any, by: Any, reason: Any) -> None:
         object.__setattr__(self, "archived", archived)
         object.__setattr__(self, "archived_seq", archived_seq)
         object.__setattr__(self, "archived_hash", archived_hash)
@@ -513,15 +554,102 @@ class JournalContinued(Record):
         object.__setattr__(self, "broken", broken)
         object.__setattr__(self, "meter", meter)
         object.__setattr__(self, "meter_from", meter_from)
+        object.__setattr__(self, "verified_meter", verified_meter)
+        object.__setattr__(self, "verified_meter_from", verified_meter_from)
+        object.__setattr__(self, "meter_held", meter_held)
         object.__setattr__(self, "by", by)
         object.__setattr__(self, "reason", reason)
+
+
+@final
+class PoolHit(Record):
+    __doc__ = """A hit the linked pool claimed and whose verification it awaits: the table and hand,
+    its place among the hits awaiting verification (1 locked the pool) and what it pays."""
+
+    __slots__ = ("table_id", "hand_id", "lock_order", "paid")
+    _fields = ("table_id", "hand_id", "lock_order", "paid")
+    _hints = {"table_id": "str", "hand_id": "str", "lock_order": "int", "paid": "int"}
+    table_id: Any
+    hand_id: Any
+    lock_order: Any
+    paid: Any
+
+    def __init__(self, table_id: Any, hand_id: Any, lock_order: Any, paid: Any) -> None:
+        object.__setattr__(self, "table_id", table_id)
+        object.__setattr__(self, "hand_id", hand_id)
+        object.__setattr__(self, "lock_order", lock_order)
+        object.__setattr__(self, "paid", paid)
+
+
+@final
+class PoolMeter(Record):
+    __doc__ = """The linked pool's meter as the floor published it, journaled when what the table
+    shows changes: the meter, and while the pool is ``locked`` the hits awaiting verification
+    in lock order (the sign shows JACKPOT and the first one's table)."""
+
+    __slots__ = ("pool_id", "meter", "state", "hits")
+    _fields = ("pool_id", "meter", "state", "hits")
+    _hints = {"pool_id": "str", "meter": "int", "state": "PoolState", "hits": "tuple[PoolHit, ...]"}
+    pool_id: Any
+    meter: Any
+    state: Any
+    hits: Any
+
+    def __init__(self, pool_id: Any, meter: Any, state: Any, hits: Any) -> None:
+        object.__setattr__(self, "pool_id", pool_id)
+        object.__setattr__(self, "meter", meter)
+        object.__setattr__(self, "state", state)
+        object.__setattr__(self, "hits", hits)
+
+
+@final
+class PoolLink(Record):
+    __doc__ = """The floor's pool channel: heard from again (``connected``), or silent longer than
+    the table's ``stale_after_ms`` (``lost``: progressive wagers are refused at lock)."""
+
+    __slots__ = ("pool_id", "status", "detail")
+    _fields = ("pool_id", "status", "detail")
+    _hints = {"pool_id": "str", "status": "LinkStatus", "detail": "str"}
+    pool_id: Any
+    status: Any
+    detail: Any
+
+    def __init__(self, pool_id: Any, status: Any, detail: Any) -> None:
+        object.__setattr__(self, "pool_id", pool_id)
+        object.__setattr__(self, "status", status)
+        object.__setattr__(self, "detail", detail)
+
+
+@final
+class JackpotClaimed(Record):
+    __doc__ = (
+        """The linked pool claimed this table's pending jackpot: what it pays (``paid``, ``share``
+    a seat) and its place among the hits (``lock_order``). Verification waits for it.""")
+
+    __slots__ = ("pool_id", "hand_id", "lock_order", "paid", "share")
+    _fields = ("pool_id", "hand_id", "lock_order", "paid", "share")
+    _hints = {"pool_id": "str", "hand_id": "str", "lock_order": "int", "paid": "int",
+              "share": "int"}
+    pool_id: Any
+    hand_id: Any
+    lock_order: Any
+    paid: Any
+    share: Any
+
+    def __init__(self, pool_id: Any, hand_id: Any, lock_order: Any, paid: Any, share: Any) -> None:
+        object.__setattr__(self, "pool_id", pool_id)
+        object.__setattr__(self, "hand_id", hand_id)
+        object.__setattr__(self, "lock_order", lock_order)
+        object.__setattr__(self, "paid", paid)
+        object.__setattr__(self, "share", share)
 
 
 TableEvent = Union[TableOpened, TableClosed, StateChanged, WagerPlaced, WagerCancelled,
                    LockRefused, HandStarted, ShoeCard, Fault, HandContinued, HandVoided,
                    JackpotPending, JackpotVerified, MeterChanged, LampSet, SensorReport,
                    DeviceStatus, DeviceFault, CommandAccepted, CommandRefused, RequestRefused,
-                   RefusalsCounted, Alarm, ConfigApplied, JournalContinued]
+                   RefusalsCounted, Alarm, AlarmAcknowledged, ConfigApplied, JournalContinued,
+                   PoolMeter, PoolLink, JackpotClaimed]
 
 KINDS: dict[type, str] = kinds_of(TableEvent)
 #: The wire names of the events that end a hand (settled, or voided by a supervisor).

@@ -67,6 +67,16 @@ class ProgressiveAwards:
     five_high: int
 
 
+def meter_contribution(wager: int, rate: Fraction) -> int:
+    """Cents one progressive wager of ``wager`` cents adds to the meter at ``rate``: the rule
+    the settings (:mod:`controller.settings`) check a configuration with, and the table
+    applies. :class:`ValueError` when ``wager x rate`` is not whole cents."""
+    cents = wager * rate
+    if cents.denominator != 1:
+        raise ValueError(f"contribution_rate x wager = {float(cents):.4f} cents")
+    return int(cents)
+
+
 @dataclass(frozen=True)
 class Progressive:
     """The Three Card Lowball progressive: wager amount, meter seed and contribution."""
@@ -75,12 +85,17 @@ class Progressive:
     seed: int
     contribution_rate: Fraction
     awards: ProgressiveAwards
-    #: Cents added to the meter by one progressive wager (whole: checked when read). Set once
-    #: here rather than cached on first use: a compiled class has no ``__dict__`` to cache in.
+    #: The linked pool whose meter this table shows and pays (``[progressive.link] pool``);
+    #: None: the table keeps its own meter.
+    pool: str | None = None
+    #: Cents added to the meter by one progressive wager (whole: :func:`meter_contribution`
+    #: refuses it otherwise). Set once here rather than cached on first use: a compiled class
+    #: has no ``__dict__`` to cache in.
     contribution: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "contribution", int(self.wager * self.contribution_rate))
+        object.__setattr__(self, "contribution",
+                           meter_contribution(self.wager, self.contribution_rate))
 
 
 @dataclass(frozen=True)
@@ -149,7 +164,8 @@ class GameSettings:
                    hashlib.sha256(text).hexdigest())
 
     def document(self) -> dict[str, Any]:
-        return json.loads(self.text)  # type: ignore[no-any-return]
+        document: dict[str, Any] = json.loads(self.text)  # the object from_document read
+        return document
 
 
 def settings_changed(before: GameSettings, after: GameSettings) -> tuple[str, ...]:
@@ -189,19 +205,26 @@ def progressive_from(document: object) -> Progressive:
     data = _mapping(document, "progressive")
     awards = _mapping(data.get("awards"), "progressive.awards")
     try:
-        rate = parse_rate(data.get("contribution_rate"))  # type: ignore[arg-type]
+        rate = parse_rate(data.get("contribution_rate"))
     except MoneyError as error:
         raise SettingsError(f"progressive.contribution_rate: {error}") from None
-    progressive = Progressive(
-        _whole(data, "wager", "progressive", 1, _MAX_CENTS),
-        _whole(data, "seed", "progressive", 0, _MAX_CENTS), rate,
-        ProgressiveAwards(*(_whole(awards, key, "progressive.awards", 0, _MAX_CENTS)
-                            for key in ("pat-4-2-A-one-color", "pat-4-2-A-two-color",
-                                        "4-high", "5-high"))))
-    if (progressive.wager * rate).denominator != 1:
+    wager = _whole(data, "wager", "progressive", 1, _MAX_CENTS)
+    seed = _whole(data, "seed", "progressive", 0, _MAX_CENTS)
+    prizes = ProgressiveAwards(*(_whole(awards, key, "progressive.awards", 0, _MAX_CENTS)
+                                 for key in ("pat-4-2-A-one-color", "pat-4-2-A-two-color",
+                                             "4-high", "5-high")))
+    pool = data.get("pool")
+    if pool is not None and (
+            not isinstance(pool, str) or not 0 < len(pool) <= 32 or not pool.isascii()
+            or not pool.replace("-", "").replace("_", "").isalnum()):
+        raise SettingsError(f"progressive.pool: {pool!r} is not a pool id (1 to 32 "
+                            "letters, digits, - and _)")
+    try:
+        meter_contribution(wager, rate)
+    except ValueError:
         raise SettingsError(f"progressive.contribution_rate: {data['contribution_rate']} of "
-                            f"{progressive.wager} cents is not whole cents")
-    return progressive
+                            f"{wager} cents is not whole cents") from None
+    return Progressive(wager, seed, rate, prizes, pool)
 
 
 def paytable_from(document: object) -> Paytable:

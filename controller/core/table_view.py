@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from controller.core.events import DEALER, HouseWay
+from controller.core.events import DEALER, DecisionMade, HouseWay
 from controller.core.table_states import CLOSED, OPEN, PAUSED, SETTLED
 
 if TYPE_CHECKING:
@@ -19,8 +19,12 @@ def expecting(table: Table) -> str:
         way_out = "dealer: continue when cleared" if table.fault.recoverable \
             else "supervisor: void the hand"
         return f"PAUSED ({table.fault.code}: {table.fault.detail}); {way_out}"
-    if table.jackpot is not None:
-        return f"jackpot {table.jackpot.amount} on hand {table.jackpot.hand_id}: " \
+    jackpot = table.jackpot
+    if jackpot is not None and table.pool is not None and jackpot.claimed is None:
+        return f"jackpot on hand {jackpot.hand_id}: waiting for pool {table.pool}'s claim"
+    if jackpot is not None:
+        amount = jackpot.amount if jackpot.claimed is None else jackpot.claimed.paid
+        return f"jackpot {amount} on hand {jackpot.hand_id}: " \
                f"supervisor must verify the hand-pay"
     if table.hand is None:
         return {CLOSED: "table closed", OPEN: "place wagers, then lock",
@@ -48,6 +52,21 @@ def house_way(table: Table) -> HouseWay | None:
                  if type(event) is HouseWay), None)
 
 
+def discarded(table: Table) -> dict[str, list[str]]:
+    """The cards each holder of the hand in play has discarded (a Three Card Lowball draw: a
+    player's discard, the dealer's by the house way), by seat number or ``dealer``. They are
+    among the holder's ``cards`` and no longer part of the hand."""
+    if table.hand is None:
+        return {}
+    gone: dict[str, list[str]] = {}
+    for event in table.hand.history:
+        if type(event) is DecisionMade and event.cards:
+            gone[str(event.seat)] = [str(card) for card in event.cards]
+        elif type(event) is HouseWay and event.discard:
+            gone[DEALER] = [str(card) for card in event.discard]
+    return gone
+
+
 def snapshot(table: Table) -> dict[str, Any]:
     """The table's state as plain data, for a late joiner and the dealer's screen."""
     hand, way = table.hand, house_way(table)
@@ -56,8 +75,10 @@ def snapshot(table: Table) -> dict[str, Any]:
         hand_view = {
             "hand_id": table.hand_id, "phase": hand.phase,
             "wagers": {str(spot): dict(amounts) for spot, amounts in hand.wagers.items()},
+            "players": {str(seat): player for seat, player in sorted(hand.players.items())},
             "cards": {str(who): [str(card) for card in cards]
                       for who, cards in hand.cards.items() if cards},
+            "discarded": discarded(table),
             "next": hand.next_step()._asdict(),
             "house_way": None if way is None else {
                 "discard": [str(card) for card in way.discard], "rule": way.rule},
@@ -73,8 +94,10 @@ def snapshot(table: Table) -> dict[str, Any]:
         "meter": table.meter if table.engine.HAS_PROGRESSIVE else None,
         "jackpot_pending": None if table.jackpot is None else {
             "hand_id": table.jackpot.hand_id, "seats": list(table.jackpot.seats),
-            "amount": table.jackpot.amount},
+            "amount": table.jackpot.amount if table.jackpot.claimed is None
+            else table.jackpot.claimed.paid},
         "fault": None if table.fault is None else table.fault._asdict(),
         "last_settled_hand": table.last_settled_hand,
         "last_settlement": [settlement._asdict() for settlement in table.last_settlement],
+        "last_awards": [award._asdict() for award in table.last_awards],
     }

@@ -83,6 +83,7 @@ class SpotLamp(StrEnum):
     LOSE = "lose"
     PUSH = "push"
     PROGRESSIVE_WINNER = "progressive_winner"
+    PROGRESSIVE_CLOSED = "progressive_closed"  # the linked pool is out of reach: no progressive
     OFF = "off"  # the table is closed: every spot dark
 
 
@@ -149,3 +150,19 @@ class Role(StrEnum):
 
     DEALER = "dealer"
     SUPERVISOR = "supervisor"
+
+
+class PoolState(StrEnum):
+    """A linked pool as the floor publishes it: ``open``, or ``locked`` while a hit awaits
+    its supervisor's verification."""
+
+    OPEN = "open"
+    LOCKED = "locked"
+
+
+class LinkStatus(StrEnum):
+    """A ``pool_link`` event's ``status``: the floor's pool channel heard from, or silent for
+    longer than the table's ``stale_after_ms``."""
+
+    CONNECTED = "connected"
+    LOST = "lost"

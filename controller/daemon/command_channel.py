@@ -11,9 +11,14 @@ What this module decides, in the order a request meets it:
 * size: a frame over :data:`MAX_COMMAND_FRAME_BYTES` never arrives (the transport closes the
   connection); a request over :data:`MAX_COMMAND_BYTES` is refused, saying how long it was;
 * JSON: UTF-8, no ``NaN``, no lone surrogate, an object;
-* the credential: one typed anywhere but ``credential`` refuses the request whole; a wrong one
-  is refused and counted towards the alarm (:class:`CredentialWatch`); a right one makes the
-  role ``supervisor`` and, for a per-supervisor credential, the name journaled;
+* the credential: one typed anywhere but ``credential`` (alone or within a longer text, as a
+  key or a value, at any depth) refuses the request whole; a wrong one is refused and counted
+  towards the alarm (:class:`CredentialWatch`); a right one makes the role ``supervisor``
+  and, for a per-supervisor credential, the name journaled. The shared credential cannot sign
+  as a configured supervisor (a ``by`` naming one is refused); what signed a command (none,
+  shared, own) and the client's transport identity are journaled with it;
+* ``request_id``: the client's id for the request; a request withdrawn (``withdraw``) or
+  already carried out under its id is refused (:mod:`controller.daemon.withdrawals`);
 * ``by``: printable ASCII; every other text: readable (no control, format or separator
   character);
 * the command: parsed by its model, then carried out by the table (or ``reload`` by the
@@ -24,7 +29,9 @@ counted (:class:`controller.daemon.refusal_ledger.RefusalLedger`); while the jou
 nothing is journaled and every command but ``status`` is refused.
 
 The turn budget: the daemon's loop serves at most :data:`MAX_COMMANDS_PER_TURN` requests, for
-at most :data:`TURN_BUDGET_S`, and none once a device report waits (:meth:`serve_turn`).
+at most :data:`TURN_BUDGET_S`, and one only while a device report waits (:meth:`serve_turn`). It
+reads every request waiting first (up to :data:`MAX_WAITING`) and answers the withdrawals
+among them before any command.
 """
 
 from __future__ import annotations
@@ -34,14 +41,24 @@ import hmac
 import json
 import re
 import unicodedata
+from collections import deque
 from typing import TYPE_CHECKING, Any, cast
 
 import zmq
 
-from controller.core.table_events import CommandRefused, LockRefused
+from controller.core.commands import AcknowledgeAlarm
+from controller.core.table_events import CommandAccepted, CommandRefused, LockRefused
 from controller.daemon.refusal_ledger import CredentialWatch
+from controller.daemon.withdrawals import RECALLED_RECORDS, Withdrawals
 from controller.settings.validation import InputError
-from controller.stream.command_replies import Accepted, Refused, Reply, Status, encode
+from controller.stream.command_replies import (
+    Accepted,
+    Refused,
+    Reply,
+    Status,
+    Withdrawn,
+    encode,
+)
 from controller.stream.security import COMMANDS_DOMAIN, StreamSecurity, bind
 from controller.stream.table_commands import (
     COMMANDS,
@@ -49,6 +66,8 @@ from controller.stream.table_commands import (
     SUPERVISOR_ROLE,
     name_of,
     parse_command,
+    parse_request_id,
+    parse_withdraw,
     refused_arguments,
 )
 from controller.stream.transport_identity import LOCAL_CLIENT, client_of
@@ -58,6 +77,8 @@ if TYPE_CHECKING:
 
 #: Requests that only read (answered, not journaled).
 QUERIES = ("status",)
+#: The request that withdraws others (answered, not journaled; served before any command).
+WITHDRAW = "withdraw"
 #: The longest request the table reads: a longer one is refused, saying so.
 MAX_COMMAND_BYTES = 4096
 #: The longest frame the socket's transport takes at all: ZeroMQ closes the connection of a
@@ -68,12 +89,22 @@ MAX_COMMAND_FRAME_BYTES = 64 * 1024
 #: longer than one turn.
 MAX_COMMANDS_PER_TURN = 32
 TURN_BUDGET_S = 0.02
+#: Requests read off the socket and held to be served in later turns, at most: every request
+#: waiting is read before any is served, so a withdrawal is seen before the command it names.
+MAX_WAITING = 256
 BAD_CREDENTIAL = "the supervisor credential is not valid"
 MISPLACED_CREDENTIAL = ("the supervisor credential was sent outside \"credential\": the command "
                         "is refused and none of it is kept; change the credential, it may "
                         "have been seen")
 #: Who gives a command (journaled with it): printable text, as the client names itself.
 _BY = re.compile(r"[\x20-\x7e]{1,64}")
+#: The pieces of a text that could be a credential typed into it: ``lowball-table credential``
+#: makes URL-safe ones (letters, digits, ``-``, ``_``); any other is found as a whole text or
+#: a word between spaces, with or without the punctuation around it.
+_CREDENTIAL_LIKE = re.compile(r"[A-Za-z0-9_-]+")
+_PUNCTUATION = "\"'`.,;:!?()[]{}<>"
+#: What signed a command, as journaled (``command_accepted``'s ``credential``).
+NO_CREDENTIAL, SHARED_CREDENTIAL, OWN_CREDENTIAL = "none", "shared", "own"
 #: Unicode categories of characters no command text may hold: controls, format characters
 #: (bidirectional overrides, zero-width spaces, the BOM), surrogates, private use,
 #: unassigned, line and paragraph separators. A console, a log or a C consumer of the stream
@@ -110,6 +141,48 @@ def _unreadable_text(request: dict[str, Any]) -> str | None:
     return None
 
 
+def _texts(request: dict[str, Any]) -> list[str]:
+    """Every key and text value of a decoded request, at any depth, but the top-level
+    ``credential``'s value."""
+    texts: list[str] = []
+    pending: list[Any] = [*request, *(value for key, value in request.items()
+                                      if key != "credential")]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            texts.append(item)
+        elif isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+    return texts
+
+
+def _candidates(text: str) -> set[str]:
+    """The pieces of ``text`` that could be a credential (:data:`_CREDENTIAL_LIKE`)."""
+    words = text.split()
+    return {text.strip(), *words, *(word.strip(_PUNCTUATION) for word in words),
+            *_CREDENTIAL_LIKE.findall(text)}
+
+
+def _name_key(name: str) -> str:
+    """A name as compared with a supervisor's: case and spacing do not tell two apart."""
+    return " ".join(name.split()).casefold()
+
+
+def _is_withdrawal(payload: bytes) -> bool:
+    """Whether a request read off the socket is a ``withdraw`` (answered before any command
+    waiting with it); anything unreadable is not, and is refused in its turn."""
+    if WITHDRAW.encode() not in payload or len(payload) > MAX_COMMAND_BYTES:
+        return False
+    try:
+        request = json.loads(payload.decode("utf-8"), parse_constant=_not_json)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(request, dict) and request.get("command") == WITHDRAW
+
+
 def _json_type(value: Any) -> str:
     names = {list: "an array", str: "a string", int: "a number", float: "a number",
              bool: "true or false", type(None): "null"}
@@ -129,6 +202,16 @@ class CommandChannel:
         self.daemon = daemon
         self.socket: zmq.Socket[bytes] | None = None
         self.credentials = CredentialWatch()
+        self.withdrawals = Withdrawals()
+        self._recalled = False
+        #: Requests read off the socket, not yet served: (envelope, payload frame).
+        self._waiting: deque[tuple[list[bytes], zmq.Frame]] = deque()
+
+    @property
+    def pending(self) -> bool:
+        """Whether requests read off the socket wait to be served (the loop then comes back
+        at once, without waiting for the socket)."""
+        return bool(self._waiting)
 
     def bind(self, context: zmq.Context[Any], security: StreamSecurity, endpoint: str) -> None:
         socket = self.socket = context.socket(zmq.ROUTER)
@@ -136,24 +219,42 @@ class CommandChannel:
         socket.setsockopt(zmq.MAXMSGSIZE, MAX_COMMAND_FRAME_BYTES)
         security.server(socket, COMMANDS_DOMAIN)
         bind(socket, endpoint)
+        self._recall()  # before the first request, not while a card waits behind it
 
     def close(self) -> None:
         if self.socket is not None:
             self.socket.close(0)
 
     def serve_turn(self) -> None:
-        """Serve the requests already waiting, within one turn's budget (at most
-        :data:`MAX_COMMANDS_PER_TURN`, at most :data:`TURN_BUDGET_S`, and none once a device
-        report waits): then the loop goes back to the devices, the heartbeat and the watchdog,
-        and serves the rest next turn. A card therefore waits for one request at most. The
+        """Serve the requests waiting, within one turn's budget (at most
+        :data:`MAX_COMMANDS_PER_TURN`, at most :data:`TURN_BUDGET_S`, and one only while a
+        device report waits): then the loop goes back to the devices, the heartbeat and the
+        watchdog, and serves the rest next turn. A card therefore waits for one request at
+        most, and a device backlog (a turn's worth of reports) never starves a command. The
         ROUTER queues each client's requests apart and takes them in turn, so one client's
-        flood delays another's request by one turn at most."""
+        flood delays another's request by one turn at most.
+
+        Every request waiting on the socket is read first (up to :data:`MAX_WAITING` held),
+        and the withdrawals among them are answered before any command: a command its client
+        gave up on and withdrew is refused, however late the daemon comes to it."""
         socket, reports, clock = self.socket, self.daemon.devices.reports, self.daemon.clock
         assert socket is not None
         deadline = clock() + TURN_BUDGET_S
-        for _ in range(MAX_COMMANDS_PER_TURN):
-            if not reports.empty():
+        self._read_waiting(socket)
+        served = 0
+        while self._waiting and served < MAX_COMMANDS_PER_TURN:
+            if served and not reports.empty():
                 return  # a card or a device report waits: it goes first
+            envelope, payload = self._waiting.popleft()
+            self._reply(socket, envelope, self.answer(payload.bytes, client_of(payload)))
+            served += 1
+            if clock() >= deadline:
+                return
+
+    def _read_waiting(self, socket: zmq.Socket[bytes]) -> None:
+        """Read the requests waiting on the socket into :attr:`_waiting`, answering each
+        withdrawal at once (it is cheap and journals nothing)."""
+        while len(self._waiting) < MAX_WAITING:
             # Ask the socket whether a request waits before each read: a read of an empty
             # socket raises zmq.Again, which costs more than the question.
             if not cast(int, socket.get(zmq.EVENTS)) & zmq.POLLIN:
@@ -163,13 +264,29 @@ class CommandChannel:
             except zmq.Again:
                 return
             envelope, payload = [frame.bytes for frame in frames[:-1]], frames[-1]
-            reply = self.answer(payload.bytes, client=client_of(payload))
-            try:
-                socket.send_multipart([*envelope, encode(reply)], zmq.NOBLOCK)
-            except zmq.ZMQError as error:  # the client went away: its command still stands
-                self.daemon.log.warning("command reply not delivered", error=str(error))
-            if clock() >= deadline:
-                return
+            if _is_withdrawal(payload.bytes):
+                self._reply(socket, envelope, self.answer(payload.bytes, client_of(payload)))
+            else:
+                self._waiting.append((envelope, payload))
+
+    def _reply(self, socket: zmq.Socket[bytes], envelope: list[bytes], reply: Reply) -> None:
+        try:
+            socket.send_multipart([*envelope, encode(reply)], zmq.NOBLOCK)
+        except zmq.ZMQError as error:  # the client went away: its command still stands
+            self.daemon.log.warning("command reply not delivered", error=str(error))
+
+    def _recall(self) -> None:
+        """Read the ids of the commands journaled lately, once (the journal outlives the
+        daemon's memory: a withdrawal after a restart is still answered true)."""
+        if self._recalled:
+            return
+        self._recalled = True
+        journal = self.daemon.journal
+        try:
+            self.withdrawals.recall(journal.records(
+                after_seq=max(0, journal.last_seq - RECALLED_RECORDS)))
+        except Exception:  # a broken journal: the table is held, nothing is carried out
+            self.daemon.log.exception("request ids not recalled from the journal")
 
     def answer(self, payload: bytes, client: str = LOCAL_CLIENT) -> Reply:
         """The reply to one request; always answers, never raises (but for the journal
@@ -180,11 +297,12 @@ class CommandChannel:
             self.daemon.log.exception("command failed", client=client)
             outcome = _refused(f"the controller could not serve this command "
                                f"({type(error).__name__}); nothing was carried out")
-        if isinstance(outcome, (Status, Refused)):
+        if isinstance(outcome, (Status, Refused, Withdrawn)):
             return outcome
         return self._journaled(outcome, client)
 
-    def _outcome(self, payload: bytes, client: str) -> Status | Refused | list[Any]:
+    def _outcome(self, payload: bytes,
+                 client: str) -> Status | Refused | Withdrawn | list[Any]:
         """A query's answer, a refusal nothing may journal, or the events a command causes
         (the first is its record)."""
         daemon = self.daemon
@@ -212,6 +330,23 @@ class CommandChannel:
             return _refused("by: who gives the command is printable text of 1 to 64 "
                             "characters", name, refused_arguments(request))
         credential = request.pop("credential", None)
+        if request.get("command") == WITHDRAW:
+            try:
+                withdraw = parse_withdraw(request)
+            except InputError as error:
+                return _refused("; ".join(error.problems), name, "", by)
+            self._recall()
+            done, withdrawn = self.withdrawals.withdraw(withdraw.requests)
+            daemon.log.info("requests withdrawn", by=by, client=client, carried_out=done,
+                            withdrawn=withdrawn)
+            return Withdrawn(done, withdrawn)
+        request_id = request.pop("request_id", None)
+        if request_id is not None:
+            try:
+                request_id = parse_request_id(request_id)
+            except InputError as error:
+                return _refused("; ".join(error.problems), name, refused_arguments(request),
+                                by)
         if request.get("command") in QUERIES:
             if len(request) > 1:
                 return _refused(f"'{request['command']}' takes no arguments", "?",
@@ -221,12 +356,18 @@ class CommandChannel:
         if (held := daemon.held_reason()) is not None:  # nothing is journaled: it is evidence
             daemon.log.warning("command refused", command=name, reason=held, by=by)
             return Refused(held)
-        role = DEALER_ROLE
+        role, signed = DEALER_ROLE, NO_CREDENTIAL
         if credential is not None:
             supervisor = self._supervisor(credential)
             if supervisor is None:
                 return _refused(BAD_CREDENTIAL, name, "", by, SUPERVISOR_ROLE)
+            if supervisor == "" and (named := self._named_supervisor(by)) is not None:
+                # The audit reads by as who acted: only her own credential signs as her.
+                return _refused(f"by: '{named}' is a supervisor with her own credential; "
+                                f"the table's shared credential cannot sign as her", name, "",
+                                by, SUPERVISOR_ROLE)
             role, by = SUPERVISOR_ROLE, supervisor or by
+            signed = OWN_CREDENTIAL if supervisor else SHARED_CREDENTIAL
         if (where := _unreadable_text(request)) is not None:
             return _refused(f"{where}: a control, format or separator character (NUL, a "
                             f"newline, a bidirectional override, a zero-width space) is not "
@@ -241,9 +382,20 @@ class CommandChannel:
                 if kind is not None and kind.supervisor_only and role != SUPERVISOR_ROLE else []
             return _refused("; ".join([*needs, *error.problems]), name,
                             refused_arguments(request), by, role)
+        if request_id is not None:
+            self._recall()
+            if (why := self.withdrawals.refusal(request_id)) is not None:
+                return _refused(why, name, command.arguments(), by, role)
         if command.command == "reload":
-            return daemon.reload(by, role)
-        return daemon.table.command(command, by, role)
+            events = daemon.reload(by, role)
+        elif isinstance(command, AcknowledgeAlarm):
+            events = daemon.acknowledge_alarm(command, by, role)
+        else:
+            events = daemon.table.command(command, by, role)
+        if events and type(events[0]) is CommandAccepted:
+            events[0] = events[0]._replace(credential=signed, client=client,
+                                           request_id=request_id or "")
+        return events
 
     def _journaled(self, events: list[Any], client: str) -> Reply:
         """Journal what a command caused and say so. A refusal is journaled in full, or
@@ -265,18 +417,37 @@ class CommandChannel:
         records = daemon.apply(events)
         if refused:
             return Refused(first.reason, seq=records[0].seq)
+        if type(first) is CommandAccepted and first.request_id:
+            self.withdrawals.carried_out(first.request_id, records[0].seq)
         problems = [p for e in events if type(e) is LockRefused for p in e.problems]
         if problems:
             return Refused("; ".join(problems), seq=records[-1].seq)
         return Accepted(records[-1].seq, daemon.table.state, daemon.table.expecting())
 
     def _credential_misplaced(self, request: dict[str, Any]) -> bool:
-        """Whether the supervisor credential is a key or a text value of ``request`` anywhere
-        but under ``credential`` (a supervisor who typed it into ``by`` or a reason): such a
-        command is refused whole, since what a refusal keeps is journaled and published."""
-        texts = [*request, *(value for key, value in request.items() if key != "credential")]
-        return any(self._supervisor(text.strip()) is not None for text in texts
-                   if isinstance(text, str))
+        """Whether a supervisor credential is in a key or a text value of ``request``, at any
+        depth, anywhere but under ``credential`` (a supervisor who typed it into ``by``, a
+        reason or a player's name, alone or with other words): such a command is refused
+        whole, since what a refusal keeps is journaled and published. The daemon holds only
+        the credentials' hashes, so every piece of every text that could be one
+        (:func:`_candidates`) is hashed and compared."""
+        security = self.daemon.loaded.config.security
+        digests = {digest for digest in (security.supervisor_credential_sha256,
+                                         *security.supervisors.values()) if digest is not None}
+        if not digests:
+            return False
+        candidates = {piece for text in _texts(request) for piece in _candidates(text)
+                      if 0 < len(piece) <= 256}
+        # A set lookup, not a constant-time compare: what its time could tell is a prefix of
+        # a SHA-256 of what the client sent, which says nothing of any credential.
+        return any(hashlib.sha256(piece.encode("utf-8", "surrogatepass")).hexdigest()
+                   in digests for piece in candidates)
+
+    def _named_supervisor(self, by: str) -> str | None:
+        """The configured supervisor ``by`` names (whatever its case and spacing), or None."""
+        wanted = _name_key(by)
+        return next((name for name in self.daemon.loaded.config.security.supervisors
+                     if _name_key(name) == wanted), None)
 
     def _supervisor(self, credential: Any) -> str | None:
         """Whose credential this is: a supervisor's name (``[security.supervisors]``), ``""``

@@ -3,9 +3,11 @@ into table inputs, without ever blocking the table's main loop.
 
 Drivers run their own threads. Every report goes on one queue and wakes the main loop through
 a socket pair that the loop's ZeroMQ poller watches, so a card reaches the table as soon as it
-is read, with no polling interval. Lamp commands go the other way through a worker thread,
-because the spot controller answers each command (up to three 250 ms tries) and the table
-must not wait for a lamp.
+is read, with no polling interval. On the way, a device's garbled input is counted
+(:class:`RejectionGate`) and a wager sensor's changes are passed on at most once a window per
+spot (:class:`SensorGate`), so no device can fill the queue faster than the journal empties
+it. Lamp commands go the other way through a worker thread, because the spot controller
+answers each command (up to three 250 ms tries) and the table must not wait for a lamp.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any, NamedTuple
 
 import structlog
 
-from controller.core.vocabulary import Device, DeviceCondition, ShoeFaultCode
+from controller.core.vocabulary import Device, DeviceCondition, ShoeFaultCode, SpotLamp
 from controller.settings.table_config import Devices
 from drivers import open_meter, open_shoe, open_spots
 from drivers.meter import MeterConnected, MeterLost
@@ -50,7 +52,12 @@ WAKE_DRAIN_BYTES = 65536
 REJECTIONS = frozenset({DeviceCondition.FRAME_REJECTED, DeviceCondition.LINE_REJECTED})
 #: A device's garbled input is reported in full at most once in this many seconds.
 REJECTION_WINDOW_S = 1.0
-
+#: A wager sensor's changes reach the table at most once in this many seconds per spot: the
+#: first at once, the last one of the window when it ends. A bouncing contact sends valid
+#: reports as fast as the line carries them, each a synced journal transaction otherwise.
+SENSOR_WINDOW_S = 0.2
+#: A chattering sensor is logged at most once in this many seconds per spot.
+SENSOR_LOG_S = 10.0
 
 
 class Report(NamedTuple):
@@ -59,7 +66,7 @@ class Report(NamedTuple):
     detail) or ``sensor``."""
 
     kind: str
-    args: tuple
+    args: tuple[Any, ...]
 
 
 def shoe_report(event: Any) -> Report | None:
@@ -142,12 +149,98 @@ class RejectionGate:
                                                   f"{self._last}"))]
 
 
+class _Spot:
+    __slots__ = ("window_end", "passed", "held", "coalesced", "logged_at")
+
+    def __init__(self) -> None:
+        self.window_end = float("-inf")
+        self.passed: bool | None = None  # the last state passed on to the table
+        self.held: bool | None = None  # the latest state not passed on yet
+        self.coalesced = 0  # changes not passed on since the last log line
+        self.logged_at = float("-inf")
+
+
+class SensorGate:
+    """The wager sensors' reports on their way to the table, spot by spot: the first change
+    in a window of :data:`SENSOR_WINDOW_S` goes on at once; later ones in the window are held,
+    the newest replacing the one before, and the newest goes on when the window ends
+    (:meth:`release`), unless it is what the table was last told. So a spot costs the table
+    two reports a window at most however fast it bounces, and the table always ends up with
+    the sensor's last state, at most one window late. Only the intermediate bounces of a
+    window are not journaled (they move no money: between hands the wager follows the last
+    state, in a hand a sensor only lights a lamp); how many there were is logged."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic):
+        self._clock = clock
+        self._spots: dict[int, _Spot] = {}
+        self._lock = threading.Lock()  # the driver's thread admits, the loop's releases
+
+    def admit(self, spot: int, covered: bool) -> Report | None:
+        """The report to pass on now for this change (None: held for the window's end)."""
+        with self._lock:
+            now = self._clock()
+            state = self._spots.setdefault(spot, _Spot())
+            if now < state.window_end:
+                if state.held is not None:
+                    state.coalesced += 1  # the held one is replaced: never reaches the table
+                state.held = covered
+                return None
+            if state.held is not None:  # the window ended before the loop released it
+                state.coalesced += 1
+            state.held = None
+            state.window_end = now + SENSOR_WINDOW_S
+            state.passed = covered
+            return Report("sensor", (spot, covered))
+
+    def release(self) -> list[Report]:
+        """The held reports whose window has ended (from the main loop's thread)."""
+        with self._lock:
+            now, released = self._clock(), []
+            for spot, state in self._spots.items():
+                if state.held is None or now < state.window_end:
+                    continue
+                if state.held != state.passed:
+                    released.append(Report("sensor", (spot, state.held)))
+                    state.passed = state.held
+                else:  # bounced back to what the table knows: nothing changed for it
+                    state.coalesced += 1
+                state.held = None
+                state.window_end = now + SENSOR_WINDOW_S  # a bouncing contact goes on
+                self._log(spot, state, now)
+            return released
+
+    def flush(self) -> list[Report]:
+        """Every held report, now: another report of the device comes after them."""
+        with self._lock:
+            flushed = []
+            for spot, state in self._spots.items():
+                if state.held is not None and state.held != state.passed:
+                    flushed.append(Report("sensor", (spot, state.held)))
+                    state.passed = state.held
+                state.held = None
+            return flushed
+
+    def next_due(self) -> float | None:
+        """Seconds until a held report is due; None when none is held."""
+        with self._lock:
+            ends = [state.window_end for state in self._spots.values() if state.held is not None]
+            return max(0.0, min(ends) - self._clock()) if ends else None
+
+    @staticmethod
+    def _log(spot: int, state: _Spot, now: float) -> None:
+        if state.coalesced and now >= state.logged_at + SENSOR_LOG_S:
+            log.warning("wager sensor chattering: changes within one window not passed on "
+                        "to the table (its last state was)", spot=spot,
+                        changes=state.coalesced, window_s=SENSOR_WINDOW_S)
+            state.coalesced, state.logged_at = 0, now
+
+
 class LampWorker:
     """Sends lamp commands from its own thread; the newest lamp per spot wins."""
 
     def __init__(self, spots: Any):
         self._spots = spots
-        self._pending: dict[int, str] = {}
+        self._pending: dict[int, SpotLamp] = {}
         self._ready = threading.Condition()
         self._stopping = False
         self._thread = threading.Thread(target=self._run, name="lamps", daemon=True)
@@ -155,7 +248,7 @@ class LampWorker:
     def start(self) -> None:
         self._thread.start()
 
-    def set(self, spot: int, lamp: str) -> None:
+    def set(self, spot: int, lamp: SpotLamp) -> None:
         with self._ready:
             if spot == 0:
                 self._pending.clear()
@@ -194,7 +287,11 @@ class DeviceHub:
     """The configured devices. :attr:`reports` holds their reports for the main loop."""
 
     def __init__(self, devices: Devices, *, usb_backend: Any = None):
+        #: reports in the order they came; every source is bounded before it (the shoe has
+        #: one frame in flight until the journal commits it, garbled input is counted by a
+        #: RejectionGate, wager sensors pass a SensorGate), so its length is too
         self.reports: queue.SimpleQueue[Report] = queue.SimpleQueue()
+        self.sensors = SensorGate()
         self._wake_out, self.wake = socket.socketpair()
         self.wake.setblocking(False)
         self._wake_out.setblocking(False)
@@ -216,12 +313,29 @@ class DeviceHub:
         gate = RejectionGate()
 
         def listener(event: Any) -> None:
-            reports = gate.admit(translate(event))
+            reports = []
+            for admitted in gate.admit(translate(event)):
+                report: Report | None = admitted
+                if admitted.kind == "sensor":
+                    report = self.sensors.admit(*admitted.args)
+                elif translate is spots_report:
+                    reports += self.sensors.flush()  # what the sensors said came first
+                if report is not None:
+                    reports.append(report)
             for report in reports:
                 self.reports.put(report)
             if reports:
                 self.wake_loop()
         return listener
+
+    def release_held(self) -> None:
+        """Queue the held sensor reports whose window has ended (from the main loop)."""
+        for report in self.sensors.release():
+            self.reports.put(report)
+
+    def next_due(self) -> float | None:
+        """Seconds until :meth:`release_held` has something to queue; None: nothing held."""
+        return self.sensors.next_due()
 
     def wake_loop(self) -> None:
         """Wake the main loop out of its poll (from any thread or a signal handler)."""
@@ -275,7 +389,7 @@ class DeviceHub:
         if self.shoe is not None:
             self.shoe.card_committed(shoe_seq)
 
-    def set_lamp(self, spot: int, lamp: str) -> None:
+    def set_lamp(self, spot: int, lamp: SpotLamp) -> None:
         if self._lamps is not None:
             self._lamps.set(spot, lamp)
 

@@ -1,32 +1,66 @@
-"""A supervisor's way out of a broken journal: move it aside, whole, and start a new one.
+"""A supervisor's way out of a broken journal: set it aside, whole, and start a new one.
 
 The daemon refuses to play on a journal whose hash chain is broken (it runs held). The broken
-journal is evidence: :func:`quarantine` never alters it. It moves the database file (with its
-``-wal`` and ``-shm`` companions, which hold committed records too) into
-``<state dir>/quarantine/`` under a name that says when and where it broke, and starts a new
-journal whose first record, :class:`controller.core.table_events.JournalContinued`, names the
-archived file, its last record's seq and hash as found, the first bad seq, and the jackpot
-meter carried over from the last verified ``meter_changed`` (the meter is the players' money).
+journal is evidence: :func:`quarantine` never alters it. It reads it to its end, past the
+first bad record (:func:`read_as_found`), and starts a new journal that accounts for what the
+table held when it stopped:
+
+- its first record, :class:`controller.core.table_events.JournalContinued`, names the archived
+  file, its last record's seq and hash as found, the first bad seq, and the jackpot meter (the
+  players' money): the last one the journal holds, read past the break, with the last verified
+  one beside it. The table does not open on it until a supervisor confirms the meter
+  (``adjust_meter``), for no record from the first bad one on is verified.
+- a hand the journal leaves in play (replayed through the same pure table as a start) is
+  voided: ``hand_voided`` returns its wagers and takes its contribution off the meter
+  (``meter_changed``), as a supervisor's void would.
+
+A power cut at any instant loses no record and never lets the daemon start afresh:
+
+1. a single-file copy of the journal, write-ahead log included (SQLite's backup), is synced
+   into ``<state dir>/quarantine/`` and checked to end with the same seq and hash;
+2. the new journal is written and synced beside the old one, as ``journal.sqlite3.continuing``;
+3. the database file, then its ``-wal`` and ``-shm``, move into ``quarantine/`` unchanged;
+4. the new journal is renamed into place; each step's directory is synced.
+
+Between 2 and 4 the daemon refuses to start, naming the files that hold records
+(:func:`controller.stream.journal.leftovers`); running the quarantine again finishes it.
 It holds the state directory's lock while it works, so it cannot run beside a daemon.
 """
 
 from __future__ import annotations
 
 import getpass
+import json
 import os
+import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
+from controller.core.table import Table
+from controller.core.table_events import ConfigApplied, HandVoided, JournalContinued, MeterChanged
+from controller.core.table_settings import GameSettings
+from controller.daemon.state_lock import StateLock
 from controller.errors import LowballError
 from controller.stream import wire
-from controller.stream.journal import ChainCheck, Journal, JournalBroken, journal_path
-from controller.daemon.state_lock import StateLock
-from controller.core.table_events import JournalContinued, MeterChanged
+from controller.stream.journal import (
+    COMPANIONS,
+    CONTINUING_SUFFIX,
+    ChainCheck,
+    Journal,
+    JournalBroken,
+    JournalRecord,
+    check_alone,
+    journal_path,
+    leftovers,
+)
 
 QUARANTINE_DIR = "quarantine"
 MAX_REASON = 200
-_COMPANIONS = ("", "-wal", "-shm")
+#: The suffix of the single-file copy beside the archived journal (its name without it).
+COPY_SUFFIX = ".copy.sqlite3"
+
+Found = list[tuple[JournalRecord, Any]]
 
 
 class QuarantineRefused(LowballError, RuntimeError):
@@ -36,11 +70,51 @@ class QuarantineRefused(LowballError, RuntimeError):
 class Quarantined(NamedTuple):
     archived: Path
     record: JournalContinued
+    #: the hand the journal left in play, voided in the new journal
+    voided: HandVoided | None = None
+
+
+class AsFound(NamedTuple):
+    """A journal read to its end (:func:`read_as_found`)."""
+
+    broken: JournalBroken | None
+    #: records (and their events) before the first bad one: verified
+    verified: Found
+    #: records after it that are sound on their own (hash, message, columns): found, not
+    #: verified
+    found_after: Found
+    head: JournalRecord | None
+    table_id: str | None
+
+
+def read_as_found(journal: Journal) -> AsFound:
+    """Every record of ``journal``: checked as a chain up to the first bad one, then each on its
+    own, so that one damaged record does not hide the rest (the meter and the hand in play
+    are at the end)."""
+    check, verified, after = ChainCheck(), [], []
+    broken: JournalBroken | None = None
+    for record in journal.records():
+        if broken is None:
+            try:
+                verified.append((record, wire.to_event(check(record))))
+                continue
+            except JournalBroken as error:
+                broken = error
+        try:
+            after.append((record, wire.to_event(check_alone(record, check.table_id))))
+        except JournalBroken:
+            pass  # damaged beyond reading: the archived journal keeps it as it is
+    if broken is None and (missing := journal.missing_triggers()):
+        broken = JournalBroken(check.last_seq + 1, f"append-only trigger(s) missing: "
+                                                   f"{', '.join(missing)}")
+    return AsFound(broken, verified, after, journal.last_record(),
+                   check.table_id or journal.table_id)
 
 
 def quarantine(state_dir: str | Path, reason: str, by: str | None = None) -> Quarantined:
-    """Quarantine the broken journal of ``state_dir`` (see the module docstring).
-    :class:`QuarantineRefused` if its chain is sound, or a daemon holds the directory."""
+    """Quarantine the broken journal of ``state_dir`` (see the module docstring), or finish
+    one a power cut interrupted. :class:`QuarantineRefused` if its chain is sound, or a
+    daemon holds the directory."""
     state_dir = Path(state_dir)
     if not reason.strip() or len(reason) > MAX_REASON:
         raise QuarantineRefused(f"a reason of 1 to {MAX_REASON} characters is required "
@@ -52,45 +126,173 @@ def quarantine(state_dir: str | Path, reason: str, by: str | None = None) -> Qua
         raise QuarantineRefused(f"{error} (quarantine with the daemon stopped)") from None
     try:
         path = journal_path(state_dir)
+        continuing = Path(f"{path}{CONTINUING_SUFFIX}")
+        if not path.exists():
+            if continuing.exists():
+                return _finish(state_dir, continuing)
+            left = leftovers(path)
+            raise QuarantineRefused(
+                f"no journal at {path}" + (f", but {', '.join(map(str, left))} hold records: "
+                                           f"put the database file back beside them" if left
+                                           else ""))
+        _remove(continuing)  # an unfinished run's new journal (step 2): written again
+        by = by or getpass.getuser()
         with Journal.open_readonly(path) as journal:
-            check, meter, meter_from = ChainCheck(), None, "none"
-            broken: JournalBroken | None = None
-            try:
-                for record in journal.records():
-                    event = wire.to_event(check(record))
-                    if type(event) is MeterChanged:
-                        meter, meter_from = event.amount, f"meter_changed seq {record.seq}"
-                    elif type(event) is JournalContinued and event.meter is not None:
-                        meter, meter_from = event.meter, f"journal_continued seq {record.seq}"
-                if missing := journal.missing_triggers():
-                    raise JournalBroken(check.last_seq + 1, f"append-only trigger(s) missing: "
-                                                            f"{', '.join(missing)}")
-            except JournalBroken as error:
-                broken = error
-            if broken is None:
-                raise QuarantineRefused(f"{path}: the hash chain is sound ({check.checked} "
-                                        f"records): nothing to quarantine")
-            head = journal.last_record()
-            table_id = check.table_id or journal.table_id
-        if table_id is None:
-            raise QuarantineRefused(f"{path}: no record names the table: cannot continue it")
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-        folder = state_dir / QUARANTINE_DIR
-        folder.mkdir(exist_ok=True)
-        archived = folder / f"journal-{stamp}-broken-at-seq-{broken.seq}.sqlite3"
-        for suffix in _COMPANIONS:
+            found = read_as_found(journal)
+            if found.broken is None:
+                raise QuarantineRefused(f"{path}: the hash chain is sound "
+                                        f"({len(found.verified)} records): nothing to "
+                                        f"quarantine")
+            if found.table_id is None:
+                raise QuarantineRefused(f"{path}: no record names the table: cannot "
+                                        f"continue it")
+            stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+            folder = state_dir / QUARANTINE_DIR
+            folder.mkdir(exist_ok=True)
+            archived = folder / f"journal-{stamp}-broken-at-seq-{found.broken.seq}.sqlite3"
+            _copy(journal, Path(f"{archived.with_suffix('')}{COPY_SUFFIX}"), found.head)
+        record, voided, meter_after = _continuation(found, archived.relative_to(state_dir),
+                                                    by, reason.strip())
+        with Journal(continuing) as fresh:
+            fresh.append(record, table_id=found.table_id, hand_id=None)
+            if voided is not None:
+                fresh.append_all([voided, *meter_after], table_id=found.table_id,
+                                 hand_id=voided.hand_id)
+        _single_file(continuing)
+        for suffix in ("", *COMPANIONS):  # the database first: never a database without its log
             source = Path(f"{path}{suffix}")
             if source.exists():
                 os.rename(source, f"{archived}{suffix}")
-        record = JournalContinued(
-            archived=str(archived.relative_to(state_dir)),
-            archived_seq=head.seq if head else 0, archived_hash=head.hash if head else "",
-            first_bad_seq=broken.seq, broken=broken.reason, meter=meter, meter_from=meter_from,
-            by=by or getpass.getuser(), reason=reason.strip())
-        with Journal(path) as fresh:
-            fresh.append(record, table_id=table_id, hand_id=None)
-        return Quarantined(archived, record)
+                _sync(folder)
+                _sync(state_dir)
+        os.rename(continuing, path)
+        _sync(state_dir)
+        return Quarantined(archived, record, voided)
     finally:
         lock.release()
 
 
+def _continuation(found: AsFound, archived: Path, by: str, reason: str
+                  ) -> tuple[JournalContinued, HandVoided | None, list[MeterChanged]]:
+    """The new journal's first record, and the void of the hand the journal left in play
+    (with the meter it leaves) if there is one."""
+    broken, head = found.broken, found.head
+    assert broken is not None
+    everything = found.verified + found.found_after
+    meter, meter_from, meter_seq = _last_meter(everything)
+    verified_meter, verified_from, _ = _last_meter(found.verified)
+    if meter_seq >= broken.seq:
+        meter_from += " (after the first bad record: found, not verified)"
+    record = JournalContinued(
+        archived=str(archived), archived_seq=head.seq if head else 0,
+        archived_hash=head.hash if head else "", first_bad_seq=broken.seq,
+        broken=broken.reason, meter=meter, meter_from=meter_from,
+        verified_meter=verified_meter, verified_meter_from=verified_from,
+        meter_held=meter is not None, by=by, reason=reason)
+    table = _replayed(everything, found.table_id) or _replayed(found.verified, found.table_id)
+    if table is None or table.hand is None or table.hand_id is None:
+        return record, None, []
+    hand, hand_id = table.hand, table.hand_id
+    # The contribution is on the meter carried over only if its meter_changed was read.
+    contributed = hand.contributions if any(
+        type(event) is MeterChanged and row.hand_id == hand_id for row, event in everything) \
+        else 0
+    voided = HandVoided(hand_id, by, f"its journal was quarantined: {reason}",
+                        hand.wagers_at_stake(), contributed)
+    if not contributed or meter is None:
+        return record, voided, []
+    return record, voided, [MeterChanged(meter - contributed, f"hand {hand_id} voided")]
+
+
+def _last_meter(records: Found) -> tuple[int | None, str, int]:
+    """The last meter journaled in ``records``, the record it comes from, and its seq."""
+    for row, event in reversed(records):
+        if type(event) is MeterChanged:
+            return event.amount, f"meter_changed seq {row.seq}", row.seq
+        if type(event) is JournalContinued and event.meter is not None:
+            return event.meter, f"journal_continued seq {row.seq}", row.seq
+    return None, "none", 0
+
+
+def _replayed(records: Found, table_id: str | None) -> Table | None:
+    """The table ``records`` leave, rebuilt as a start rebuilds it (under the configuration
+    they journaled), or None when they cannot rebuild one."""
+    events = [event for _, event in records]
+    config = next((event for event in events if type(event) is ConfigApplied), None)
+    if config is None or table_id is None:
+        return None  # no table was opened on this journal: no hand either
+    try:
+        table = Table(table_id, GameSettings.from_document(json.loads(config.config)))
+        table.replay(events)
+    except Exception:  # noqa: BLE001 - records past a break are not verified: any failure
+        return None    # to replay them means they do not describe the table
+    return table
+
+
+def _copy(journal: Journal, target: Path, head: JournalRecord | None) -> None:
+    """A synced single-file copy of ``journal`` (its log included), checked to end with the
+    same record as the journal."""
+    partial = Path(f"{target}.partial")
+    _remove(partial)
+    source = sqlite3.connect(f"{journal.path.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        copy = sqlite3.connect(partial)
+        try:
+            source.backup(copy)
+        finally:
+            copy.close()
+    finally:
+        source.close()
+    _single_file(partial)
+    os.rename(partial, target)
+    _sync(target.parent)
+    with Journal.open_readonly(target) as copied:
+        last = copied.last_record()
+    if last != head:
+        raise QuarantineRefused(f"{target}: the copy ends at seq {last.seq if last else 0}, "
+                                f"the journal at seq {head.seq if head else 0}: nothing moved")
+
+
+def _single_file(path: Path) -> None:
+    """Leave the database at ``path`` in one file (no log beside it), synced."""
+    connection = sqlite3.connect(path, isolation_level=None)
+    try:
+        connection.execute("PRAGMA journal_mode=DELETE")
+    finally:
+        connection.close()
+    _sync(path)
+
+
+def _finish(state_dir: Path, continuing: Path) -> Quarantined:
+    """Finish a quarantine a power cut stopped after the database file moved (step 3)."""
+    with Journal.open_readonly(continuing) as fresh:
+        events = [wire.to_event(wire.decode_event(row.message)) for row in fresh.records()]
+    record = events[0] if events else None
+    if type(record) is not JournalContinued:
+        raise QuarantineRefused(f"{continuing} does not start with journal_continued: "
+                                f"keep it and report it")
+    archived = state_dir / record.archived
+    path = journal_path(state_dir)
+    for suffix in COMPANIONS:
+        source = Path(f"{path}{suffix}")
+        if source.exists():
+            os.rename(source, f"{archived}{suffix}")
+            _sync(archived.parent)
+    os.rename(continuing, path)
+    _sync(state_dir)
+    voided = next((event for event in events if type(event) is HandVoided), None)
+    return Quarantined(archived, record, voided)
+
+
+def _remove(path: Path) -> None:
+    for name in (path, *(Path(f"{path}{suffix}") for suffix in (*COMPANIONS, "-journal"))):
+        name.unlink(missing_ok=True)
+
+
+def _sync(path: Path) -> None:
+    """fsync a file or a directory (a rename is durable once its directory is synced)."""
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)

@@ -24,7 +24,14 @@ import zmq
 from controller.stream import wire
 from controller.daemon.device_hub import DeviceHub, Report
 from controller.core.events import KINDS as CORE_KINDS
-from controller.stream.journal import ChainCheck, Journal, JournalBroken, JournalError, journal_path
+from controller.stream.journal import (
+    ChainCheck,
+    Durability,
+    Journal,
+    JournalBroken,
+    JournalError,
+    journal_path,
+)
 from controller.stream.publisher import EventPublisher
 from controller.errors import StartupError
 from controller.daemon.state_lock import StateDirLocked, StateLock
@@ -32,7 +39,12 @@ from controller.stream.security import StreamSecurity
 from controller.daemon.systemd_notify import Notifier, Watchdog
 from controller.stream.transport_identity import LOCAL_CLIENT
 from controller.daemon.refusal_ledger import RefusalLedger
-from controller.core.vocabulary import Device, DeviceCondition
+from controller.daemon.alarm_book import NOTED, AlarmBook
+from controller.daemon.chain_watch import ChainWatch
+from controller.core.commands import SUPERVISOR_ROLE, AcknowledgeAlarm
+from controller.core.vocabulary import Device, DeviceCondition, LinkStatus, PoolState
+from controller.daemon.pool_link import PoolLink, settings_problems
+from controller.stream.pool_channel import MeterMessage
 from controller.daemon.command_channel import (  # the channel's limits, as the tests cite them
     MAX_COMMAND_FRAME_BYTES as MAX_COMMAND_FRAME_BYTES,
     MAX_COMMANDS_PER_TURN as MAX_COMMANDS_PER_TURN,
@@ -45,10 +57,13 @@ from controller.core.table_events import (
     CommandRefused,
     HandStarted,
     HandVoided,
+    JackpotClaimed,
     JackpotPending,
     JackpotVerified,
     LampSet,
     MeterChanged,
+    PoolHit,
+    PoolMeter,
     RequestRefused,
 )
 from controller.settings.validation import InputError
@@ -62,13 +77,16 @@ HAND_EVENTS = frozenset(CORE_KINDS) | {HandStarted, HandVoided, JackpotPending}
 NOTABLE = frozenset({"hand_started", "hand_settled", "fault", "hand_continued", "hand_voided",
                      "jackpot_pending", "jackpot_verified", "command_refused", "lock_refused",
                      "table_opened", "table_closed", "device_status", "device_fault",
-                     "refusals_counted",
+                     "refusals_counted", "pool_link", "jackpot_claimed",
                      "alarm", "request_refused"})
 #: Notable events logged as warnings.
 WARNED = frozenset({"fault", "command_refused", "lock_refused", "refusals_counted", "alarm",
                     "request_refused"})
 #: While the journal is checked at start, systemd's start timeout is extended this often.
 START_PROGRESS_S = 10.0
+#: One loop turn handles at most this many device reports, for at most TURN_BUDGET_S; then it
+#: serves a command, and checks the stop, the heartbeat and the watchdog, whatever waits.
+MAX_REPORTS_PER_TURN = 64
 
 
 class ConfigMismatch(StartupError):
@@ -77,8 +95,8 @@ class ConfigMismatch(StartupError):
 
 class TableDaemon:
     def __init__(self, loaded: LoadedConfig, *, state_dir: Path | None = None,
-                 context: zmq.Context | None = None, usb_backend: Any = None,
-                 notifier: Notifier | None = None, durability: str = "full",
+                 context: zmq.Context[Any] | None = None, usb_backend: Any = None,
+                 notifier: Notifier | None = None, durability: Durability = "full",
                  clock: Callable[[], float] = time.monotonic):
         self.loaded = loaded
         config = loaded.config
@@ -105,6 +123,8 @@ class TableDaemon:
         #: the first bad record of a journal that failed its check at start: the daemon then
         #: runs held (:meth:`start`)
         self.journal_broken: JournalBroken | None = None
+        #: the chain as the start-up check left it, checked again at every heartbeat
+        self.chain: ChainWatch | None = None
         try:
             # An existing journal is opened read-only until its chain has been checked.
             path = journal_path(self.state_dir)
@@ -127,7 +147,11 @@ class TableDaemon:
         self._next_heartbeat = 0.0
         #: refused commands and replay requests, journaled in full or counted
         self.refusals = RefusalLedger()
+        #: the journal's alarms and their acknowledgements
+        self.alarm_book = AlarmBook()
         self.channel = CommandChannel(self)
+        #: the floor's pool channel, on a linked table (``[progressive.link]``)
+        self.pool_link: PoolLink | None = None
         #: called with (records, events) after each input is journaled and published, from
         #: the daemon's thread (the demo's live view uses it)
         self.observers: list[Callable[[list[Any], list[Any]], None]] = []
@@ -194,6 +218,8 @@ class TableDaemon:
             secure=self.security.server)
         self.channel.bind(self.context, self.security, stream.commands)
         self.security.start_watch()
+        if self.loaded.config.progressive.link is not None and self.journal_broken is None:
+            self.pool_link = PoolLink(self.context, self.loaded, self.clock)
 
     def _rebuild(self) -> None:
         """Check the hash chain record by record as the journal is read, then rebuild the
@@ -201,8 +227,12 @@ class TableDaemon:
         check, events = ChainCheck(), []
         started = progress_due = time.monotonic()
         try:
+            book = self.alarm_book
             for record in self.journal.records():
-                events.append(wire.to_event(check(record)))
+                event = wire.to_event(check(record))
+                events.append(event)
+                if record.type in NOTED:
+                    book.note(record.seq, record.type, event._asdict())
                 if (now := time.monotonic()) >= progress_due:
                     # A long journal takes minutes: systemd must not take that for a hang.
                     self.notifier.extend_timeout(
@@ -214,6 +244,7 @@ class TableDaemon:
                                                         f"{', '.join(missing)}")
         except JournalBroken as broken:
             self.journal_broken = broken
+            self.chain = ChainWatch(self.journal, check.last_seq, check.last_hash)
             return
         self.log.info("journal verified", records=check.checked, seq=check.last_seq,
                       hash=check.last_hash, seconds=round(time.monotonic() - started, 3))
@@ -223,6 +254,7 @@ class TableDaemon:
                 self.journal = Journal(journal_path(self.state_dir), durability=self.durability)
             except JournalError as error:
                 raise StartupError(str(error)) from None
+        self.chain = ChainWatch(self.journal, check.last_seq, check.last_hash)
         try:
             self.table.replay(events)
         except RuntimeError as error:
@@ -253,12 +285,31 @@ class TableDaemon:
                 f"(lowball-table journal quarantine) and restart the daemon")
 
     def journal_status(self) -> dict[str, Any]:
-        """The journal's head (seq and hash of its last record) and, if its chain is
-        broken, the first bad seq and why."""
-        broken = self.journal_broken
+        """The journal's head (seq and hash of its last record), how far its chain is
+        verified (at start, and since), and, if it is broken, the first bad seq and why."""
+        broken, chain = self.journal_broken, self.chain
         return {"seq": self.journal.last_seq, "hash": self.journal.last_hash,
+                "verified_at_start": None if chain is None else chain.verified_at_start,
+                "verified_through": None if chain is None else chain.verified_through,
                 "broken_at": None if broken is None else broken.seq,
                 "broken": None if broken is None else broken.reason}
+
+    def check_chain(self) -> None:
+        """Check the records journaled since the last check (:class:`ChainWatch`); a broken
+        chain holds the table from now on, as at start."""
+        if self.journal_broken is not None or self.chain is None:
+            return
+        broken = self.chain.check()
+        if broken is None:
+            return
+        self.journal_broken = broken
+        self.log.critical(
+            "journal broken while the table ran: the table is held (no hand can go on, every "
+            "command but status is refused, no device input is journaled); the journal is "
+            "kept as evidence, untouched from now on. A supervisor: stop the daemon, run "
+            f"`lowball-table journal quarantine --state-dir {self.state_dir} --reason TEXT`, "
+            "then start it again", first_bad_seq=broken.seq, reason=broken.reason,
+            journal=str(self.journal.path))
 
     def request_stop(self) -> None:
         """Ask the main loop to stop (safe from a signal handler): it wakes at once."""
@@ -274,24 +325,37 @@ class TableDaemon:
         for socket in replay_sockets:
             poller.register(socket, zmq.POLLIN)
         poller.register(self.devices.wake, zmq.POLLIN)
+        link = self.pool_link
+        if link is not None:
+            poller.register(link.socket, zmq.POLLIN)
         while not self._stopping:
             timeout = self._poll_timeout()
             ready = dict(poller.poll(timeout))
             if self.devices.wake.fileno() in ready or self.devices.wake in ready:
                 self.devices.drain_wake()
-            self.handle_device_reports()
-            if self.commands in ready:
+            self.handle_device_reports()  # a turn's worth: the rest next turn, at once
+            if self.commands in ready or self.channel.pending:
                 self.handle_commands()
             if any(socket in ready for socket in replay_sockets):
                 # (asking an idle ROUTER raises zmq.Again)
                 self.publisher.handle_replay(deadline=time.monotonic() + TURN_BUDGET_S)
                 self._journal_request_refusals()
+            if link is not None and link.socket in ready:
+                self.handle_pool_messages()
             self._tick()
 
     def _poll_timeout(self) -> int:
+        if not self.devices.reports.empty():
+            return 0  # reports left over from the last turn: no sleep
+        if self.channel.pending:  # requests already read wait for their turn
+            return 0
         now = self.clock()
         waits = [max(0.0, self._next_heartbeat - now)]
-        for due in (self.watchdog.next_due(), self.refusals.next_due(now)):
+        if self.pool_link is not None and self.table.pool == self.pool_link.pool_id \
+                and self.table.pool_link != LinkStatus.LOST:
+            waits.append(self.pool_link.stale_in())
+        for due in (self.watchdog.next_due(), self.refusals.next_due(now),
+                    self.devices.next_due()):
             if due is not None:
                 waits.append(due)
         return int(min(waits) * 1000) + 1
@@ -300,13 +364,22 @@ class TableDaemon:
         now = self.clock()
         if now >= self._next_heartbeat:
             assert self.publisher is not None
-            broken = self.journal_broken
-            self.publisher.heartbeat(self.table.state,
-                                     broken_at=None if broken is None else broken.seq)
+            self.check_chain()
+            broken, chain = self.journal_broken, self.chain
+            self.publisher.heartbeat(
+                self.table.state, broken_at=None if broken is None else broken.seq,
+                verified_at_start=None if chain is None else chain.verified_at_start,
+                verified_through=None if chain is None else chain.verified_through)
             self._next_heartbeat = now + self.loaded.config.stream.heartbeat_s
         for count in self.refusals.due(now):
             if self.journal_broken is None:
                 self.apply([count])
+        link = self.pool_link
+        if link is not None and self.table.pool == link.pool_id \
+                and self.table.pool_link != LinkStatus.LOST and link.stale():
+            self.apply(self.table.pool_link_status(
+                link.pool_id, LinkStatus.LOST,
+                f"no message from the pool channel for {round(link.stale_s * 1000)} ms"))
         self.watchdog.tick()
 
     def healthy(self) -> bool:
@@ -327,6 +400,8 @@ class TableDaemon:
         self.notifier.stopping()
         self.devices.stop()
         self.channel.close()
+        if self.pool_link is not None:
+            self.pool_link.close()
         if self.publisher is not None:
             self.publisher.close()
         if self.security is not None:
@@ -348,6 +423,8 @@ class TableDaemon:
             for record, event in zip(records, events):
                 self.publisher.publish(record)
                 self._act(event)
+                if record.type in NOTED:
+                    self.alarm_book.note(record.seq, record.type, event._asdict())
         finally:
             self._log(records, events, hand_id)  # after the stream: the journal is the record
         for observer in self.observers:
@@ -372,6 +449,9 @@ class TableDaemon:
         kind = type(event)
         if kind is LampSet:
             self.devices.set_lamp(event.spot, event.lamp)
+        elif self.table.pool is not None:
+            if kind in (PoolMeter, JackpotClaimed, JackpotVerified):
+                self._show_pool()
         elif kind is MeterChanged:
             self.devices.show_meter(event.amount)
         elif kind is JackpotPending:
@@ -383,16 +463,78 @@ class TableDaemon:
         """After a (re)start, put the lamps and the meter where the table says they are."""
         for spot, lamp in self.table.lamps.items():
             self.devices.set_lamp(spot, lamp)
-        if self.table.engine.HAS_PROGRESSIVE:
+        if self.table.pool is not None:
+            self._show_pool()
+        elif self.table.engine.HAS_PROGRESSIVE:
             if self.table.jackpot is not None:
                 self.devices.show_jackpot(self.table_id, self.table.jackpot.amount)
             else:
                 self.devices.show_meter(self.table.meter)
 
+    def _show_pool(self) -> None:
+        """A linked table's sign: this table's claimed jackpot; else, while the pool is
+        locked, JACKPOT and the first hit's table and amount; else the pool's meter."""
+        table, shown = self.table, self.table.pool_shown
+        claimed = None if table.jackpot is None else table.jackpot.claimed
+        if claimed is not None:
+            self.devices.show_jackpot(self.table_id, claimed.paid)
+        elif shown is not None and shown.state == PoolState.LOCKED and shown.hits:
+            self.devices.show_jackpot(shown.hits[0].table_id, shown.hits[0].paid)
+        else:
+            self.devices.reset_jackpot()
+            self.devices.show_meter(table.meter if shown is None else shown.meter)
+
+    def handle_pool_messages(self) -> None:
+        """The pool channel's messages, each journaled as the table input it is: the link
+        heard from again, the pool's meter when what the sign shows changes, this table's
+        jackpot claimed. A pool whose progressive is not the table's is a link refused."""
+        link, table = self.pool_link, self.table
+        assert link is not None
+        messages = link.receive()
+        if table.pool != link.pool_id:
+            return  # a reload changed the link: the subscription is the start's (a restart)
+        for message in messages:
+            if isinstance(message, MeterMessage):
+                problems = settings_problems(message, table.setup.progressive)
+                if problems:
+                    if table.pool_link != LinkStatus.LOST:
+                        self.apply(table.pool_link_status(
+                            link.pool_id, LinkStatus.LOST,
+                            "the pool's progressive is not the table's: " + "; ".join(problems)))
+                    continue
+            link.heard = self.clock()
+            if table.pool_link != LinkStatus.CONNECTED:
+                self.apply(table.pool_link_status(link.pool_id, LinkStatus.CONNECTED, ""))
+            if isinstance(message, MeterMessage):
+                hits = tuple(PoolHit(hit.table_id, hit.hand_id, hit.lock_order, hit.paid)
+                             for hit in message.hits)
+                shown = table.pool_shown
+                if shown is None or (shown.meter, shown.state, shown.hits) != \
+                        (message.meter, message.state, hits):
+                    self.apply(table.pool_meter(link.pool_id, message.meter, message.state,
+                                                hits))
+            elif message.table_id == self.table_id and table.awaits_claim(message.hand_id):
+                self.apply(table.jackpot_claimed(link.pool_id, message.hand_id,
+                                                 message.lock_order, message.paid,
+                                                 message.share))
+
     def handle_device_reports(self) -> None:
-        reports = self.devices.reports
-        while not reports.empty():
-            self.handle_report(reports.get_nowait())
+        """Handle the device reports waiting, within one turn's budget (at most
+        :data:`MAX_REPORTS_PER_TURN`, at most :data:`TURN_BUDGET_S`): a backlog, however long,
+        never keeps a stop request, a command, the heartbeat or the watchdog's ping waiting
+        longer than one turn."""
+        self.devices.release_held()
+        reports, deadline = self.devices.reports, self.clock() + TURN_BUDGET_S
+        for _ in range(MAX_REPORTS_PER_TURN):
+            if reports.empty():
+                return
+            report = reports.get_nowait()
+            if self.journal_broken is None:
+                self.handle_report(report)
+            # else held: nothing is journaled, and a card is never acknowledged (the shoe
+            # keeps it, and sends it again to the daemon that starts after the quarantine)
+            if self.clock() >= deadline:
+                return
 
     def handle_report(self, report: Report) -> None:
         table = self.table
@@ -414,7 +556,7 @@ class TableDaemon:
     # -- the command channel (controller.daemon.command_channel) ------------------------
 
     @property
-    def commands(self) -> zmq.Socket | None:
+    def commands(self) -> zmq.Socket[bytes] | None:
         """The command socket (bound by :meth:`start`)."""
         return self.channel.socket
 
@@ -440,6 +582,13 @@ class TableDaemon:
                 self.apply([event])
             if journaled:
                 self.apply([RequestRefused(family, client, reason)])
+
+    def acknowledge_alarm(self, command: AcknowledgeAlarm, by: str, role: str) -> list[Any]:
+        """A supervisor's acknowledgement of the alarm at ``command.seq``: refused, naming
+        why, unless that seq is an alarm of the journal that waits for one."""
+        if role == SUPERVISOR_ROLE and (why := self.alarm_book.refusal(command.seq)):
+            return [CommandRefused(command.command, command.arguments(), by, role, why)]
+        return self.table.command(command, by, role)
 
     def reload(self, by: str, role: str) -> list[Any]:
         """Re-read the config file; the table decides whether its game settings may change

@@ -88,6 +88,18 @@ class Curve(_Section):
     key_file: str
 
 
+class PoolChannel(_Section):
+    """``[pool_link]``: where the floor publishes its linked pools to the tables
+    (:mod:`controller.stream.pool_channel`)."""
+
+    #: The PUB socket the linked tables subscribe to (their ``[progressive.link] endpoint``).
+    endpoint: Endpoint
+    #: The linked tables' CURVE public keys (``TABLE.key``), relative to this file: with it the
+    #: channel is a CURVE server with ``[curve] key_file`` (the floor's key pair), and a table
+    #: whose key is not there receives nothing.
+    authorized_keys_dir: Annotated[str, Field(min_length=1, max_length=1024)] | None = None
+
+
 class Shift(_Section):
     name: Annotated[str, Field(min_length=1, max_length=32, pattern=r"^[A-Za-z0-9_ -]+$")]
     #: Local wall-clock time the shift starts ("06:00"); it ends where the next one starts.
@@ -166,6 +178,8 @@ class FloorConfig(_Section):
     #: figures to write here).
     paytables: dict[Annotated[str, Field(min_length=1, max_length=64)], Paytable] = {}
     pools: Annotated[tuple[Pool, ...], Field(max_length=100)] = ()
+    #: The pool channel; unset: the floor keeps the pools' ledgers and publishes nothing.
+    pool_link: PoolChannel | None = None
 
     @model_validator(mode="after")
     def _tables(self) -> Self:
@@ -185,6 +199,14 @@ class FloorConfig(_Section):
                     problems.append(f"tables[{index}].{exposed[0]}: without CURVE keys "
                                     "(server_key_file) a table streams on loopback or ipc:// "
                                     "only")
+        link = self.pool_link
+        if link is not None and link.authorized_keys_dir is not None and self.curve is None:
+            problems.append("pool_link.authorized_keys_dir needs [curve] key_file (the floor's "
+                            "own key pair)")
+        if link is not None and link.authorized_keys_dir is None and not is_local(link.endpoint):
+            problems.append(f"pool_link.endpoint: {link.endpoint!r}: without CURVE "
+                            "(authorized_keys_dir) the pool channel binds to loopback or ipc:// "
+                            "only")
         if problems:
             raise ValueError("; ".join(problems))
         return self

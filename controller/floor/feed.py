@@ -83,7 +83,7 @@ class TableFeed:
             if envelope.table_id != self.table.id:
                 raise StreamError(f"table {self.table.id}: a message of table "
                                   f"{envelope.table_id!r} on its stream")
-            kind: str = envelope.type  # type: ignore[attr-defined]  # each generated envelope model declares it
+            kind: str = envelope.type
             rows.append(Row(self.table.id, envelope.seq, kind, envelope.hand_id,
                             envelope.ts, envelope.model_dump_json()))
         return rows

@@ -32,7 +32,8 @@ import zmq
 from controller.floor import pool, store
 from controller.floor.config import FloorTable, LoadedFloorConfig
 from controller.floor.feed import FeedError, TableFeed
-from controller.stream.client import StreamError
+from controller.floor.pool_publisher import PoolPublisher
+from controller.stream.client import StreamError, StreamMalformed
 
 log = structlog.get_logger("floor")
 #: How long a feed waits for its table's next message before it looks whether the service is
@@ -82,6 +83,8 @@ class FloorService:
         self.stored = self.repeated = self.batches = 0
         #: Rows written to the linked pools' ledgers.
         self.ledger_rows = 0
+        #: The pool channel (``[pool_link]``), bound by :meth:`run`.
+        self.publisher: PoolPublisher | None = None
 
     def _curves(self) -> dict[str, dict[str, bytes] | None]:
         from controller.stream.security import client_keys
@@ -153,6 +156,8 @@ class FloorService:
                                          name=f"floor-{table.id}")
                         for table in self.config.tables]
         try:
+            if self.config.pool_link is not None and self.config.pools:
+                self.publisher = PoolPublisher(self.context, self.loaded)
             while self._database() is None and not self.stopping.is_set():
                 pass
             for thread in self.threads:
@@ -169,6 +174,10 @@ class FloorService:
                     handover.rows, handover.cursors = [], {}
                     handover.lock.notify_all()
                 if not rows and not cursors:
+                    try:
+                        self._heartbeat(connection)
+                    except psycopg.Error as error:
+                        self._lost_database(error)
                     continue
                 try:
                     try:
@@ -186,9 +195,15 @@ class FloorService:
                     for table_id in cursors:
                         handover.held.pop(table_id, None)
                 try:
+                    moved = []
                     for linked in self.config.pools:
                         if any(table in cursors for table in linked.tables):
-                            self.ledger_rows += pool.apply(connection, linked.id)
+                            if written := pool.apply(connection, linked.id):
+                                moved.append(linked.id)
+                            self.ledger_rows += written
+                    if moved and self.publisher is not None:
+                        self.publisher.publish(connection, moved)
+                    self._heartbeat(connection)
                 except psycopg.Error as error:
                     self._lost_database(error)
                     continue
@@ -204,6 +219,13 @@ class FloorService:
             if self.connection is not None:
                 self.connection.close()
                 self.connection = None
+            if self.publisher is not None:
+                self.publisher.close()
+
+    def _heartbeat(self, connection: psycopg.Connection) -> None:
+        """Every pool on the pool channel once a second (a database error is the caller's)."""
+        if self.publisher is not None:
+            self.publisher.heartbeat(connection)
 
     @property
     def held(self) -> dict[str, str]:
@@ -259,7 +281,10 @@ class FloorService:
                     log.warning("table stream failed: resuming from the store",
                                 table=table.id, resume_after=feed.resume_after, error=str(error))
                     feed.reset()
-                    self.stopping.wait(service.retry_s if isinstance(error, FeedError) else 0)
+                    # a table that restarted is asked again at once; one whose journal or
+                    # answers make no sense would answer the same, so it waits
+                    self.stopping.wait(service.retry_s
+                                       if isinstance(error, (FeedError, StreamMalformed)) else 0)
                     continue
                 if not rows and (point is None or point == feed.resume_after):
                     continue

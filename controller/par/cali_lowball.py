@@ -108,7 +108,7 @@ def _hand(ranks: tuple[int, ...]) -> list[Card]:
     return [DECK[rank - 1] for rank in ranks]
 
 
-def _ways(ranks: tuple[int, ...], used: Counter) -> int:
+def _ways(ranks: tuple[int, ...], used: Counter[int]) -> int:
     """How many ways the deck, with ``used`` cards of each rank gone, deals these ranks."""
     ways = 1
     for rank, count in Counter(ranks).items():
@@ -320,12 +320,12 @@ def par_sheet(deals: tuple[Start, ...], odds: CaliOdds, rules: CaliRules) -> Cal
     scaled = _scaled(odds, rules)
     unit = scaled.unit
     total_ways = STARTS * FLOPS * DEALER_DEALS
-    net_ways: Counter = Counter()        # net (1/unit antes) -> ways
+    net_ways: Counter[int] = Counter()        # net (1/unit antes) -> ways
     wager_sums = {"ante": 0, "xtra_bonus": 0, "raise": 0}
     raised_ways = 0      # antes raised, weighted by ways
-    result_ways: Counter = Counter()
-    xtra_hits: Counter = Counter()
-    lowdown_classes: Counter = Counter()
+    result_ways: Counter[str] = Counter()
+    xtra_hits: Counter[str] = Counter()
+    lowdown_classes: Counter[str] = Counter()
     lowdown_forfeits = 0
     for start in deals:
         raises = strategy.pre_flop[start.ranks].decision == RAISE
@@ -368,7 +368,7 @@ def par_sheet(deals: tuple[Start, ...], odds: CaliOdds, rules: CaliRules) -> Cal
     xtra_lines = {name: (Fraction(xtra_hits[name], total_ways),
                          Fraction(xtra_hits[name], total_ways) * pays)
                   for name, pays in odds.xtra_bonus.items()}
-    lowdown_net: Counter = Counter()
+    lowdown_net: Counter[Fraction] = Counter()
     lowdown_net[Fraction(-1)] += lowdown_forfeits
     lowdown_lines = {}
     for name, class_ways in lowdown_classes.items():

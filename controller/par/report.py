@@ -7,8 +7,9 @@ the text form prints the decimals (12 places) and percentages (9 places).
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Any
 
-from controller.core.cards import SUIT_CHARS
+from controller.core.cards import SUIT_CHARS, Card
 from controller.par import cali_lowball as cali
 from controller.par import three_card_lowball as three
 from controller.par.figures import decimal_text, exact, percent_text, square_root_text
@@ -17,7 +18,7 @@ FORMAT_VERSION = 1
 
 
 def cali_document(sheet: cali.CaliParSheet, paytable: str, rules: cali.CaliRules,
-                  odds: cali.CaliOdds) -> dict:
+                  odds: cali.CaliOdds) -> dict[str, Any]:
     strategy = sheet.strategy
     checks = [ranks for ranks, start in strategy.pre_flop.items() if start.decision == cali.CHECK]
     folds: dict[str, list[str]] = {}
@@ -65,15 +66,15 @@ def _odds_text(value: Fraction) -> str:
     return f"{value.numerator}:{value.denominator}"
 
 
-def _figure(value: dict) -> str:
+def _figure(value: dict[str, str]) -> str:
     return value["decimal"]
 
 
-def _percent(value: dict) -> str:
+def _percent(value: dict[str, str]) -> str:
     return percent_text(Fraction(value["fraction"]))
 
 
-def cali_text(document: dict) -> str:
+def cali_text(document: dict[str, Any]) -> str:
     rules = ", ".join(f"{key} = {str(value).lower()}" for key, value in document["rules"].items())
     lines = [f"Cali LowBall par sheet, paytable {document['paytable']}", f"rules: {rules}",
              f"one player against the dealer, every one of {document['deals']:,} deals "
@@ -124,7 +125,7 @@ def advice_text(game: str, situation: str, values: dict[str, Fraction]) -> str:
 
 
 def three_card_document(sheet: three.ThreeCardParSheet, paytable: str,
-                        bonus: dict[str, Fraction]) -> dict:
+                        bonus: dict[str, Fraction]) -> dict[str, Any]:
     progressive = sheet.progressive
     order = sorted(sheet.strategy, key=_hand_order)
     return {
@@ -164,7 +165,7 @@ def three_card_document(sheet: three.ThreeCardParSheet, paytable: str,
     }
 
 
-def _hand_order(hand) -> list[tuple[int, int]]:
+def _hand_order(hand: tuple[Card, ...]) -> list[tuple[int, int]]:
     return sorted((card.rank, SUIT_CHARS.index(card.suit)) for card in hand)
 
 
@@ -172,7 +173,7 @@ def _hand_order(hand) -> list[tuple[int, int]]:
 METER_STEPS = (1_000, 2_000, 5_000, 10_000, 20_000, 50_000)
 
 
-def three_card_text(document: dict) -> str:
+def three_card_text(document: dict[str, Any]) -> str:
     lines = [f"Three Card Lowball par sheet, paytable {document['paytable']}",
              f"one player against the dealer, every one of {document['hands']:,} starting "
              f"hands, each draw, the dealer's every deal and house-way draw (full card "

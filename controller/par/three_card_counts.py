@@ -103,8 +103,9 @@ class _Counting:
 
     def index(self, sorted_positions: np.ndarray) -> np.ndarray:
         """The index of each row of ascending positions among the sets of its size."""
-        return sum(self.binomial[column + 1][sorted_positions[:, column]]
-                   for column in range(sorted_positions.shape[1]))
+        index: np.ndarray = sum(self.binomial[column + 1][sorted_positions[:, column]]
+                                for column in range(sorted_positions.shape[1]))
+        return index
 
     def set_index(self, *columns: np.ndarray) -> np.ndarray:
         return self.index(np.sort(np.stack(columns, axis=1), axis=1))
@@ -175,9 +176,9 @@ class _Counting:
                 table[key, slot] = value
             self.exact[size] = table
         # Running totals: entry s counts the paths ending stronger than strength s.
-        for size, table in self.using.items():
-            running = np.zeros(table.shape[:2] + (bins + 1,), dtype=table.dtype)
-            np.cumsum(table, axis=2, dtype=table.dtype, out=running[:, :, 1:])
+        for size, paths in self.using.items():
+            running = np.zeros(paths.shape[:2] + (bins + 1,), dtype=paths.dtype)
+            np.cumsum(paths, axis=2, dtype=paths.dtype, out=running[:, :, 1:])
             self.using[size] = running
 
     def _using(self, size: int, d: int, at: np.ndarray, strength: np.ndarray) -> np.ndarray:

@@ -24,7 +24,7 @@ lower, final hand 4-high and lower, final hand 5-high and lower.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 from itertools import combinations
 from math import comb, lcm
@@ -237,8 +237,9 @@ def starting_hands(deck: Sequence[Card] = DECK) -> list[tuple[Card, ...]]:
     return list(combinations(deck, 3))
 
 
-def enumerate_hands(deck: Sequence[Card] = DECK, progress=None) -> dict[tuple[Card, ...],
-                                                                         tuple[DrawCounts, ...]]:
+def enumerate_hands(deck: Sequence[Card] = DECK,
+                    progress: Callable[[int, int], object] | None = None,
+                    ) -> dict[tuple[Card, ...], tuple[DrawCounts, ...]]:
     """:func:`draws` of every starting hand of ``deck``; ``progress(done, total)`` is called
     after each hand when given."""
     hands = starting_hands(deck)

@@ -10,11 +10,12 @@ from __future__ import annotations
 import tomllib
 from fractions import Fraction
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
 from controller.core.games.cali_lowball import LOWDOWN_BONUS_CLASSES, XTRA_BONUS_CLASSES
+from controller.core.money import Odds
 from controller.core.rankings import ace_to_five, three_card
 from controller.settings.validation import InputError, OddsText, validate
 
@@ -31,7 +32,7 @@ class _Paytable(BaseModel):
 
     @field_validator("approved_house_edge")
     @classmethod
-    def _fraction(cls, text):
+    def _fraction(cls, text: str | None) -> str | None:
         if text is None:
             return text
         if len(text) > 40:
@@ -46,13 +47,14 @@ class _Paytable(BaseModel):
         return text
 
     @model_validator(mode="after")
-    def _approval_named(self):
+    def _approval_named(self) -> Self:
         if self.status == "approved" and not self.approval:
             raise ValueError("an approved paytable must give its approval reference in 'approval'")
         return self
 
 
-def _check_lines(table: dict, required: tuple[str, ...], known: tuple[str, ...]) -> dict:
+def _check_lines(table: dict[str, Odds], required: tuple[str, ...],
+                 known: tuple[str, ...]) -> dict[str, Odds]:
     unknown = [name for name in table if name not in known]
     if unknown:
         raise ValueError(f"unknown hand class {unknown[0]!r}; hand classes are: {', '.join(known)}")
@@ -74,12 +76,12 @@ class CaliPaytable(_Paytable):
 
     @field_validator("xtra_bonus")
     @classmethod
-    def _xtra_lines(cls, table):
+    def _xtra_lines(cls, table: dict[str, Odds]) -> dict[str, Odds]:
         return _check_lines(table, XTRA_BONUS_CLASSES, ace_to_five.HAND_CLASSES)
 
     @field_validator("lowdown_bonus")
     @classmethod
-    def _lowdown_lines(cls, table):
+    def _lowdown_lines(cls, table: dict[str, Odds]) -> dict[str, Odds]:
         return _check_lines(table, LOWDOWN_BONUS_CLASSES, ace_to_five.HAND_CLASSES)
 
 
@@ -90,7 +92,7 @@ class ThreeCardPaytable(_Paytable):
 
     @field_validator("bonus")
     @classmethod
-    def _bonus_lines(cls, table):
+    def _bonus_lines(cls, table: dict[str, Odds]) -> dict[str, Odds]:
         return _check_lines(table, tuple(table), three_card.HAND_CLASSES)
 
 
@@ -104,7 +106,7 @@ class Paytables(BaseModel):
         return self.cali_lowball if game == "cali_lowball" else self.three_card_lowball
 
 
-def read_toml(path: Path) -> dict:
+def read_toml(path: Path) -> dict[str, Any]:
     """Read a TOML file, turning every failure into an :class:`InputError` naming the file."""
     try:
         with open(path, "rb") as handle:

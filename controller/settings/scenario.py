@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn, Self
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
@@ -29,11 +29,20 @@ from controller.core.events import (
     HouseWay,
     MeterSettled,
     ProgressiveAwarded,
+    Event,
+    HandSettled,
     WagerSettled,
 )
-from controller.core.games import ENGINES, Decision, Hand, IllegalAction, WagerError
+from controller.core.games import (
+    ENGINES,
+    Decision,
+    Hand,
+    IllegalAction,
+    ThreeCardLowballHand,
+    WagerError,
+)
 from controller.core.games.base import seat_name
-from controller.settings.table_config import Game, LoadedConfig, Rules
+from controller.settings.table_config import Game, JackpotSplit, LoadedConfig, Rules
 from controller.settings.validation import Cents, InputError, validate
 
 
@@ -62,7 +71,7 @@ class RulesOverride(BaseModel):
     xtra_bonus_loses_on_loss: bool | None = None
     lowdown_bonus_survives_fold: bool | None = None
     burn_before_flop: bool | None = None
-    jackpot_split: Rules.model_fields["jackpot_split"].annotation | None = None  # type: ignore
+    jackpot_split: JackpotSplit | None = None
 
     def applied_to(self, rules: Rules) -> Rules:
         return rules.model_copy(update=self.model_dump(exclude_none=True))
@@ -80,7 +89,7 @@ class Scenario(BaseModel):
     meter: Cents | None = None
 
     @model_validator(mode="after")
-    def _consistent(self):
+    def _consistent(self) -> Self:
         duplicate = find_duplicate(self.shoe)
         if duplicate is not None:
             first = self.shoe.index(duplicate)
@@ -119,7 +128,7 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
 def replay(scenario: Scenario, config: LoadedConfig, source: str = "scenario") -> Hand:
     """Play ``scenario`` through the engine; return the settled hand."""
 
-    def fail(field: str, message: str):
+    def fail(field: str, message: str) -> NoReturn:
         raise ScenarioError(source, [f"{field}: {message}"])
 
     try:
@@ -128,9 +137,9 @@ def replay(scenario: Scenario, config: LoadedConfig, source: str = "scenario") -
     except InputError as error:
         fail("paytable", error.problems[0].removeprefix("paytable: "))
     wagers = {int(seat): amounts for seat, amounts in scenario.seats.items()}
-    for seat in scenario.decisions:
-        if seat not in scenario.seats:
-            fail(f"decisions.{seat}", f"seat {seat} has no wagers in 'seats'")
+    for key in scenario.decisions:
+        if key not in scenario.seats:
+            fail(f"decisions.{key}", f"seat {key} has no wagers in 'seats'")
     engine = ENGINES[scenario.game]
     try:
         hand = engine.start(setup, wagers, setup.progressive.seed if scenario.meter is None
@@ -176,7 +185,7 @@ def replay(scenario: Scenario, config: LoadedConfig, source: str = "scenario") -
     return hand
 
 
-def settlement_report(hand: Hand) -> dict:
+def settlement_report(hand: Hand) -> dict[str, Any]:
     """The settlement of a settled hand as plain data (``replay --json`` prints this)."""
     hands: dict[str, Any] = {}
     for event in hand.history:
@@ -188,13 +197,15 @@ def settlement_report(hand: Hand) -> dict:
             hands["dealer" if event.to == DEALER else str(event.to)] = entry
         elif type(event) is HouseWay:
             house_way = {"discard": [str(card) for card in event.discard], "rule": event.rule}
-    if hand.game == "three_card_lowball":
+    if isinstance(hand, ThreeCardLowballHand):
         for seat in hand.seats:
             hands[str(seat)]["dealt"] = [str(card) for card in hand.dealt[seat]]
             hands[str(seat)]["discarded"] = [str(card) for card in hand.discarded[seat]]
         hands["dealer"]["dealt"] = [str(card) for card in hand.dealt[DEALER]]
         hands["dealer"]["house_way"] = house_way
     meter = next((event for event in hand.history if type(event) is MeterSettled), None)
+    settled = hand.history[-1]
+    assert type(settled) is HandSettled, "the hand is not settled"
     return {
         "game": hand.game,
         "paytable": hand.setup.paytable_name,
@@ -203,9 +214,9 @@ def settlement_report(hand: Hand) -> dict:
         "progressive": [_plain(event) for event in hand.history
                         if type(event) is ProgressiveAwarded],
         "meter": _plain(meter) if meter else None,
-        "house_result": hand.history[-1].house_result,
+        "house_result": settled.house_result,
     }
 
 
-def _plain(event) -> dict:
+def _plain(event: Event) -> dict[str, Any]:
     return event._asdict()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -17,6 +17,7 @@ from controller.core.table_settings import (
     MAX_SPOTS,
     GameSettings,
     GameSetup,
+    meter_contribution,
     paytable_from,
     progressive_from,
     rules_from,
@@ -32,6 +33,8 @@ from controller.settings.validation import Cents, InputError, PositiveCents, Rat
 from drivers.config import MeterConfig, ShoeConfig, SpotsConfig
 
 Game = Literal["cali_lowball", "three_card_lowball"]
+#: Several jackpot winners on one hand: split the meter equally, or pay each the whole meter.
+JackpotSplit = Literal["equal", "full_each"]
 
 
 class _Section(BaseModel):
@@ -49,7 +52,7 @@ class Rules(_Section):
     burn_before_flop: bool = False
     #: Three Card Lowball: several jackpot winners on one hand split the meter equally
     #: ("equal", the odd cent stays on the meter) or are each paid the whole meter.
-    jackpot_split: Literal["equal", "full_each"] = "equal"
+    jackpot_split: JackpotSplit = "equal"
 
 
 class ProgressiveAwards(_Section):
@@ -72,20 +75,45 @@ class Progressive(_Section):
     seed: Cents = 500_000
     #: The share of each progressive wager added to the meter at lock, e.g. "20%".
     contribution_rate: RateText = Fraction(1, 5)
-    awards: ProgressiveAwards = ProgressiveAwards()
+    # (validated from no keys: mypy reads the constructor by the fields' aliases)
+    awards: ProgressiveAwards = ProgressiveAwards.model_validate({})
 
     @model_validator(mode="after")
-    def _whole_cent_contribution(self):
-        contribution = self.wager * self.contribution_rate
-        if contribution.denominator != 1:
-            raise ValueError(f"contribution_rate x wager = {float(contribution):.4f} cents; "
-                             f"choose a rate that gives whole cents for a {self.wager}-cent wager")
+    def _whole_cent_contribution(self) -> Self:
+        try:
+            meter_contribution(self.wager, self.contribution_rate)
+        except ValueError as error:
+            raise ValueError(f"{error}; choose a rate that gives whole cents for a "
+                             f"{self.wager}-cent wager") from None
         return self
 
     @property
     def contribution(self) -> int:
-        """Cents added to the meter by one progressive wager."""
-        return int(self.wager * self.contribution_rate)
+        """Cents added to the meter by one progressive wager (the core's rule)."""
+        return meter_contribution(self.wager, self.contribution_rate)
+
+
+class PoolLinkSettings(_Section):
+    """``[progressive.link]``: the linked pool whose meter this table shows and pays, and the
+    floor's pool channel it subscribes to (docs/floor.md)."""
+
+    #: The pool's id in the floor's floor.toml (``[[pools]] id``).
+    pool: Annotated[str, Field(min_length=1, max_length=32, pattern=r"^[A-Za-z0-9_-]+$")]
+    #: The floor's pool channel (its ``[pool_link] endpoint``): ``tcp://HOST:PORT`` or ipc://.
+    endpoint: Annotated[str, Field(min_length=1, max_length=256,
+                                   pattern=r"^(tcp://[^\s]+:\d{1,5}|ipc://[^\s]+)$")]
+    #: The floor's CURVE public key (``floor.key``), relative to this file; the table's own key
+    #: pair (``[security] server_secret_key_file``) is its client key.
+    server_key_file: Annotated[str, Field(min_length=1, max_length=1024)] | None = None
+    #: No message from the pool channel for this long: the link is down (the floor publishes
+    #: every pool once a second).
+    stale_after_ms: Annotated[int, Field(strict=True, ge=1500, le=60_000)] = 3000
+
+
+class TableProgressive(Progressive):
+    """A table's ``[progressive]``: the progressive, and the pool it is linked to, if any."""
+
+    link: PoolLinkSettings | None = None
 
 
 class Limits(_Section):
@@ -96,7 +124,7 @@ class Limits(_Section):
     max_spots_per_player: Annotated[int, Field(strict=True, ge=1, le=MAX_SPOTS)] = 4
 
     @model_validator(mode="after")
-    def _ordered(self):
+    def _ordered(self) -> Self:
         if self.min_ante > self.max_ante:
             raise ValueError(f"min_ante {self.min_ante} is above max_ante {self.max_ante}")
         return self
@@ -138,7 +166,7 @@ class Stream(_Section):
     heartbeat_s: Annotated[float, Field(gt=0, le=60)] = 1.0
 
     @model_validator(mode="after")
-    def _cms_pair(self):
+    def _cms_pair(self) -> Self:
         if (self.cms_events is None) != (self.cms_replay is None):
             raise ValueError("cms_events and cms_replay go together: set both or neither")
         return self
@@ -179,7 +207,7 @@ class Security(_Section):
     cms_authorized_keys_dir: str | None = None
 
     @model_validator(mode="after")
-    def _keys_together(self):
+    def _keys_together(self) -> Self:
         if self.server_secret_key_file is not None and self.authorized_keys_dir is None:
             raise ValueError("server_secret_key_file needs authorized_keys_dir (the client "
                              "public keys allowed to connect)")
@@ -194,7 +222,7 @@ class TableConfig(_Section):
     table: Table
     limits: Limits = Limits()
     rules: Rules = Rules()
-    progressive: Progressive = Progressive()
+    progressive: TableProgressive = TableProgressive()
     devices: Devices = Devices()
     stream: Stream = Stream()
     security: Security = Security()
@@ -202,7 +230,7 @@ class TableConfig(_Section):
     state_dir: str = "state"
 
     @model_validator(mode="after")
-    def _loopback_without_keys(self):
+    def _loopback_without_keys(self) -> Self:
         if self.security.server_secret_key_file is None:
             exposed = [f"stream.{key} = {endpoint!r}"
                        for key, endpoint in self.stream.endpoints().items()
@@ -217,6 +245,20 @@ class TableConfig(_Section):
                 is not None and self.security.cms_authorized_keys_dir is None:
             raise ValueError("stream.cms_events with CURVE keys needs "
                              "security.cms_authorized_keys_dir (the CMS clients' public keys)")
+        link = self.progressive.link
+        if link is not None:
+            if self.table.game != "three_card_lowball":
+                raise ValueError("progressive.link: only a three_card_lowball table has a "
+                                 "progressive to link")
+            if link.server_key_file is None and not is_local(link.endpoint):
+                raise ValueError(f"progressive.link.endpoint = {link.endpoint!r}: without the "
+                                 "floor's CURVE key (server_key_file) the pool channel is on "
+                                 "loopback or ipc:// only")
+            if link.server_key_file is not None and \
+                    self.security.server_secret_key_file is None:
+                raise ValueError("progressive.link.server_key_file needs [security] "
+                                 "server_secret_key_file (the table's own key pair, its "
+                                 "client key)")
         return self
 
 
@@ -243,18 +285,29 @@ class LoadedConfig(BaseModel):
                                          f"(known: {known})"])
         return GameSetup(game, name, paytable_from(_paytable_document(tables[name])),
                          rules_from(_document(rules or self.config.rules)),
-                         progressive_from(_document(self.config.progressive)))
+                         progressive_from(_progressive_document(self.config.progressive)))
 
     def paytable(self) -> CaliPaytable | ThreeCardPaytable:
         """The table's own paytable (its existence is checked by :func:`load_config`)."""
         return self.paytables.for_game(self.config.table.game)[self.config.table.paytable]
 
 
-def _document(model: BaseModel) -> dict:
+def _document(model: BaseModel) -> dict[str, Any]:
     return model.model_dump(mode="json", by_alias=True)
 
 
-def _paytable_document(paytable: BaseModel) -> dict:
+def _progressive_document(progressive: Progressive) -> dict[str, Any]:
+    """The progressive as the journaled settings hold it: the linked pool's id, not how the
+    table reaches it (an endpoint or a key changes no hand), and nothing when unlinked (so an
+    unlinked table's settings and fingerprint are what they were before links)."""
+    document = progressive.model_dump(mode="json", by_alias=True, exclude={"link"})
+    link = getattr(progressive, "link", None)  # a bare Progressive (tests, scenarios) has none
+    if link is not None:
+        document["pool"] = link.pool
+    return document
+
+
+def _paytable_document(paytable: BaseModel) -> dict[str, Any]:
     """A paytable as the journaled settings hold it. The approved house edge is the
     operator's record, not a rule of the game: a new figure changes no hand, so it stays out
     of the settings (and their fingerprint)."""
@@ -272,7 +325,7 @@ def game_settings(loaded: LoadedConfig) -> GameSettings:
         "spots": config.table.spots,
         "paytable_lines": _paytable_document(loaded.paytable()),
         "rules": _document(config.rules), "limits": _document(config.limits),
-        "progressive": _document(config.progressive)})
+        "progressive": _progressive_document(config.progressive)})
 
 
 def build_table(loaded: LoadedConfig) -> CoreTable:

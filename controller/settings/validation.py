@@ -8,9 +8,17 @@ as one line per problem, each naming the key path (``limits.min_ante``, ``seats.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Any
+from fractions import Fraction
+from typing import Annotated, Any, TypeVar
 
-from pydantic import BeforeValidator, Field, PlainSerializer, PlainValidator, ValidationError
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    Field,
+    PlainSerializer,
+    PlainValidator,
+    ValidationError,
+)
 
 from controller.core.money import MoneyError, Odds, parse_rate
 from controller.errors import LowballError
@@ -59,7 +67,10 @@ def problems_of(error: ValidationError) -> list[str]:
     return lines
 
 
-def validate(model: type, data: Any, source: str) -> Any:
+Model = TypeVar("Model", bound=BaseModel)
+
+
+def validate(model: type[Model], data: Any, source: str) -> Model:
     """``model.model_validate(data)``, raising :class:`InputError` that names each key path."""
     try:
         return model.model_validate(data)
@@ -76,7 +87,7 @@ def _odds(value: Any) -> Odds:
         raise ValueError(str(error)) from None
 
 
-def _rate(value: Any):
+def _rate(value: Any) -> Fraction:
     try:
         return parse_rate(value)
     except MoneyError as error:

@@ -39,8 +39,18 @@ DEFAULT_TIMEOUT_S = 5.0
 BETWEEN_HANDS = frozenset({"OPEN", "SETTLED", "CLOSED"})
 
 
+#: The largest message this client takes (a record or a snapshot is a few kilobytes): a peer
+#: sending more is disconnected by ZeroMQ before the message is held in memory.
+MAX_MESSAGE_BYTES = 1024 * 1024
+
+
 class StreamError(LowballError, RuntimeError):
     """The table refused a request, or its replies did not add up; the message says which."""
+
+
+class StreamMalformed(StreamError):
+    """The table answered with a message that is not one (no table journals such a record):
+    asking again gets the same answer, so a caller waits before it does."""
 
 
 class StreamTimeout(StreamError):
@@ -64,6 +74,12 @@ class _Gap(NamedTuple):
     counted: bool = False
 
 
+def _within(seq: int, ceiling: int, after: int) -> None:
+    if seq > ceiling:
+        raise StreamMalformed(f"replay after {after}: the table's answer names seq {seq}, past "
+                              f"{ceiling}, the most one request covers")
+
+
 class StreamClient:
     """SUB + DEALER client of one table's :class:`controller.stream.publisher.EventPublisher`.
 
@@ -80,6 +96,7 @@ class StreamClient:
         self._curve = curve
         self._sub = context.socket(zmq.SUB)
         self._sub.setsockopt(zmq.LINGER, 0)
+        self._sub.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
         self._secure(self._sub)
         self._sub.setsockopt(zmq.SUBSCRIBE, wire.topic(table_id, family=family))
         self._sub.connect(pub_endpoint)
@@ -111,6 +128,7 @@ class StreamClient:
     def _connect_dealer(self) -> zmq.SyncSocket:
         dealer = self._context.socket(zmq.DEALER)
         dealer.setsockopt(zmq.LINGER, 0)
+        dealer.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
         self._secure(dealer)
         dealer.connect(self._replay_endpoint)
         return dealer
@@ -132,7 +150,13 @@ class StreamClient:
         buffer meanwhile (Clone step 2) so none is lost while we wait."""
         self._send_request(request, deadline)
         while self._await_dealer(zmq.POLLIN, deadline):
-            reply = wire.decode_reply(self._dealer.recv())
+            try:
+                reply = wire.decode_reply(self._dealer.recv())
+            except wire.WireError as error:
+                # The table's own journal cannot hold such a record: a table that sends one
+                # is not followed past it (the caller resumes, and meets it again).
+                raise StreamMalformed(f"table {self.table_id} answered {request} with a message "
+                                  f"that is not one: {error}") from None
             if isinstance(reply, wire.ErrorReply):
                 raise StreamError(f"table {self.table_id} refused {request}: {reply.reason}")
             yield reply
@@ -191,8 +215,14 @@ class StreamClient:
             request: dict[str, Any] = {"request": "replay", "after": last}
             if until is not None:
                 request["limit"] = until - last
+            # One request covers at most MAX_REPLAY_BATCH seqs (fewer with a limit): a reply
+            # naming a seq past them is not the table's journal (on the CMS family it would
+            # have this client hold every seq between as withheld).
+            ceiling = batch_start + min(request.get("limit", wire.MAX_REPLAY_BATCH),
+                                        wire.MAX_REPLAY_BATCH)
             for reply in self._request(request, deadline):
                 if isinstance(reply, wire.ReplayEnd):
+                    _within(reply.last, ceiling, batch_start)
                     if self.family == wire.CMS and reply.last > last:
                         # covered but not sent: withheld until the hand is over
                         self.withheld.update(range(last + 1, reply.last + 1))
@@ -203,6 +233,7 @@ class StreamClient:
                 if not isinstance(reply, wire.EnvelopeBase) or not expected:
                     raise StreamError(f"replay after {batch_start}: expected seq {last + 1}, "
                                       f"got {reply!r}")
+                _within(reply.seq, ceiling, batch_start)
                 if self.family == wire.CMS:
                     self.withheld.update(range(last + 1, reply.seq))
                 events.append(reply)

@@ -15,6 +15,11 @@ publishes two families (:data:`controller.stream.wire.FAMILIES`) on separate soc
     differ from the journal's (the hash chain is a surveillance feature);
   - everything else is sent as is.
 
+A settlement belongs to a player: ``wager_settled`` and ``progressive_awarded`` (and each wager
+of ``wagers_locked``) name the seat's ``player`` on this family too, as journaled. A player id
+is never redacted, even one that reads like a card (``"4c"``): the dealer gives it with the
+wager, before the hand's first card exists, so it cannot carry one.
+
 A card read with no hand in play (``hand_id`` null) belongs to no hand that could settle: it
 never reaches the CMS family. The snapshot a CMS client gets is redacted the same way.
 
@@ -48,9 +53,19 @@ _CARD_BYTES = re.compile(
     + _CARD_SPELLING.encode() + rb'(?![A-Za-z0-9])(?!":)')
 
 
+#: Keys whose text is never card content (see the module's docstring): kept as they are.
+UNREDACTED_KEYS = frozenset({"player", "players"})
+
+
+def _player_text(value: Any) -> bool:
+    """A player id, or a map of seats to player ids (the snapshot's)."""
+    return isinstance(value, str) or (
+        isinstance(value, dict) and all(isinstance(item, str) for item in value.values()))
+
+
 def redact(value: Any) -> Any:
     """``value`` with every list of cards emptied and every card in a text replaced by
-    ``**`` (dicts and lists walked)."""
+    ``**`` (dicts and lists walked; a player id kept)."""
     if isinstance(value, str):
         return CARD_TEXT.sub("**", value)
     if isinstance(value, list):
@@ -58,7 +73,8 @@ def redact(value: Any) -> Any:
             return []
         return [redact(item) for item in value]
     if isinstance(value, dict):
-        return {key: redact(item) for key, item in value.items()}
+        return {key: item if key in UNREDACTED_KEYS and _player_text(item) else redact(item)
+                for key, item in value.items()}
     return value
 
 
@@ -88,4 +104,5 @@ def redacted(message: bytes) -> bytes:
 
 def cms_snapshot(state: dict[str, Any]) -> dict[str, Any]:
     """The table snapshot as the CMS family may see it (no card of the hand in play)."""
-    return redact(state)
+    hidden: dict[str, Any] = redact(state)  # a dict redacted is a dict
+    return hidden

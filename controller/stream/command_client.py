@@ -7,10 +7,14 @@ It talks to the daemon's ROUTER from a DEALER socket. Each request goes out as t
 request that timed out) is never taken for the answer to a later one, and requests may be
 pipelined (the console keeps several in flight; the flood benchmark thousands).
 
-A request that is not answered in time is forgotten with every other request still in flight:
-the socket is replaced, so nothing queued while the daemon was away reaches the table later.
-Nothing is resent unless asked (``retries``), and only ``status`` may be: a command that timed
-out may have been carried out, so the caller looks at the table before giving it again.
+Every command goes out with a ``request_id`` of its own (a random UUID). A command not
+answered in time is withdrawn (``withdraw``, on the same socket, right behind it): the daemon
+reads every request waiting before it serves any and answers withdrawals first, so the answer
+settles the command for good: carried out (and the seq of its record), or withdrawn, never to
+be carried out, however late the daemon comes to it. :class:`CommandTimeout` says which; only
+when the withdrawal is not answered either is it unknown, and then the caller withdraws it
+again (:meth:`CommandClient.withdraw`) before giving it again, never the other way round.
+Nothing is resent unless asked (``retries``), and only ``status`` may be.
 
 Replies are typed (:mod:`controller.stream.command_replies`).
 """
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 from collections.abc import Mapping
 from dataclasses import asdict
 from typing import Any
@@ -28,23 +33,49 @@ from pydantic import BaseModel
 
 from controller.core.commands import Command
 from controller.errors import LowballError
-from controller.stream.command_replies import Reply, decode
+from controller.stream.command_replies import Reply, Withdrawn, decode
 from controller.stream.security import client as curve_client
 
 #: How long a request waits for its reply unless told otherwise.
 DEFAULT_TIMEOUT_S = 5.0
-#: Requests that may be sent again after a timeout: they only read.
-REPEATABLE = frozenset({"status"})
+#: Requests that may be sent again after a timeout: they only read, or only withdraw.
+REPEATABLE = frozenset({"status", "withdraw"})
+#: Requests that carry out nothing, and so need no ``request_id``.
+UNNAMED = REPEATABLE
+
+
+def new_request_id() -> str:
+    """A fresh ``request_id``: no other client's request has it (122 random bits)."""
+    return uuid.uuid4().hex
 
 Request = Mapping[str, Any] | BaseModel | Command
 
 
 class CommandTimeout(LowballError, TimeoutError):
-    """No reply within the time given; the request may or may not have been carried out."""
+    """No reply within the time given. For a command, the answer to its withdrawal says what
+    became of it: ``carried_out`` (the seq of its record), ``withdrawn`` (never carried out),
+    or neither (the withdrawal was not answered either: withdraw ``request_id`` again)."""
 
-    def __init__(self, endpoint: str, command: str, timeout_s: float) -> None:
-        super().__init__(f"no answer from {endpoint} to {command} within {timeout_s:g} s")
+    def __init__(self, endpoint: str, command: str, timeout_s: float, *,
+                 request_id: str | None = None, withdrawal: Withdrawn | None = None) -> None:
         self.endpoint, self.command, self.timeout_s = endpoint, command, timeout_s
+        self.request_id = request_id
+        self.carried_out: int | None = None
+        self.withdrawn = False
+        if withdrawal is not None and request_id is not None:
+            self.carried_out = withdrawal.carried_out.get(request_id)
+            self.withdrawn = request_id in withdrawal.withdrawn
+        if self.carried_out is not None:
+            fate = f"; it was carried out late (seq {self.carried_out}): do not give it again"
+        elif self.withdrawn:
+            fate = "; it is withdrawn: it was not and will never be carried out"
+        elif request_id is not None:
+            fate = (f"; nor to its withdrawal: it may still be carried out. Withdraw request "
+                    f"{request_id} again before giving the command again")
+        else:
+            fate = ""
+        super().__init__(f"no answer from {endpoint} to {command} within {timeout_s:g} s"
+                         f"{fate}")
 
 
 class CommandClient:
@@ -85,15 +116,49 @@ class CommandClient:
     def ask(self, request: Request, *, supervisor: bool = False,
             timeout_s: float | None = None, retries: int = 0) -> Reply:
         """Send ``request`` and wait for its reply. :class:`CommandTimeout` when none comes in
-        time; a ``status`` is sent again up to ``retries`` times first."""
+        time: a ``status`` is sent again up to ``retries`` times first; a command is withdrawn,
+        waiting as long again for the answer, which the exception carries."""
         timeout = self.timeout_s if timeout_s is None else timeout_s
         data = self._request(request, supervisor)
-        for _ in range(retries + 1 if data.get("command") in REPEATABLE else 1):
-            reply = self.reply_to(self.send(data), timeout)
-            if reply is not None:
-                return reply
-            self.reset()
-        raise CommandTimeout(self.endpoint, str(data.get("command")), timeout)
+        name = str(data.get("command"))
+        if name in REPEATABLE:
+            for _ in range(retries + 1):
+                reply = self.reply_to(self.send(data), timeout)
+                if reply is not None:
+                    return reply
+                self.reset()
+            raise CommandTimeout(self.endpoint, name, timeout)
+        sent = self.send(data)
+        reply = self.reply_to(sent, timeout)
+        if reply is not None:
+            return reply
+        # The daemon may hold the command still (a slow disk): settle it before anything else.
+        request_id = str(data["request_id"])
+        got = self._withdraw([request_id], timeout, also=sent)
+        if got is not None and got[0] == sent:  # the command's own reply came after all
+            return got[1]
+        withdrawal = got[1] if got is not None and isinstance(got[1], Withdrawn) else None
+        raise CommandTimeout(self.endpoint, name, timeout, request_id=request_id,
+                             withdrawal=withdrawal)
+
+    def withdraw(self, request_ids: list[str], timeout_s: float | None = None) -> Reply | None:
+        """Withdraw the requests named (by ``request_id``) and wait for the answer: a
+        :class:`Withdrawn` saying which were carried out and which never will be (or the
+        refusal of a malformed withdrawal); None when none comes in time (withdraw them
+        again: it is safe to repeat)."""
+        got = self._withdraw(request_ids, self.timeout_s if timeout_s is None else timeout_s)
+        return None if got is None else got[1]
+
+    def _withdraw(self, request_ids: list[str], timeout_s: float,
+                  also: int | None = None) -> tuple[int, Reply] | None:
+        """Send a withdrawal and wait for its answer, or for the reply to the request sent
+        as ``also`` (the command itself, whose own reply is as good an answer)."""
+        asked = self.send({"command": "withdraw", "requests": request_ids})
+        deadline = time.monotonic() + timeout_s
+        while (got := self.receive(max(0.0, deadline - time.monotonic()))) is not None:
+            if got[0] == asked or got[0] == also:
+                return got
+        return None
 
     def reply_to(self, request_id: int, timeout_s: float) -> Reply | None:
         """The reply to ``request_id``, waiting at most ``timeout_s`` (replies to other
@@ -157,6 +222,8 @@ class CommandClient:
             data = dict(request)
         if self.by is not None:
             data.setdefault("by", self.by)
+        if data.get("command") not in UNNAMED:
+            data.setdefault("request_id", new_request_id())
         if supervisor and self.credential is not None:
             data["credential"] = self.credential
         return data

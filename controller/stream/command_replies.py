@@ -1,11 +1,13 @@
 """The replies of the command channel: what the table answers to each request.
 
-Every request is answered with one JSON object, exactly one of three shapes
+Every request is answered with one JSON object, exactly one of four shapes
 (docs/command-channel.md shows each):
 
 * :class:`Accepted`: the command was carried out and journaled; ``seq`` is its last record,
   ``state`` and ``expecting`` say what the table waits for now.
 * :class:`Status`: the answer to ``status`` (it reads, nothing is journaled).
+* :class:`Withdrawn`: the answer to ``withdraw``: which of the requests named were carried out
+  (each with its ``command_accepted`` record's seq), and which are withdrawn (never carried out).
 * :class:`Refused`: nothing was carried out; ``error`` says why. ``seq`` is the refusal's
   journal record when it has one; ``counted`` says that it was only counted (a client refused
   often within a second, docs/event-stream.md section 4.1); a refusal with neither was not
@@ -81,7 +83,21 @@ class Refused:
         return data
 
 
-Reply = Union[Accepted, Status, Refused]  # noqa: UP007
+@dataclass(frozen=True, slots=True)
+class Withdrawn:
+    """The answer to ``withdraw``: every request it named is in exactly one of the two."""
+
+    #: request id -> the seq of its ``command_accepted`` record
+    carried_out: dict[str, int]
+    #: never carried out: the table refuses each if it arrives later
+    withdrawn: list[str]
+    ok: ClassVar[bool] = True
+
+    def wire(self) -> dict[str, Any]:
+        return {"ok": True, "carried_out": self.carried_out, "withdrawn": self.withdrawn}
+
+
+Reply = Union[Accepted, Status, Refused, Withdrawn]  # noqa: UP007
 
 
 def encode(reply: Reply) -> bytes:
@@ -106,6 +122,14 @@ def reply_from(data: Any) -> Reply:
             raise ReplyError("an acceptance holds \"seq\" (an integer), \"state\" and "
                              "\"expecting\" (text)")
         return Accepted(seq, state, expecting)
+    if "withdrawn" in data:
+        done, withdrawn = data.get("carried_out"), data["withdrawn"]
+        if not isinstance(done, dict) or not all(_is_int(seq) for seq in done.values()) \
+                or not isinstance(withdrawn, list) \
+                or not all(isinstance(request, str) for request in withdrawn):
+            raise ReplyError("a withdrawal's answer holds \"carried_out\" (request id -> seq) "
+                             "and \"withdrawn\" (request ids)")
+        return Withdrawn(done, withdrawn)
     state, seq, devices, journal = (data.get(key) for key in ("state", "seq", "devices",
                                                                "journal"))
     if not isinstance(state, dict) or not _is_int(seq) or not isinstance(devices, dict) \

@@ -33,6 +33,11 @@ from controller.errors import LowballError
 #: The text of a value, or :class:`Unfit`.
 Writer = Callable[[Any], str]
 _ZERO = timedelta(0)
+#: Every integer of an event (amounts in cents, seats, counts) is within what every JSON reader
+#: holds exactly (JavaScript's safe integers, well inside PostgreSQL's bigint): an event naming
+#: a larger number is refused by name, never published to spoil a reader downstream. A real
+#: table's figures are far inside it (2**53 cents is 90 trillion dollars).
+MAX_EVENT_INT = 2**53 - 1
 #: ``table_id`` of the wire envelope (controller.stream.wire.TableId): checked once per id.
 _TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,32}")
 _MAX_HAND_ID = 64
@@ -122,9 +127,16 @@ def _items(inner: Writer) -> Writer:
     return writer
 
 
+def _event_int(value: Any) -> str:
+    # past the bound the reference encoder says what is wrong
+    if type(value) is not int or not -MAX_EVENT_INT <= value <= MAX_EVENT_INT:
+        raise Unfit
+    return int.__repr__(value)
+
+
 _SCALARS: dict[Any, Writer] = {
     Card: _card,
-    int: _exact(int, int.__repr__),
+    int: _event_int,
     str: _exact(str, encode_basestring),
     bool: _bool,
     type(None): _none,
@@ -170,7 +182,8 @@ def object_writer(cls: type) -> Writer:
             lambda value, get=attrgetter(order[0]): (get(value),)
 
     def writer(value: Any) -> str:
-        if type(value) is not cls:
+        kind = type(value)  # (compared by name: mypy would make ``value`` an ``object``)
+        if kind is not cls:
             raise Unfit
         values = value if values_of is None else values_of(value)
         return "{" + ",".join([key + write(values[index]) for key, index, write in plan]) + "}"

@@ -5,7 +5,7 @@ One SQLite database per table (``<state dir>/journal.sqlite3``), WAL mode, one r
 ====================  =========================================================================
 ``seq``               INTEGER PRIMARY KEY: 1, 2, 3, ... with no gap (a trigger refuses any other)
 ``ts``                the event's UTC time, as in the message (``2026-11-21T23:50:00.123456Z``)
-``type``              the event's wire name (``card_dealt``)
+``type``              the event's wire name (``card_dealt``), as the message was written
 ``hand_id``           the hand it belongs to, or NULL between hands
 ``message``           the canonical JSON bytes of :func:`controller.stream.wire.encode`: exactly what
                       the publisher sends, so a subscriber can check the chain from the stream
@@ -54,6 +54,12 @@ GENESIS_HASH = "0" * 64
 APPLICATION_ID = 0x4C42544A
 FORMAT_VERSION = 1
 _BATCH = 500
+#: The files SQLite keeps beside a journal in WAL mode: the log holds committed records that
+#: may not be in the database file yet, so they belong to that database and no other.
+COMPANIONS = ("-wal", "-shm")
+#: The new journal a quarantine writes beside the broken one, renamed into place last
+#: (:mod:`controller.daemon.journal_quarantine`).
+CONTINUING_SUFFIX = ".continuing"
 
 _SCHEMA = """
 CREATE TABLE journal (
@@ -148,6 +154,8 @@ class Journal:
                                              uri=True, isolation_level=None)
             else:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
+                if not self.path.exists():
+                    _refuse_leftovers(self.path)
                 connection = sqlite3.connect(self.path, isolation_level=None,
                                              check_same_thread=False)
             try:
@@ -318,6 +326,27 @@ class Journal:
         self.close()
 
 
+def leftovers(path: Path) -> list[Path]:
+    """Files beside a journal's name that hold its records when its database file is not
+    there: its write-ahead log and index, or a quarantine's unfinished new journal."""
+    names = [Path(f"{path}{suffix}") for suffix in (*COMPANIONS, CONTINUING_SUFFIX)]
+    return [name for name in names if name.exists()]
+
+
+def _refuse_leftovers(path: Path) -> None:
+    """A new journal is never created over another one's files: SQLite would discard a
+    write-ahead log it finds without its database, and the committed records in it."""
+    found = leftovers(path)
+    if found:
+        raise JournalError(
+            f"{path}: no journal database, but {', '.join(str(name) for name in found)} "
+            f"{'is' if len(found) == 1 else 'are'} there and hold{'s' if len(found) == 1 else ''}"
+            f" journaled records (an interrupted quarantine, or the database file moved "
+            f"without them): a new journal would destroy them. Run `lowball-table journal "
+            f"quarantine --state-dir {path.parent} --reason TEXT` to finish an interrupted "
+            f"quarantine, or put the database file back beside them; never delete them")
+
+
 def _table_of(record: JournalRecord | None) -> str | None:
     """The table id the record's message names; None if there is none, or the message does
     not parse (a damaged journal: :meth:`Journal.verify` says where)."""
@@ -400,6 +429,13 @@ class ChainCheck:
         return envelope
 
 
+def check_alone(record: JournalRecord, table_id: str | None) -> wire.EnvelopeBase:
+    """A record checked on its own: its hash, message and columns, but not its link to the
+    record before it (for reading a broken journal past its first bad record, where such a
+    record is found, not verified); :class:`JournalBroken` if it is not sound even so."""
+    return _checked(record, record.prev_hash, table_id)
+
+
 def _checked(record: JournalRecord, prev_hash: str,
              table_id: str | None) -> wire.EnvelopeBase:
     """The envelope of a record in its place; :class:`JournalBroken` if it is not sound."""
@@ -413,14 +449,19 @@ def _checked(record: JournalRecord, prev_hash: str,
         envelope = wire.decode_event(record.message)
     except wire.WireError as error:
         raise JournalBroken(seq, f"message does not parse: {error}") from None
-    if (record.seq == envelope.seq and record.type == envelope.type  # type: ignore[attr-defined]
+    kind: str | None = envelope.type
+    if envelope.schema_version != wire.SCHEMA_VERSION:
+        # An older record is read in today's form, which may be another type than it was
+        # written with (a version 1 device fault): the column holds the type as written.
+        kind = wire.type_as_written(record.message)
+    if (record.seq == envelope.seq and record.type == kind
             and record.hand_id == envelope.hand_id and _ts_of(record.message) == record.ts
             and (table_id is None or envelope.table_id == table_id)):
         return envelope  # the common case, without formatting the time (a third of the cost)
     mismatches = [f"{name} {column!r} but the message says {value!r}"
                   for name, column, value in (
                       ("seq", record.seq, envelope.seq),
-                      ("type", record.type, envelope.type),  # type: ignore[attr-defined]
+                      ("type", record.type, kind),
                       ("hand_id", record.hand_id, envelope.hand_id),
                       ("ts", record.ts, wire.format_ts(envelope.ts)))
                   if column != value]

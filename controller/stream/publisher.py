@@ -197,13 +197,17 @@ class EventPublisher:
                                             record.message])
 
     def heartbeat(self, state: str, *, broken_at: int | None = None,
+                  verified_at_start: int | None = None, verified_through: int | None = None,
                   ts: datetime | None = None) -> bool:
         """Send a heartbeat with the table ``state`` and the journal's head: the seq and hash
-        of its last record (a subscriber that kept them detects a rewritten history), and
-        ``broken_at``, the first bad seq of a journal whose chain failed its check."""
+        of its last record (a subscriber that kept them detects a rewritten history),
+        ``broken_at``, the first bad seq of a journal whose chain failed a check, and how far
+        the daemon has verified the chain (at start, and since)."""
         message = wire.encode_heartbeat(table_id=self.table_id, seq=self._journal.last_seq,
                                         hash=self._journal.last_hash, broken_at=broken_at,
-                                        ts=ts or datetime.now(UTC), state=state)
+                                        ts=ts or datetime.now(UTC), state=state,
+                                        verified_at_start=verified_at_start,
+                                        verified_through=verified_through)
         sent = True
         for family in self._families:
             sent &= self._send(family.pub, [wire.topic(self.table_id, wire.HEARTBEAT,

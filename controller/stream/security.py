@@ -26,12 +26,14 @@ never one per attempt.
 
 from __future__ import annotations
 
-import os
+import argparse
 import itertools
+import os
 import threading
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import structlog
 import zmq
@@ -55,7 +57,7 @@ log = structlog.get_logger("lowball.stream_security")
 class StreamSecurity:
     """The table's CURVE keys and authenticator (one per ZeroMQ context)."""
 
-    def __init__(self, context: zmq.Context, loaded: LoadedConfig):
+    def __init__(self, context: zmq.Context[Any], loaded: LoadedConfig):
         security = loaded.config.security
         self.enabled = security.server_secret_key_file is not None
         self._authenticator: ThreadAuthenticator | None = None
@@ -90,7 +92,7 @@ class StreamSecurity:
         for domain, path in self.allowed.items():
             self._authenticator.configure_curve(domain=domain, location=str(path))
 
-    def server(self, socket: zmq.Socket, domain: str) -> None:
+    def server(self, socket: zmq.Socket[bytes], domain: str) -> None:
         """Make ``socket`` (before it binds) a server whose handshakes time out after
         :data:`HANDSHAKE_TIMEOUT_MS`; with keys, a CURVE server checked against ``domain``'s
         allow-list, its refused handshakes watched."""
@@ -119,7 +121,7 @@ class StreamSecurity:
 
 
 #: Monitor events counted, and the words the log line uses for them.
-_REFUSALS = {
+_REFUSALS: dict[int, str] = {
     zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL: "timed_out_or_dropped",
     zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL: "protocol_or_crypto_error",
     zmq.EVENT_HANDSHAKE_FAILED_AUTH: "key_not_allowed",
@@ -133,17 +135,17 @@ class HandshakeWatch:
     and logs them once per ``interval_s``: the first refusal after a quiet interval at once,
     then the counts of each interval that had any."""
 
-    def __init__(self, context: zmq.Context, interval_s: float = WATCH_INTERVAL_S):
+    def __init__(self, context: zmq.Context[Any], interval_s: float = WATCH_INTERVAL_S):
         self._context = context
         self.interval_s = interval_s
-        self._monitors: list[tuple[str, zmq.Socket]] = []
+        self._monitors: list[tuple[str, zmq.Socket[bytes]]] = []
         self._thread: threading.Thread | None = None
         self._stop_endpoint = f"inproc://lowball-handshake-watch-{next(_WATCHES)}"
-        self._stop: zmq.Socket | None = None
+        self._stop: zmq.Socket[bytes] | None = None
         #: refusals counted since the daemon started, by domain and kind (for tests, status)
         self.totals: Counter[tuple[str, str]] = Counter()
 
-    def add(self, socket: zmq.Socket, domain: str) -> None:
+    def add(self, socket: zmq.Socket[bytes], domain: str) -> None:
         monitor = socket.get_monitor_socket(events=sum(_REFUSALS))
         self._monitors.append((domain, monitor))
 
@@ -170,7 +172,7 @@ class HandshakeWatch:
             monitor.close(0)
         self._monitors = []
 
-    def _run(self, wake: zmq.Socket) -> None:
+    def _run(self, wake: zmq.Socket[bytes]) -> None:
         poller = zmq.Poller()
         poller.register(wake, zmq.POLLIN)
         domains = {}
@@ -201,7 +203,7 @@ class HandshakeWatch:
             wake.close(0)
 
     @staticmethod
-    def _read(monitor: zmq.Socket, domain: str, pending: Counter[tuple[str, str]]) -> None:
+    def _read(monitor: zmq.Socket[bytes], domain: str, pending: Counter[tuple[str, str]]) -> None:
         while monitor.poll(0):
             try:
                 event = parse_monitor_message(monitor.recv_multipart(zmq.NOBLOCK))["event"]
@@ -221,7 +223,7 @@ class HandshakeWatch:
             refused=by_domain, total=sum(counts.values()), interval_s=self.interval_s)
 
 
-def bind(socket: zmq.Socket, endpoint: str) -> None:
+def bind(socket: zmq.Socket[bytes], endpoint: str) -> None:
     """Bind a server socket; :class:`StartupError` names the endpoint and what to do."""
     try:
         socket.bind(endpoint)
@@ -233,7 +235,7 @@ def bind(socket: zmq.Socket, endpoint: str) -> None:
         raise StartupError(f"cannot bind {endpoint}: {cause}; {hint}") from None
 
 
-def client(socket: zmq.Socket, *, server_public_key: bytes, public_key: bytes,
+def client(socket: zmq.Socket[bytes], *, server_public_key: bytes, public_key: bytes,
            secret_key: bytes) -> None:
     """Make ``socket`` (before it connects) a CURVE client of a table."""
     socket.curve_serverkey = server_public_key
@@ -260,7 +262,7 @@ def client_keys(key_file: str | None, server_key_file: str | None) -> dict[str, 
     return {"server_public_key": server_public, "public_key": public, "secret_key": secret}
 
 
-def add_client_options(parser) -> None:
+def add_client_options(parser: argparse.ArgumentParser) -> None:
     """``--key`` and ``--server-key`` for a command-line client of a table using CURVE."""
     parser.add_argument("--key", metavar="KEY_SECRET_FILE",
                         help="your CURVE key pair (NAME.key_secret), when the table uses CURVE")

@@ -5,15 +5,30 @@ A command arrives as JSON (``{"command": "place", "spot": 3, "wager": "ante", "a
 forbids unknown keys, so a typo is answered with the key path, and builds the core command the
 table carries out (:mod:`controller.core.commands`). An accepted command is journaled with its
 arguments and can be replayed exactly.
+
+Why each command is declared twice, here and in the core: the two are the two sides of a
+boundary. The core's dataclasses are what the table carries out and a replay rebuilds from the
+journal, with the standard library only (the core imports no pydantic); these models are what
+a client may send, each number and text bounded where it is parsed, refused with pydantic's
+key paths. A model names its core command (``core_command``), takes ``supervisor_only`` from
+it and builds it; ``tests/test_command_channel.py`` checks that each pair has the same name
+and arguments.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import Annotated, Any, ClassVar, Literal, Union
+from typing import Annotated, Any, ClassVar, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+)
 
 from controller.core import commands
 from controller.core.canonical_json import canonical_json
@@ -23,6 +38,23 @@ from controller.core.table_settings import MAX_SPOTS
 from controller.settings.validation import InputError, PositiveCents, problems_of
 
 Spot = Annotated[int, Field(strict=True, ge=1, le=MAX_SPOTS)]
+#: The longest player id, in characters.
+MAX_PLAYER_ID = 64
+#: A player id: letters (any script) and digits, with spaces and ``. ' # - _`` between them.
+#: It reaches every wager, settlement and award record, the logs and the screens, so it holds
+#: no control, formatting (bidirectional overrides) or markup character.
+_PLAYER_ID = re.compile(r"\w(?:[\w .'#-]*\w)?")
+
+
+def _player_id(value: str) -> str:
+    if value and not _PLAYER_ID.fullmatch(value):
+        raise ValueError("a player id is letters and digits, with spaces and . ' # - _ "
+                         "between them (no other character)")
+    return value
+
+
+PlayerId = Annotated[str, Field(strict=True, max_length=MAX_PLAYER_ID),
+                     AfterValidator(_player_id)]
 #: The largest meter adjustment one command makes, in cents (100 million dollars).
 MAX_METER_ADJUSTMENT = 10**10
 
@@ -69,7 +101,7 @@ class Place(_Command):
     amount: PositiveCents
     #: Who is playing the spot (a player card, a seat name); spots of one player count
     #: against the four-spot limit. Empty = the spot's own player.
-    player: Annotated[str, Field(max_length=64)] = ""
+    player: PlayerId = ""
 
 
 class Cancel(_Command):
@@ -145,18 +177,65 @@ class SignIn(_Command):
     command: Literal["sign_in"]
 
 
-COMMAND_CLASSES = (Open, Close, Place, Cancel, Lock, Decide, Continue, Void, VerifyJackpot,
-                   Reload, AdjustMeter, SignIn)
-Command = Annotated[Union[COMMAND_CLASSES], Field(discriminator="command")]  # noqa: UP007
+class AcknowledgeAlarm(_Command):
+    """A supervisor acknowledges the alarm journaled at ``seq``; the daemon refuses a seq
+    that is no alarm, or one already acknowledged."""
+
+    core_command = commands.AcknowledgeAlarm
+    command: Literal["acknowledge_alarm"]
+    seq: Annotated[int, Field(strict=True, ge=1, le=2**63 - 1)]
+
+
+Command = Annotated[Open | Close | Place | Cancel | Lock | Decide | Continue | Void
+                    | VerifyJackpot | Reload | AdjustMeter | SignIn | AcknowledgeAlarm,
+                    Field(discriminator="command")]
+COMMAND_CLASSES: tuple[type[_Command], ...] = get_args(get_args(Command)[0])
 #: Command name -> its class.
 COMMANDS: dict[str, type[_Command]] = {
-    cls.model_fields["command"].annotation.__args__[0]: cls  # type: ignore[union-attr]
-    for cls in COMMAND_CLASSES}
+    get_args(cls.model_fields["command"].annotation)[0]: cls for cls in COMMAND_CLASSES}
 COMMAND_NAMES = tuple(COMMANDS)
-_ADAPTER: TypeAdapter[Any] = TypeAdapter(Command)
+_ADAPTER = TypeAdapter(Command)
 #: A command name worth repeating in an error or a journal record (anything else a client
 #: sends as a name is described by its length only: it could be anything, a secret included).
 _NAME_LIKE = re.compile(r"[a-z_]{1,32}")
+
+
+#: The id a client gives a request (``request_id``), so that it can withdraw the request if
+#: no answer comes (:class:`Withdraw`): 8 to 64 letters, digits, ``-`` or ``_``
+#: (``CommandClient`` sends a random UUID's 32 hex digits).
+RequestId = Annotated[str, Field(strict=True, pattern=r"^[A-Za-z0-9_-]{8,64}$")]
+#: The most requests one ``withdraw`` names.
+MAX_WITHDRAWN = 64
+
+
+class Withdraw(BaseModel):
+    """Withdraw requests whose answer did not come in time, named by their ``request_id``:
+    each is answered as carried out (with its record's seq) or withdrawn (never carried out:
+    the table refuses it if it arrives later). The daemon answers it, nothing is journaled."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    command: Literal["withdraw"]
+    requests: Annotated[list[RequestId], Field(min_length=1, max_length=MAX_WITHDRAWN)]
+
+
+_REQUEST_ID: TypeAdapter[str] = TypeAdapter(RequestId)
+
+
+def parse_request_id(value: Any) -> str:
+    """A request's ``request_id``; :class:`InputError` when it is not one."""
+    try:
+        return _REQUEST_ID.validate_python(value)
+    except ValidationError:
+        raise InputError("command", ["request_id: 8 to 64 letters, digits, '-' or '_'"]) \
+            from None
+
+
+def parse_withdraw(data: Any) -> Withdraw:
+    """A ``withdraw`` request; :class:`InputError` names each bad key."""
+    try:
+        return Withdraw.model_validate(data)
+    except ValidationError as error:
+        raise InputError("command", problems_of(error)) from None
 
 
 def name_of(data: Any) -> str:
@@ -208,7 +287,7 @@ def parse_command(data: Any, source: str = "command") -> commands.Command:
         raise InputError(source, [f"command: unknown command {_said(data['command'])} "
                                   f"(commands: {', '.join(COMMAND_NAMES)})"])
     try:
-        return _ADAPTER.validate_python(data).to_core()  # type: ignore[no-any-return]
+        return _ADAPTER.validate_python(data).to_core()
     except ValidationError as error:
         problems = [problem.replace(f"{data.get('command')}.", "", 1)
                     if isinstance(data, dict) else problem for problem in problems_of(error)]

@@ -2,7 +2,7 @@
 
 Every journaled event travels as one JSON *envelope*::
 
-    {"data": {...}, "hand_id": "CALI-01-000017", "schema_version": 2, "seq": 42,
+    {"data": {...}, "hand_id": "CALI-01-000017", "schema_version": 3, "seq": 42,
      "table_id": "CALI-01", "ts": "2026-11-21T23:50:00.123456Z", "type": "card_dealt"}
 
 The ``data`` models are generated from the event classes of :mod:`controller.core.events` (records)
@@ -32,7 +32,7 @@ import types
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
 
 from pydantic import (
     AfterValidator,
@@ -57,13 +57,15 @@ from controller.core.canonical_json import canonical_json as canonical_json
 from controller.core.cards import Card, parse_card
 from controller.settings.validation import problems_of
 
-#: The version every message is written with: 2 since the vocabularies are enums in the schema
-#: and a device's fault is a ``device_fault`` event (version 1 wrote it as a ``device_status``
-#: ``fault:<code>``). Readers accept :data:`SCHEMA_VERSIONS`: a table's journal outlives any
-#: one release.
-SCHEMA_VERSION = 2
-SCHEMA_VERSIONS = (1, 2)
-SchemaVersion = Literal[1, 2]
+#: The version every message is written with. 2: the vocabularies are enums in the schema and a
+#: device's fault is a ``device_fault`` event (version 1 wrote it as a ``device_status``
+#: ``fault:<code>``). 3: each wager, settlement and award names its ``player``
+#: (:data:`ADDED_FIELDS`), and a linked table journals its pool (``pool_meter``,
+#: ``pool_link``, ``jackpot_claimed``). Readers accept :data:`SCHEMA_VERSIONS`: a table's
+#: journal outlives any one release.
+SCHEMA_VERSION = 3
+SCHEMA_VERSIONS = (1, 2, 3)
+SchemaVersion = Literal[1, 2, 3]
 HEARTBEAT = "heartbeat"
 #: ROUTER replies; with ``heartbeat`` these names are reserved and no event may take them.
 SNAPSHOT, REPLAY_END, ERROR = "snapshot", "replay_end", "error"
@@ -136,8 +138,11 @@ HandId = Annotated[str, Field(min_length=1, max_length=64)]
 #: The largest seq a message may name: the journal keeps seqs as SQLite's 64-bit integers.
 MAX_SEQ = 2**63 - 1
 Seq = Annotated[int, Field(gt=0, le=MAX_SEQ)]
+#: Every other integer of an event: see :data:`event_encoder.MAX_EVENT_INT`.
+MAX_EVENT_INT = event_encoder.MAX_EVENT_INT
+EventInt = Annotated[int, Field(ge=-MAX_EVENT_INT, le=MAX_EVENT_INT)]
 
-_SCALARS = (int, str, bool, float)
+_SCALARS = (str, bool, float)
 
 
 def vocabulary(enum: type[StrEnum]) -> Any:
@@ -160,6 +165,8 @@ def _wire_type(hint: Any, where: str) -> tuple[Any, Converter]:
     """The pydantic annotation for one field's type hint, and how to turn it back."""
     if hint is Card:
         return CardText, None
+    if hint is int:
+        return EventInt, None
     if hint in _SCALARS or hint is type(None):
         return hint, None
     if isinstance(hint, type) and issubclass(hint, StrEnum):
@@ -170,9 +177,10 @@ def _wire_type(hint: Any, where: str) -> tuple[Any, Converter]:
     origin, args = get_origin(hint), get_args(hint)
     if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
         inner, convert = _wire_type(args[0], where)
+        items = tuple.__class_getitem__((inner, ...))  # tuple[inner, ...], built at run time
         if convert is None:
-            return tuple[inner, ...], None
-        return tuple[inner, ...], lambda items: tuple(convert(item) for item in items)
+            return items, None
+        return items, lambda items: tuple(convert(item) for item in items)
     if origin is Literal:
         return hint, None
     if origin in (Union, types.UnionType):
@@ -199,9 +207,9 @@ def data_model(cls: type) -> type[BaseModel]:
     for name, hint in _field_hints(cls).items():
         fields[name], converters[name] = _wire_type(hint, f"{cls.__name__}.{name}")
     doc = cls.__doc__ if cls.__doc__ and not cls.__doc__.startswith(f"{cls.__name__}(") else None
-    model = create_model(f"{cls.__name__}Data", __config__=_CONFIG, __doc__=doc,
-                         __module__=__name__, **{name: (annotation, ...)
-                                                 for name, annotation in fields.items()})
+    definitions: dict[str, Any] = {name: (annotation, ...) for name, annotation in fields.items()}
+    model: type[BaseModel] = create_model(f"{cls.__name__}Data", __config__=_CONFIG, __doc__=doc,
+                         __module__=__name__, **definitions)
     _DATA_MODELS[cls], _CONVERTERS[cls] = model, converters
     return model
 
@@ -237,6 +245,9 @@ class EnvelopeBase(BaseModel):
     seq: Seq
     ts: UtcTime
     hand_id: HandId | None
+    if TYPE_CHECKING:  # declared by each generated envelope (ENVELOPES), for the type checker
+        type: str
+        data: BaseModel
 
 
 class Heartbeat(BaseModel):
@@ -245,7 +256,11 @@ class Heartbeat(BaseModel):
     when the table is quiet; ``hash`` is that record's chain hash (64 zeros before the first),
     so a subscriber that kept the hash of a seq it has seen detects a rewritten history.
     ``journal_broken_at`` is null, or the first bad seq of a journal whose hash chain failed
-    the daemon's check at start: the table is then held, no hand can start."""
+    the daemon's check (at start, or while it ran): the table is then held, no hand can go on.
+    ``journal_verified_at_start`` is the seq through which the daemon verified the chain when
+    it started, ``journal_verified_through`` the seq through which it has verified it since
+    (it reads back what it journaled at every heartbeat); null from a table that does not
+    say (a version 1 or 2 heartbeat)."""
 
     model_config = _CONFIG
 
@@ -256,23 +271,29 @@ class Heartbeat(BaseModel):
     seq: Annotated[int, Field(ge=0)]
     hash: Annotated[str, Field(pattern="^[0-9a-f]{64}$")]
     journal_broken_at: Annotated[int, Field(gt=0)] | None
-    state: vocabulary(table_events.TableState)  # type: ignore[valid-type]
+    journal_verified_at_start: Annotated[int, Field(ge=0, le=MAX_SEQ)] | None = None
+    journal_verified_through: Annotated[int, Field(ge=0, le=MAX_SEQ)] | None = None
+    state: Annotated[table_events.TableState, Strict(False)]  # a vocabulary()
+
+
+def _envelope_model(name: str, cls: type) -> type[EnvelopeBase]:
+    fields: dict[str, Any] = {"type": (Literal[name], ...), "data": (data_model(cls), ...)}
+    return create_model(f"{cls.__name__}Envelope", __base__=EnvelopeBase, __module__=__name__,
+                        **fields)
 
 
 #: Wire name -> envelope model (``type: Literal[name]``, ``data: <generated model>``).
 ENVELOPES: dict[str, type[EnvelopeBase]] = {
-    name: create_model(f"{cls.__name__}Envelope", __base__=EnvelopeBase, __module__=__name__,
-                       type=(Literal[name], ...), data=(data_model(cls), ...))
-    for name, cls in EVENT_CLASSES.items()
-}
+    name: _envelope_model(name, cls) for name, cls in EVENT_CLASSES.items()}
 
-#: Any journaled event's envelope, discriminated on ``type``.
-EventEnvelope = Annotated[Union[tuple(ENVELOPES.values())],  # type: ignore  # noqa: UP007
-                          Field(discriminator="type")]
+#: Any journaled event's envelope, discriminated on ``type``. (It and the unions below are
+#: built at run time from ENVELOPES: types for pydantic, values for the type checker.)
+EventEnvelope: Any = Annotated[Union[tuple(ENVELOPES.values())],  # noqa: UP007
+                               Field(discriminator="type")]
 #: Any message on the PUB socket: an event envelope or a heartbeat.
-Envelope = Annotated[Union[(*ENVELOPES.values(), Heartbeat)],  # type: ignore  # noqa: UP007
-                     Field(discriminator="type")]
-_ENVELOPE = TypeAdapter(Envelope)
+Envelope: Any = Annotated[Union[(*ENVELOPES.values(), Heartbeat)],  # noqa: UP007
+                          Field(discriminator="type")]
+_ENVELOPE: TypeAdapter[EnvelopeBase | Heartbeat] = TypeAdapter(Envelope)
 
 
 def _problems(error: ValidationError, what: str = "type") -> list[str]:
@@ -339,11 +360,14 @@ _ENVELOPE_WRITER = event_encoder.EnvelopeWriter(EVENT_KINDS, SCHEMA_VERSION)
 
 
 def encode_heartbeat(*, table_id: str, seq: int, hash: str, broken_at: int | None,
-                     ts: datetime, state: str) -> bytes:
+                     ts: datetime, state: str, verified_at_start: int | None = None,
+                     verified_through: int | None = None) -> bytes:
     try:
         beat = Heartbeat.model_validate({"schema_version": SCHEMA_VERSION, "table_id": table_id,
                                          "type": HEARTBEAT, "ts": ts, "seq": seq,
                                          "hash": hash, "journal_broken_at": broken_at,
+                                         "journal_verified_at_start": verified_at_start,
+                                         "journal_verified_through": verified_through,
                                          "state": state})
     except ValidationError as error:
         raise WireError(_problems(error)) from None
@@ -355,6 +379,20 @@ def encode_heartbeat(*, table_id: str, seq: int, hash: str, broken_at: int | Non
 ADDED_FIELDS: dict[str, dict[str, Any]] = {
     # the shoe's card count (0: not reported, the record predates it) and the pause mark
     "shoe_card": {"count": 0, "during_pause": False},
+    # who played the seat (version 3): a record journaled before it names no player
+    "wager_settled": {"player": ""},
+    "progressive_awarded": {"player": ""},
+    # the meter before the break, and the hold until a supervisor confirms the meter
+    "journal_continued": {"verified_meter": None, "verified_meter_from": "none",
+                          "meter_held": False},
+    # what signed a command, who sent it, and the id its client gave it (not recorded then)
+    "command_accepted": {"credential": "unrecorded", "client": "", "request_id": ""},
+}
+#: Lists of nested records that gained fields: event type -> (field, the nested record's added
+#: fields with their value for an older record).
+ADDED_NESTED_FIELDS: dict[str, tuple[str, dict[str, Any]]] = {
+    "wagers_locked": ("wagers", {"player": ""}),
+    "hand_voided": ("returned", {"player": ""}),
 }
 
 
@@ -369,7 +407,10 @@ def decode(message: bytes | str) -> EnvelopeBase | Heartbeat:
     return _validate(_ENVELOPE, message)
 
 
-def _validate(adapter: TypeAdapter[Any], message: bytes | str) -> Any:
+Message = TypeVar("Message")
+
+
+def _validate(adapter: TypeAdapter[Message], message: bytes | str) -> Message:
     try:
         return adapter.validate_json(message)
     except ValidationError as error:
@@ -386,8 +427,9 @@ def _in_current_form(message: bytes | str) -> dict[str, Any] | None:
     """An envelope journaled by an older release, as data in today's form, or None when it is
     not one that differs:
 
-    - a record journaled before a field of its type was added (:data:`ADDED_FIELDS`) gets the
-      field's documented value;
+    - a record journaled before a field of its type was added (:data:`ADDED_FIELDS`, and
+      :data:`ADDED_NESTED_FIELDS` for the records in its lists) gets the field's documented
+      value (a version 1 or 2 ``wager_settled`` reads with ``player`` "");
     - a version 1 ``device_status`` whose status is ``fault:<code>`` is the ``device_fault``
       it stands for (same seq, time and hand; its journaled bytes are unchanged).
     """
@@ -398,6 +440,8 @@ def _in_current_form(message: bytes | str) -> dict[str, Any] | None:
     if not isinstance(data, dict) or not isinstance(data.get("data"), dict):
         return None
     body, kind, changed = data["data"], data.get("type"), False
+    if not isinstance(kind, str):
+        return None
     status = body.get("status")
     if data.get("schema_version") == 1 and kind == "device_status" \
             and isinstance(status, str) and status.startswith(_V1_FAULT):
@@ -406,11 +450,30 @@ def _in_current_form(message: bytes | str) -> dict[str, Any] | None:
                                "code": status.removeprefix(_V1_FAULT),
                                "detail": body.get("detail")}
         changed = True
-    added = ADDED_FIELDS.get(kind)  # type: ignore[arg-type]
+    added = ADDED_FIELDS.get(kind)
     if added is not None and not all(name in body for name in added):
-        data["data"] = {**added, **body}
+        body = data["data"] = {**added, **body}
+        changed = True
+    field, added = ADDED_NESTED_FIELDS.get(kind, ("", {}))
+    items = body.get(field)
+    if added and isinstance(items, list) and any(
+            isinstance(item, dict) and not all(name in item for name in added)
+            for item in items):
+        data["data"] = {**body, field: [{**added, **item} if isinstance(item, dict) else item
+                                        for item in items]}
         changed = True
     return data if changed else None
+
+
+def type_as_written(message: bytes | str) -> str | None:
+    """The envelope's ``type`` as the message was written (before any upgrade to today's
+    form), or None if the message has none."""
+    try:
+        data = json.loads(message)
+    except ValueError:
+        return None
+    kind = data.get("type") if isinstance(data, dict) else None
+    return kind if isinstance(kind, str) else None
 
 
 def decode_event(message: bytes | str) -> EnvelopeBase:
@@ -425,8 +488,8 @@ def to_event(envelope: EnvelopeBase) -> Any:
     """The event an envelope carries, equal to the one that was encoded."""
     if not isinstance(envelope, EnvelopeBase):
         raise TypeError(f"{type(envelope).__name__} carries no event")
-    cls = EVENT_CLASSES[envelope.type]  # type: ignore[attr-defined]
-    return _record_converter(cls)(envelope.data)  # type: ignore[attr-defined]
+    cls = EVENT_CLASSES[envelope.type]
+    return _record_converter(cls)(envelope.data)
 
 
 def json_schema() -> dict[str, Any]:
@@ -456,7 +519,7 @@ def topic(table_id: str, message_type: str = "", family: str = SURVEILLANCE) -> 
 def topic_of(envelope: EnvelopeBase | Heartbeat, family: str = SURVEILLANCE) -> bytes:
     """The ZeroMQ topic frame of a message: ``<family>.<table_id>.<type>`` (subscribers
     filter by prefix)."""
-    return topic(envelope.table_id, envelope.type, family)  # type: ignore[attr-defined]
+    return topic(envelope.table_id, envelope.type, family)
 
 
 # --- snapshot / replay (ROUTER) ----------------------------------------------------------------
@@ -545,10 +608,10 @@ class ErrorReply(BaseModel):
     reason: str
 
 
-Reply = Annotated[Union[(SnapshotReply, ReplayEnd, ErrorReply,  # noqa: UP007
-                         *ENVELOPES.values())],  # type: ignore[valid-type]
-                  Field(discriminator="type")]
-_REPLY = TypeAdapter(Reply)
+Reply: Any = Annotated[Union[(SnapshotReply, ReplayEnd, ErrorReply,  # noqa: UP007
+                              *ENVELOPES.values())],
+                       Field(discriminator="type")]
+_REPLY: TypeAdapter[SnapshotReply | ReplayEnd | ErrorReply | EnvelopeBase] = TypeAdapter(Reply)
 #: Discriminator values, which pydantic puts first in an error's location.
 _TAGS = frozenset({*ENVELOPES, HEARTBEAT, SNAPSHOT, REPLAY_END, ERROR, "snapshot", "replay"})
 
@@ -568,7 +631,7 @@ def error_reply(reason: str) -> bytes:
 def decode_reply(message: bytes) -> SnapshotReply | ReplayEnd | ErrorReply | EnvelopeBase:
     """Parse a ROUTER reply: snapshot, replay_end, error, or a replayed event envelope (an
     older record in today's form, as :func:`decode` reads it)."""
-    return _validate(_REPLY, message)  # type: ignore[no-any-return]
+    return _validate(_REPLY, message)
 
 
 # --- documentation -----------------------------------------------------------------------------

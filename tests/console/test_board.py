@@ -102,7 +102,7 @@ def test_the_console_listens_off_loopback_only_with_tls(settings, problem):
     assert validate(ConsoleConfig, {"table_config": "t.toml", "host": "::1"}, "c").host == "::1"
 
 
-def test_alarms_stay_until_acknowledged_once_and_are_bounded():
+def test_alarms_stay_until_the_table_journals_their_acknowledgement_and_are_bounded():
     from controller.console.recall import Alarms
 
     alarms = Alarms(size=3)
@@ -112,12 +112,39 @@ def test_alarms_stay_until_acknowledged_once_and_are_bounded():
                                   "recoverable": True})          # seen again after a reconnect
     alarms.note(6, "device_status", "t", {"device": "shoe", "status": "connected", "detail": ""})
     assert [a["text"] for a in alarms.all()] == ["fault shoe_jam: JAM"]
-    assert alarms.acknowledge(5, "Alice") and not alarms.acknowledge(5, "Bob")
-    assert alarms.all()[0]["acknowledged_by"] == "Alice"
-    assert not alarms.acknowledge(99, "Alice")
+    assert alarms.all()[0]["acknowledged_by"] is None
+    alarms.note(10, "alarm_acknowledged", "2026-11-25T06:00:01.000000Z", {"seq": 5, "by": "Alice"})
+    alarms.note(11, "alarm_acknowledged", "t", {"seq": 99, "by": "Alice"})  # one not kept here
+    assert (alarms.all()[0]["acknowledged_by"], alarms.all()[0]["acknowledged_at"]) == \
+        ("Alice", "2026-11-25T06:00:01.000000Z")
     for seq in (7, 8, 9):
         alarms.note(seq, "alarm", "t", {"code": "credential_failures", "detail": "5"})
     assert [a["seq"] for a in alarms.all()] == [9, 8, 7]    # the acknowledged one went first
+
+
+def test_a_broken_journal_is_an_alarm_once_that_no_command_acknowledges():
+    from controller.console.recall import Alarms
+
+    alarms = Alarms()
+    alarms.journal_broken(17, "2026-11-25T06:00:00.000000Z")
+    alarms.journal_broken(17, "2026-11-25T06:00:01.000000Z")   # every heartbeat says it again
+    (alarm,) = alarms.all()
+    assert alarm["seq"] == -17 and alarm["type"] == "journal_broken"
+    assert alarm["text"].startswith("journal hash chain broken at seq 17")
+
+
+def test_the_locked_wagers_say_who_played_each_spot_of_a_hand():
+    from controller.console.recall import Recall
+
+    recall = Recall()
+    recall.note(1, "wager_placed", None, "t", {"spot": 4, "wager": "ante", "amount": 500,
+                                                "player": "typo", "source": "dealer"})
+    recall.note(2, "hand_started", "T-000001", "t",
+                {"hand_id": "T-000001", "game": "g", "paytable": "p", "number": 1})
+    recall.note(3, "wagers_locked", "T-000001", "t", {"game": "g", "paytable": "p", "wagers": [
+        {"seat": 4, "wager": "ante", "amount": 500, "player": "card 88"},
+        {"seat": 5, "wager": "ante", "amount": 500, "player": ""}]})
+    assert recall.hands()[0]["players"] == {"4": "card 88"}
 
 
 def test_recall_keeps_the_last_hands_with_who_played_each_spot():

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import threading
 
+import pytest
+
 from controller.console import link as link_module
 from controller.console.link import TableLink
+from controller.stream.command_replies import Withdrawn
+from tests.test_command_channel import Router
 from tests.test_daemon import Rig, wait_for
 
 
@@ -57,4 +61,44 @@ def test_a_command_is_answered_through_the_link(tmp_path):
         assert answers[0]["ok"] and not answers[1]["ok"]      # in the order sent
     finally:
         link.stop()
+        rig.close()
+
+
+
+@pytest.mark.parametrize("settled, told", [
+    (Withdrawn({}, ["ID"]), {"ok": False, "withdrawn": True}),
+    (Withdrawn({"ID": 41}, []), {"ok": True, "seq": 41}),
+])
+def test_a_command_not_answered_in_time_is_withdrawn_and_its_screen_told_what_became_of_it(
+        tmp_path, monkeypatch, settled, told):
+    """The table holds the screen's command without answering (a slow disk): the link
+    withdraws it when its time is up, and tells the screen what the withdrawal settled,
+    never to be carried out, or carried out late (docs/command-channel.md, section 6)."""
+    monkeypatch.setattr(link_module, "COMMAND_TIMEOUT_S", 0.2)
+    rig = Rig(tmp_path, "cali_lowball")
+    router = Router(rig.context, f"ipc://{tmp_path}/slow-commands")
+    stream = rig.stream
+    link = TableLink(table_id=rig.daemon.table_id, spots=7, events=stream.events,
+                     replay=stream.replay, commands=f"ipc://{tmp_path}/slow-commands",
+                     on_view=lambda view: None)
+    link.start()
+    answers: list[dict] = []
+    try:
+        wait_for(lambda: link.view is not None, "the link following the table")
+        link.send({"command": "open", "by": "test"}, answers.append)
+        _, command = router.take()
+        envelope, withdraw = router.take()
+        assert withdraw == {"command": "withdraw", "requests": [command["request_id"]]}
+        assert not answers, "the screen was answered before the withdrawal was"
+        router.answer(envelope, Withdrawn(
+            {command["request_id"]: seq for seq in settled.carried_out.values()},
+            [command["request_id"]] if settled.withdrawn else []))
+        wait_for(lambda: answers, "the screen's answer")
+        answer = answers[0]
+        if told.pop("withdrawn", False):
+            assert "withdrawn: it was not carried out" in answer["error"]
+        assert told.items() <= answer.items()
+    finally:
+        link.stop()
+        router.socket.close(0)
         rig.close()

@@ -1,5 +1,6 @@
 """The pit and surveillance screen: read-only, the last hands step by step with who played
-each spot, alarms that stay until a supervisor acknowledges them."""
+each spot, alarms that stay until a supervisor acknowledges them (journaled by the table:
+another console shows the same)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import json
 from websockets.sync.client import connect
 
 from controller.settings.scenario import load_scenario
-from tests.console.conftest import SUPERVISORS, shot
+from controller.stream import wire
+from tests.console.conftest import SUPERVISORS, Console, shot, write_configs
 from tests.console.test_supervisor import sign_in
 from tests.test_daemon import SCENARIOS, wait_for
 
@@ -24,9 +26,14 @@ def test_the_pit_recalls_a_hand_step_by_step_and_acknowledges_alarms(table, scre
     wait_for(lambda: rig.events("alarm"), "the alarm")
     page = screen(console.url + "pit")
     hand_id = rig.events("hand_settled")[0].hand_id
+    # each hand's players, from its locked wagers (the records name them since version 3)
+    assert page.wait_for_selector(f'[data-players="{hand_id}"]').inner_text().strip() == \
+        "\u2014 spot 1: p1, spot 2: p2"
     page.tap(f'[data-hand="{hand_id}"]')
     page.wait_for_selector("#recall:not([hidden])")
     assert "Players spot 1: p1, spot 2: p2" in page.inner_text("#recall-players")
+    settled = page.locator('#recall-steps [data-step="wager_settled"]').all_inner_texts()
+    assert settled and all(text.startswith(("spot 1 (p1) ", "spot 2 (p2) ")) for text in settled)
     dealt = [str(e.data.card) for e in rig.events("card_dealt")]
     shown = page.eval_on_selector_all("#recall-cards .mini", "n => n.map(x => x.dataset.card)")
     assert sorted(shown) == sorted(dealt) and len(dealt) == 12
@@ -36,6 +43,9 @@ def test_the_pit_recalls_a_hand_step_by_step_and_acknowledges_alarms(table, scre
     page.tap("#step")
     page.tap("#step")
     assert page.locator("#recall-steps li").count() == 2
+    # the journal's chain as the table states it (its heartbeats), never read by the console
+    assert "journal verified through seq" in \
+        page.wait_for_selector("#journal.verified").inner_text()
     alarm = page.wait_for_selector("#alarms li.open:has-text('credential_failures')")
     assert page.locator('[data-action="acknowledge"]').count() == 0   # nobody signed in
     shot(page, "pit")
@@ -44,6 +54,19 @@ def test_the_pit_recalls_a_hand_step_by_step_and_acknowledges_alarms(table, scre
     page.wait_for_url("**/pit")
     page.tap(f'[data-alarm="{seq}"] [data-action="acknowledge"]')
     page.wait_for_selector(f'[data-alarm="{seq}"]:has-text("acknowledged by Alice")')
+    (journaled,) = rig.events("alarm_acknowledged")
+    assert (journaled.data.seq, journaled.data.by) == (int(seq), "Alice")
+    # A console started now rebuilds the alarms and who acknowledged them from the stream.
+    second = Console(write_configs(rig.tmp_path, rig))
+    try:
+        with connect(second.url.replace("http://", "ws://") + "ws/pit") as socket:
+            while (message := json.loads(socket.recv(timeout=10)))["type"] != "view":
+                pass
+        alarm = next(a for a in message["alarms"] if a["seq"] == int(seq))
+        assert alarm["acknowledged_by"] == "Alice"
+        assert alarm["acknowledged_at"] == wire.format_ts(journaled.ts)
+    finally:
+        second.close()
 
 
 def test_the_pit_screen_gives_no_command(table):

@@ -13,7 +13,8 @@ from typing import Any
 
 import zmq
 
-from controller.stream.journal import Journal, journal_path
+from controller.stream import wire
+from controller.stream.journal import Journal, JournalRecord, chain_hash, journal_path
 from controller.stream.publisher import EventPublisher
 
 HEARTBEAT_S = 0.1
@@ -78,13 +79,36 @@ class HostileTable:
                         events, hand_id, done = self._inbox.get_nowait()
                     except queue.Empty:
                         break
-                    for record in self.journal.append_all(events, table_id=self.table_id,
-                                                          hand_id=hand_id,
-                                                          ts=datetime.now(UTC)):
+                    for record in self._append(events, hand_id):
                         publisher.publish(record)
                     done.set()
         finally:
             publisher.close()
+
+    def _append(self, events: list[Any], hand_id: str | None) -> list[JournalRecord]:
+        """Journal the events; an event given as ``(event, tamper)`` is written as
+        ``tamper(its honest bytes)``: what no honest table's encoder would write."""
+        if not any(isinstance(event, tuple) and callable(event[-1]) for event in events):
+            return self.journal.append_all(events, table_id=self.table_id, hand_id=hand_id,
+                                           ts=datetime.now(UTC))
+        records = []
+        for event in events:
+            event, tamper = event if isinstance(event, tuple) and callable(event[-1]) \
+                else (event, lambda message: message)
+            seq, previous = self.journal.last_seq + 1, self.journal.last_hash
+            now = datetime.now(UTC)
+            message = tamper(wire.encode(event, table_id=self.table_id, seq=seq, ts=now,
+                                         hand_id=hand_id))
+            record = JournalRecord(seq, wire.format_ts(now), wire.EVENT_KINDS[type(event)],
+                                   hand_id, message, previous, chain_hash(previous, message))
+            with self.journal._connection:
+                self.journal._connection.execute(
+                    "INSERT INTO journal (seq, ts, type, hand_id, message, prev_hash, hash) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)", record)
+            self.journal._last_seq, self.journal._last_hash = seq, record.hash
+            self.journal._table_id = self.table_id
+            records.append(record)
+        return records
 
     def close(self) -> None:
         self._stop.set()

@@ -71,6 +71,11 @@ def test_a_bad_house_edge_names_its_key(tmp_path, edge, says):
      'server_key_file = "T2.key"\n', "tables[1].server_key_file needs [curve] key_file"),
     ('[[tables]]\nid = "T 2"\ncms_events = "ipc:///a"\ncms_replay = "ipc:///b"\n',
      "tables[1].id: String should match"),
+    ('[pool_link]\nendpoint = "tcp://10.1.2.3:7000"\n',
+     "pool_link.endpoint: 'tcp://10.1.2.3:7000': without CURVE"),
+    ('[pool_link]\nendpoint = "ipc:///p"\nauthorized_keys_dir = "tables"\n',
+     "pool_link.authorized_keys_dir needs [curve] key_file"),
+    ('[pool_link]\nendpoint = "udp://x:1"\n', "pool_link.endpoint: String should match"),
 ])
 def test_a_bad_key_is_named(tmp_path, text, key):
     assert key in problems(tmp_path, text)

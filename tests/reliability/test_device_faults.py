@@ -24,7 +24,7 @@ import pytest
 from controller.settings.scenario import load_scenario, replay, settlement_report
 from controller.settings.table_config import default_config_path, load_config
 from controller.core.money import format_cents
-from tests.test_daemon import CREDENTIAL, SCENARIOS, Rig, wait_for  # noqa: F401
+from tests.test_daemon import CREDENTIAL, SCENARIOS, Rig, played_by_p_spot, wait_for  # noqa: F401
 
 LOST_AFTER_S = 0.5
 
@@ -91,8 +91,9 @@ def _decisions(scenario) -> dict[int, list[str]]:
 
 
 def _expected(scenario):
-    return settlement_report(replay(scenario, load_config(default_config_path(scenario.game))))[
-        "settlements"]
+    """The scenario's settlements as the rig plays it (spot N's player is ``pN``)."""
+    return played_by_p_spot(settlement_report(replay(
+        scenario, load_config(default_config_path(scenario.game))))["settlements"])
 
 
 def _settled_as_replay(rig: FaultRig, scenario) -> None:

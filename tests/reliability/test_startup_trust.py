@@ -180,15 +180,19 @@ def test_a_tampered_journal_holds_the_table_until_a_supervisor_quarantines_it(tm
     done = cli("journal", "quarantine", "--state-dir", str(state), "--reason",
                "wager of seq altered, case 42", "--by", "sam")
     assert done.returncode == 0, done.stderr
-    (archived,) = (state / "quarantine").glob("*.sqlite3")
+    archived, copy = sorted((state / "quarantine").glob("*.sqlite3"), key=lambda p: len(p.name))
     assert f"broken-at-seq-{bad}" in archived.name
-    assert files_digest(archived.parent, archived.name) == evidence
+    assert copy.name == archived.name.replace(".sqlite3", ".copy.sqlite3")
+    assert files_digest(archived.parent, archived.name) == evidence  # moved, unchanged
+    with Journal.open_readonly(copy) as single_file, Journal.open_readonly(archived) as found:
+        assert list(single_file.records()) == list(found.records())  # and a one-file copy
     with Journal.open_readonly(journal_path(state)) as journal:
         (first,) = [wire.to_event(wire.decode_event(r.message)) for r in journal.records()]
     assert first == JournalContinued(
         archived=f"quarantine/{archived.name}", archived_seq=records[-1].seq,
         archived_hash=records[-1].hash, first_bad_seq=bad, broken=first.broken, meter=meter,
-        meter_from=f"meter_changed seq {meters[-1].seq}", by="sam",
+        meter_from=f"meter_changed seq {meters[-1].seq}", verified_meter=meter,
+        verified_meter_from=f"meter_changed seq {meters[-1].seq}", meter_held=True, by="sam",
         reason="wager of seq altered, case 42")
     assert "altered" in first.broken
     again = cli("journal", "quarantine", "--state-dir", str(state), "--reason", "x")
@@ -199,7 +203,10 @@ def test_a_tampered_journal_holds_the_table_until_a_supervisor_quarantines_it(tm
     try:
         assert table.daemon.journal_broken is None
         assert table.daemon.table.meter == meter
-        assert table.ask(command="open")["ok"]
+        assert not table.ask(command="open")["ok"]  # until a supervisor confirms the meter
+        assert table.ask(command="adjust_meter", amount=0, reason="meter confirmed",
+                         supervisor=True)["ok"]
+        assert table.ask(command="open")["ok"] and table.daemon.table.meter == meter
     finally:
         table.daemon.close()
         context.term()

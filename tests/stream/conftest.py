@@ -30,6 +30,7 @@ from controller.core.events import (
     field_hints,
     is_record_type,
 )
+from controller.stream import wire
 from controller.stream.journal import Journal
 from controller.stream.publisher import EventPublisher
 from controller.core.table_events import Fault, HandVoided
@@ -60,8 +61,8 @@ def strategy_for(hint: Any) -> st.SearchStrategy[Any]:
     so a new event class is covered by the round-trip test without editing it."""
     if hint is bool:
         return st.booleans()
-    if hint is int:
-        return st.integers(-(2**63), 2**63 - 1)
+    if hint is int:   # what the wire carries (a larger integer is refused: test_wire.py)
+        return st.integers(-wire.MAX_EVENT_INT, wire.MAX_EVENT_INT)
     if hint is str:
         return st.text(max_size=20)
     if hint is float:

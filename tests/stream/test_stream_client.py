@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import threading
 import time
+from datetime import UTC, datetime
 
 import pytest
 import zmq
 
 from controller.stream import wire
-from controller.stream.client import StreamClient, StreamError
+from controller.stream.client import (
+    MAX_MESSAGE_BYTES,
+    StreamClient,
+    StreamError,
+    StreamMalformed,
+)
 
 from .conftest import TABLE, sample_events
 
@@ -282,3 +289,90 @@ def test_delivered_through_is_where_a_store_of_what_was_received_resumes(connect
     assert client.delivered_through() == 5                  # 8 heard or not: 6 and 7 are not
     assert [e.seq for e in received(client, 3)] == [6, 7, 8]
     assert client.delivered_through() == 8
+
+
+def _lying_table(context, answer):
+    """A ROUTER that answers every request with ``answer`` (bytes), from its own thread."""
+    router = context.socket(zmq.ROUTER)
+    port = router.bind_to_random_port("tcp://127.0.0.1")
+    stop = threading.Event()
+
+    def serve():
+        while not stop.is_set():
+            if router.poll(20):
+                identity, _request = router.recv_multipart()
+                router.send_multipart([identity, answer])
+        router.close(linger=0)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+
+    def close():
+        stop.set()
+        thread.join(5)
+    return f"tcp://127.0.0.1:{port}", close
+
+
+@pytest.mark.parametrize("answer", [
+    b'{"type": "replay_end", "last": 9223372036854775807}',
+    b'{"type": "replay_end", "last": 1001}',
+], ids=["the journal's end", "one past the batch"])
+def test_a_replay_answer_past_what_was_asked_is_refused_and_holds_nothing(context, answer):
+    """On the CMS family a replay_end past the records sent means "withheld": a table naming a
+    seq past what one request covers would have the client hold every seq between (2**63 of
+    them: the floor service's memory). The answer is refused as not the table's journal."""
+    endpoint, close = _lying_table(context, answer)
+    client = StreamClient(context, table_id=TABLE, pub_endpoint="tcp://127.0.0.1:9",
+                          replay_endpoint=endpoint, family=wire.CMS)
+    try:
+        with pytest.raises(StreamMalformed, match="past 1000, the most one request covers"):
+            client.replay(0, timeout=5)
+        assert client.withheld == set()
+    finally:
+        client.close()
+        close()
+
+
+def test_a_reply_that_is_not_a_message_is_a_stream_error_not_a_crash(context):
+    """A reply no table could journal (here an integer past what the wire carries) is the
+    stream's error, which a follower handles (the floor resumes later), not a WireError from
+    deep in the client that would end the follower's thread."""
+    record = (b'{"data": {"amount": 100000000000000000000, "player": "P", "source": "dealer", '
+              b'"spot": 1, "wager": "ante"}, "hand_id": null, "schema_version": 2, "seq": 1, '
+              b'"table_id": "' + TABLE.encode() + b'", "ts": "2026-11-25T06:00:00.000000Z", '
+              b'"type": "wager_placed"}')
+    endpoint, close = _lying_table(context, record)
+    client = StreamClient(context, table_id=TABLE, pub_endpoint="tcp://127.0.0.1:9",
+                          replay_endpoint=endpoint, family=wire.CMS)
+    try:
+        with pytest.raises(StreamMalformed, match="data.amount: Input should be less than"):
+            client.replay(0, until=1, timeout=5)
+    finally:
+        client.close()
+        close()
+
+
+def test_a_message_past_the_size_cap_is_never_taken(context):
+    """A publisher sending megabytes is disconnected by ZeroMQ before the message is held: the
+    client never reads it, not even as a malformed message. (ZeroMQ counts it a protocol error
+    and does not reconnect to that publisher: the reader's own recovery, a new client, is
+    what follows such a table again; the floor's feed does that.)"""
+    pub = context.socket(zmq.PUB)
+    port = pub.bind_to_random_port("tcp://127.0.0.1")
+    client = StreamClient(context, table_id=TABLE, pub_endpoint=f"tcp://127.0.0.1:{port}",
+                          replay_endpoint="tcp://127.0.0.1:9")
+    topic = wire.topic(TABLE)
+    beat = wire.encode_heartbeat(table_id=TABLE, seq=0, hash="0" * 64, broken_at=None,
+                                 ts=datetime.now(UTC), state="OPEN")
+    try:
+        deadline = time.monotonic() + 10
+        while client.await_heartbeat(timeout=0.02) is None:   # connected
+            assert time.monotonic() < deadline, "the client never heard a heartbeat"
+            pub.send_multipart([topic, beat])
+        pub.send_multipart([topic, b"x" * (MAX_MESSAGE_BYTES + 1)])
+        pub.send_multipart([topic, beat])                      # after it, on the same link
+        client.await_heartbeat(timeout=1)
+        assert client.malformed == 0      # without the cap: 1, the megabyte read and refused
+    finally:
+        client.close()
+        pub.close(linger=0)

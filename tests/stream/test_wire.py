@@ -30,9 +30,10 @@ def test_encode_is_canonical_json():
     message = wire.encode(SAMPLES[0], table_id=TABLE, seq=42, ts=TS, hand_id=HAND)
     assert message == (
         b'{"data":{"game":"cali_lowball","paytable":"paytable-1","wagers":['
-        b'{"amount":500,"seat":1,"wager":"ante"},{"amount":500,"seat":1,"wager":"bonus"}]},'
-        b'"hand_id":"CALI-01-000017","schema_version":2,"seq":42,"table_id":"CALI-01",'
-        b'"ts":"2026-11-21T23:50:00.123456Z","type":"wagers_locked"}')
+        b'{"amount":500,"player":"","seat":1,"wager":"ante"},'
+        b'{"amount":500,"player":"","seat":1,"wager":"bonus"}]},'
+        b'"hand_id":"CALI-01-000017","schema_version":%d,"seq":42,"table_id":"CALI-01",'
+        b'"ts":"2026-11-21T23:50:00.123456Z","type":"wagers_locked"}' % wire.SCHEMA_VERSION)
 
 
 def test_cards_travel_as_text():
@@ -71,7 +72,8 @@ def test_a_new_event_class_gets_a_wire_model_from_its_hints():
 
     model = wire.data_model(ChipsCounted)
     value = model.model_validate_json(
-        '{"spot":2,"cards":["As"],"stacks":[{"seat":1,"wager":"ante","amount":5}],"who":3}')
+        '{"spot":2,"cards":["As"],"stacks":[{"seat":1,"wager":"ante","amount":5,"player":""}],'
+        '"who":3}')
     assert value.cards == (parse_card("As"),)
     assert model.__doc__ == "A new event nobody wrote a model for."
     assert set(model.model_json_schema()["required"]) == {"spot", "cards", "stacks", "who"}
@@ -98,7 +100,8 @@ GOOD = wire.encode(SAMPLES[3], table_id=TABLE, seq=7, ts=TS, hand_id=HAND)
     (GOOD.replace(b'"Td"', b"10"), "data.card: a card is text"),
     (GOOD.replace(b'"seq":7', b'"seq":0'), "seq: Input should be greater than 0"),
     (GOOD.replace(b'"seq":7', b'"seq":"7"'), "seq: Input should be a valid integer"),
-    (GOOD.replace(b'"schema_version":2', b'"schema_version":3'), "schema_version:"),
+    (GOOD.replace(b'"schema_version":%d' % wire.SCHEMA_VERSION, b'"schema_version":99'),
+     "schema_version:"),
     (GOOD.replace(b'"phase":"hole cards"', b'"phase":"first_deal"'), "data.phase: Input should be"),
     (GOOD.replace(b'Z"', b'+01:00"'), "ts: must be a UTC time"),
     (GOOD.replace(b'.123456Z"', b'"'), "ts: must be a UTC time"),
@@ -106,6 +109,7 @@ GOOD = wire.encode(SAMPLES[3], table_id=TABLE, seq=7, ts=TS, hand_id=HAND)
     (GOOD.replace(b'"phase"', b'"colour":"red","phase"'), "data.colour: unknown key"),
     (GOOD.replace(b'"hand_id":"CALI-01-000017",', b""), "hand_id: Field required"),
     (GOOD.replace(b'"to":"dealer"', b'"to":true'), "data.to"),
+    (GOOD.replace(b'"to":"dealer"', b'"to":9007199254740992'), "data.to"),   # 2**53
 ])
 def test_malformed_messages_are_refused_naming_the_field(message, problem):
     with pytest.raises(wire.WireError) as caught:
@@ -119,6 +123,17 @@ def test_encode_refuses_an_event_with_a_wrongly_typed_field():
                     hand_id=None)
     with pytest.raises(wire.WireError, match="is not an event type"):
         wire.encode(("not", "an", "event"), table_id=TABLE, seq=1, ts=TS, hand_id=None)
+
+
+@pytest.mark.parametrize("amount", [2**53, -(2**53), 10**20])
+def test_an_integer_no_json_reader_holds_exactly_is_refused_by_name(amount):
+    """JavaScript reads integers exactly only up to 2**53 - 1, and the floor's views cast
+    amounts to bigint: a number past the bound is the writer's error, never a message."""
+    with pytest.raises(wire.WireError, match="data.amount: Input should be"):
+        wire.encode(events.WagerSettled(1, "ante", amount, "win", 5), table_id=TABLE, seq=1,
+                    ts=TS, hand_id=None)
+    assert wire.decode(wire.encode(events.WagerSettled(1, "ante", 2**53 - 1, "win", 5),
+                                   table_id=TABLE, seq=1, ts=TS, hand_id=None))
 
 
 def test_ts_is_utc_with_a_trailing_z():
@@ -138,9 +153,11 @@ HEAD = "5d41a3c8f0e0d6b2c7a9e4f1b3d5c7e9a1b3c5d7e9f1a3b5c7d9e1f3a5b7c9d1"
 def test_heartbeat_is_a_message_but_not_an_event():
     beat = wire.encode_heartbeat(table_id=TABLE, seq=41, hash=HEAD, broken_at=None, ts=TS,
                                  state="OPEN")
-    assert json.loads(beat) == {"schema_version": 2, "table_id": TABLE, "type": "heartbeat",
+    assert json.loads(beat) == {"schema_version": wire.SCHEMA_VERSION, "table_id": TABLE,
+                                "type": "heartbeat",
                                 "ts": "2026-11-21T23:50:00.123456Z", "seq": 41, "hash": HEAD,
-                                "journal_broken_at": None, "state": "OPEN"}
+                                "journal_broken_at": None, "journal_verified_at_start": None,
+                                "journal_verified_through": None, "state": "OPEN"}
     parsed = wire.decode(beat)
     assert isinstance(parsed, wire.Heartbeat) and parsed.seq == 41
     assert wire.topic_of(parsed) == b"surveillance.CALI-01.heartbeat"
@@ -209,7 +226,7 @@ def test_event_table_lists_every_type_and_field():
         for field in cls._fields:
             assert f"`{field}`:" in row
     assert ('`wagers`: list of {seat: int, wager: one of "ante", "xtra_bonus", "lowdown_bonus", '
-            '"raise", "bonus", "progressive", amount: int}') in table
+            '"raise", "bonus", "progressive", amount: int, player: string}') in table
     assert '`card`: card ("As")' in table
 
 

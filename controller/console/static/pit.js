@@ -15,17 +15,23 @@ function money(cents) {
   return `${cents < 0 ? "-" : ""}$${Math.floor(abs / 100).toLocaleString("en-US")}.${String(abs % 100).padStart(2, "0")}`;
 }
 
+// Who played the spot a record names (the player id the dealer gave with the wager).
+const who = (record) => (record.player ? ` (${record.player})` : "");
+
+// A hand's players, spot by spot: "spot 1: p1, spot 2: p2".
+const playersText = (players) => Object.entries(players).map(([spot, player]) => `spot ${spot}: ${player}`).join(", ");
+
 function describe(step) {
   const d = step.data;
   switch (step.type) {
-    case "wagers_locked": return `wagers locked: ${d.wagers.map((w) => `spot ${w.seat} ${w.wager} ${money(w.amount)}`).join(", ")}`;
+    case "wagers_locked": return `wagers locked: ${d.wagers.map((w) => `spot ${w.seat}${who(w)} ${w.wager} ${money(w.amount)}`).join(", ")}`;
     case "card_dealt": return `${d.card} to ${typeof d.to === "number" ? `spot ${d.to}` : d.to} (${d.phase})`;
     case "decisions_due": return `spot ${d.seats.join(", ")} to decide: ${d.options.join(" or ")}`;
     case "decision_made": return `spot ${d.seat}: ${d.decision}${d.raised ? ` (raise ${money(d.raised)})` : ""}`;
     case "house_way": return `house way: dealer discards ${d.discard.join(" ") || "nothing"} (${d.rule})`;
     case "hand_shown": return `${typeof d.to === "number" ? `spot ${d.to}` : d.to} shows ${d.cards.join(" ")}: ${d.hand_class}${d.folded ? " (folded)" : ""}`;
-    case "wager_settled": return `spot ${d.seat} ${d.wager} ${money(d.amount)}: ${d.result} ${money(d.net)}`;
-    case "progressive_awarded": return `spot ${d.seat} progressive ${d.award}: ${money(d.amount)}`;
+    case "wager_settled": return `spot ${d.seat}${who(d)} ${d.wager} ${money(d.amount)}: ${d.result} ${money(d.net)}`;
+    case "progressive_awarded": return `spot ${d.seat}${who(d)} progressive ${d.award}: pay ${money(d.amount)}`;
     case "hand_settled": return `settled: players ${money(d.players_net)}, house ${money(d.house_result)}`;
     case "hand_voided": return `voided by ${d.by}: ${d.reason}`;
     case "fault": return `fault ${d.code}: ${d.detail}`;
@@ -40,6 +46,7 @@ function renderNow(view) {
   document.getElementById("meter").textContent = view.meter_text ? `meter ${view.meter_text}` : "";
   document.getElementById("devices").textContent = Object.entries(view.devices).map(([n, s]) => `${n} ${s}`).join("  ");
   document.getElementById("banner").textContent = view.banner;
+  renderJournal(view.journal);
   const rows = view.spots.filter((s) => s.wagers.length || s.cards.length).map((spot) => el("tr", { "data-spot": String(spot.spot) },
     el("td", { text: String(spot.spot) }), el("td", { text: spot.player || "" }),
     el("td", { text: spot.wagers.map((w) => `${w.wager} ${w.text}`).join(", ") }),
@@ -51,12 +58,29 @@ function renderNow(view) {
     { class: alarm.acknowledged_by ? "acknowledged" : "open", "data-alarm": String(alarm.seq) },
     el("span", { text: `#${alarm.seq} ${alarm.ts.slice(11, 19)} ${alarm.text}` }),
     alarm.acknowledged_by ? el("span", { class: "ack", text: ` acknowledged by ${alarm.acknowledged_by} at ${alarm.acknowledged_at.slice(11, 19)}` })
-      : state.session.role === "supervisor" ? el("button", { class: "small", "data-action": "acknowledge", text: "Acknowledge",
+      : state.session.role === "supervisor" && alarm.seq > 0 ? el("button", { class: "small", "data-action": "acknowledge", text: "Acknowledge",
         onclick: () => send({ type: "acknowledge", seq: alarm.seq }) }) : null)));
   document.getElementById("hands").replaceChildren(...view.recall.map((hand) => el("li", {},
     el("button", { class: "link", "data-hand": hand.hand_id, text: `${hand.hand_id}`,
       onclick: () => send({ type: "recall", hand_id: hand.hand_id }) }),
-    el("span", { text: ` ${hand.started.slice(11, 19)} ${hand.result}${hand.house_result !== null ? `, house ${money(hand.house_result)}` : ""}` }))));
+    el("span", { text: ` ${hand.started.slice(11, 19)} ${hand.result}${hand.house_result !== null ? `, house ${money(hand.house_result)}` : ""}` }),
+    Object.keys(hand.players).length ? el("span", { class: "players", "data-players": hand.hand_id, text: ` \u2014 ${playersText(hand.players)}` }) : null)));
+}
+
+// The journal's hash chain as the table states it: verified at start-up through one seq, and
+// through another since (the daemon reads back what it journals), or broken.
+function renderJournal(journal) {
+  const box = document.getElementById("journal");
+  if (journal?.broken_at) {
+    box.className = "journal broken";
+    box.textContent = `JOURNAL BROKEN at seq ${journal.broken_at}`;
+  } else if (journal && journal.verified_through !== null) {
+    box.className = "journal verified";
+    box.textContent = `journal verified through seq ${journal.verified_through} (at start-up through ${journal.verified_at_start})`;
+  } else {
+    box.className = "journal unknown";
+    box.textContent = "journal: not verified by the table";
+  }
 }
 
 function renderRecall() {
@@ -65,7 +89,7 @@ function renderRecall() {
   box.hidden = !hand;
   if (!hand) return;
   document.getElementById("recall-title").textContent = `Hand ${hand.hand_id}: ${hand.result}`;
-  const players = Object.entries(hand.players).map(([spot, player]) => `spot ${spot}: ${player}`).join(", ");
+  const players = playersText(hand.players);
   document.getElementById("recall-players").textContent = players ? `Players ${players}` : "";
   const shown = hand.steps.slice(0, state.upTo);
   const cards = {};

@@ -1,4 +1,5 @@
-"""Every event, declared once: a compact class with annotated fields and a docstring.
+"""Every event, declared once: a compact class with annotated fields and a docstring (or, for
+a field mypy refuses in a class, such as ``count``, the functional NamedTuple form).
 
 These modules are the source of :mod:`controller.core.events` and
 :mod:`controller.core.table_events`: ``python -m controller.core.record_gen`` generates them,

@@ -37,11 +37,13 @@ BURN: Final = "burn"
 
 
 class Wager(NamedTuple):
-    """One locked wager: seat, wager key (``ante``, ``xtra_bonus``, ...), amount in cents."""
+    """One locked wager: seat, wager key (``ante``, ``xtra_bonus``, ...), amount in cents,
+    and ``player``, the id of who plays the seat as the dealer gave it ("" when none was)."""
 
     seat: int
     wager: WagerKey
     amount: int
+    player: str = ""
 
 
 class WagersLocked(NamedTuple):
@@ -110,21 +112,25 @@ class HandShown(NamedTuple):
 
 class WagerSettled(NamedTuple):
     """One wager settled. ``net`` is what the player gains (+) or loses (-); a push is 0.
-    ``result`` is ``win``, ``lose``, ``push`` or ``forfeit`` (lost to a fold)."""
+    ``result`` is ``win``, ``lose``, ``push`` or ``forfeit`` (lost to a fold). ``player``: the
+    seat's player id ("" when none was given)."""
 
     seat: int
     wager: WagerKey
     amount: int
     result: WagerResult
     net: int
+    player: str = ""
 
 
 class ProgressiveAwarded(NamedTuple):
-    """A progressive award: ``jackpot`` (from the meter) or a fixed award (from the house)."""
+    """A progressive award: ``jackpot`` (from the meter) or a fixed award (from the house).
+    ``player``: the seat's player id ("" when none was given), whom the dealer pays."""
 
     seat: int
     award: ProgressiveAward
     amount: int
+    player: str = ""
 
 
 class MeterSettled(NamedTuple):

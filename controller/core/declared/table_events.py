@@ -29,6 +29,8 @@ from controller.core.vocabulary import (
     Device,
     DeviceCondition,
     FaultCode,
+    LinkStatus,
+    PoolState,
     Role,
     ShoeFaultCode,
     SpotLamp,
@@ -57,7 +59,7 @@ class StateChanged(NamedTuple):
 
 
 class WagerPlaced(NamedTuple):
-    """A wager on a spot while the table is open, keyed in by the dealer or seen by a sensor."""
+    """A wager on a spot while the table is open. ``source``: ``dealer`` or ``sensor``."""
 
     spot: int
     wager: WagerKey
@@ -86,17 +88,13 @@ class HandStarted(NamedTuple):
     number: int
 
 
-class ShoeCard(NamedTuple):
+ShoeCard = NamedTuple("ShoeCard", [("card", Card), ("shoe_seq", int), ("tag", str),
+                                   ("count", int), ("during_pause", bool)])
+ShoeCard.__doc__ = (
     """A card as the shoe reported it, before the deal order assigns it (surveillance sees
     every card, including one that the hand refuses). ``count`` is the shoe's card count
     since its last shuffle or reset; ``during_pause`` marks a card that left the shoe while
-    the table was PAUSED."""
-
-    card: Card
-    shoe_seq: int
-    tag: str
-    count: int
-    during_pause: bool
+    the table was PAUSED.""")
 
 
 class Fault(NamedTuple):
@@ -180,12 +178,20 @@ class DeviceFault(NamedTuple):
 
 
 class CommandAccepted(NamedTuple):
-    """A dealer or supervisor command the table carried out (journaled before its effect)."""
+    """A dealer or supervisor command the table carried out (journaled before its effect).
+    ``credential`` is what signed it: ``none`` (a dealer command), ``shared`` (the table's
+    shared supervisor credential: ``by`` is only what the client wrote) or ``own`` (a
+    supervisor's own credential: ``by`` is that supervisor). ``client`` is the giver's CURVE
+    key or network address; ``request_id`` the id the client gave the request (``""``: none),
+    which a client that gave up on it names to withdraw it."""
 
     command: str
     arguments: str
     by: str
     role: Role
+    credential: str = "none"
+    client: str = ""
+    request_id: str = ""
 
 
 class CommandRefused(NamedTuple):
@@ -205,16 +211,13 @@ class RequestRefused(NamedTuple):
     reason: str
 
 
-class RefusalsCounted(NamedTuple):
+RefusalsCounted = NamedTuple("RefusalsCounted", [
+    ("client", str), ("count", int), ("window_ms", int), ("last_command", str),
+    ("last_reason", str)])
+RefusalsCounted.__doc__ = (
     """Refused commands from one client that were answered but not journaled one by one:
     after a client's first refusal in a window (journaled in full), the rest of the window's
-    refusals are counted here. ``client`` is the client's CURVE key or network address."""
-
-    client: str
-    count: int
-    window_ms: int
-    last_command: str
-    last_reason: str
+    refusals are counted here. ``client`` is the client's CURVE key or network address.""")
 
 
 class Alarm(NamedTuple):
@@ -223,6 +226,15 @@ class Alarm(NamedTuple):
 
     code: str
     detail: str
+
+
+class AlarmAcknowledged(NamedTuple):
+    """A supervisor acknowledged the alarm journaled at ``seq`` (a fault, a device lost, an
+    ``alarm``, a pending jackpot, counted refusals). ``by`` is who, as the daemon decided it
+    from the credential; the record's ``ts`` is when."""
+
+    seq: int
+    by: str
 
 
 class ConfigApplied(NamedTuple):
@@ -244,9 +256,13 @@ class JournalContinued(NamedTuple):
     hash chain was broken (``lowball-table journal quarantine``). ``archived`` is the file the
     broken journal was moved to, kept whole; ``archived_seq`` and ``archived_hash`` its last
     record as found; ``first_bad_seq`` and ``broken`` where and how its chain broke. ``meter``
-    is the jackpot meter carried over (the players' money), ``meter_from`` the record of the
-    archived journal it comes from (the last verified ``meter_changed``, or null and "none"
-    when no meter was journaled before the break: the table then starts at its seed)."""
+    is the jackpot meter carried over (the players' money): the last one the archived journal
+    holds, read past the break (``meter_from`` names its record and says when it comes after
+    the first bad one, so is found, not verified; null and "none" when no meter was journaled:
+    the table then starts at its seed). ``verified_meter`` and ``verified_meter_from`` are the
+    last meter before the first bad record (null and "none": none, or a journal quarantined
+    before they were recorded). ``meter_held``: the table does not open until a supervisor
+    confirms the meter (``adjust_meter``; an amount of 0 confirms it as it stands)."""
 
     archived: str
     archived_seq: int
@@ -255,15 +271,60 @@ class JournalContinued(NamedTuple):
     broken: str
     meter: int | None
     meter_from: str
+    verified_meter: int | None
+    verified_meter_from: str
+    meter_held: bool
     by: str
     reason: str
+
+
+class PoolHit(NamedTuple):
+    """A hit the linked pool claimed and whose verification it awaits: the table and hand,
+    its place among the hits awaiting verification (1 locked the pool) and what it pays."""
+
+    table_id: str
+    hand_id: str
+    lock_order: int
+    paid: int
+
+
+class PoolMeter(NamedTuple):
+    """The linked pool's meter as the floor published it, journaled when what the table
+    shows changes: the meter, and while the pool is ``locked`` the hits awaiting verification
+    in lock order (the sign shows JACKPOT and the first one's table)."""
+
+    pool_id: str
+    meter: int
+    state: PoolState
+    hits: tuple[PoolHit, ...]
+
+
+class PoolLink(NamedTuple):
+    """The floor's pool channel: heard from again (``connected``), or silent longer than
+    the table's ``stale_after_ms`` (``lost``: progressive wagers are refused at lock)."""
+
+    pool_id: str
+    status: LinkStatus
+    detail: str
+
+
+class JackpotClaimed(NamedTuple):
+    """The linked pool claimed this table's pending jackpot: what it pays (``paid``, ``share``
+    a seat) and its place among the hits (``lock_order``). Verification waits for it."""
+
+    pool_id: str
+    hand_id: str
+    lock_order: int
+    paid: int
+    share: int
 
 
 TableEvent = Union[TableOpened, TableClosed, StateChanged, WagerPlaced, WagerCancelled,
                    LockRefused, HandStarted, ShoeCard, Fault, HandContinued, HandVoided,
                    JackpotPending, JackpotVerified, MeterChanged, LampSet, SensorReport,
                    DeviceStatus, DeviceFault, CommandAccepted, CommandRefused, RequestRefused,
-                   RefusalsCounted, Alarm, ConfigApplied, JournalContinued]
+                   RefusalsCounted, Alarm, AlarmAcknowledged, ConfigApplied, JournalContinued,
+                   PoolMeter, PoolLink, JackpotClaimed]
 
 KINDS: dict[type, str] = kinds_of(TableEvent)
 #: The wire names of the events that end a hand (settled, or voided by a supervisor).

@@ -15,7 +15,7 @@ table can pause, fix the cause and carry on. :meth:`Hand.next_step` says what th
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar, Final, final
 
 from controller.core.cards import Card, CardError, parse_cards
@@ -110,7 +110,7 @@ class Decision(Record):
     def __str__(self) -> str:
         if self.action == "discard":
             return "discard:" + ",".join(str(card) for card in self.cards)
-        return self.action
+        return str(self.action)
 
 
 @final
@@ -158,11 +158,12 @@ class Hand:
     HAS_PROGRESSIVE: ClassVar[bool] = False
     _KNOWN_KEYS: ClassVar[frozenset[str]]
 
-    def __init_subclass__(cls, **kwargs):
+    def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls._KNOWN_KEYS = frozenset(cls.WAGER_KEYS)
 
-    def __init__(self, setup: GameSetup, wagers: Mapping[int, Mapping[str, int]]):
+    def __init__(self, setup: GameSetup, wagers: Mapping[int, Mapping[str, int]],
+                 players: Mapping[int, str] | None = None):
         if setup.game != self.game:
             raise ValueError(f"a {self.game} hand cannot use a {setup.game} setup")
         self.setup = setup
@@ -182,16 +183,20 @@ class Hand:
         self._options: tuple[str, ...] = ()
         #: cents this hand added to the jackpot meter (a void takes them off again)
         self.contributions = 0
+        #: seat -> the id of who plays it, as the dealer gave it (a seat without one: "");
+        #: every wager, settlement and award of the seat carries it
+        self.players: dict[int, str] = dict(players) if players else {}
+        player_of = self.players
         self.history.append(WagersLocked(self.game, setup.paytable_name, tuple([
-            Wager(seat, key, amount)
+            Wager(seat, key, amount, player_of.get(seat, ""))
             for seat, amounts in self.wagers.items() for key, amount in amounts.items()])))
 
     @classmethod
     def start(cls, setup: GameSetup, wagers: Mapping[int, Mapping[str, int]],
-              meter: int) -> Hand:
+              meter: int, players: Mapping[int, str] | None = None) -> Hand:
         """A new hand on these locked wagers; ``meter``: the jackpot meter before it (a game
-        with a progressive feeds it)."""
-        return cls(setup, wagers)
+        with a progressive feeds it); ``players``: seat -> player id, where one was given."""
+        return cls(setup, wagers, players)
 
     # -- wagers ---------------------------------------------------------------------------
 
@@ -382,7 +387,7 @@ class Hand:
         self.phase = phase
         self.history.append(PhaseStarted(phase))
 
-    def _expect_cards(self, recipients) -> None:
+    def _expect_cards(self, recipients: Iterable[Recipient]) -> None:
         self._expected.extend(recipients)
 
     def _ask(self, seats: tuple[int, ...], options: tuple[str, ...]) -> None:
@@ -402,7 +407,8 @@ class Hand:
             net = 0
         else:
             net = -amount
-        self.history.append(WagerSettled(seat, wager, amount, result, net))
+        self.history.append(WagerSettled(seat, wager, amount, result, net,
+                                         self.players.get(seat, "")))
         return net
 
     def _finish(self, players_net: int) -> None:
@@ -415,8 +421,8 @@ class Hand:
     def wagers_at_stake(self) -> tuple[Wager, ...]:
         """Every wager of the hand so far, in seat order: the locked ones and those made
         during play (what a void returns)."""
-        return tuple(Wager(seat, key, amount) for seat, amounts in self.wagers.items()
-                     for key, amount in amounts.items())
+        return tuple(Wager(seat, key, amount, self.players.get(seat, ""))
+                     for seat, amounts in self.wagers.items() for key, amount in amounts.items())
 
     def settlements(self) -> list[WagerSettled]:
         return [event for event in self.history if type(event) is WagerSettled]

@@ -26,7 +26,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-from controller.core.events import BURN, COMMUNITY, DEALER, HandShown, Wager
+from controller.core.cards import Card
+from controller.core.events import BURN, COMMUNITY, DEALER, HandShown, Recipient, Wager
 from controller.core.games.base import FORFEIT, LOSE, PUSH, WIN, Decision, Hand
 from controller.core.rankings import ace_to_five
 from controller.core.table_settings import GameSetup
@@ -57,8 +58,9 @@ class CaliLowballHand(Hand):
     WAGER_NAMES = {WagerKey.ANTE: "Ante", WagerKey.XTRA_BONUS: "X-Tra Bonus",
                    WagerKey.LOWDOWN_BONUS: "Lowdown Bonus", WagerKey.RAISE: "Raise"}
 
-    def __init__(self, setup: GameSetup, wagers: Mapping[int, Mapping[str, int]]) -> None:
-        super().__init__(setup, wagers)
+    def __init__(self, setup: GameSetup, wagers: Mapping[int, Mapping[str, int]],
+                 players: Mapping[int, str] | None = None) -> None:
+        super().__init__(setup, wagers, players)
         self.cards[COMMUNITY] = []
         self.cards[BURN] = []
         #: seat -> the Raise wager (3x or 1x ante) once made
@@ -70,7 +72,8 @@ class CaliLowballHand(Hand):
 
     def wagers_at_stake(self) -> tuple[Wager, ...]:
         return super().wagers_at_stake() + tuple(
-            Wager(seat, "raise", amount) for seat, amount in sorted(self.raised.items()))
+            Wager(seat, "raise", amount, self.players.get(seat, ""))
+            for seat, amount in sorted(self.raised.items()))
 
     def _cards_complete(self) -> None:
         if self.phase == HOLE_CARDS:
@@ -102,7 +105,7 @@ class CaliLowballHand(Hand):
         else:
             self._showdown()
 
-    def final_hand(self, recipient) -> tuple:
+    def final_hand(self, recipient: Recipient) -> tuple[Card, ...]:
         return (*self.cards[recipient], *self.cards[COMMUNITY])
 
     def _showdown(self) -> None:

@@ -30,6 +30,7 @@ from controller.core.events import (
     MeterContributed,
     MeterSettled,
     ProgressiveAwarded,
+    Recipient,
 )
 from controller.core.games.base import (
     LOSE,
@@ -40,6 +41,7 @@ from controller.core.games.base import (
     IllegalAction,
     WagerError,
 )
+from controller.core.cards import Card
 from controller.core.games.house_way import house_way
 from controller.core.rankings import three_card
 from controller.core.table_settings import GameSetup
@@ -70,10 +72,10 @@ class ThreeCardLowballHand(Hand):
     RULED_WAGERS = (WagerKey.PROGRESSIVE,)
 
     def __init__(self, setup: GameSetup, wagers: Mapping[int, Mapping[str, int]],
-                 meter: object = None) -> None:
+                 meter: object = None, players: Mapping[int, str] | None = None) -> None:
         """``meter``: the jackpot meter before this hand (the progressive's seed if None); typed
         ``object`` as anything passed is refused with a WagerError naming it."""
-        super().__init__(setup, wagers)
+        super().__init__(setup, wagers, players)
         progressive = setup.progressive
         meter_before = progressive.seed if meter is None else meter
         if isinstance(meter_before, bool) or not isinstance(meter_before, int) \
@@ -87,17 +89,17 @@ class ThreeCardLowballHand(Hand):
         if self.contributions:
             self.history.append(MeterContributed(self.meter_before, self.contributions,
                                                  self.meter))
-        self.dealt: dict = {}
-        self.discarded: dict = {seat: () for seat in self.seats}
-        self.dealer_discard: tuple = ()
+        self.dealt: dict[Recipient, tuple[Card, ...]] = {}
+        self.discarded: dict[Recipient, tuple[Card, ...]] = {seat: () for seat in self.seats}
+        self.dealer_discard: tuple[Card, ...] = ()
         self._drawing = list(self.seats)
         self._start_phase(DEAL)
         self._expect_cards([*self.seats, DEALER] * 3)
 
     @classmethod
     def start(cls, setup: GameSetup, wagers: Mapping[int, Mapping[str, int]],
-              meter: int) -> Hand:
-        return cls(setup, wagers, meter)
+              meter: int, players: Mapping[int, str] | None = None) -> Hand:
+        return cls(setup, wagers, meter, players)
 
     @classmethod
     def wager_problem(cls, setup: GameSetup, seat: int, wager: str, amount: int) -> str | None:
@@ -156,7 +158,7 @@ class ThreeCardLowballHand(Hand):
 
     # -- showdown -------------------------------------------------------------------------
 
-    def final_hand(self, recipient) -> tuple:
+    def final_hand(self, recipient: Recipient) -> tuple[Card, ...]:
         discarded = self.dealer_discard if recipient == DEALER else self.discarded[recipient]
         return tuple(card for card in self.cards[recipient] if card not in discarded)
 
@@ -224,7 +226,8 @@ class ThreeCardLowballHand(Hand):
         total = 0
         for seat, award in awards.items():
             amount = share if award == JACKPOT else fixed[award]
-            self.history.append(ProgressiveAwarded(seat, award, amount))
+            self.history.append(ProgressiveAwarded(seat, award, amount,
+                                                   self.players.get(seat, "")))
             total += amount
         reseed = progressive.seed if winners else 0
         self.history.append(MeterSettled(self.meter_before, self.contributions, from_meter,

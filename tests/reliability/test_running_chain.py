@@ -1,0 +1,100 @@
+"""The journal's chain, checked again while the daemon runs (controller/daemon/chain_watch.py):
+what it finds, and how the table says so (heartbeat, status) and holds."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import zmq
+
+from controller.core.table_events import TableClosed
+from controller.daemon.chain_watch import ChainWatch
+from controller.stream import wire
+from controller.stream.journal import GENESIS_HASH, Journal, journal_path
+from tests.reliability.test_startup_trust import Daemon, run_config, tamper
+from tests.test_daemon import wait_for
+
+TABLE = "CALI-01"
+
+
+def journal_of(tmp_path: Path, records: int) -> Journal:
+    journal = Journal(journal_path(tmp_path))
+    for number in range(records):
+        journal.append(TableClosed(f"closer {number}"), table_id=TABLE, hand_id=None)
+    return journal
+
+
+def test_new_records_are_verified_as_they_come(tmp_path):
+    journal = journal_of(tmp_path, 3)
+    watch = ChainWatch(journal, 0, GENESIS_HASH)
+    assert watch.check() is None and watch.verified_through == 3
+    journal.append(TableClosed("later"), table_id=TABLE, hand_id=None)
+    assert watch.check(limit=10, sweep=1) is None
+    assert (watch.verified_at_start, watch.verified_through) == (0, 4)
+    journal.close()
+
+
+def test_a_record_rewritten_after_its_check_is_found_by_the_next_pass(tmp_path):
+    journal = journal_of(tmp_path, 6)
+    watch = ChainWatch(journal, 0, GENESIS_HASH)
+    assert watch.check(sweep=2) is None             # verified through 6; pass at seq 2
+    tamper(tmp_path, 4, b"closer 3", b"closer 9")   # a checked record, triggers put back
+    broken = watch.check(sweep=10)
+    assert broken is not None and broken.seq == 4 and "altered" in broken.reason
+    journal.close()
+
+
+def test_a_missing_trigger_or_a_missing_last_record_is_found(tmp_path):
+    journal = journal_of(tmp_path, 2)
+    watch = ChainWatch(journal, 0, GENESIS_HASH)
+    connection = sqlite3.connect(journal_path(tmp_path), isolation_level=None)
+    connection.execute("DROP TRIGGER journal_no_delete")
+    broken = watch.check()
+    assert broken is not None and "trigger" in broken.reason
+    connection.execute("DELETE FROM journal WHERE seq = 2")
+    connection.close()
+    broken = ChainWatch(journal, 0, GENESIS_HASH).check()
+    assert broken is not None and broken.seq == 2 and "missing" in broken.reason
+    journal.close()
+
+
+def test_the_daemon_states_it_and_holds_the_table_when_it_fails(tmp_path):
+    path = run_config(tmp_path)
+    context = zmq.Context()
+    table = Daemon(tmp_path, path, context)
+    table.daemon.start()
+    sub = context.socket(zmq.SUB)
+    sub.setsockopt(zmq.SUBSCRIBE, b"")
+    sub.setsockopt(zmq.LINGER, 0)
+    sub.connect(f"ipc://{tmp_path}/e")
+
+    def beat() -> wire.Heartbeat | None:
+        table.daemon._next_heartbeat = 0.0
+        table.daemon._tick()
+        while sub.poll(20):
+            message = wire.decode(sub.recv_multipart()[1])
+            if isinstance(message, wire.Heartbeat):
+                return message
+        return None
+
+    try:
+        at_start = table.daemon.journal.last_seq
+        assert table.ask(command="open")["ok"]
+        assert table.ask(command="place", spot=2, wager="ante", amount=700)["ok"]
+        heartbeat = wait_for(beat, "a heartbeat")
+        assert heartbeat.journal_verified_at_start == at_start
+        assert heartbeat.journal_verified_through == table.daemon.journal.last_seq
+        assert heartbeat.journal_broken_at is None
+        journal = table.ask(command="status")["journal"]
+        assert journal["verified_through"] == table.daemon.journal.last_seq
+        placed = table.daemon.journal.last_of("wager_placed")
+        tamper(tmp_path / "state", placed.seq, b'"amount":700', b'"amount":70000')
+        heartbeat = wait_for(lambda: (b := beat()) and b.journal_broken_at and b, "the break")
+        assert heartbeat.journal_broken_at == placed.seq
+        refused = table.ask(command="place", spot=3, wager="ante", amount=700)
+        assert not refused["ok"] and f"broken at seq {placed.seq}" in refused["error"]
+    finally:
+        sub.close(0)
+        table.daemon.close()
+        context.term()
