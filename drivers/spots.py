@@ -289,7 +289,8 @@ class SpotControllerDriver(DeviceDriver[SpotsEvent]):
             if self._pending_query == report.spot:
                 self._query_answer = report.covered
                 return
-        self.log.info("wager sensor", spot=report.spot, covered=report.covered)
+        # Every report, at debug: what reaches the table is journaled as its input.
+        self.log.debug("wager sensor", spot=report.spot, covered=report.covered)
         self._emit(report)
 
     def _reject(self, reason: str, raw: bytes) -> None:

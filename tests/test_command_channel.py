@@ -207,9 +207,10 @@ def test_the_daemon_answers_the_client_with_typed_replies(rig):
 
 def test_a_withdrawal_settles_each_request_it_names_for_good(rig):
     """Carried out (its record's seq, remembered across a restart), or withdrawn: refused
-    whenever it arrives. A request is carried out once under its id."""
+    whenever it arrives. A request is carried out once under its id. (Every request goes
+    through the command socket: the daemon's loop runs, and only its thread journals.)"""
     def ask(request_id: str, **request) -> dict:
-        return rig.daemon.command(json.dumps({**request, "request_id": request_id}).encode())
+        return rig.ask({**request, "request_id": request_id})
 
     opened = ask("opened-0001", command="open")
     assert opened["ok"]
@@ -218,13 +219,13 @@ def test_a_withdrawal_settles_each_request_it_names_for_good(rig):
     rig.stop_daemon()
     rig.start_daemon()
     withdraw = {"command": "withdraw", "requests": ["opened-0001", "placed-0002"]}
-    assert rig.daemon.command(json.dumps(withdraw).encode()) == {
+    assert rig.ask(withdraw) == {
         "ok": True, "carried_out": {"opened-0001": accepted.seq}, "withdrawn": ["placed-0002"]}
     late = ask("placed-0002", command="place", spot=1, wager="ante", amount=500)
     assert not late["ok"] and "withdrawn by its client" in late["error"]
     again = ask("opened-0001", command="open")
     assert not again["ok"] and f"carried out already (seq {accepted.seq})" in again["error"]
-    bad = rig.daemon.command(b'{"command": "withdraw", "requests": ["no"]}')
+    bad = rig.ask(b'{"command": "withdraw", "requests": ["no"]}')
     assert not bad["ok"] and "requests" in bad["error"]
     assert not ask("x", command="open")["ok"]
 
@@ -301,3 +302,19 @@ def test_each_request_model_has_the_name_and_arguments_of_its_core_command():
                 assert request.model_fields[key].is_required(), f"{name}.{key}"
             else:
                 assert arguments[key] == default, f"{name}.{key}"
+
+
+def test_one_walk_finds_every_text_of_a_request_for_both_searches():
+    """The credential search and the unreadable-text check read a request's keys and texts at
+    any depth alike; only the credential search leaves out the credential's own value."""
+    from controller.daemon.command_channel import _texts, _unreadable_text
+
+    request = {"command": "place", "credential": "c-secret", "player": "P-1",
+               "extra": [{"deep key": ["deeper", 5, None]}]}
+    assert sorted(_texts(request)) == sorted(["command", "place", "credential", "player",
+                                              "P-1", "extra", "deep key", "deeper"])
+    assert _unreadable_text(request) is None
+    assert _unreadable_text({**request, "credential": "c\u202e"}) == "credential"
+    assert _unreadable_text({**request, "player": {"x": ["a\u200b"]}}) == "player"
+    assert _unreadable_text({"command": "open", "k\x00": 1}) == "a key or value"
+    assert _unreadable_text({"command": "open", "mine": "\x1b[2J"}) == "a key or value"

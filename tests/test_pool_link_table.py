@@ -114,6 +114,19 @@ def test_verification_waits_for_the_pools_claim_and_a_replay_rebuilds_it():
     assert d.table.jackpot is None and d.table.meter == 20
 
 
+def test_a_claim_that_does_not_add_up_is_not_taken_and_verification_waits():
+    d = linked_driver()
+    jackpot(d)
+    hand = d.table.jackpot.hand_id
+    for paid, share in ((800_020, 400_010), (0, 0), (800_021, 800_020)):
+        d.record(d.table.jackpot_claimed(POOL, hand, 1, paid, share))  # one seat won
+        assert d.table.awaits_claim(hand)
+    refused = d.do(role="supervisor", command="verify_jackpot")
+    assert type(refused[0]) is CommandRefused and "not claimed" in refused[0].reason
+    d.record(d.table.jackpot_claimed(POOL, hand, 1, 800_020, 800_020))
+    assert type(d.do(role="supervisor", command="verify_jackpot")[0]) is CommandAccepted
+
+
 # --- the config and the pool channel's messages: bounded where parsed ---------------------------
 
 LINK = '[progressive.awards]'

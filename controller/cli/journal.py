@@ -25,6 +25,7 @@ import os
 import sys
 
 from controller.cli import Subcommands
+from controller.core.money import format_cents
 from controller.stream.journal import Journal, JournalError, JournalRecord, journal_path
 from controller.stream.wire import canonical_json
 
@@ -104,12 +105,18 @@ def run_quarantine(args: argparse.Namespace) -> int:
     hand = "" if voided is None else \
         f"; hand {voided.hand_id} was in play: voided, {len(voided.returned)} wager(s) " \
         f"returned, {voided.contributions_reversed} taken off the meter"
+    jackpot = "".join(
+        f"; the jackpot of hand {carried.hand_id} ({format_cents(carried.amount)} to seat(s) "
+        f"{', '.join(map(str, carried.seats))}) awaited verification: carried, still pending "
+        f"(verify_jackpot, once, before the table opens)"
+        + (f", claimed by pool {done.claimed.pool_id}" if done.claimed is not None else "")
+        for carried in record.pending_jackpots)
     held = " A supervisor confirms the meter (adjust_meter; 0 confirms it as it stands) " \
         "before the table opens." if record.meter_held else ""
     print(f"journal quarantined: {done.archived} (broken at seq {record.first_bad_seq}: "
           f"{record.broken}; last record seq {record.archived_seq} hash "
           f"{record.archived_hash}); a new journal starts with journal_continued, meter "
-          f"{meter}{hand}. Start the daemon again.{held}")
+          f"{meter}{hand}{jackpot}. Start the daemon again.{held}")
     return 0
 
 

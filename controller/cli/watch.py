@@ -4,7 +4,8 @@ Three modes, all read-only (they only subscribe and ask the replay socket):
 
 * **live** (default): syncs with the table (snapshot, then live events; the Clone pattern of
   :mod:`controller.stream.client`) and prints one line per event: every card with its
-  recipient, every decision, every settlement (amounts as ``$1,234.56``), faults, states.
+  recipient, every decision, every settlement (amounts as ``$1,234.56``; a seat with the player
+  its record names), faults, states.
   ``--verbose`` adds lamps, meters, sensors, shoe reads and accepted commands (a card read
   while the table is paused is always shown). A gap in
   ``seq`` is filled from the replay socket and said so on screen
@@ -138,19 +139,27 @@ def cards(items: Iterable[str]) -> str:
     return " ".join(items) or "-"
 
 
+def seat(number: int, player: str = "") -> str:
+    """``seat 3``, or ``seat 3 (P-100)`` when the record names the seat's player."""
+    return f"seat {number} ({player})" if player else f"seat {number}"
+
+
 def _wagers(wagers: Iterable[dict[str, Any]]) -> str:
     by_seat: dict[int, list[str]] = {}
+    players: dict[int, str] = {}
     for wager in wagers:
         by_seat.setdefault(wager["seat"], []).append(f"{wager['wager']} {money(wager['amount'])}")
-    return "; ".join(f"seat {seat} {', '.join(items)}" for seat, items in sorted(by_seat.items()))
+        players[wager["seat"]] = players.get(wager["seat"]) or wager.get("player", "")
+    return "; ".join(f"{seat(number, players[number])} {', '.join(items)}"
+                     for number, items in sorted(by_seat.items()))
 
 
 #: The events whose phrase is their fields in a template: ``{amount:money}`` is dollars,
-#: ``{net:signed}`` dollars with a sign (:class:`_Phrase`); the rest are phrased in
-#: :func:`describe`.
+#: ``{net:signed}`` dollars with a sign (:class:`_Phrase`), ``{who}`` the seat with the player
+#: the record names (:func:`seat`); the rest are phrased in :func:`describe`.
 PHRASES: dict[str, str] = {
-    "wager_settled": "SETTLED seat {seat} {wager} {amount:money}: {result}, net {net:signed}",
-    "progressive_awarded": "PROGRESSIVE seat {seat} {award}: {amount:money}",
+    "wager_settled": "SETTLED {who} {wager} {amount:money}: {result}, net {net:signed}",
+    "progressive_awarded": "PROGRESSIVE {who} {award}: {amount:money}",
     "hand_settled": "HAND SETTLED: players net {players_net:signed}, house {house_result:signed}",
     "hand_started": "HAND {hand_id} started (#{number}, {game}, {paytable})",
     "wager_cancelled": "seat {spot} {wager} {amount:money} cancelled ({source})",
@@ -190,6 +199,8 @@ def describe(kind: str, data: dict[str, Any]) -> str:
     d = data
     template = PHRASES.get(kind)
     if template is not None:
+        if "seat" in d:
+            d = {**d, "who": seat(d["seat"], d.get("player", ""))}
         return _PHRASE.vformat(template, (), d)
     if kind == "card_dealt":
         if d["to"] == "burn":
@@ -544,9 +555,12 @@ def _print_hand(hand_id: str, events: list[Any], output: Output,
             pause()
         output.event(envelope, verbose=True)
     net = net_by_seat(events)
+    players = {e.data.seat: e.data.player for e in events
+               if e.type in ("wager_settled", "progressive_awarded") and e.data.player}
     if net:
-        output.note("    net by seat: " + ", ".join(f"seat {seat} {signed(amount)}"
-                                                    for seat, amount in sorted(net.items())))
+        output.note("    net by seat: " + ", ".join(f"{seat(number, players.get(number, ''))} "
+                                                    f"{signed(amount)}"
+                                                    for number, amount in sorted(net.items())))
 
 
 def recall(client: Any, args: argparse.Namespace, output: Output, timeout: float) -> int:

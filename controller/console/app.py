@@ -115,6 +115,9 @@ def loopback_name(scope: Scope) -> bool:
 #: What only the pit's screen shows (the last hands and who played them, the alarms, the
 #: journal's verification): the dealer's screen is sent the view without them.
 PIT_ONLY = ("alarms", "recall", "journal")
+#: Screens open at once, on the whole console and from one address: each holds a socket and
+#: is sent every view, so a page opened in a loop must not take the console's memory.
+MAX_SCREENS, MAX_SCREENS_PER_ADDRESS = 64, 16
 
 
 class Screens:
@@ -124,6 +127,7 @@ class Screens:
     def __init__(self) -> None:
         self.view: dict[str, Any] | None = None
         self._latest: dict[int, tuple[asyncio.Queue[str], bool]] = {}
+        self._addresses: dict[int, str] = {}
         #: the text last shown to each kind of screen (pit or not)
         self._shown: dict[bool, str] = {}
 
@@ -148,15 +152,27 @@ class Screens:
                 box.get_nowait()
             box.put_nowait(texts[pit])
 
-    def open(self, key: int, *, pit: bool) -> asyncio.Queue[str]:
+    def full_for(self, address: str) -> str | None:
+        """Why no further screen may open from ``address`` now (None: it may)."""
+        if len(self._latest) >= MAX_SCREENS:
+            return f"this console has {MAX_SCREENS} screens open: close one first"
+        if sum(1 for held in self._addresses.values() if held == address) \
+                >= MAX_SCREENS_PER_ADDRESS:
+            return f"{MAX_SCREENS_PER_ADDRESS} screens are open from this machine: " \
+                   f"close one first"
+        return None
+
+    def open(self, key: int, *, pit: bool, address: str = "?") -> asyncio.Queue[str]:
         box: asyncio.Queue[str] = asyncio.Queue(maxsize=1)
         if self.view is not None:
             box.put_nowait(self._texts(self.view)[pit])
         self._latest[key] = (box, pit)
+        self._addresses[key] = address
         return box
 
     def close(self, key: int) -> None:
         self._latest.pop(key, None)
+        self._addresses.pop(key, None)
 
 
 class Bucket:
@@ -283,10 +299,18 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
             await websocket.close(code=1008, reason="sign in first")
             yield False, None
             return
+        address = websocket.client.host if websocket.client else "?"
+        full = screens.full_for(address)
+        if full is not None:
+            log.warning("screen refused", reason=full, address=address)
+            await websocket.accept()    # accepted, to tell the page why it is closed
+            await websocket.close(code=1013, reason=full)
+            yield False, None
+            return
         await websocket.accept()
         await websocket.send_text(role_message(sessions.get(token)))
         key = id(websocket)
-        box = screens.open(key, pit="pit" in roles)
+        box = screens.open(key, pit="pit" in roles, address=address)
 
         async def push() -> None:
             while True:
@@ -379,10 +403,17 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
     async def check_sign_in(form: Any, address: str) -> Response:
         if sessions.locked_for(address):
             return locked_out(address)
+        if sessions.locked_for(address, form.name):
+            log.warning("sign-in held: too many failures for this name", name=form.name,
+                        address=address)
+            return JSONResponse({"ok": False, "error": f"too many failed sign-ins as "
+                                 f"{form.name}: try again in "
+                                 f"{int(sessions.locked_for(address, form.name)) + 1} s"},
+                                status_code=429)
         if form.name in accounts:            # a dealer's or the pit's account: the console's
             opened = sessions.account(form.name, form.credential, accounts)
             if opened is None:
-                sessions.failed(address)
+                sessions.failed(address, form.name)
                 log.warning("sign-in refused", name=form.name, address=address)
                 return JSONResponse({"ok": False, "error": "the credential is not valid for "
                                                            "this account"}, status_code=401)
@@ -393,7 +424,7 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
         except asyncio.TimeoutError:
             reply = {"ok": False, "error": "the table did not answer in time"}
         if not reply.get("ok"):
-            sessions.failed(address)
+            sessions.failed(address, form.name)
             log.warning("supervisor sign-in refused", name=form.name, address=address)
             return JSONResponse({"ok": False, "error": reply.get("error")}, status_code=401)
         return signed_in(*sessions.open(form.name, form.credential))

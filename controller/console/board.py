@@ -84,12 +84,14 @@ class Board:
             self.faults.append({"seq": seq, **data})
 
     def payouts(self) -> list[dict[str, Any]]:
-        """The last settled hand, spot by spot: what to pay and what to collect, wager by
-        wager, progressive awards apart (highlighted on the screen), and the total."""
+        """The last settled hand, spot by spot: whom (the player the settled records name,
+        "" when none), what to pay and what to collect, wager by wager, progressive awards
+        apart (highlighted on the screen), and the total."""
         spots: dict[int, dict[str, Any]] = {}
         for entry in self.settlements:
             spot = spots.setdefault(entry["seat"], {"spot": entry["seat"], "lines": [],
-                                                    "total": 0})
+                                                    "total": 0, "player": ""})
+            spot["player"] = spot["player"] or entry.get("player", "")
             net = entry["net"]
             action = "pay" if net > 0 else "collect" if net < 0 else "return"
             shown = net if net > 0 else -net if net < 0 else entry["amount"]
@@ -99,7 +101,8 @@ class Board:
             spot["total"] += net
         for award in self.awards:
             spot = spots.setdefault(award["seat"], {"spot": award["seat"], "lines": [],
-                                                    "total": 0})
+                                                    "total": 0, "player": ""})
+            spot["player"] = spot["player"] or award.get("player", "")
             spot["lines"].append({"wager": "progressive", "result": award["award"],
                                   "action": "pay", "amount": award["amount"],
                                   "text": _money(award["amount"]), "award": True})

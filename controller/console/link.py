@@ -143,6 +143,10 @@ class TableLink:
         last_heard = time.monotonic()
         heartbeats = -1
         connected = changed = False
+        #: The view just published may be older than the board: joining the stream notes the
+        #: events that arrived after its snapshot, and nothing else may come to redraw the
+        #: screen (a card dealt as the console joined, then a quiet table).
+        behind = False
         try:
             while not self._stop.is_set():
                 if client is None:
@@ -153,10 +157,12 @@ class TableLink:
                                              "was sent")
                         self._stop.wait(1.0)
                         continue
-                    connected, last_heard = True, time.monotonic()
+                    connected, last_heard, behind = True, time.monotonic(), True
+                    heartbeats = -1   # the new client counts its own
                 # Events the stream client read while it waited for a snapshot are in its
-                # buffer, not on the socket: after a change, look again at once.
-                ready = client.wait(0 if changed else IDLE_POLL_MS, wake, commands.socket)
+                # buffer, not on the socket: after a snapshot, look again at once.
+                ready = client.wait(0 if changed or behind else IDLE_POLL_MS, wake,
+                                    commands.socket)
                 if wake in ready:
                     while wake.poll(0):
                         wake.recv()
@@ -175,7 +181,7 @@ class TableLink:
                 while (in_flight or withdrawing) and (got := commands.receive()) is not None:
                     self._answer(*got, in_flight, withdrawing)
                 self._withdraw_late(commands, in_flight, withdrawing)
-                changed = False
+                changed, behind = behind, False
                 try:
                     while (envelope := client.receive(0, replay_timeout=REPLAY_TIMEOUT_S)) is not None:
                         self._note(envelope)
@@ -188,7 +194,7 @@ class TableLink:
                         connected = False
                         self._publish_offline()
                     elif changed or (not silent and not connected):
-                        connected = True
+                        connected = changed = True
                         snapshot = client.snapshot()
                         self._publish(snapshot.state, snapshot.seq, connected)
                 except StreamError as error:

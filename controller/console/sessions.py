@@ -7,7 +7,10 @@ browser gets a random session token in an HttpOnly cookie; the credential stays 
 console's memory for the session and is never sent to the browser. A session ends when it
 expires, at sign-out, or when the console stops.
 
-Too many failed sign-ins from one address lock it out for a while, without asking the table.
+Too many failed sign-ins from one address lock it out for a while, without asking the table;
+too many for one name, from any number of addresses, hold that name for a shorter while (a
+guesser spread over many machines gets no more guesses at a supervisor's credential, and
+someone failing on purpose can keep a supervisor out only a minute at a time).
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from typing import Any
 COOKIE = "lowball_session"
 #: Failed sign-ins from one address within WINDOW_S that lock it out for LOCKOUT_S.
 FAILURES, WINDOW_S, LOCKOUT_S = 5, 60.0, 300.0
+#: Failed sign-ins for one name (from anywhere) within WINDOW_S that hold it for NAME_LOCKOUT_S.
+NAME_LOCKOUT_S = 60.0
 #: Sessions kept at once (the oldest goes first).
 MAX_SESSIONS = 64
 
@@ -46,28 +51,44 @@ class Sessions:
         self._sessions: dict[str, Session] = {}
         self._failures: dict[str, deque[float]] = {}
         self._locked: dict[str, float] = {}
+        self._name_failures: dict[str, deque[float]] = {}
+        self._names_locked: dict[str, float] = {}
 
-    def locked_for(self, address: str) -> float:
-        """Seconds ``address`` is still locked out (0: not locked)."""
-        until = self._locked.get(address, 0.0)
-        left = until - self.clock()
+    def locked_for(self, address: str, name: str | None = None) -> float:
+        """Seconds a sign-in from ``address`` (for ``name``, if given) must still wait
+        (0: none)."""
+        return max(self._left(self._locked, address),
+                   self._left(self._names_locked, name) if name is not None else 0.0)
+
+    def _left(self, locks: dict[str, float], key: str) -> float:
+        left = locks.get(key, 0.0) - self.clock()
         if left <= 0:
-            self._locked.pop(address, None)
+            locks.pop(key, None)
             return 0.0
         return left
 
-    def failed(self, address: str) -> None:
+    def failed(self, address: str, name: str | None = None) -> None:
+        """Count a failed sign-in from ``address`` (for ``name``)."""
+        self._count(self._failures, self._locked, address, LOCKOUT_S)
+        if name is not None:
+            self._count(self._name_failures, self._names_locked, name, NAME_LOCKOUT_S)
+
+    def _count(self, failures_of: dict[str, deque[float]], locks: dict[str, float],
+               key: str, lockout_s: float) -> None:
         now = self.clock()
-        failures = self._failures.setdefault(address, deque())
+        failures = failures_of.setdefault(key, deque())
         failures.append(now)
         while failures and failures[0] < now - WINDOW_S:
             failures.popleft()
         if len(failures) >= FAILURES:
-            self._locked[address] = now + LOCKOUT_S
+            locks[key] = now + lockout_s
             failures.clear()
-        if len(self._failures) > 4 * MAX_SESSIONS:  # bounded: forget the quiet ones
-            for key in [k for k, v in self._failures.items() if not v]:
-                del self._failures[key]
+        if len(failures_of) > 4 * MAX_SESSIONS:  # bounded: forget the quiet ones first
+            for quiet in [k for k, v in failures_of.items()
+                          if not v or v[-1] < now - WINDOW_S]:
+                del failures_of[quiet]
+            while len(failures_of) > 4 * MAX_SESSIONS:  # then the longest known
+                del failures_of[next(iter(failures_of))]
 
     def owner(self, name: str, credential: str) -> str:
         """Who the credential belongs to, as the daemon will journal it: the supervisor whose

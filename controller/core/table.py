@@ -445,11 +445,15 @@ class Table:
 
     def jackpot_claimed(self, pool_id: str, hand_id: str, lock_order: int, paid: int,
                         share: int) -> list[AnyEvent]:
-        """The pool claimed this table's pending jackpot: what it pays is the pool's."""
+        """The pool claimed this table's pending jackpot: what it pays is the pool's. A claim
+        whose amount is not its share times the jackpot's seats (each seat paid the share) is
+        journaled as received and not taken: the dealer would pay what the pool's ledger does
+        not say; verification waits for a claim that adds up."""
         record = JackpotClaimed(pool_id, hand_id, lock_order, paid, share)
         if pool_id == self.pool and self.awaits_claim(hand_id):
             assert self.jackpot is not None
-            self.jackpot.claimed = record
+            if share > 0 and paid == share * len(self.jackpot.seats):
+                self.jackpot.claimed = record
         return [record]
 
     def sensor(self, spot: int, covered: bool) -> list[AnyEvent]:
@@ -528,6 +532,9 @@ class Table:
                 meter = event.amount
             elif type(event) is JournalContinued:
                 meter, self.meter_held = event.meter, event.meter_held
+                for carried in event.pending_jackpots:
+                    self.jackpot = PendingJackpot(carried.hand_id, tuple(carried.seats),
+                                                  carried.amount, carried.meter_after_reset)
             elif type(event) is CommandAccepted and event.command == "reload":
                 continue  # its effect is the ConfigApplied that follows it
             elif type(event) is CommandAccepted:
@@ -673,9 +680,13 @@ class Table:
                          if wager != second
                          and (problem := self.wager_limit_problem(spot, wager, amount))]
         by_player: dict[str, list[int]] = defaultdict(list)
-        for spot in wagers:
-            by_player[self.players.get(spot, f"spot {spot}")].append(spot)
-        for player, spots in sorted(by_player.items()):
+        named: dict[str, str] = {}  # upper and lower case are one player: named as first given
+        for spot in sorted(wagers):
+            player = self.players.get(spot, f"spot {spot}")
+            by_player[player.casefold()].append(spot)
+            named.setdefault(player.casefold(), player)
+        for key, spots in sorted(by_player.items()):
+            player = named[key]
             if len(spots) > limits.max_spots_per_player:
                 problems.append(f"spot {max(spots)}: player {player!r} wagers on "
                                 f"{len(spots)} spots ({', '.join(map(str, sorted(spots)))}); "

@@ -508,6 +508,28 @@ class ConfigApplied(Record):
 
 
 @final
+class CarriedJackpot(Record):
+    __doc__ = """A jackpot that awaited a supervisor's verification when its journal broke, carried
+    into the journal that continues it: the hand, its seats, the hand-pay (``amount``) and
+    the meter the verification resets to (``meter_after_reset``, the seed put back)."""
+
+    __slots__ = ("hand_id", "seats", "amount", "meter_after_reset")
+    _fields = ("hand_id", "seats", "amount", "meter_after_reset")
+    _hints = {"hand_id": "str", "seats": "tuple[int, ...]", "amount": "int",
+              "meter_after_reset": "int"}
+    hand_id: Any
+    seats: Any
+    amount: Any
+    meter_after_reset: Any
+
+    def __init__(self, hand_id: Any, seats: Any, amount: Any, meter_after_reset: Any) -> None:
+        object.__setattr__(self, "hand_id", hand_id)
+        object.__setattr__(self, "seats", seats)
+        object.__setattr__(self, "amount", amount)
+        object.__setattr__(self, "meter_after_reset", meter_after_reset)
+
+
+@final
 class JournalContinued(Record):
     __doc__ = (
         """The first record of a journal that continues one a supervisor quarantined because its
@@ -520,17 +542,21 @@ class JournalContinued(Record):
     the table then starts at its seed). ``verified_meter`` and ``verified_meter_from`` are the
     last meter before the first bad record (null and "none": none, or a journal quarantined
     before they were recorded). ``meter_held``: the table does not open until a supervisor
-    confirms the meter (``adjust_meter``; an amount of 0 confirms it as it stands).""")
+    confirms the meter (``adjust_meter``; an amount of 0 confirms it as it stands).
+    ``pending_jackpots``: the jackpot (at most one) the archived journal left awaiting
+    verification, read past the break: the table holds it pending as before (it does not
+    open until a supervisor verifies the hand-pay, once).""")
 
     __slots__ = ("archived", "archived_seq", "archived_hash", "first_bad_seq", "broken", "meter",
                  "meter_from", "verified_meter", "verified_meter_from", "meter_held", "by",
-                 "reason")
+                 "reason", "pending_jackpots")
     _fields = ("archived", "archived_seq", "archived_hash", "first_bad_seq", "broken", "meter",
-               "meter_from", "verified_meter", "verified_meter_from", "meter_held", "by", "reason")
+               "meter_from", "verified_meter", "verified_meter_from", "meter_held", "by", "reason",
+               "pending_jackpots")
     _hints = {"archived": "str", "archived_seq": "int", "archived_hash": "str",
               "first_bad_seq": "int", "broken": "str", "meter": "int | None", "meter_from": "str",
               "verified_meter": "int | None", "verified_meter_from": "str", "meter_held": "bool",
-              "by": "str", "reason": "str"}
+              "by": "str", "reason": "str", "pending_jackpots": "tuple[CarriedJackpot, ...]"}
     archived: Any
     archived_seq: Any
     archived_hash: Any
@@ -543,10 +569,12 @@ class JournalContinued(Record):
     meter_held: Any
     by: Any
     reason: Any
+    pending_jackpots: Any
 
     def __init__(self, archived: Any, archived_seq: Any, archived_hash: Any, first_bad_seq: Any,
                  broken: Any, meter: Any, meter_from: Any, verified_meter: Any,
-                 verified_meter_from: Any, meter_held: Any, by: Any, reason: Any) -> None:
+                 verified_meter_from: Any, meter_held: Any, by: Any, reason: Any,
+                 pending_jackpots: Any = ()) -> None:
         object.__setattr__(self, "archived", archived)
         object.__setattr__(self, "archived_seq", archived_seq)
         object.__setattr__(self, "archived_hash", archived_hash)
@@ -559,6 +587,7 @@ class JournalContinued(Record):
         object.__setattr__(self, "meter_held", meter_held)
         object.__setattr__(self, "by", by)
         object.__setattr__(self, "reason", reason)
+        object.__setattr__(self, "pending_jackpots", pending_jackpots)
 
 
 @final

@@ -42,6 +42,7 @@ import json
 import re
 import unicodedata
 from collections import deque
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, cast
 
 import zmq
@@ -120,43 +121,39 @@ def _not_json(constant: str) -> Any:
     raise ValueError(f"{constant} is not a JSON value")
 
 
-def _unreadable_text(request: dict[str, Any]) -> str | None:
-    """Where a decoded command holds a text (a key or a value, at any depth) with a
-    character of :data:`_UNREADABLE`: the top-level key if it is a command field, else
-    ``a key or value`` (a client's own key is never repeated); None if nowhere."""
+def _request_texts(request: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """Every key and text value of a decoded request, at any depth, each with the top-level
+    key it lies under: ``(key, text)`` for what is in that key's value, ``("", key)`` for a
+    top-level key itself."""
     for top, value in request.items():
-        pending: list[Any] = [top, value]
+        pending: list[Any] = [value]
         while pending:
             item = pending.pop()
             if isinstance(item, str):
-                if not item.isprintable() if item.isascii() else \
-                        any(unicodedata.category(c) in _UNREADABLE for c in item):
-                    return top if top in _COMMAND_FIELDS and item is not top \
-                        else "a key or value"
+                yield top, item
             elif isinstance(item, dict):
                 pending.extend(item.keys())
                 pending.extend(item.values())
             elif isinstance(item, list):
                 pending.extend(item)
+        yield "", top
+
+
+def _unreadable_text(request: dict[str, Any]) -> str | None:
+    """Where a decoded command holds a text (a key or a value, at any depth) with a
+    character of :data:`_UNREADABLE`: the top-level key if it is a command field, else
+    ``a key or value`` (a client's own key is never repeated); None if nowhere."""
+    for top, text in _request_texts(request):
+        if not text.isprintable() if text.isascii() else \
+                any(unicodedata.category(c) in _UNREADABLE for c in text):
+            return top if top in _COMMAND_FIELDS else "a key or value"
     return None
 
 
 def _texts(request: dict[str, Any]) -> list[str]:
     """Every key and text value of a decoded request, at any depth, but the top-level
     ``credential``'s value."""
-    texts: list[str] = []
-    pending: list[Any] = [*request, *(value for key, value in request.items()
-                                      if key != "credential")]
-    while pending:
-        item = pending.pop()
-        if isinstance(item, str):
-            texts.append(item)
-        elif isinstance(item, dict):
-            pending.extend(item.keys())
-            pending.extend(item.values())
-        elif isinstance(item, list):
-            pending.extend(item)
-    return texts
+    return [text for top, text in _request_texts(request) if top != "credential"]
 
 
 def _candidates(text: str) -> set[str]:

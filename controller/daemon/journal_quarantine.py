@@ -13,6 +13,11 @@ table held when it stopped:
 - a hand the journal leaves in play (replayed through the same pure table as a start) is
   voided: ``hand_voided`` returns its wagers and takes its contribution off the meter
   (``meter_changed``), as a supervisor's void would.
+- a jackpot the journal leaves awaiting verification (the hand-pay not yet verified: the
+  players' money) is carried: ``journal_continued`` names it (``pending_jackpots``) and the
+  new journal's table holds it pending exactly as the old one did, so it neither vanishes nor
+  is paid twice: the table does not open until a supervisor verifies it, once (on a linked
+  table, the pool's claim of it, ``jackpot_claimed``, is carried after it).
 
 A power cut at any instant loses no record and never lets the daemon start afresh:
 
@@ -38,7 +43,14 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from controller.core.table import Table
-from controller.core.table_events import ConfigApplied, HandVoided, JournalContinued, MeterChanged
+from controller.core.table_events import (
+    CarriedJackpot,
+    ConfigApplied,
+    HandVoided,
+    JackpotClaimed,
+    JournalContinued,
+    MeterChanged,
+)
 from controller.core.table_settings import GameSettings
 from controller.daemon.state_lock import StateLock
 from controller.errors import LowballError
@@ -72,6 +84,8 @@ class Quarantined(NamedTuple):
     record: JournalContinued
     #: the hand the journal left in play, voided in the new journal
     voided: HandVoided | None = None
+    #: the linked pool's claim of the carried jackpot, journaled after ``record``
+    claimed: JackpotClaimed | None = None
 
 
 class AsFound(NamedTuple):
@@ -151,10 +165,12 @@ def quarantine(state_dir: str | Path, reason: str, by: str | None = None) -> Qua
             folder.mkdir(exist_ok=True)
             archived = folder / f"journal-{stamp}-broken-at-seq-{found.broken.seq}.sqlite3"
             _copy(journal, Path(f"{archived.with_suffix('')}{COPY_SUFFIX}"), found.head)
-        record, voided, meter_after = _continuation(found, archived.relative_to(state_dir),
-                                                    by, reason.strip())
+        record, voided, meter_after, claimed = _continuation(
+            found, archived.relative_to(state_dir), by, reason.strip())
         with Journal(continuing) as fresh:
             fresh.append(record, table_id=found.table_id, hand_id=None)
+            if claimed is not None:
+                fresh.append(claimed, table_id=found.table_id, hand_id=claimed.hand_id)
             if voided is not None:
                 fresh.append_all([voided, *meter_after], table_id=found.table_id,
                                  hand_id=voided.hand_id)
@@ -167,15 +183,16 @@ def quarantine(state_dir: str | Path, reason: str, by: str | None = None) -> Qua
                 _sync(state_dir)
         os.rename(continuing, path)
         _sync(state_dir)
-        return Quarantined(archived, record, voided)
+        return Quarantined(archived, record, voided, claimed)
     finally:
         lock.release()
 
 
 def _continuation(found: AsFound, archived: Path, by: str, reason: str
-                  ) -> tuple[JournalContinued, HandVoided | None, list[MeterChanged]]:
-    """The new journal's first record, and the void of the hand the journal left in play
-    (with the meter it leaves) if there is one."""
+                  ) -> tuple[JournalContinued, HandVoided | None, list[MeterChanged],
+                             JackpotClaimed | None]:
+    """The new journal's first record, the void of the hand the journal left in play (with
+    the meter it leaves) if there is one, and the pool's claim of the jackpot carried."""
     broken, head = found.broken, found.head
     assert broken is not None
     everything = found.verified + found.found_after
@@ -183,15 +200,19 @@ def _continuation(found: AsFound, archived: Path, by: str, reason: str
     verified_meter, verified_from, _ = _last_meter(found.verified)
     if meter_seq >= broken.seq:
         meter_from += " (after the first bad record: found, not verified)"
+    table = _replayed(everything, found.table_id) or _replayed(found.verified, found.table_id)
+    jackpot = table.jackpot if table is not None else None
+    carried = () if jackpot is None else (CarriedJackpot(
+        jackpot.hand_id, jackpot.seats, jackpot.amount, jackpot.meter_after_reset),)
     record = JournalContinued(
         archived=str(archived), archived_seq=head.seq if head else 0,
         archived_hash=head.hash if head else "", first_bad_seq=broken.seq,
         broken=broken.reason, meter=meter, meter_from=meter_from,
         verified_meter=verified_meter, verified_meter_from=verified_from,
-        meter_held=meter is not None, by=by, reason=reason)
-    table = _replayed(everything, found.table_id) or _replayed(found.verified, found.table_id)
+        meter_held=meter is not None, by=by, reason=reason, pending_jackpots=carried)
+    claimed = jackpot.claimed if jackpot is not None else None
     if table is None or table.hand is None or table.hand_id is None:
-        return record, None, []
+        return record, None, [], claimed
     hand, hand_id = table.hand, table.hand_id
     # The contribution is on the meter carried over only if its meter_changed was read.
     contributed = hand.contributions if any(
@@ -200,8 +221,8 @@ def _continuation(found: AsFound, archived: Path, by: str, reason: str
     voided = HandVoided(hand_id, by, f"its journal was quarantined: {reason}",
                         hand.wagers_at_stake(), contributed)
     if not contributed or meter is None:
-        return record, voided, []
-    return record, voided, [MeterChanged(meter - contributed, f"hand {hand_id} voided")]
+        return record, voided, [], claimed
+    return record, voided, [MeterChanged(meter - contributed, f"hand {hand_id} voided")], claimed
 
 
 def _last_meter(records: Found) -> tuple[int | None, str, int]:
@@ -281,7 +302,8 @@ def _finish(state_dir: Path, continuing: Path) -> Quarantined:
     os.rename(continuing, path)
     _sync(state_dir)
     voided = next((event for event in events if type(event) is HandVoided), None)
-    return Quarantined(archived, record, voided)
+    claimed = next((event for event in events if type(event) is JackpotClaimed), None)
+    return Quarantined(archived, record, voided, claimed)
 
 
 def _remove(path: Path) -> None:

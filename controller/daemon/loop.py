@@ -191,6 +191,14 @@ class TableDaemon:
         if self.table.hand is not None:
             self.apply(self.table.device_status(Device.CONTROLLER, DeviceCondition.RESTARTED,
                                                 f"journal seq {self.journal.last_seq}"))
+        link = self.pool_link
+        if link is not None and self.table.pool == link.pool_id \
+                and self.table.pool_link == LinkStatus.CONNECTED:
+            # The journal says connected as of before the restart; the pool may have paid,
+            # locked or gone since. No progressive until its meter is heard again.
+            self.apply(self.table.pool_link_status(
+                link.pool_id, LinkStatus.LOST, "the daemon restarted: waiting for the pool's "
+                                               "meter"))
         self.devices.start()
         self._show_outputs()
         if self.journal.durability != "full":
@@ -375,7 +383,7 @@ class TableDaemon:
             if self.journal_broken is None:
                 self.apply([count])
         link = self.pool_link
-        if link is not None and self.table.pool == link.pool_id \
+        if link is not None and self.journal_broken is None and self.table.pool == link.pool_id \
                 and self.table.pool_link != LinkStatus.LOST and link.stale():
             self.apply(self.table.pool_link_status(
                 link.pool_id, LinkStatus.LOST,
@@ -491,6 +499,8 @@ class TableDaemon:
         link, table = self.pool_link, self.table
         assert link is not None
         messages = link.receive()
+        if self.journal_broken is not None:
+            return  # held: the journal is evidence, nothing more is written to it
         if table.pool != link.pool_id:
             return  # a reload changed the link: the subscription is the start's (a restart)
         for message in messages:
@@ -502,10 +512,12 @@ class TableDaemon:
                             link.pool_id, LinkStatus.LOST,
                             "the pool's progressive is not the table's: " + "; ".join(problems)))
                     continue
-            link.heard = self.clock()
-            if table.pool_link != LinkStatus.CONNECTED:
-                self.apply(table.pool_link_status(link.pool_id, LinkStatus.CONNECTED, ""))
-            if isinstance(message, MeterMessage):
+                # Only the pool's meter, with the table's own progressive, is the floor heard
+                # from: a claim carries no settings, and the floor sends one for every hit
+                # awaiting verification, another table's included.
+                link.heard = self.clock()
+                if table.pool_link != LinkStatus.CONNECTED:
+                    self.apply(table.pool_link_status(link.pool_id, LinkStatus.CONNECTED, ""))
                 hits = tuple(PoolHit(hit.table_id, hit.hand_id, hit.lock_order, hit.paid)
                              for hit in message.hits)
                 shown = table.pool_shown
@@ -513,10 +525,17 @@ class TableDaemon:
                         (message.meter, message.state, hits):
                     self.apply(table.pool_meter(link.pool_id, message.meter, message.state,
                                                 hits))
-            elif message.table_id == self.table_id and table.awaits_claim(message.hand_id):
+            elif message.table_id == self.table_id and table.awaits_claim(message.hand_id) \
+                    and message != link.bad_claim:
                 self.apply(table.jackpot_claimed(link.pool_id, message.hand_id,
                                                  message.lock_order, message.paid,
                                                  message.share))
+                if table.awaits_claim(message.hand_id):  # journaled, not taken: said once
+                    link.bad_claim = message
+                    self.log.error("the pool's claim does not add up (paid is not the share "
+                                   "times the jackpot's seats): not taken; verification waits",
+                                   pool=link.pool_id, hand=message.hand_id, paid=message.paid,
+                                   share=message.share)
 
     def handle_device_reports(self) -> None:
         """Handle the device reports waiting, within one turn's budget (at most

@@ -42,6 +42,9 @@ class PoolLink:
         #: stale_after_ms to be heard from)
         self.heard = clock()
         self._refusal_logged = -REFUSAL_LOG_S
+        #: the last claim for this table's jackpot that did not add up (the floor sends it
+        #: again every second: journaled and logged once)
+        self.bad_claim: ClaimedMessage | None = None
         self.refused = 0
         self.socket = context.socket(zmq.SUB)
         self.socket.setsockopt(zmq.LINGER, 0)

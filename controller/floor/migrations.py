@@ -353,6 +353,79 @@ SELECT table_id, seq, ts,
   FROM floor_events WHERE type = 'device_fault';
 """
 
+#: Since schema version 3 the locked, settled, awarded and returned wagers name their seat's
+#: player. The views show it ("" for a record of version 1 or 2, which names none), and the
+#: seat-to-player map takes a hand's own records over the wagers placed before it. Columns are
+#: only added at the end: a CMS's queries by position keep working.
+PLAYERS_ON_RECORDS = """
+CREATE OR REPLACE VIEW floor_wagers AS
+SELECT e.table_id, e.hand_id, e.seq, e.ts,
+       e.message->'data'->>'game' AS game,
+       e.message->'data'->>'paytable' AS paytable,
+       (w->>'seat')::int AS seat, w->>'wager' AS wager, (w->>'amount')::bigint AS amount,
+       coalesce(w->>'player', '') AS player
+  FROM floor_events e CROSS JOIN LATERAL jsonb_array_elements(e.message->'data'->'wagers') w
+ WHERE e.type = 'wagers_locked';
+
+CREATE OR REPLACE VIEW floor_settlements AS
+SELECT table_id, hand_id, seq, ts,
+       (message->'data'->>'seat')::int AS seat,
+       message->'data'->>'wager' AS wager,
+       (message->'data'->>'amount')::bigint AS amount,
+       message->'data'->>'result' AS result,
+       (message->'data'->>'net')::bigint AS net,
+       coalesce(message->'data'->>'player', '') AS player
+  FROM floor_events WHERE type = 'wager_settled';
+
+CREATE OR REPLACE VIEW floor_progressive_awards AS
+SELECT table_id, hand_id, seq, ts,
+       (message->'data'->>'seat')::int AS seat,
+       message->'data'->>'award' AS award,
+       (message->'data'->>'amount')::bigint AS amount,
+       coalesce(message->'data'->>'player', '') AS player
+  FROM floor_events WHERE type = 'progressive_awarded';
+
+CREATE VIEW floor_returned_wagers AS
+SELECT e.table_id, e.hand_id, e.seq, e.ts,
+       (w->>'seat')::int AS seat, w->>'wager' AS wager, (w->>'amount')::bigint AS amount,
+       coalesce(w->>'player', '') AS player
+  FROM floor_events e CROSS JOIN LATERAL jsonb_array_elements(e.message->'data'->'returned') w
+ WHERE e.type = 'hand_voided';
+
+-- A version 3 hand names each seat's player on its locked and settled wagers (the settled
+-- record last, so it prevails); an older hand's seat falls back to the last wager_placed.
+CREATE OR REPLACE VIEW floor_seat_players AS
+WITH recorded AS (
+    SELECT DISTINCT ON (table_id, hand_id, seat) table_id, hand_id, seat, player
+      FROM (SELECT table_id, hand_id, seq, (message->'data'->>'seat')::int AS seat,
+                   coalesce(message->'data'->>'player', '') AS player
+              FROM floor_events
+             WHERE type = 'wager_settled' AND (message->>'schema_version')::int >= 3
+            UNION ALL
+            SELECT e.table_id, e.hand_id, e.seq, (w->>'seat')::int,
+                   coalesce(w->>'player', '')
+              FROM floor_events e
+             CROSS JOIN LATERAL jsonb_array_elements(e.message->'data'->'wagers') w
+             WHERE e.type = 'wagers_locked' AND (e.message->>'schema_version')::int >= 3) r
+     ORDER BY table_id, hand_id, seat, seq DESC),
+starts AS (
+    SELECT table_id, hand_id, seq,
+           lag(seq, 1, 0::bigint) OVER (PARTITION BY table_id ORDER BY seq) AS previous_seq
+      FROM floor_events WHERE type = 'hand_started'),
+placed AS (
+    SELECT DISTINCT ON (s.table_id, s.hand_id, p.spot)
+           s.table_id, s.hand_id, p.spot AS seat, p.player
+      FROM starts s
+      JOIN floor_wagers_placed p ON p.table_id = s.table_id
+                                AND p.seq > s.previous_seq AND p.seq < s.seq
+     ORDER BY s.table_id, s.hand_id, p.spot, p.seq DESC)
+SELECT table_id, hand_id, seat, player FROM recorded
+UNION ALL
+SELECT p.table_id, p.hand_id, p.seat, p.player FROM placed p
+ WHERE NOT EXISTS (SELECT 1 FROM recorded r WHERE r.table_id = p.table_id
+                      AND r.hand_id = p.hand_id AND r.seat = p.seat);
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "events and resume points", EVENTS),
     Migration(2, "typed views: hands, wagers, settlements, awards, faults, device status",
@@ -360,4 +433,6 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(3, "ratings and theoretical win", RATINGS),
     Migration(4, "linked pools: ledger, hits and meters", POOLS),
     Migration(5, "device faults as their own events", DEVICE_FAULTS),
+    Migration(6, "the player on locked, settled, awarded and returned wagers",
+              PLAYERS_ON_RECORDS),
 )

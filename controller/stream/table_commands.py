@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from typing import Annotated, Any, ClassVar, Literal, get_args
 
 from pydantic import (
@@ -40,16 +41,32 @@ from controller.settings.validation import InputError, PositiveCents, problems_o
 Spot = Annotated[int, Field(strict=True, ge=1, le=MAX_SPOTS)]
 #: The longest player id, in characters.
 MAX_PLAYER_ID = 64
-#: A player id: letters (any script) and digits, with spaces and ``. ' # - _`` between them.
-#: It reaches every wager, settlement and award record, the logs and the screens, so it holds
-#: no control, formatting (bidirectional overrides) or markup character.
-_PLAYER_ID = re.compile(r"\w(?:[\w .'#-]*\w)?")
+#: A player id: letters (any script) and digits, with single spaces and ``. ' # - _`` between
+#: them, in Unicode's plain form (NFKC). It reaches every wager, settlement and award record,
+#: the logs and the screens, so it holds no control, formatting (bidirectional overrides) or
+#: markup character; and one player must not pass for two (the four-spot limit, the floor's
+#: ratings): full-width and other compatibility forms and an accent written apart from its
+#: letter (not NFKC), and the letters that draw nothing (the Hangul fillers) are refused. Case
+#: does not make another player (the table compares ids case-folded).
+_PLAYER_ID = re.compile(r"\w(?:[\w.'#-]| (?! ))*(?<=\w)")
+#: Letters (Unicode category Lo) that draw nothing: "P-1" and "P-1\u3164" look the same.
+_INVISIBLE_LETTERS = frozenset("\u115f\u1160\u3164\uffa0")
+
+
+def _player_id_problem(value: str) -> str | None:
+    if unicodedata.normalize("NFKC", value) != value:
+        return "is not in Unicode's plain form (NFKC: no full-width forms or separate accents)"
+    if invisible := _INVISIBLE_LETTERS.intersection(value):
+        return f"holds U+{ord(min(invisible)):04X}, a letter that draws nothing"
+    if not _PLAYER_ID.fullmatch(value):
+        return "holds another character, two spaces in a row, or begins or ends with one"
+    return None
 
 
 def _player_id(value: str) -> str:
-    if value and not _PLAYER_ID.fullmatch(value):
-        raise ValueError("a player id is letters and digits, with spaces and . ' # - _ "
-                         "between them (no other character)")
+    if value and (problem := _player_id_problem(value)) is not None:
+        raise ValueError(f"a player id is letters and digits, with single spaces and . ' # - _ "
+                         f"between them: this one {problem}")
     return value
 
 

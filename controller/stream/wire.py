@@ -382,9 +382,10 @@ ADDED_FIELDS: dict[str, dict[str, Any]] = {
     # who played the seat (version 3): a record journaled before it names no player
     "wager_settled": {"player": ""},
     "progressive_awarded": {"player": ""},
-    # the meter before the break, and the hold until a supervisor confirms the meter
+    # the meter before the break, the hold until a supervisor confirms the meter, and the
+    # jackpot carried while it awaits verification
     "journal_continued": {"verified_meter": None, "verified_meter_from": "none",
-                          "meter_held": False},
+                          "meter_held": False, "pending_jackpots": []},
     # what signed a command, who sent it, and the id its client gave it (not recorded then)
     "command_accepted": {"credential": "unrecorded", "client": "", "request_id": ""},
 }

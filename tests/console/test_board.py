@@ -68,13 +68,15 @@ def test_the_payout_panel_says_pay_or_collect_per_wager_with_the_awards_apart():
              ("progressive", 100, "lose", -100)], start=4):
         board.note(seq, "wager_settled", "T-1", {"seat": 1, "wager": wager, "amount": amount,
                                                   "result": result, "net": net})
-    board.note(7, "progressive_awarded", "T-1", {"seat": 1, "award": "4-high", "amount": 1000})
+    board.note(7, "progressive_awarded", "T-1", {"seat": 1, "award": "4-high", "amount": 1000,
+                                                  "player": "P-7"})
     view = board.view(state("SETTLED", last_settled_hand="T-1"), 7)
     [panel] = view["payouts"]
     assert [(line["action"], line["text"], line["award"]) for line in panel["lines"]] == [
         ("pay", "$10.00", False), ("return", "$10.00", False), ("collect", "$1.00", False),
         ("pay", "$10.00", True)]
     assert panel["total"] == 1900 and panel["total_text"] == "$19.00"
+    assert panel["player"] == "P-7"   # whom the records name
     assert view["spots"][0]["cards"] == [{"card": "Ah", "discarded": False}]
     # the next hand's screen starts clean
     assert board.view(state("OPEN", last_settled_hand="T-1"), 8)["payouts"] == []

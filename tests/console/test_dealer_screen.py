@@ -24,6 +24,9 @@ def deal_while_cards_are_due(rig, page, *, to_spots_only: bool = False) -> None:
 
 
 def place(page, spot: int, wager: str, chips: list[int]) -> None:
+    # A spot is chosen only while the screen takes wagers: a touch before the tray is shown
+    # (the table's opening not on the screen yet) chooses nothing, as for a dealer.
+    page.wait_for_selector("#tray:not([hidden])")
     page.tap(f'.spot[data-spot="{spot}"]')
     page.tap(f'[data-wager-kind="{wager}"]')
     for chip in chips:
@@ -92,7 +95,11 @@ def test_a_cali_hand_by_touch_with_a_fold(table, screen):
     page.tap('[data-action="open"]')
     place(page, 1, "ante", [500, 500])
     place(page, 1, "xtra_bonus", [500, 500])
-    place(page, 1, "lowdown_bonus", [500])
+    # the dealer's screen has no card reader: a player carded at the table is named with
+    # the wager (place SPOT WAGER AMOUNT PLAYER)
+    assert rig.ask({"command": "place", "spot": 1, "wager": "lowdown_bonus", "amount": 500,
+                    "player": "P-7 Zoë"})["ok"]
+    page.wait_for_selector('.spot[data-spot="1"] .wager[data-wager="lowdown_bonus"]')
     page.tap('[data-action="lock"]')
     page.wait_for_selector("#banner:has-text('Deal a card')")
     deal_while_cards_are_due(rig, page)
@@ -111,6 +118,7 @@ def test_a_cali_hand_by_touch_with_a_fold(table, screen):
     wait_for(lambda: rig.events("hand_settled"), "the settlement")
     net = sum(e.data.net for e in rig.events("wager_settled"))
     assert net < 0 and f"collect ${-net / 100:,.2f}" in panel.inner_text()
+    assert page.inner_text('[data-payout="1"] .player') == "P-7 Zoë"   # whom to collect from
     assert "fold" in page.inner_text('.spot[data-spot="1"] .decision')
 
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 import threading
 
 import pytest
+import zmq
 
 from controller.console import link as link_module
 from controller.console.link import TableLink
 from controller.stream.command_replies import Withdrawn
 from tests.test_command_channel import Router
 from tests.test_daemon import Rig, wait_for
+from tests.test_reload import Daemon, config_file
 
 
 def test_a_burst_of_cards_reaches_the_screen_without_waiting_for_the_idle_poll(
@@ -45,6 +47,37 @@ def test_a_burst_of_cards_reaches_the_screen_without_waiting_for_the_idle_poll(
     finally:
         link.stop()
         rig.close()
+
+
+def test_events_between_the_links_snapshot_and_its_first_view_reach_the_screen(
+        tmp_path, monkeypatch):
+    """The link joins the stream from a snapshot, then notes the events that arrived after
+    it; it published its first view from that older snapshot, and redrew the screen only
+    when something else came (a heartbeat that happened to change, another event): a card
+    dealt as the console joined, then a quiet table, stayed off the screen. Here the table
+    answers only when the test serves its replay socket, and sends no heartbeat at all."""
+    monkeypatch.setattr(link_module, "SILENCE_S", 600.0)      # no heartbeat is no outage here
+    context = zmq.Context()
+    table = Daemon(tmp_path, config_file(tmp_path), context)
+    table.daemon.start()                                       # its loop does not run
+    serve = table.daemon.publisher.handle_replay
+    assert table.ask(command="open")["ok"]                     # a journal to look back on
+    views: list[dict] = []
+    link = TableLink(table_id=table.daemon.table_id, spots=7, events=f"ipc://{tmp_path}/e",
+                     replay=f"ipc://{tmp_path}/r", commands=f"ipc://{tmp_path}/c",
+                     on_view=views.append)
+    link.start()
+    try:
+        wait_for(lambda: serve(max_requests=1), "the link's first snapshot")
+        wait_for(lambda: serve(max_requests=1), "the snapshot it follows the stream from")
+        # After that snapshot, while the link waits for the events before it:
+        assert table.ask(command="place", spot=3, wager="ante", amount=500)["ok"]
+        wait_for(lambda: serve() >= 0 and views and views[-1]["spots"][2]["wagers"],
+                 "the wager on the screen")
+    finally:
+        link.stop()
+        table.daemon.close()
+        context.term()
 
 
 def test_a_command_is_answered_through_the_link(tmp_path):

@@ -134,3 +134,23 @@ def test_a_lock_out_ends_after_its_time():
     assert sessions.locked_for("10.0.0.9") > 0 and sessions.locked_for("10.0.0.8") == 0
     now[0] = 301.0
     assert sessions.locked_for("10.0.0.9") == 0
+
+
+def test_failures_for_one_name_from_many_addresses_hold_that_name_only():
+    now = [0.0]
+    sessions = Sessions(15, {}, clock=lambda: now[0])
+    for address in range(5):                       # one guess from each of five machines
+        sessions.failed(f"10.0.0.{address}", "Alice")
+    assert sessions.locked_for("10.0.0.77", "Alice") > 0     # a sixth machine waits too
+    assert sessions.locked_for("10.0.0.77", "Bob") == 0      # another supervisor does not
+    assert sessions.locked_for("10.0.0.77") == 0             # nor the address itself
+    now[0] += 61
+    assert sessions.locked_for("10.0.0.77", "Alice") == 0    # a minute, not five
+
+
+def test_the_failure_book_stays_bounded_whatever_the_names():
+    now = [0.0]
+    sessions = Sessions(15, {}, clock=lambda: now[0])
+    for n in range(5000):
+        sessions.failed("10.0.0.1", f"name{n}")
+    assert len(sessions._name_failures) <= 4 * 64

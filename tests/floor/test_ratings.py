@@ -16,6 +16,7 @@ from bench.floor_rig import FloorProcess, RatedDealer, TableProcess, wait_until,
 from bench.power_loss import JournalView
 from controller.cli.main import main
 from controller.floor import store
+from controller.floor.migrations import MIGRATIONS
 from controller.floor.report import print_report
 from controller.stream.journal import journal_path
 
@@ -145,3 +146,57 @@ def test_a_spot_without_a_player_is_not_rated(database, postgres):
         seats = connection.execute("SELECT hand_id, seat, player FROM floor_seat_players "
                                    "ORDER BY hand_id, seat").fetchall()
     assert seats == [("T-1-000001", 1, "B"), ("T-1-000001", 2, ""), ("T-1-000002", 2, "C")]
+
+
+def _store(connection, version: int, rows) -> None:
+    store.store_batch(connection, [
+        store.Row("T-1", seq, kind, hand_id, _ts(ts), json.dumps(
+            {"schema_version": version, "table_id": "T-1", "seq": seq, "ts": ts,
+             "hand_id": hand_id, "type": kind, "data": data}))
+        for seq, kind, hand_id, ts, data in rows], {"T-1": rows[-1][0]})
+
+
+def _hand(first_seq: int, number: int, player: str | None) -> list[tuple]:
+    """A hand of one ante on seat 1, placed for "A"; its records name ``player`` (None: a
+    record of schema 1 or 2, which names none)."""
+    hand_id, minute = f"T-1-{number:06d}", f"2026-11-25T01:0{number}"
+    named = {} if player is None else {"player": player}
+    wager = {"seat": 1, "wager": "ante", "amount": 500, **named}
+    return [
+        (first_seq, "wager_placed", None, f"{minute}:00Z",
+         {"spot": 1, "wager": "ante", "amount": 500, "player": "A", "source": "dealer"}),
+        (first_seq + 1, "hand_started", hand_id, f"{minute}:01Z",
+         {"hand_id": hand_id, "game": "three_card_lowball", "paytable": "x", "number": number}),
+        (first_seq + 2, "wagers_locked", hand_id, f"{minute}:02Z",
+         {"game": "three_card_lowball", "paytable": "x", "wagers": [wager]}),
+        (first_seq + 3, "wager_settled", hand_id, f"{minute}:03Z",
+         {**wager, "result": "lose", "net": -500}),
+        (first_seq + 4, "progressive_awarded", hand_id, f"{minute}:04Z",
+         {"seat": 1, "award": "straight_flush", "amount": 100, **named}),
+        (first_seq + 5, "hand_settled", hand_id, f"{minute}:05Z",
+         {"players_net": -500, "house_result": 500})]
+
+
+def test_the_records_of_schema_3_name_the_player_and_the_ratings_follow_them(database):
+    """Schema 3 records name the seat's player themselves: the views show it ("" on older
+    records) and the ratings take it over the wagers placed before the hand."""
+    with store.connect(database) as connection:
+        store.migrate(connection, MIGRATIONS[:5])   # a floor that stored version 2 records
+        _store(connection, 2, _hand(1, 1, None))
+        assert store.migrate(connection) == [6]
+        _store(connection, 3, _hand(7, 2, "B"))
+        _store(connection, 3, [(13, "hand_voided", "T-1-000003", "2026-11-25T01:03:00Z",
+                                {"hand_id": "T-1-000003", "by": "S-1", "reason": "shoe",
+                                 "contributions_reversed": 0, "returned": [
+                                     {"seat": 2, "wager": "ante", "amount": 300,
+                                      "player": "C"}]})])
+        players = {view: connection.execute(
+            f"SELECT hand_id, seat, player FROM {view} ORDER BY seq").fetchall()
+            for view in ("floor_wagers", "floor_settlements", "floor_progressive_awards",
+                         "floor_returned_wagers")}
+        rated = connection.execute("SELECT hand_id, player, bet FROM floor_player_hands "
+                                   "ORDER BY hand_id").fetchall()
+    assert players["floor_wagers"] == players["floor_settlements"] == \
+        players["floor_progressive_awards"] == [("T-1-000001", 1, ""), ("T-1-000002", 1, "B")]
+    assert players["floor_returned_wagers"] == [("T-1-000003", 2, "C")]
+    assert rated == [("T-1-000001", "A", 500), ("T-1-000002", "B", 500)]

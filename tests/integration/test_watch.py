@@ -325,3 +325,24 @@ def test_a_card_read_during_a_pause_is_shown_even_without_verbose():
     [shown] = out.getvalue().splitlines()
     assert seq_of(shown) == 8
     assert "shoe read Kc DURING A PAUSE (card 3 of the shoe, shoe #3" in shown
+
+
+def test_each_seat_is_shown_with_the_player_its_record_names():
+    from controller.cli.watch import describe
+
+    settled = {"seat": 1, "wager": "ante", "amount": 1000, "result": "win", "net": 1000}
+    assert describe("wager_settled", {**settled, "player": "P-7"}) == \
+        "SETTLED seat 1 (P-7) ante $10.00: win, net +$10.00"
+    assert describe("wager_settled", {**settled, "player": ""}) == \
+        "SETTLED seat 1 ante $10.00: win, net +$10.00"
+    assert describe("progressive_awarded", {"seat": 2, "award": "jackpot", "amount": 500000,
+                                            "player": "P-8"}) == \
+        "PROGRESSIVE seat 2 (P-8) jackpot: $5,000.00"
+    wagers = [{"seat": 1, "wager": "ante", "amount": 500, "player": "P-7"},
+              {"seat": 1, "wager": "bonus", "amount": 100, "player": "P-7"},
+              {"seat": 3, "wager": "ante", "amount": 500, "player": ""}]
+    assert describe("wagers_locked", {"wagers": wagers}) == \
+        "wagers locked: seat 1 (P-7) ante $5.00, bonus $1.00; seat 3 ante $5.00"
+    assert "returned seat 1 (P-7) ante $5.00, bonus $1.00; seat 3 ante $5.00;" in describe(
+        "hand_voided", {"hand_id": "T-1", "by": "S", "reason": "r", "returned": wagers,
+                        "contributions_reversed": 0})

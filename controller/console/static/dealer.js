@@ -121,7 +121,8 @@ function payoutNode(view, spot) {
     el("span", { text: `${line.action} ${line.text}` })));
   const total = el("div", { class: "line total" }, el("span", { text: "Total" }),
     el("span", { text: panel.total > 0 ? `pay ${panel.total_text}` : panel.total < 0 ? `collect ${money(-panel.total)}` : "even" }));
-  return el("div", { class: "payout", "data-payout": String(spot.spot) }, ...lines, total);
+  const player = panel.player ? [el("div", { class: "line player", "data-player": panel.player, text: panel.player })] : [];
+  return el("div", { class: "payout", "data-payout": String(spot.spot) }, ...player, ...lines, total);
 }
 
 function renderSpots(view) {

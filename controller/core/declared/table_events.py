@@ -251,6 +251,17 @@ class ConfigApplied(NamedTuple):
     config: str
 
 
+class CarriedJackpot(NamedTuple):
+    """A jackpot that awaited a supervisor's verification when its journal broke, carried
+    into the journal that continues it: the hand, its seats, the hand-pay (``amount``) and
+    the meter the verification resets to (``meter_after_reset``, the seed put back)."""
+
+    hand_id: str
+    seats: tuple[int, ...]
+    amount: int
+    meter_after_reset: int
+
+
 class JournalContinued(NamedTuple):
     """The first record of a journal that continues one a supervisor quarantined because its
     hash chain was broken (``lowball-table journal quarantine``). ``archived`` is the file the
@@ -262,7 +273,10 @@ class JournalContinued(NamedTuple):
     the table then starts at its seed). ``verified_meter`` and ``verified_meter_from`` are the
     last meter before the first bad record (null and "none": none, or a journal quarantined
     before they were recorded). ``meter_held``: the table does not open until a supervisor
-    confirms the meter (``adjust_meter``; an amount of 0 confirms it as it stands)."""
+    confirms the meter (``adjust_meter``; an amount of 0 confirms it as it stands).
+    ``pending_jackpots``: the jackpot (at most one) the archived journal left awaiting
+    verification, read past the break: the table holds it pending as before (it does not
+    open until a supervisor verifies the hand-pay, once)."""
 
     archived: str
     archived_seq: int
@@ -276,6 +290,7 @@ class JournalContinued(NamedTuple):
     meter_held: bool
     by: str
     reason: str
+    pending_jackpots: tuple[CarriedJackpot, ...] = ()
 
 
 class PoolHit(NamedTuple):

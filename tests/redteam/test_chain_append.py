@@ -1,0 +1,84 @@
+"""A record appended to the journal by another process while the daemon runs (red team 5).
+
+The hash chain has no key: whoever can write the journal file can append a record that chains
+correctly (``sha256(prev_hash + message)``), with the next seq, the triggers untouched. The
+running check (controller/daemon/chain_watch.py) follows the chain through it and counts it as
+verified: it only asks whether the chain stops *short of* what the daemon wrote, never whether
+it runs *past* it. The heartbeat then says the journal is verified through a seq the daemon
+never wrote, the table is not held, the daemon's own next append fails on the seq, and the
+restart replays the forged record as the table's history: the daemon's next command raised
+JournalError ("cannot append seq 7-9: the journal is gapless"), and a daemon started again on
+the journal verified all 7 records and showed the forged meter, 99,999,999 cents, not held."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime
+
+import pytest
+import zmq
+
+from controller.core.table_events import MeterChanged
+from controller.stream import wire
+from controller.stream.journal import chain_hash, journal_path
+from tests.reliability.test_startup_trust import run_config
+from tests.test_daemon import wait_for
+from tests.test_reload import Daemon
+
+FORGED_METER = 99_999_999
+
+
+def append_forged(state_dir, table_id: str) -> int:
+    """What another process with the file does: one more record, chained, seq last + 1."""
+    connection = sqlite3.connect(journal_path(state_dir), isolation_level=None)
+    seq, last_hash = connection.execute(
+        "SELECT seq, hash FROM journal ORDER BY seq DESC LIMIT 1").fetchone()
+    when = datetime.now(UTC)
+    event = MeterChanged(FORGED_METER, "contribution")
+    message = wire.encode(event, table_id=table_id, seq=seq + 1, ts=when, hand_id=None)
+    connection.execute(
+        "INSERT INTO journal (seq, ts, type, hand_id, message, prev_hash, hash) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (seq + 1, wire.format_ts(when), "meter_changed", None, message, last_hash,
+         chain_hash(last_hash, message)))
+    connection.close()
+    return seq + 1
+
+
+@pytest.mark.xfail(strict=True, reason="the running chain check counts a chained record "
+                   "appended by another process as verified: the table is not held")
+def test_a_record_appended_by_another_process_holds_the_table(tmp_path):
+    path = run_config(tmp_path)
+    context = zmq.Context()
+    table = Daemon(tmp_path, path, context)
+    table.daemon.start()
+    sub = context.socket(zmq.SUB)
+    sub.setsockopt(zmq.SUBSCRIBE, b"")
+    sub.setsockopt(zmq.LINGER, 0)
+    sub.connect(f"ipc://{tmp_path}/e")
+
+    def beat() -> wire.Heartbeat | None:
+        table.daemon._next_heartbeat = 0.0
+        table.daemon._tick()
+        while sub.poll(20):
+            message = wire.decode(sub.recv_multipart()[1])
+            if isinstance(message, wire.Heartbeat):
+                return message
+        return None
+
+    try:
+        assert table.ask(command="open")["ok"]
+        written = table.daemon.journal.last_seq
+        wait_for(beat, "a heartbeat")
+        forged = append_forged(tmp_path / "state", table.daemon.table_id)
+        heartbeat = wait_for(beat, "a heartbeat after the append")
+        # what it says today: verified through the forged record, nothing broken
+        assert heartbeat.journal_verified_through <= written, (
+            f"the heartbeat says the journal is verified through seq "
+            f"{heartbeat.journal_verified_through}; the daemon wrote up to {written} "
+            f"(seq {forged} is another process's)")
+        assert heartbeat.journal_broken_at == forged
+    finally:
+        sub.close(0)
+        table.daemon.close()
+        context.term()

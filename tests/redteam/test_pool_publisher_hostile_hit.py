@@ -1,0 +1,56 @@
+"""One hostile table stops the floor service for every table (red team 5).
+
+The pool claims a member table's ``jackpot_pending`` with the hand id of its data, any text of
+1 to 200 characters (controller/floor/pool.py, ``_text``), and the pool channel's publisher
+then builds each hit awaiting verification into a ``MeterMessage`` whose ``hand_id`` is at most
+64 characters (controller/stream/pool_channel.py, ``HandId``; the same for more than 500 hits
+awaiting verification). The ValidationError is not a psycopg.Error: it leaves the writer's loop
+(controller/floor/service.py, ``run``) and the floor service stops: no table's events are
+stored, every linked table loses the link (no progressive wager anywhere), and a restarted
+service stops again at its first heartbeat, for the hit stays in ``floor_pool_hits``."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from bench.floor_rig import wait_until, write_floor_config
+from controller.core.table_events import DeviceStatus, JackpotPending
+from controller.floor.config import load_floor_config
+from controller.floor.service import FloorService
+from tests.floor.hostile_table import HostileTable
+from tests.floor.test_hostile_table import opened, stored
+from tests.floor.test_pool_floor import query
+
+POOL = "LINK-1"
+
+
+@pytest.mark.xfail(strict=True, reason="a member table's jackpot_pending with a hand id over 64 "
+                   "characters stops the floor service (the pool channel's message refuses it)")
+def test_a_hostile_tables_long_hand_id_does_not_stop_the_floor(tmp_path, database):
+    hostile = HostileTable(tmp_path / "hostile", "TCL-01")
+    honest = HostileTable(tmp_path / "honest", "TCL-02")     # (the same rig, honest events)
+    service = thread = None
+    try:
+        config = write_floor_config(tmp_path / "floor.toml", database, [hostile, honest], {},
+                                    pools={POOL: ["TCL-01", "TCL-02"]},
+                                    pool_link=f"ipc://{tmp_path}/pool", retry_s=0.2)
+        service = FloorService(load_floor_config(config))
+        thread = threading.Thread(target=service.run, daemon=True)
+        thread.start()
+        hostile.emit([opened("TCL-01")])
+        honest.emit([opened("TCL-02")])
+        wait_until(lambda: stored(database, "TCL-02"), "the honest table followed")
+        hostile.emit([JackpotPending("H" * 65, (1,), 100)], hand_id="TCL-01-000001")
+        wait_until(lambda: query(database, "SELECT 1 FROM floor_pool_hits"), "the hit claimed")
+        honest.emit([DeviceStatus(device="shoe", status="connected", detail="after the hit")])
+        wait_until(lambda: not thread.is_alive() or len(stored(database, "TCL-02")) == 2,
+                   "the honest table's next event stored, or the service stopped")
+        assert thread.is_alive(), "the floor service stopped on one table's jackpot_pending"
+    finally:
+        if service is not None:
+            service.request_stop()
+            thread.join(20)
+        hostile.close()
+        honest.close()
