@@ -5,7 +5,8 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 BUILT  := $(VENV)/.core-built
 #: The sources setup.py compiles (and their packages' __init__.py, which cost nothing to add).
-CORE   := controller/core/cards.py controller/core/events.py \
+CORE   := controller/core/cards.py controller/core/records.py controller/core/events.py \
+          controller/core/table_events.py controller/core/table_settings.py \
           $(wildcard controller/core/rankings/*.py controller/core/games/*.py) \
           controller/par/three_card_lowball.py
 

@@ -13,11 +13,16 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 #: The hot, pydantic-free core. Other modules import these as usual and stay Python. The
-#: events are native record classes (controller/core/events.py says how they keep the type hints and
-#: docstrings the wire schema is generated from, which compiled classes lose).
+#: events, the hand's and the table's, are native record classes (controller/core/records.py
+#: says how they keep the type hints and docstrings the wire schema is generated from, which
+#: compiled classes lose). The engines read the table settings on every hand: compiled, that is
+#: a native attribute access instead of a lookup through the Python API.
 COMPILED = [
     "controller/core/cards.py",
+    "controller/core/records.py",
     "controller/core/events.py",
+    "controller/core/table_events.py",
+    "controller/core/table_settings.py",
     "controller/core/rankings/_tables.py",
     "controller/core/rankings/ace_to_five.py",
     "controller/core/rankings/three_card.py",

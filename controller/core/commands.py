@@ -15,9 +15,10 @@ import json
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 from controller.core.canonical_json import canonical_json
+from controller.core.vocabulary import Role
 from controller.errors import LowballError
 
-DEALER_ROLE, SUPERVISOR_ROLE = "dealer", "supervisor"
+DEALER_ROLE, SUPERVISOR_ROLE = Role.DEALER, Role.SUPERVISOR
 
 
 class RecordError(LowballError, ValueError):

@@ -54,16 +54,18 @@ from controller.core.commands import (
     command_from_record,
 )
 from controller.core import lamps, table_view
-from controller.core.vocabulary import LinkStatus, PoolState, SpotLamp
 from controller.core.games import ENGINES, Decision, DuplicateCard, Hand, IllegalAction, WagerError
 from controller.errors import LowballError
 from controller.core.vocabulary import (
     Device,
     DeviceCondition,
     FaultCode,
+    LinkStatus,
+    PoolState,
     ShoeFaultCode,
     SpotLamp,
     WagerKey,
+    WagerSource,
 )
 from controller.core.table_settings import (
     REGULATED,
@@ -464,10 +466,12 @@ class Table:
             if covered and self.wagers[spot].get("progressive") != amount:
                 self.wagers[spot]["progressive"] = amount
                 return [record, *self._opened_for_betting(), *self._lit(WagerPlaced(
-                    spot, WagerKey.PROGRESSIVE, amount, self.players.get(spot, ""), "sensor"))]
+                    spot, WagerKey.PROGRESSIVE, amount, self.players.get(spot, ""),
+                    WagerSource.SENSOR))]
             if not covered and "progressive" in self.wagers.get(spot, {}):
                 del self.wagers[spot]["progressive"]
-                return [record, *self._lit(WagerCancelled(spot, WagerKey.PROGRESSIVE, amount, "sensor"))]
+                return [record, *self._lit(WagerCancelled(spot, WagerKey.PROGRESSIVE, amount,
+                                                          WagerSource.SENSOR))]
             return [record]
         if self.state in IN_HAND:
             locked = self.hand.wagers if self.hand is not None else {}
@@ -615,8 +619,10 @@ class Table:
         self.wagers[command.spot][command.wager] = command.amount
         if command.player:
             self.players[command.spot] = command.player
-        return events + self._lit(WagerPlaced(command.spot, WagerKey(command.wager), command.amount,
-                                              self.players.get(command.spot, ""), "dealer"))
+        return events + self._lit(WagerPlaced(command.spot, WagerKey(command.wager),
+                                              command.amount,
+                                              self.players.get(command.spot, ""),
+                                              WagerSource.DEALER))
 
     def _cancel(self, command: Cancel) -> list[AnyEvent]:
         if self.state not in (OPEN, SETTLED):
@@ -628,7 +634,8 @@ class Table:
         del self.wagers[command.spot][command.wager]
         if not self.wagers[command.spot]:
             self.players.pop(command.spot, None)
-        return self._lit(WagerCancelled(command.spot, WagerKey(command.wager), amount, "dealer"))
+        return self._lit(WagerCancelled(command.spot, WagerKey(command.wager), amount,
+                                        WagerSource.DEALER))
 
     def _lock(self) -> list[AnyEvent]:
         if self.state != OPEN:

@@ -16,9 +16,8 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from fractions import Fraction
-from functools import cached_property
 from types import MappingProxyType
 from typing import Any, Final
 
@@ -89,11 +88,14 @@ class Progressive:
     #: The linked pool whose meter this table shows and pays (``[progressive.link] pool``);
     #: None: the table keeps its own meter.
     pool: str | None = None
+    #: Cents added to the meter by one progressive wager (whole: :func:`meter_contribution`
+    #: refuses it otherwise). Set once here rather than cached on first use: a compiled class
+    #: has no ``__dict__`` to cache in.
+    contribution: int = field(init=False, repr=False, compare=False)
 
-    @cached_property
-    def contribution(self) -> int:
-        """Cents added to the meter by one progressive wager (whole: checked when read)."""
-        return meter_contribution(self.wager, self.contribution_rate)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "contribution",
+                           meter_contribution(self.wager, self.contribution_rate))
 
 
 @dataclass(frozen=True)
@@ -206,25 +208,23 @@ def progressive_from(document: object) -> Progressive:
         rate = parse_rate(data.get("contribution_rate"))
     except MoneyError as error:
         raise SettingsError(f"progressive.contribution_rate: {error}") from None
-    progressive = Progressive(
-        _whole(data, "wager", "progressive", 1, _MAX_CENTS),
-        _whole(data, "seed", "progressive", 0, _MAX_CENTS), rate,
-        ProgressiveAwards(*(_whole(awards, key, "progressive.awards", 0, _MAX_CENTS)
-                            for key in ("pat-4-2-A-one-color", "pat-4-2-A-two-color",
-                                        "4-high", "5-high"))))
+    wager = _whole(data, "wager", "progressive", 1, _MAX_CENTS)
+    seed = _whole(data, "seed", "progressive", 0, _MAX_CENTS)
+    prizes = ProgressiveAwards(*(_whole(awards, key, "progressive.awards", 0, _MAX_CENTS)
+                                 for key in ("pat-4-2-A-one-color", "pat-4-2-A-two-color",
+                                             "4-high", "5-high")))
     pool = data.get("pool")
-    if pool is not None:
-        if not isinstance(pool, str) or not 0 < len(pool) <= 32 or not pool.isascii() \
-                or not pool.replace("-", "").replace("_", "").isalnum():
-            raise SettingsError(f"progressive.pool: {pool!r} is not a pool id (1 to 32 "
-                                "letters, digits, - and _)")
-        progressive = replace(progressive, pool=pool)
+    if pool is not None and (
+            not isinstance(pool, str) or not 0 < len(pool) <= 32 or not pool.isascii()
+            or not pool.replace("-", "").replace("_", "").isalnum()):
+        raise SettingsError(f"progressive.pool: {pool!r} is not a pool id (1 to 32 "
+                            "letters, digits, - and _)")
     try:
-        meter_contribution(progressive.wager, rate)
+        meter_contribution(wager, rate)
     except ValueError:
         raise SettingsError(f"progressive.contribution_rate: {data['contribution_rate']} of "
-                            f"{progressive.wager} cents is not whole cents") from None
-    return progressive
+                            f"{wager} cents is not whole cents") from None
+    return Progressive(wager, seed, rate, prizes, pool)
 
 
 def paytable_from(document: object) -> Paytable:

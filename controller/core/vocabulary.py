@@ -137,6 +137,21 @@ class DeviceCondition(StrEnum):
     RESTARTED = "restarted"  # the controller itself, after a restart with a hand in play
 
 
+class WagerSource(StrEnum):
+    """Who reported a ``wager_placed`` or ``wager_cancelled``."""
+
+    DEALER = "dealer"  # keyed in by the dealer
+    SENSOR = "sensor"  # a progressive wager sensor saw a chip placed or removed
+
+
+class Role(StrEnum):
+    """Who gave a command (``command_accepted``, ``command_refused``): decided by the credential
+    the command channel authenticated, never by a field the client sends."""
+
+    DEALER = "dealer"
+    SUPERVISOR = "supervisor"
+
+
 class PoolState(StrEnum):
     """A linked pool as the floor publishes it: ``open``, or ``locked`` while a hit awaits
     its supervisor's verification."""

@@ -156,11 +156,20 @@ class Hand:
     #: Whether the game has a progressive: a fixed wager read by the spots' sensors, and a
     #: jackpot meter that the hand's contributions feed.
     HAS_PROGRESSIVE: ClassVar[bool] = False
+    #: The wager keys and the required ones as plain text (the vocabulary's values): a hand's
+    #: wagers are keyed by text, as its settlements are, because a dict keyed by an enum is
+    #: looked up through the generic path, several times the cost of a text-keyed one, and
+    #: every hand looks its wagers up dozens of times. The keys compare and hash as the
+    #: vocabulary's members, and are the same on the wire.
+    _KEY_TEXTS: ClassVar[tuple[str, ...]]
+    _REQUIRED_TEXTS: ClassVar[tuple[str, ...]]
     _KNOWN_KEYS: ClassVar[frozenset[str]]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        cls._KNOWN_KEYS = frozenset(cls.WAGER_KEYS)
+        cls._KEY_TEXTS = tuple([str(key) for key in cls.WAGER_KEYS])
+        cls._REQUIRED_TEXTS = tuple([str(key) for key in cls.REQUIRED_WAGERS])
+        cls._KNOWN_KEYS = frozenset(cls._KEY_TEXTS)
 
     def __init__(self, setup: GameSetup, wagers: Mapping[int, Mapping[str, int]],
                  players: Mapping[int, str] | None = None):
@@ -186,10 +195,7 @@ class Hand:
         #: seat -> the id of who plays it, as the dealer gave it (a seat without one: "");
         #: every wager, settlement and award of the seat carries it
         self.players: dict[int, str] = dict(players) if players else {}
-        player_of = self.players
-        self.history.append(WagersLocked(self.game, setup.paytable_name, tuple([
-            Wager(seat, key, amount, player_of.get(seat, ""))
-            for seat, amounts in self.wagers.items() for key, amount in amounts.items()])))
+        self.history.append(WagersLocked(self.game, setup.paytable_name, self._locked_wagers()))
 
     @classmethod
     def start(cls, setup: GameSetup, wagers: Mapping[int, Mapping[str, int]],
@@ -204,7 +210,7 @@ class Hand:
         # Typed Any: whatever the caller passed arrives here, and each refusal names it.
         if not wagers:
             raise WagerError("no wagers: at least one spot must play")
-        keys, known = self.WAGER_KEYS, self._KNOWN_KEYS
+        keys, known = self._KEY_TEXTS, self._KNOWN_KEYS
         validated = {}
         in_seat_order, previous = True, 0
         for seat, seat_wagers in wagers.items():
@@ -251,14 +257,16 @@ class Hand:
         hand both ask this."""
         # Runs for every seat of every hand: the usual seat (both required wagers, equal, no
         # wager with a rule of its own) costs two look-ups and no call.
-        first, second = cls.REQUIRED_WAGERS
+        first, second = cls._REQUIRED_TEXTS
+        first_amount, second_amount = amounts.get(first), amounts.get(second)
         problems: list[str] = []
-        if not amounts.get(first) or not amounts.get(second):
+        if not first_amount or not second_amount:
             problems += [f"seat {seat}: the {cls.WAGER_NAMES[key]} wager is required"
-                         for key in (first, second) if not amounts.get(key)]
-        elif amounts[first] != amounts[second]:
-            problems.append(f"seat {seat}: {cls.WAGER_NAMES[first]} {amounts[first]} and "
-                            f"{cls.WAGER_NAMES[second]} {amounts[second]} must be equal")
+                         for key, amount in ((first, first_amount), (second, second_amount))
+                         if not amount]
+        elif first_amount != second_amount:
+            problems.append(f"seat {seat}: {cls.WAGER_NAMES[first]} {first_amount} and "
+                            f"{cls.WAGER_NAMES[second]} {second_amount} must be equal")
         for key in cls.RULED_WAGERS:
             amount = amounts.get(key)
             if amount:
@@ -398,12 +406,14 @@ class Hand:
         self._due.remove(seat)
         self.history.append(DecisionMade(seat, decision.action, raised, decision.cards))
 
-    def _settle(self, seat: int, wager: str, amount: int, result: str,
+    def _settle(self, seat: int, wager: str, amount: int, result: WagerResult,
                 odds: Odds | None = None) -> int:
         """Record one wager's settlement; return its net."""
-        if result == WIN:
+        # ``is``: a result is one of the vocabulary's members (typed so), and an identity test
+        # is a pointer compare where ``==`` on an enum is a generic rich comparison.
+        if result is WIN:
             net = amount * odds.pays // odds.per if odds is not None else amount
-        elif result == PUSH:
+        elif result is PUSH:
             net = 0
         else:
             net = -amount
@@ -421,8 +431,17 @@ class Hand:
     def wagers_at_stake(self) -> tuple[Wager, ...]:
         """Every wager of the hand so far, in seat order: the locked ones and those made
         during play (what a void returns)."""
-        return tuple(Wager(seat, key, amount, self.players.get(seat, ""))
-                     for seat, amounts in self.wagers.items() for key, amount in amounts.items())
+        return self._locked_wagers()
+
+    def _locked_wagers(self) -> tuple[Wager, ...]:
+        """The wagers locked when the hand began, in seat order, each naming its player."""
+        player_of = self.players
+        wagers: list[Wager] = []
+        for seat, amounts in self.wagers.items():
+            player = player_of.get(seat, "")  # once a seat, not once a wager
+            for key, amount in amounts.items():
+                wagers.append(Wager(seat, key, amount, player))
+        return tuple(wagers)
 
     def settlements(self) -> list[WagerSettled]:
         return [event for event in self.history if type(event) is WagerSettled]

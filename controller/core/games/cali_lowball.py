@@ -29,6 +29,7 @@ from typing import Final
 from controller.core.cards import Card
 from controller.core.events import BURN, COMMUNITY, DEALER, HandShown, Recipient, Wager
 from controller.core.games.base import FORFEIT, LOSE, PUSH, WIN, Decision, Hand
+from controller.core.money import Odds
 from controller.core.rankings import ace_to_five
 from controller.core.table_settings import GameSetup
 from controller.core.vocabulary import Phase, PlayerDecision, WagerKey
@@ -42,8 +43,9 @@ PRE_FLOP: Final = Phase.PRE_FLOP
 FLOP: Final = Phase.FLOP
 POST_FLOP: Final = Phase.POST_FLOP
 SHOWDOWN: Final = Phase.SHOWDOWN
-#: The Raise wager is this multiple of the ante.
-RAISE_MULTIPLE = {RAISE: 3, BET: 1}
+#: The Raise wager is this multiple of the ante (keyed by text: looked up on every decision,
+#: and a text-keyed dict is the fast one; see Hand._KEY_TEXTS).
+RAISE_MULTIPLE = {str(RAISE): 3, str(BET): 1}
 #: X-Tra Bonus pays on these (10-high or lower); J-high or worse pushes.
 XTRA_BONUS_CLASSES = ace_to_five.HAND_CLASSES[:6]
 #: Lowdown Bonus pays on these (J-high or lower); anything worse loses.
@@ -115,7 +117,9 @@ class CaliLowballHand(Hand):
         dealer_strength, dealer_class = ace_to_five.strength_and_class(dealer_hand)
         history.append(HandShown(DEALER, dealer_hand, dealer_class, False))
         ante_pushes = ace_to_five.is_pair_of_jacks_or_higher(dealer_hand)
-        xtra_odds = self.setup.paytable.for_wager("xtra_bonus")
+        paytable = self.setup.paytable
+        xtra_odds = paytable.for_wager("xtra_bonus")
+        lowdown_odds = paytable.for_wager("lowdown_bonus")
         rules = self.rules
         players_net = 0
         for seat in self.seats:
@@ -131,7 +135,7 @@ class CaliLowballHand(Hand):
                        + self._settle(seat, "xtra_bonus", xtra, FORFEIT))
                 if lowdown:
                     if rules.lowdown_bonus_survives_fold:
-                        net += self._settle_lowdown(seat, lowdown, hand_class)
+                        net += self._settle_lowdown(seat, lowdown, hand_class, lowdown_odds)
                     else:
                         net += self._settle(seat, "lowdown_bonus", lowdown, FORFEIT)
             else:
@@ -146,11 +150,12 @@ class CaliLowballHand(Hand):
                 else:
                     net += self._settle(seat, "xtra_bonus", xtra, PUSH)
                 if lowdown:
-                    net += self._settle_lowdown(seat, lowdown, hand_class)
+                    net += self._settle_lowdown(seat, lowdown, hand_class, lowdown_odds)
                 net += self._settle(seat, "raise", self.raised[seat], main)
             players_net += net
         self._finish(players_net)
 
-    def _settle_lowdown(self, seat: int, amount: int, hand_class: str) -> int:
-        odds = self.setup.paytable.for_wager("lowdown_bonus").get(hand_class)
+    def _settle_lowdown(self, seat: int, amount: int, hand_class: str,
+                        lowdown_odds: Mapping[str, Odds]) -> int:
+        odds = lowdown_odds[hand_class] if hand_class in lowdown_odds else None
         return self._settle(seat, "lowdown_bonus", amount, WIN if odds else LOSE, odds)
