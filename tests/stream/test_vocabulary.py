@@ -45,10 +45,10 @@ def test_the_schema_lists_every_vocabulary_as_an_enum() -> None:
 
 @pytest.mark.parametrize("event, field", [
     # Values outside their vocabularies, deliberately: what the encoder must refuse.
-    (LampSet(3, "blue"), "data.lamp"),  # type: ignore[arg-type]
+    (LampSet(3, "blue"), "data.lamp"),
     (PhaseStarted("first_deal"), "data.phase"),
-    (Fault("missing_cards", "", Device.SHOE, False), "data.code"),  # type: ignore[arg-type]
-    (DeviceStatus(Device.SHOE, "fault:JAM", ""), "data.status"),  # type: ignore[arg-type]
+    (Fault("missing_cards", "", Device.SHOE, False), "data.code"),
+    (DeviceStatus(Device.SHOE, "fault:JAM", ""), "data.status"),
 ])
 def test_a_value_outside_its_vocabulary_is_refused_naming_the_field(event: Any, field: str) -> None:
     with pytest.raises(wire.WireError) as caught:
@@ -72,7 +72,7 @@ def test_a_member_and_its_text_are_the_same_bytes_on_the_fast_path() -> None:
 def test_the_fast_path_steps_aside_for_a_value_outside_the_vocabulary() -> None:
     writer = event_encoder.EnvelopeWriter(wire.EVENT_KINDS, wire.SCHEMA_VERSION)
     with pytest.raises(event_encoder.Unfit):
-        blue = LampSet(1, "blue")  # type: ignore[arg-type]  # deliberately: no such lamp
+        blue = LampSet(1, "blue")  # deliberately: no such lamp
         writer.encode(blue, table_id=TABLE, seq=1, ts=event_encoder.timestamp(TS), hand_id=None)
 
 
