@@ -41,15 +41,17 @@ class TableProcess(DaemonProcess):
 
     def __init__(self, table_id: str, game: str = "three_card_lowball",
                  durability: str = "full", root: Path | None = None,
-                 link: tuple[str, str] | None = None):
-        """``link``: (pool id, the floor's pool channel endpoint) makes the table linked."""
+                 link: tuple[str, str] | None = None, stale_after_ms: int | None = None):
+        """``link``: (pool id, the floor's pool channel endpoint) makes the table linked;
+        ``stale_after_ms``: how long it goes without hearing the pool before the link is lost
+        (the table's default if None)."""
         from simulators.meter import AlphaSignModel
         from simulators.pty_transport import PtyTransport
         from simulators.shoe import Lbs1ShoeModel
         from simulators.spots import SpotControllerModel
 
         self.game, self.durability, self.table_id = game, durability, table_id
-        self.link = link
+        self.link, self.stale_after_ms = link, stale_after_ms
         self.commands = self.sub = None
         self._resources = contextlib.ExitStack()
         try:
@@ -97,7 +99,9 @@ class TableProcess(DaemonProcess):
             "security": {"supervisor_credential_sha256":
                          hashlib.sha256(CREDENTIAL.encode()).hexdigest()},
         }) + ("" if self.link is None else _toml({"progressive.link": {
-            "pool": self.link[0], "endpoint": self.link[1]}})),
+            "pool": self.link[0], "endpoint": self.link[1],
+            **({} if self.stale_after_ms is None
+               else {"stale_after_ms": self.stale_after_ms})}})),
             encoding="utf-8")
         load_config(path)
         return path
