@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import signal
 import subprocess
@@ -106,6 +107,17 @@ class TableProcess(DaemonProcess):
         load_config(path)
         return path
 
+    def hears_pool(self) -> bool:
+        """A linked table hears its pool: its last journaled ``pool_link`` is ``connected``."""
+        from bench.power_loss import JournalView
+        from controller.stream.journal import journal_path
+
+        status = None
+        for _seq, _ts, kind, message in JournalView(journal_path(self.state_dir)).records():
+            if kind == "pool_link":
+                status = json.loads(message)["data"]["status"]
+        return status == "connected"
+
     @property
     def paytable(self) -> str:
         return load_config(self.config).config.table.paytable
@@ -189,6 +201,11 @@ class PoolDealer(RatedDealer):
 
     def verify(self) -> None:
         if self.awaiting_verification:
+            if getattr(self.daemon, "link", None) is not None:
+                # a linked table's jackpot is verified once the pool has claimed it
+                wait_until(lambda: "waiting for pool" not in
+                           self.daemon.ask({"command": "status"})["state"]["expecting"],
+                           "the pool's claim of the jackpot", timeout=60, poll=0.1)
             self._ask({"command": "verify_jackpot", "credential": CREDENTIAL})
             self.awaiting_verification = False
 

@@ -69,6 +69,18 @@ def claimed(table: TableProcess, hand_id: str | None = None) -> bool:
         kind == "jackpot_claimed" and data.get("hand_id") == hand_id for _, kind, data in records)
 
 
+def settled(dsn: str, table: TableProcess) -> bool:
+    """The pool has read every record of the table and the table shows the pool's meter as
+    it stands: it journals nothing more until its next hand (a test can cut it there)."""
+    records = journal(table)
+    shown = [data for _, kind, data in records if kind == "pool_meter"]
+    meters = query(dsn, "SELECT meter FROM floor_pools")
+    applied = query(dsn, "SELECT applied_through FROM floor_pool_tables WHERE table_id = %s",
+                    table.table_id)
+    return bool(shown and meters and shown[-1]["meter"] == meters[0][0]
+                and applied == [(records[-1][0],)])
+
+
 def deal(dealers: list[PoolDealer], hands: int) -> list[threading.Thread]:
     def run(dealer: PoolDealer) -> None:
         for _ in range(hands):
