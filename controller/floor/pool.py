@@ -406,7 +406,7 @@ def linked_pools(connection: psycopg.Connection, tables: Sequence[str],
     """Each table's linked pool as its last ``config_applied`` stored at or before its seq in
     ``through`` (None: its last stored) says; None when it names none or none is stored."""
     rows = connection.execute(
-        """SELECT m.table_id, (SELECT e.message->'data'->>'config' FROM floor_events e
+        """SELECT m.table_id, (SELECT e.message->'data'->'config' FROM floor_events e
                                 WHERE e.type = %s AND e.table_id = m.table_id
                                   AND (m.through IS NULL OR e.seq <= m.through)
                                 ORDER BY e.seq DESC LIMIT 1)

@@ -443,7 +443,7 @@ def test_a_table_listed_but_not_linked_counts_nothing(connection: psycopg.Connec
     """A table listed in floor.toml's pool whose settings do not link it keeps its own meter:
     its contributions and voids are not the pool's, its hit is disputed; linked later, it
     counts from its settings naming the pool; unlinked again, it stops."""
-    pool.configure(connection, [linked(("TCL-01", "TCL-02", "TCL-03"))])
+    pool.configure(connection, [linked(("TCL-01", "TCL-02", "TCL-03", "TCL-04"))])
     tables = Tables(connection, link=None)
     tables.hand("TCL-01", 1, entries=3)                              # never linked
     voided = "TCL-01-000002"
@@ -458,6 +458,9 @@ def test_a_table_listed_but_not_linked_counts_nothing(connection: psycopg.Connec
     tables.hand("TCL-03", 2, entries=2)                              # linked: the pool's
     tables.configured("TCL-03", None)
     tables.hand("TCL-03", 3, entries=4)                              # unlinked again
+    tables.event("TCL-04", "config_applied", None, fingerprint="0" * 64, reason="opened",
+                 changed=[], config={"progressive": {"pool": "LINK-1"}})  # not settings text
+    tables.hand("TCL-04", 1, entries=6)
     tables.store()
     assert pool.apply(connection, "LINK-1") == 1
     row = meter(connection)
@@ -472,7 +475,8 @@ def test_a_table_listed_but_not_linked_counts_nothing(connection: psycopg.Connec
     (hit_seq,) = [r.seq for r in tables.rows if r.type == "jackpot_pending"]
     assert disputes == [("TCL-01", hit, hit_seq, f"TCL-01 was not linked to pool LINK-1 at seq "
                                                  f"{hit_seq}: its meter is its own")]
-    assert through == [(table, tables.seqs[table]) for table in ("TCL-01", "TCL-02", "TCL-03")]
+    assert through == [(table, tables.seqs[table])
+                       for table in ("TCL-01", "TCL-02", "TCL-03", "TCL-04")]
 
     # read again from seq 1: the same
     with connection.transaction():
@@ -493,8 +497,9 @@ def test_a_table_listed_but_not_linked_counts_nothing(connection: psycopg.Connec
     with connection.transaction():
         report.print_report(connection, printed)
     shown = printed.getvalue().split("Tables listed in a pool but not linked to it")[1]
-    assert [line.split() for line in shown.splitlines()[2:4]] == \
-        [["LINK-1", "TCL-02", "LINK-9"], ["LINK-1", "TCL-03", "no", "pool"]]
+    assert [line.split() for line in shown.splitlines()[2:5]] == \
+        [["LINK-1", "TCL-02", "LINK-9"], ["LINK-1", "TCL-03", "no", "pool"],
+         ["LINK-1", "TCL-04", "no", "pool"]]
 
 
 def test_a_pool_left_out_of_the_config_keeps_its_ledger_and_follows_nothing(
