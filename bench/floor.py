@@ -8,13 +8,15 @@ Figures: events stored per second while the tables deal, and the lag from each e
 journal time (``ts``) to its row in the store (``stored_at``, in the batch's transaction):
 median and p99. Every seq of every journal is then checked stored exactly once.
 
-The Three Card Lowball tables are linked in one pool (``LINK-1``) and wager the progressive on
-every spot; every ``JACKPOT_EVERY``-th hand of each deals a jackpot, so the tables hit within
+The Three Card Lowball tables are linked in one pool (``LINK-1``, each through the floor's
+pool channel: ``[progressive.link]``) and wager the progressive on every spot; every ``JACKPOT_EVERY``-th hand of each deals a jackpot, so the tables hit within
 a fraction of a second of each other, and each supervisor verifies at the table's next hand.
 The pool's figures: hits claimed, how many while the pool was locked by an earlier one, and
 whether they were ordered and paid as the pool's rules say (the first the meter as it stood,
 each later one the seed), each journaled hit claimed once and the ledger equal to the
-journaled contributions minus jackpots plus reseeds.
+journaled contributions minus jackpots plus reseeds. The catch-up run (the floor service
+started after the tables dealt) has no pool: a linked table takes the progressive only while it
+hears the floor.
 """
 
 from __future__ import annotations
@@ -48,22 +50,28 @@ POOL_ID = "LINK-1"
 STARTING = 4
 
 
-def worker(table_id: str, game: str, root: str) -> None:
+def worker(table_id: str, game: str, root: str, link: str | None = None) -> None:
     """One table: print its endpoints, then obey lines on stdin: ``go SECONDS PACE OFFSET``
     deals for that long, a hand every PACE seconds (0: one after another) from OFFSET seconds
     on (the tables of a floor do not all start a hand at the same instant), and prints the
     hands (and a Three Card Lowball table's contributions and jackpots, from its journal);
-    ``stop`` ends."""
-    from bench.floor_rig import PoolDealer, RatedDealer, TableProcess
+    ``stop`` ends. ``link``: the floor's pool channel, which a Three Card Lowball table is
+    linked to the pool through (a minute without hearing it before the link is lost: the
+    floor service is busy); without it, the table deals no progressive."""
+    from bench.floor_rig import PoolDealer, RatedDealer, TableProcess, wait_until
 
-    table = TableProcess(table_id, game, durability="batched", root=Path(root))
+    linked = game == "three_card_lowball" and link is not None
+    table = TableProcess(table_id, game, durability="batched", root=Path(root),
+                         link=(POOL_ID, link) if linked and link else None,
+                         stale_after_ms=60_000 if linked else None)
     try:
         print(json.dumps({**table.floor_entry(), "state_dir": str(table.state_dir),
                           "paytable": table.paytable, "game": game}), flush=True)
         for line in sys.stdin:
             command = line.split()
             if command[0] == "go":
-                linked = game == "three_card_lowball"
+                if linked:
+                    wait_until(table.hears_pool, "the table hearing the pool", 120)
                 players = {1: f"{table_id}-P1", 3: f"{table_id}-P3"}
                 seed = hash(table_id) & 0xFFFF
                 pool_dealer = PoolDealer(table, players, seed=seed) if linked else None
@@ -119,6 +127,9 @@ def floor_at_scale(tables: int = 20, seconds: float = 30.0, pace: float = 0.0,
     from bench.floor_rig import FloorProcess, wait_until
     from controller.floor.local_cluster import LocalCluster
 
+    # the pool's tables are linked to it through the floor's pool channel: with no floor
+    # service while they deal (catch_up), no table could take the progressive, so none is linked
+
     with tempfile.TemporaryDirectory(prefix="lowball-bench-floor-") as tmp, \
             LocalCluster(fsync=True) as cluster:
         with psycopg.connect(cluster.dsn, autocommit=True) as connection:
@@ -133,6 +144,7 @@ def floor_at_scale(tables: int = 20, seconds: float = 30.0, pace: float = 0.0,
             except psycopg.Error:
                 return 0
 
+        link = None if catch_up else f"ipc://{tmp}/pool"
         workers: list[subprocess.Popen[str]] = []
         floor = None
         try:
@@ -140,12 +152,12 @@ def floor_at_scale(tables: int = 20, seconds: float = 30.0, pace: float = 0.0,
             for number in range(tables):
                 workers.append(subprocess.Popen(
                     [sys.executable, "-m", "bench.floor", "worker", f"T-{number + 1:02d}",
-                     GAMES[number % 2], tmp], cwd=ROOT, stdin=subprocess.PIPE,
+                     GAMES[number % 2], tmp, *(["--link", link] if link else [])], cwd=ROOT, stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE, text=True))
                 if len(workers) - len(entries) >= STARTING:
                     entries.append(_ready(workers[len(entries)]))
             entries += [_ready(process) for process in workers[len(entries):]]
-            config = _floor_config(Path(tmp) / "floor.toml", dsn, entries)
+            config = _floor_config(Path(tmp) / "floor.toml", dsn, entries, link)
             if not catch_up:
                 floor = FloorProcess(config, Path(tmp) / "floor.log")
                 opened = sum(_journal_seqs(entry["state_dir"]) for entry in entries)
@@ -164,15 +176,17 @@ def floor_at_scale(tables: int = 20, seconds: float = 30.0, pace: float = 0.0,
                 floor = FloorProcess(config, Path(tmp) / "floor.log")
             wait_until(lambda: count() >= total, "every event stored", 600, poll=0.2)
             took = time.monotonic() - began if catch_up else 0.0
-            wait_until(lambda: _pool_caught_up(dsn, entries), "the pool's ledger filled", 120,
-                       poll=0.2)
+            if link:
+                wait_until(lambda: _pool_caught_up(dsn, entries), "the pool's ledger filled",
+                           120, poll=0.2)
         finally:
             if floor is not None:
                 floor.stop()
             _stop(workers)
         with psycopg.connect(dsn) as connection:
             figures = _figures(connection, started)
-            figures.update(_pool_figures(connection, dealt))
+            if link:
+                figures.update(_pool_figures(connection, dealt))
             gaps = _scalar(connection,
                            """SELECT count(*) FROM (SELECT table_id, count(*) AS n, max(seq) AS top
                                                       FROM floor_events GROUP BY table_id) t
@@ -251,15 +265,20 @@ def _pool_figures(connection: psycopg.Connection[Any],
                                   and meters[0] == meters[1] and meters[2] == journaled)}
 
 
-def _floor_config(path: Path, dsn: str, entries: list[dict[str, Any]]) -> Path:
+def _floor_config(path: Path, dsn: str, entries: list[dict[str, Any]],
+                  link: str | None) -> Path:
+    """floor.toml for the tables; with ``link`` (the pool channel), the pool of the Three Card
+    Lowball tables."""
     from bench.power_loss import _toml_value
 
     text = f"[database]\ndsn = {_toml_value(dsn)}\n\n"
+    if link:
+        text += f"[pool_link]\nendpoint = {_toml_value(link)}\n\n"
     for entry in entries:
         text += "[[tables]]\n" + "".join(f"{key} = {_toml_value(entry[key])}\n"
                                          for key in ("id", "cms_events", "cms_replay"))
     linked = [entry["id"] for entry in entries if entry["game"] == "three_card_lowball"]
-    if linked:
+    if linked and link:
         text += (f"[[pools]]\nid = {_toml_value(POOL_ID)}\n"
                  f"tables = [{', '.join(_toml_value(table) for table in linked)}]\n")
     for paytable in sorted({entry["paytable"] for entry in entries}):
@@ -328,6 +347,9 @@ def report(tables: int = 20, seconds: float = 30.0, pace: float = 0.0,
           f"{figures['bytes_per_event']:,.0f} bytes an event in floor_events with its indexes")
     print(f"  every seq of every journal stored exactly once: "
           f"{'yes' if figures['all_seqs_once'] else 'NO'}")
+    if catch_up:
+        print("  (no pool: its tables take the progressive only while they hear the floor)")
+        return figures
     print(f"  linked pool ({(tables + 1) // 2} Three Card Lowball tables): "
           f"{figures['pool_hits']} jackpot hits, {figures['pool_hits_while_locked']} while an "
           f"earlier one awaited verification; ordered and paid as the rules say, each once, "
@@ -350,9 +372,10 @@ def main(argv: list[str] | None = None) -> None:
     one.add_argument("table_id")
     one.add_argument("game", choices=GAMES)
     one.add_argument("root")
+    one.add_argument("--link", help="the floor's pool channel (the table is linked)")
     args = parser.parse_args(argv)
     if args.what == "worker":
-        worker(args.table_id, args.game, args.root)
+        worker(args.table_id, args.game, args.root, args.link)
         return
     from bench.machine import describe
 

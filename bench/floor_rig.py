@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import signal
 import subprocess
@@ -41,15 +42,17 @@ class TableProcess(DaemonProcess):
 
     def __init__(self, table_id: str, game: str = "three_card_lowball",
                  durability: str = "full", root: Path | None = None,
-                 link: tuple[str, str] | None = None):
-        """``link``: (pool id, the floor's pool channel endpoint) makes the table linked."""
+                 link: tuple[str, str] | None = None, stale_after_ms: int | None = None):
+        """``link``: (pool id, the floor's pool channel endpoint) makes the table linked;
+        ``stale_after_ms``: how long it goes without hearing the pool before the link is lost
+        (the table's default if None)."""
         from simulators.meter import AlphaSignModel
         from simulators.pty_transport import PtyTransport
         from simulators.shoe import Lbs1ShoeModel
         from simulators.spots import SpotControllerModel
 
         self.game, self.durability, self.table_id = game, durability, table_id
-        self.link = link
+        self.link, self.stale_after_ms = link, stale_after_ms
         self.commands = self.sub = None
         self._resources = contextlib.ExitStack()
         try:
@@ -97,10 +100,23 @@ class TableProcess(DaemonProcess):
             "security": {"supervisor_credential_sha256":
                          hashlib.sha256(CREDENTIAL.encode()).hexdigest()},
         }) + ("" if self.link is None else _toml({"progressive.link": {
-            "pool": self.link[0], "endpoint": self.link[1]}})),
+            "pool": self.link[0], "endpoint": self.link[1],
+            **({} if self.stale_after_ms is None
+               else {"stale_after_ms": self.stale_after_ms})}})),
             encoding="utf-8")
         load_config(path)
         return path
+
+    def hears_pool(self) -> bool:
+        """A linked table hears its pool: its last journaled ``pool_link`` is ``connected``."""
+        from bench.power_loss import JournalView
+        from controller.stream.journal import journal_path
+
+        status = None
+        for _seq, _ts, kind, message in JournalView(journal_path(self.state_dir)).records():
+            if kind == "pool_link":
+                status = json.loads(message)["data"]["status"]
+        return status == "connected"
 
     @property
     def paytable(self) -> str:
@@ -185,6 +201,11 @@ class PoolDealer(RatedDealer):
 
     def verify(self) -> None:
         if self.awaiting_verification:
+            if getattr(self.daemon, "link", None) is not None:
+                # a linked table's jackpot is verified once the pool has claimed it
+                wait_until(lambda: "waiting for pool" not in
+                           self.daemon.ask({"command": "status"})["state"]["expecting"],
+                           "the pool's claim of the jackpot", timeout=60, poll=0.1)
             self._ask({"command": "verify_jackpot", "credential": CREDENTIAL})
             self.awaiting_verification = False
 

@@ -10,6 +10,12 @@ their sum (``floor_pool_meters`` shows both). A hit is claimed only if its hand,
 from the table's stored events, dealt it (:mod:`controller.floor.pool_hits`); any other
 ``jackpot_pending`` is held in ``floor_pool_disputes`` for a supervisor and never paid.
 
+A table listed in the pool (floor.toml) counts only while it is *linked* to it: while its
+settings in force (its last journaled ``config_applied`` before the record) name the pool
+(``progressive.pool``). A table listed but not linked keeps its own meter and pays its own
+jackpots, so its contributions and voids are left out of the ledger (logged once for the
+table) and its hits are held as disputed.
+
 Exactly once: a row that comes from a table's event is keyed by ``(table_id, seq, kind)``, and
 each member table's ``applied_through`` (the last seq the pool has read) moves in the same
 transaction as the rows. The pool reads only events up to the table's resume point
@@ -33,6 +39,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import json
 import random
 import time
 import uuid
@@ -62,6 +69,10 @@ log = structlog.get_logger("floor.pool")
 #: The table events a pool reads.
 POOL_EVENTS = ("meter_contributed", "hand_voided", "progressive_awarded", "jackpot_pending",
                "jackpot_verified")
+#: The table event that journals its settings, and with them the pool it is linked to.
+SETTINGS_EVENT = "config_applied"
+#: The longest settings text read for its pool (a table's whole settings are a few kB).
+MAX_SETTINGS_TEXT = 1_000_000
 #: How many times a transaction that lost a serialization race is run again.
 ATTEMPTS = 50
 T = TypeVar("T")
@@ -375,9 +386,60 @@ def _text(event: _Event, key: str) -> str:
     return value
 
 
+def settings_pool(config: object) -> str | None:
+    """The pool a table's journaled settings (a ``config_applied``'s ``config`` text) link it
+    to: their ``progressive.pool``; None when they name none or cannot be read (a table whose
+    settings the floor cannot read is linked to no pool)."""
+    if not isinstance(config, str) or len(config) > MAX_SETTINGS_TEXT:
+        return None
+    try:
+        document = json.loads(config)
+    except ValueError:
+        return None
+    progressive = document.get("progressive") if isinstance(document, dict) else None
+    pool = progressive.get("pool") if isinstance(progressive, dict) else None
+    return pool if isinstance(pool, str) and 0 < len(pool) <= 32 else None
+
+
+def linked_pools(connection: psycopg.Connection, tables: Sequence[str],
+                 through: Sequence[int | None]) -> dict[str, str | None]:
+    """Each table's linked pool as its last ``config_applied`` stored at or before its seq in
+    ``through`` (None: its last stored) says; None when it names none or none is stored."""
+    rows = connection.execute(
+        """SELECT m.table_id, (SELECT e.message->'data'->'config' FROM floor_events e
+                                WHERE e.type = %s AND e.table_id = m.table_id
+                                  AND (m.through IS NULL OR e.seq <= m.through)
+                                ORDER BY e.seq DESC LIMIT 1)
+             FROM unnest(%s::text[], %s::bigint[]) AS m(table_id, through)""",
+        (SETTINGS_EVENT, list(tables), list(through))).fetchall()
+    return {table_id: settings_pool(config) for table_id, config in rows}
+
+
+#: The (pool, table) pairs logged as listed but not linked (once each, not once a record).
+_logged_unlinked: set[tuple[str, str]] = set()
+
+
+def _not_linked(pool: _Pool, event: _Event, linked_to: str | None) -> None:
+    """A record of a table listed in the pool while its settings in force do not link it: its
+    meter is its own, so the record is not the pool's. A hit is held as disputed; anything
+    else is left out of the ledger, logged once for the table."""
+    if event.type == "jackpot_pending":
+        pool.dispute(event, f"{event.table_id} was not linked to pool {pool.pool_id} at seq "
+                            f"{event.seq}: its meter is its own")
+        return
+    if (pool.pool_id, event.table_id) not in _logged_unlinked:
+        _logged_unlinked.add((pool.pool_id, event.table_id))
+        log.error("a table listed in the pool is not linked to it (its settings' "
+                  "progressive.pool): its records are left out of the ledger",
+                  pool=pool.pool_id, table=event.table_id, seq=event.seq,
+                  linked_to=linked_to)
+
+
 def apply(connection: psycopg.Connection, pool_id: str) -> int:
     """Read the member tables' stored events the pool has not read yet into its ledger, in
-    one serializable transaction; the number of ledger rows written."""
+    one serializable transaction; the number of ledger rows written. A record counts only if
+    the table's settings in force at it (its last ``config_applied`` before it) link the table
+    to this pool: otherwise its meter is its own (:func:`_not_linked`)."""
     def work() -> int:
         pool = _Pool(connection, pool_id)
         members = connection.execute(
@@ -395,9 +457,19 @@ def apply(connection: psycopg.Connection, pool_id: str) -> int:
                 WHERE e.type = ANY(%s)
                 ORDER BY e.table_id, e.seq""",
             ([m[0] for m in members], [m[1] for m in members], [m[2] for m in members],
-             list(POOL_EVENTS))).fetchall()]
+             [*POOL_EVENTS, SETTINGS_EVENT])).fetchall()]
+        # the settings in force at each record: the last journaled before it
+        linked = linked_pools(connection, [m[0] for m in members], [m[1] for m in members])
         for event in in_journal_order(events):
-            pool.apply(event)
+            if event.type == SETTINGS_EVENT:
+                config = event.data.get("config") if isinstance(event.data, dict) else None
+                linked[event.table_id] = settings_pool(config)
+                if linked[event.table_id] == pool_id:
+                    _logged_unlinked.discard((pool_id, event.table_id))
+            elif linked.get(event.table_id) != pool_id:
+                _not_linked(pool, event, linked.get(event.table_id))
+            else:
+                pool.apply(event)
         pool.save()
         with connection.cursor() as cursor:
             cursor.executemany("UPDATE floor_pool_tables SET applied_through = %s "
@@ -460,6 +532,19 @@ def adjust(connection: psycopg.Connection, pool_id: str, amount: int, reason: st
         return pool.meter
 
     return serializable(connection, work)
+
+
+def unlinked_members(connection: psycopg.Connection) -> list[tuple[str, str, str | None]]:
+    """The tables listed in a pool whose last stored settings do not link them to it: (pool,
+    table, the pool they are linked to or None)."""
+    with connection.transaction():
+        members = connection.execute(
+            "SELECT pool_id, table_id FROM floor_pool_tables ORDER BY pool_id, table_id"
+        ).fetchall()
+        linked = linked_pools(connection, [table for _, table in members],
+                              [None] * len(members))
+    return [(pool_id, table, linked.get(table)) for pool_id, table in members
+            if linked.get(table) != pool_id]
 
 
 def meters(connection: psycopg.Connection) -> list[dict[str, Any]]:

@@ -2,7 +2,8 @@
 
 Per player, table and shift (``floor_player_ratings``), per table and shift
 (``floor_table_ratings``), each linked pool's meter and ledger (``floor_pool_meters``) and the
-jackpot claims the pools hold as disputed (``floor_pool_disputes``). Money stays exact: cents
+jackpot claims the pools hold as disputed (``floor_pool_disputes``) and the tables listed in a
+pool but not linked to it (their records are not the pool's). Money stays exact: cents
 are integers, theoretical win and averages are PostgreSQL numerics, shown rounded to the cent
 (half to even) only here.
 """
@@ -15,6 +16,8 @@ from decimal import ROUND_HALF_EVEN, Decimal
 from typing import IO, Any
 
 import psycopg
+
+from controller.floor.pool import unlinked_members
 
 PLAYERS = """SELECT player, table_id, shift_date, shift, hands, time_played, total_bet,
                     average_bet, actual_win, theoretical_win, hands_per_hour
@@ -101,6 +104,12 @@ def print_report(connection: psycopg.Connection, out: IO[str], day: date | None 
              money(adjustments), money(fixed))
             for pool, meter, contributions, voided, jackpots, reseeds, adjustments, fixed, table,
             hand in pools])
+    unlinked = unlinked_members(connection)
+    if unlinked:
+        out.write("\nTables listed in a pool but not linked to it (their meter is their own: "
+                  "the pool counts none of their records)\n")
+        _table(out, ("pool", "table", "linked to"),
+               [(pool, table, other or "no pool") for pool, table, other in unlinked], left=3)
     disputes = connection.execute(DISPUTES).fetchall()
     if disputes:
         out.write("\nDisputed jackpot claims (not paid: a supervisor looks at each)\n")

@@ -5,6 +5,8 @@ the hostile table's journal and publisher real (:mod:`tests.floor.hostile_table`
 
 from __future__ import annotations
 
+import hashlib
+import json
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -14,7 +16,8 @@ import psycopg
 import pytest
 
 from bench.floor_rig import wait_until, write_floor_config
-from controller.core.table_events import DeviceStatus, Fault, TableOpened, WagerPlaced
+from controller.core.table_events import ConfigApplied, DeviceStatus, Fault, TableOpened, \
+    WagerPlaced
 from controller.core.vocabulary import Device, DeviceCondition, FaultCode, WagerKey
 from controller.floor.config import load_floor_config
 from controller.floor.service import MAX_MESSAGE_BYTES, FloorService
@@ -53,6 +56,15 @@ def floor(tmp_path: Path, database: str) -> Iterator[Callable[..., FloorService]
 def opened(table_id: str) -> TableOpened:
     return TableOpened(table_id=table_id, game="three_card_lowball", paytable="paytable-1",
                        paytable_status="seed")
+
+
+def linked_to(pool_id: str) -> ConfigApplied:
+    """The table's settings, linked to ``pool_id`` (what a table with ``[progressive.link]``
+    journals when it opens): the pool counts its records from here on."""
+    config = json.dumps({"game": "three_card_lowball", "progressive": {"pool": pool_id}},
+                        sort_keys=True, separators=(",", ":"))
+    return ConfigApplied(hashlib.sha256(config.encode()).hexdigest(), "table opened", (),
+                         config)
 
 
 def fault(detail: str) -> Fault:

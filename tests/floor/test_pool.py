@@ -33,16 +33,38 @@ def linked(tables: Sequence[str] = ("TCL-01", "TCL-02"), **settings: Any) -> Poo
                                 "contribution_rate": "20%", **settings})
 
 
-class Tables:
-    """Synthetic table streams: each event gets its table's next seq and a journal time."""
+def settings(pool_id: str | None) -> str:
+    """A table's journaled settings (a ``config_applied``'s ``config``), linked to ``pool_id``
+    (``[progressive.link] pool``) or to none."""
+    progressive: dict[str, Any] = {"wager": WAGER, "seed": SEED, "contribution_rate": "20%",
+                                   "awards": {}}
+    if pool_id is not None:
+        progressive["pool"] = pool_id
+    return json.dumps({"game": "three_card_lowball", "progressive": progressive},
+                      sort_keys=True, separators=(",", ":"))
 
-    def __init__(self, connection: psycopg.Connection) -> None:
+
+class Tables:
+    """Synthetic table streams: each event gets its table's next seq and a journal time. A
+    table's first event is its settings linking it to ``link`` (none if None), as a table
+    with ``[progressive.link]`` journals them when it opens."""
+
+    def __init__(self, connection: psycopg.Connection, link: str | None = "LINK-1") -> None:
         self.connection = connection
+        self.link = link
         self.seqs: dict[str, int] = {}
         self.rows: list[Row] = []
         self.clock = T0
 
+    def configured(self, table: str, pool_id: str | None) -> Row:
+        """The table's settings, journaled: linked to ``pool_id`` from here on."""
+        return self.event(table, "config_applied", None, fingerprint="0" * 64,
+                          reason="table opened", changed=[], config=settings(pool_id))
+
     def event(self, table: str, kind: str, hand: str | None, **data: Any) -> Row:
+        if table not in self.seqs and kind != "config_applied":
+            self.seqs[table] = 0
+            self.configured(table, self.link)
         seq = self.seqs[table] = self.seqs.get(table, 0) + 1
         self.clock += timedelta(milliseconds=10)
         row = Row(table, seq, kind, hand, self.clock,
@@ -216,9 +238,9 @@ def test_hits_in_one_batch_are_ordered_by_journal_time(connection: psycopg.Conne
     tables.hand("TCL-02", 1, entries=2)
     second = tables.hand("TCL-02", 2, entries=0, award="jackpot")
     first = tables.hand("TCL-01", 1, entries=0, award="jackpot")
-    # TCL-01's hit is journaled first, before TCL-02's contributions
-    tables.rows = [row._replace(ts=T0 - timedelta(seconds=1)) if row.hand_id == first else row
-                   for row in tables.rows]
+    # TCL-01's hit (and its settings before it) journaled first, before TCL-02's contributions
+    tables.rows = [row._replace(ts=T0 - timedelta(seconds=1)) if row.table_id == "TCL-01"
+                   else row for row in tables.rows]
     tables.store()
     pool.apply(connection, "LINK-1")
     with connection.transaction():
@@ -296,9 +318,9 @@ def test_a_claim_its_hand_does_not_prove_is_held_disputed_never_paid(
     shown = printed.getvalue().split("Disputed jackpot claims (not paid: a supervisor looks at "
                                       "each)\n")[1].splitlines()
     assert len(shown) == 1 + len(problems)
-    assert shown[1].split()[:4] == ["LINK-1", "TCL-01", "TCL-01-000009", "2"]
+    assert shown[1].split()[:4] == ["LINK-1", "TCL-01", "TCL-01-000009", "3"]
     assert shown[1].endswith("hand TCL-01-000009 was never started at TCL-01 (no hand_started "
-                             "stored before seq 2)")
+                             "stored before seq 3)")
 
 
 def test_concurrent_claims_are_ordered_and_each_paid_once(connection: psycopg.Connection,
@@ -415,6 +437,69 @@ def test_a_garbled_event_is_left_out_and_the_rest_applied(connection: psycopg.Co
     with connection.transaction():   # a claim naming no seat is no claim: held, not paid
         assert connection.execute("SELECT problem FROM floor_pool_disputes").fetchall() == \
             [("seats: [] is not a list of distinct seats (1 to 64)",)]
+
+
+def test_a_table_listed_but_not_linked_counts_nothing(connection: psycopg.Connection) -> None:
+    """A table listed in floor.toml's pool whose settings do not link it keeps its own meter:
+    its contributions and voids are not the pool's, its hit is disputed; linked later, it
+    counts from its settings naming the pool; unlinked again, it stops."""
+    pool.configure(connection, [linked(("TCL-01", "TCL-02", "TCL-03", "TCL-04"))])
+    tables = Tables(connection, link=None)
+    tables.hand("TCL-01", 1, entries=3)                              # never linked
+    voided = "TCL-01-000002"
+    tables.event("TCL-01", "meter_contributed", voided, before=0, contribution=40, after=0)
+    tables.event("TCL-01", "hand_voided", voided, hand_id=voided, by="sup", reason="misdeal",
+                 returned=[], contributions_reversed=40)
+    hit = tables.hand("TCL-01", 3, entries=1, award="jackpot", table_amount=SEED)
+    tables.configured("TCL-02", "LINK-9")                            # another pool's
+    tables.hand("TCL-02", 1, entries=5)
+    tables.hand("TCL-03", 1, entries=7)                              # not linked yet
+    tables.configured("TCL-03", "LINK-1")
+    tables.hand("TCL-03", 2, entries=2)                              # linked: the pool's
+    tables.configured("TCL-03", None)
+    tables.hand("TCL-03", 3, entries=4)                              # unlinked again
+    tables.event("TCL-04", "config_applied", None, fingerprint="0" * 64, reason="opened",
+                 changed=[], config={"progressive": {"pool": "LINK-1"}})  # not settings text
+    tables.hand("TCL-04", 1, entries=6)
+    tables.store()
+    assert pool.apply(connection, "LINK-1") == 1
+    row = meter(connection)
+    assert (row["meter"], row["contributions"], row["voided"], row["jackpots"]) == \
+        (SEED + 40, 40, 0, 0)
+    with connection.transaction():
+        assert connection.execute("SELECT count(*) FROM floor_pool_hits").fetchone() == (0,)
+        disputes = connection.execute(
+            "SELECT table_id, hand_id, seq, problem FROM floor_pool_disputes").fetchall()
+        through = connection.execute("SELECT table_id, applied_through FROM floor_pool_tables "
+                                     "ORDER BY table_id").fetchall()
+    (hit_seq,) = [r.seq for r in tables.rows if r.type == "jackpot_pending"]
+    assert disputes == [("TCL-01", hit, hit_seq, f"TCL-01 was not linked to pool LINK-1 at seq "
+                                                 f"{hit_seq}: its meter is its own")]
+    assert through == [(table, tables.seqs[table])
+                       for table in ("TCL-01", "TCL-02", "TCL-03", "TCL-04")]
+
+    # read again from seq 1: the same
+    with connection.transaction():
+        connection.execute("UPDATE floor_pool_tables SET applied_through = 0")
+    assert pool.apply(connection, "LINK-1") == 0
+    # linked from here on, TCL-01 counts: the settings in force before the batch are read
+    tables.rows = []
+    tables.configured("TCL-01", "LINK-1")
+    tables.store()
+    pool.apply(connection, "LINK-1")
+    tables.rows = []
+    tables.hand("TCL-01", 4, entries=1)
+    tables.store()
+    assert pool.apply(connection, "LINK-1") == 1
+    assert meter(connection)["contributions"] == 60
+
+    printed = io.StringIO()
+    with connection.transaction():
+        report.print_report(connection, printed)
+    shown = printed.getvalue().split("Tables listed in a pool but not linked to it")[1]
+    assert [line.split() for line in shown.splitlines()[2:5]] == \
+        [["LINK-1", "TCL-02", "LINK-9"], ["LINK-1", "TCL-03", "no", "pool"],
+         ["LINK-1", "TCL-04", "no", "pool"]]
 
 
 def test_a_pool_left_out_of_the_config_keeps_its_ledger_and_follows_nothing(

@@ -1,5 +1,5 @@
-"""A linked pool fed by real table daemons on the simulators through the floor service, into a
-real PostgreSQL: two hits dealt at once on two tables ordered and each paid once, through the
+"""A linked pool fed by real table daemons on the simulators, each linked to it, through the
+floor service into a real PostgreSQL: two hits dealt at once on two tables ordered and each paid once, through the
 floor service killed between events, PostgreSQL restarted, a table killed mid-hand (its hand
 voided) and a table's stream replayed from its first seq; the ledger equals the tables'
 journaled contributions minus voids and jackpots plus reseeds."""
@@ -22,6 +22,10 @@ from controller.floor.local_cluster import LocalCluster
 from controller.stream.journal import journal_path
 
 SEED = 500_000  # the tables' and the pool's progressive seed (the shipped default)
+POOL = "LINK-1"
+#: The tables keep the link through the floor's kill and PostgreSQL's restart (the link cut
+#: is tests/floor/test_pool_link.py's).
+STALE_AFTER_MS = 60_000
 
 
 def journal(table: TableProcess) -> list[tuple[int, str, dict[str, Any]]]:
@@ -43,6 +47,40 @@ def pool_caught_up(dsn: str, tables: list[TableProcess]) -> bool:
     return all(applied.get(table.table_id) == journal(table)[-1][0] for table in tables)
 
 
+def linked_table(table_id: str, endpoint: str) -> TableProcess:
+    """A table daemon linked to :data:`POOL` through the floor's pool channel at ``endpoint``,
+    keeping the link through a floor or PostgreSQL restart."""
+    return TableProcess(table_id, link=(POOL, endpoint), stale_after_ms=STALE_AFTER_MS)
+
+
+def link_up(table: TableProcess) -> bool:
+    """The table hears the pool: its last ``pool_link`` is ``connected``."""
+    links = [data for _, kind, data in journal(table) if kind == "pool_link"]
+    return bool(links) and links[-1]["status"] == "connected"
+
+
+def claimed(table: TableProcess, hand_id: str | None = None) -> bool:
+    """The table heard the pool claim the jackpot of ``hand_id`` (by default its journal's
+    last)."""
+    records = journal(table)
+    pending = [data["hand_id"] for _, kind, data in records if kind == "jackpot_pending"]
+    hand_id = hand_id or (pending[-1] if pending else None)
+    return hand_id is not None and any(
+        kind == "jackpot_claimed" and data.get("hand_id") == hand_id for _, kind, data in records)
+
+
+def settled(dsn: str, table: TableProcess) -> bool:
+    """The pool has read every record of the table and the table shows the pool's meter as
+    it stands: it journals nothing more until its next hand (a test can cut it there)."""
+    records = journal(table)
+    shown = [data for _, kind, data in records if kind == "pool_meter"]
+    meters = query(dsn, "SELECT meter FROM floor_pools")
+    applied = query(dsn, "SELECT applied_through FROM floor_pool_tables WHERE table_id = %s",
+                    table.table_id)
+    return bool(shown and meters and shown[-1]["meter"] == meters[0][0]
+                and applied == [(records[-1][0],)])
+
+
 def deal(dealers: list[PoolDealer], hands: int) -> list[threading.Thread]:
     def run(dealer: PoolDealer) -> None:
         for _ in range(hands):
@@ -61,11 +99,11 @@ def finish(threads: list[threading.Thread]) -> None:
 
 
 @pytest.fixture
-def tables() -> Iterator[list[TableProcess]]:
+def tables(tmp_path: Path) -> Iterator[list[TableProcess]]:
     made: list[TableProcess] = []
     try:
-        made.append(TableProcess("TCL-01"))
-        made.append(TableProcess("TCL-02"))
+        made.append(linked_table("TCL-01", f"ipc://{tmp_path}/pool"))
+        made.append(linked_table("TCL-02", f"ipc://{tmp_path}/pool"))
         yield made
     finally:
         for table in made:
@@ -74,11 +112,14 @@ def tables() -> Iterator[list[TableProcess]]:
 
 def test_the_pool_pays_each_hit_once_in_order_through_kills_and_restarts(postgres: LocalCluster, database: str,
                                                                          tables: list[TableProcess], tmp_path: Path) -> None:
+    assert tables[0].link is not None
     config = write_floor_config(tmp_path / "floor.toml", database, tables, {},
-                                pools={"LINK-1": [table.table_id for table in tables]})
+                                pools={POOL: [table.table_id for table in tables]},
+                                pool_link=tables[0].link[1])
     floor = FloorProcess(config, tmp_path / "floor.log")
     dealers = [PoolDealer(table, {1: f"P-{n}"}) for n, table in enumerate(tables)]
     try:
+        wait_until(lambda: all(link_up(table) for table in tables), "the tables hear the pool")
         finish(deal(dealers, 2))
         wait_until(lambda: pool_caught_up(database, tables), "the first hands in the pool")
 
@@ -98,6 +139,8 @@ def test_the_pool_pays_each_hit_once_in_order_through_kills_and_restarts(postgre
         wait_until(lambda: len(query(database, "SELECT 1 FROM floor_pool_hits")) == 2,
                    "both hits claimed", timeout=60)
         assert query(database, "SELECT locked_by_table FROM floor_pool_meters")[0][0]
+        wait_until(lambda: all(claimed(table) for table in tables), "both claims heard",
+                   timeout=30)
 
         # PostgreSQL restarted while the tables verify their jackpots and deal on
         for dealer in dealers:
@@ -129,6 +172,7 @@ def test_the_pool_pays_each_hit_once_in_order_through_kills_and_restarts(postgre
             connection.execute("UPDATE floor_cursors SET resume_after = 0 "
                                "WHERE table_id = 'TCL-01'")
         floor.start()
+        wait_until(lambda: all(link_up(table) for table in tables), "the tables hear the pool")
         finish(deal(dealers, 1))
         wait_until(lambda: pool_caught_up(database, tables), "the replay and one more hand",
                    timeout=60)

@@ -19,10 +19,9 @@ from pathlib import Path
 
 from bench.floor_rig import FloorProcess, PoolDealer, TableProcess, wait_until, \
     write_floor_config
-from bench.power_loss import CREDENTIAL
 from controller.daemon.journal_quarantine import quarantine
 from controller.floor.local_cluster import LocalCluster
-from tests.floor.test_pool_floor import journal, query
+from tests.floor.test_pool_floor import journal, link_up, linked_table, query, settled
 from tests.redteam.test_quarantine_mid_hand import damage_last_record
 
 POOL = "LINK-1"
@@ -35,28 +34,28 @@ def contributions(table: TableProcess) -> int:
 
 def test_the_pool_counts_every_contribution_of_a_quarantined_tables_new_journal(
         postgres: LocalCluster, database: str, tmp_path: Path) -> None:
-    table = TableProcess("TCL-01")
+    endpoint = f"ipc://{tmp_path}/pool"
+    table = linked_table("TCL-01", endpoint)
     floor = None
     try:
         config = write_floor_config(tmp_path / "floor.toml", database, [table], {},
-                                    pools={POOL: [table.table_id]})
+                                    pools={POOL: [table.table_id]}, pool_link=endpoint)
         floor = FloorProcess(config, tmp_path / "floor.log")
+        wait_until(lambda: link_up(table), "the table hears the pool")
         dealer = PoolDealer(table, {1: "P-1"})
         for _ in range(2):
             dealer.hand()
+        wait_until(lambda: settled(database, table), "the old journal in the pool")
         old_last = journal(table)[-1][0]
         old = contributions(table)
-        wait_until(lambda: query(database, "SELECT applied_through FROM floor_pool_tables")
-                   == [(old_last,)], "the old journal in the pool")
 
         # the journal found damaged: the daemon stopped, the journal quarantined, started again
         table.kill()
         damage_last_record(table.state_dir)
         quarantine(table.state_dir, "disk damage found at start", by="sam")
-        table.start()
-        assert table.ask({"command": "adjust_meter", "amount": 0, "reason": "sign checked",
-                          "credential": CREDENTIAL})["ok"]
+        table.start()                                   # (a linked table's meter is the pool's)
         assert table.ask({"command": "open"})["ok"]
+        wait_until(lambda: link_up(table), "the table hears the pool again")
         dealer = PoolDealer(table, {1: "P-1"})
         for _ in range(2):
             dealer.hand()

@@ -5,7 +5,8 @@ The floor claims every ``jackpot_pending`` a member table journals (controller/f
 progressive wager was locked on the seats it names, whether the hand id in its data is the
 record's own. One compromised table of a linked pool (a machine on the casino network, as
 tests/floor/test_hostile_table.py has it) empties the meter every other table's players filled:
-here a table that journaled nothing but its opening claims the whole pool."""
+here a table that journaled nothing but its opening (linked to the pool) claims the whole
+pool."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from controller.core.table_events import JackpotPending
 from controller.floor.config import load_floor_config
 from controller.floor.service import FloorService
 from tests.floor.hostile_table import HostileTable
-from tests.floor.test_hostile_table import opened, stored
+from tests.floor.test_hostile_table import linked_to, opened, stored
 from tests.floor.test_pool_floor import query
 
 POOL = "LINK-1"
@@ -33,11 +34,11 @@ def test_the_pool_pays_no_jackpot_for_a_hand_that_never_happened(
         service = FloorService(load_floor_config(config))
         thread = threading.Thread(target=service.run, daemon=True)
         thread.start()
-        hostile.emit([opened("TCL-01")])
+        hostile.emit([opened("TCL-01"), linked_to(POOL)])
         hostile.emit([JackpotPending("TCL-01-000042", (1, 2, 3), 1)], hand_id="TCL-01-000042")
-        wait_until(lambda: len(stored(database, "TCL-01")) == 2, "both events stored")
+        wait_until(lambda: len(stored(database, "TCL-01")) == 3, "the events stored")
         wait_until(lambda: query(database, "SELECT applied_through FROM floor_pool_tables")
-                   == [(2,)], "the pool caught up")
+                   == [(3,)], "the pool caught up")
         paid = query(database, "SELECT paid FROM floor_pool_hits")
         disputed = query(database, "SELECT table_id, seq, hand_id, problem "
                                    "FROM floor_pool_disputes")
@@ -49,6 +50,6 @@ def test_the_pool_pays_no_jackpot_for_a_hand_that_never_happened(
             thread.join(20)
         hostile.close()
     assert paid == [], f"the pool paid {paid} cents for hand TCL-01-000042, never dealt"
-    assert disputed == [("TCL-01", 2, "TCL-01-000042", "hand TCL-01-000042 was never started at "
-                         "TCL-01 (no hand_started stored before seq 2)")]
+    assert disputed == [("TCL-01", 3, "TCL-01-000042", "hand TCL-01-000042 was never started at "
+                         "TCL-01 (no hand_started stored before seq 3)")]
     assert meter == [(500_000,)]

@@ -20,7 +20,7 @@ from controller.core.vocabulary import Device, DeviceCondition
 from controller.floor.config import load_floor_config
 from controller.floor.service import FloorService
 from tests.floor.hostile_table import HostileTable
-from tests.floor.test_hostile_table import opened, stored
+from tests.floor.test_hostile_table import linked_to, opened, stored
 from tests.floor.test_pool_floor import query
 
 POOL = "LINK-1"
@@ -38,15 +38,16 @@ def test_a_hostile_tables_long_hand_id_does_not_stop_the_floor(
         service = FloorService(load_floor_config(config))
         thread = threading.Thread(target=service.run, daemon=True)
         thread.start()
-        hostile.emit([opened("TCL-01")])
-        honest.emit([opened("TCL-02")])
+        hostile.emit([opened("TCL-01"), linked_to(POOL)])
+        honest.emit([opened("TCL-02"), linked_to(POOL)])
         wait_until(lambda: stored(database, "TCL-02"), "the honest table followed")
         hostile.emit([JackpotPending("H" * 65, (1,), 100)], hand_id="TCL-01-000001")
-        wait_until(lambda: query(database, "SELECT 1 FROM floor_pool_disputes"),
+        wait_until(lambda: query(database, "SELECT 1 FROM floor_pool_disputes "
+                                           "WHERE problem LIKE 'hand_id:%%'"),
                    "the claim held as disputed")
         honest.emit([DeviceStatus(device=Device.SHOE, status=DeviceCondition.CONNECTED,
                                    detail="after the hit")])
-        wait_until(lambda: not thread.is_alive() or len(stored(database, "TCL-02")) == 2,
+        wait_until(lambda: not thread.is_alive() or len(stored(database, "TCL-02")) == 3,
                    "the honest table's next event stored, or the service stopped")
         assert thread.is_alive(), "the floor service stopped on one table's jackpot_pending"
         assert query(database, "SELECT 1 FROM floor_pool_hits") == []

@@ -20,7 +20,8 @@ from bench.floor_rig import FloorProcess, TableProcess, wait_until, write_floor_
 from bench.power_loss import CREDENTIAL
 from controller.daemon.journal_quarantine import quarantine
 from controller.floor.local_cluster import LocalCluster
-from tests.floor.test_pool_floor import SEED, journal, query
+from tests.floor.test_pool_floor import SEED, journal, link_up, linked_table, query, \
+    settled
 from tests.redteam.test_quarantine_mid_hand import damage_last_record
 
 POOL = "LINK-1"
@@ -44,23 +45,24 @@ def caught_up(database: str, table: TableProcess) -> bool:
 
 def test_a_void_after_quarantine_gives_back_only_its_own_hands_contribution(
         postgres: LocalCluster, database: str, tmp_path: Path) -> None:
-    table = TableProcess("TCL-01")
+    endpoint = f"ipc://{tmp_path}/pool"
+    table = linked_table("TCL-01", endpoint)
     floor = None
     try:
         config = write_floor_config(tmp_path / "floor.toml", database, [table], {},
-                                    pools={POOL: [table.table_id]})
+                                    pools={POOL: [table.table_id]}, pool_link=endpoint)
         floor = FloorProcess(config, tmp_path / "floor.log")
+        wait_until(lambda: link_up(table), "the table hears the pool")
         old_hand = lock_and_void(table)
+        wait_until(lambda: settled(database, table), "the old journal in the pool")
         old_last = journal(table)[-1][0]
-        wait_until(lambda: caught_up(database, table), "the old journal in the pool")
 
         table.kill()
         damage_last_record(table.state_dir)
         quarantine(table.state_dir, "disk damage found at start", by="sam")
-        table.start()
-        assert table.ask({"command": "adjust_meter", "amount": 0, "reason": "sign checked",
-                          "credential": CREDENTIAL})["ok"]
+        table.start()                                   # (a linked table's meter is the pool's)
         assert table.ask({"command": "open"})["ok"]
+        wait_until(lambda: link_up(table), "the table hears the pool again")
         assert journal(table)[0][0] == old_last + 1    # the table's numbering goes on
         new_hand = lock_and_void(table)
         assert new_hand == old_hand + 1
