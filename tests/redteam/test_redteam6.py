@@ -1,0 +1,58 @@
+"""Red team 6: the held mark (controller/daemon/held_mark.py) attacked from outside."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import zmq
+
+from controller.daemon import held_mark
+from controller.daemon.held_mark import EVIDENCE_DIR
+from tests.redteam.test_journal_file_swapped import swap_in_a_copy
+from tests.reliability.test_startup_trust import run_config
+from tests.test_reload import Daemon
+
+
+@pytest.mark.xfail(strict=True, raises=KeyError,
+                   reason="held_mark._problem accepts a mark without daemon_copy; read() then "
+                          "indexes document['daemon_copy'] and the daemon's start dies")
+def test_a_mark_without_daemon_copy_holds_the_table_instead_of_crashing_the_start(
+        tmp_path: Path) -> None:
+    held_mark.mark_path(tmp_path).write_bytes(
+        b'{"first_bad_seq": 3, "daemon_seq": 2, "reason": "r", "found": "2026-11-25T11:00:00",'
+        b' "daemon_hash": "h"}')
+    broken = held_mark.read(tmp_path)
+    assert broken is not None and broken.seq >= 1
+
+
+@pytest.mark.xfail(strict=True,
+                   reason="held_mark.hold keeps the evidence before it writes the mark: when "
+                          "the evidence cannot be kept the mark is never written and a restart "
+                          "runs the swapped-in journal as verified")
+def test_a_swapped_journal_stays_held_after_a_restart_even_when_its_evidence_cannot_be_kept(
+        tmp_path: Path) -> None:
+    context = zmq.Context()
+    state = tmp_path / "state"
+    table = Daemon(tmp_path, run_config(tmp_path), context)
+    table.daemon.start()
+    try:
+        assert table.ask(command="open")["ok"]
+        # Where the evidence would go cannot be a folder (as on a full disk, or a read-only
+        # quarantine mount): the copy fails.
+        (state / EVIDENCE_DIR).write_text("not a folder")
+        swap_in_a_copy(state)
+        assert table.ask(command="place", spot=1, wager="ante", amount=500)["ok"]
+        table.daemon.check_chain()
+        assert table.daemon.journal_broken is not None  # held while it runs
+    finally:
+        table.daemon.close()
+    table = Daemon(tmp_path, run_config(tmp_path), context)
+    table.daemon.start()
+    try:
+        assert table.daemon.journal_broken is not None, \
+            "restarted on the swapped-in journal as verified: the break was not written down"
+    finally:
+        table.daemon.close()
+        context.term()
