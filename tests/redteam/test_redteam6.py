@@ -72,3 +72,22 @@ def test_a_cross_script_lookalike_is_refused_or_counted_as_the_same_player(
     from tests.redteam.test_player_id_lookalikes import \
         test_a_lookalike_player_id_is_refused_or_counted_as_the_same_player as same_player
     same_player(lookalike)
+
+
+@pytest.mark.xfail(strict=True,
+                   reason="console/sessions.py holds a name, but the table checks a credential "
+                          "against every supervisor's hash whatever name comes with it "
+                          "(command_channel._supervisor): a guesser spread over many addresses "
+                          "changes the name with each guess and is never held")
+def test_a_guesser_spread_over_many_addresses_is_held_whatever_names_it_gives() -> None:
+    from controller.console.sessions import FAILURES, Sessions
+
+    now = [0.0]
+    sessions = Sessions(15, {"alice": "0" * 64}, clock=lambda: now[0])
+    for guess in range(FAILURES * 20):                 # 100 guesses within one minute
+        address, name = f"10.0.{guess}.1", f"alice{guess}"
+        if sessions.locked_for(address, name):
+            return                                     # held: the guessing stops here
+        sessions.failed(address, name)
+        now[0] += 0.5
+    raise AssertionError(f"{FAILURES * 20} wrong credentials in {now[0]:.0f} s, none held")
