@@ -430,8 +430,9 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
         return signed_in(*sessions.open(form.name, form.credential))
 
     def locked_out(address: str) -> Response:
-        return JSONResponse({"ok": False, "error": f"too many failed sign-ins from this screen: "
-                             f"locked for {int(sessions.locked_for(address)) + 1} s"},
+        return JSONResponse({"ok": False, "error": f"too many failed sign-ins from this screen "
+                             f"or on this console: locked for "
+                             f"{int(sessions.locked_for(address)) + 1} s"},
                             status_code=429)
 
     def signed_in(token: str, session: Any) -> Response:

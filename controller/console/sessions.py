@@ -10,7 +10,9 @@ expires, at sign-out, or when the console stops.
 Too many failed sign-ins from one address lock it out for a while, without asking the table;
 too many for one name, from any number of addresses, hold that name for a shorter while (a
 guesser spread over many machines gets no more guesses at a supervisor's credential, and
-someone failing on purpose can keep a supervisor out only a minute at a time).
+someone failing on purpose can keep a supervisor out only a minute at a time); and many
+failures on the whole console, whatever the names and addresses, slow every sign-in to one
+checked every few seconds.
 """
 
 from __future__ import annotations
@@ -29,6 +31,11 @@ COOKIE = "lowball_session"
 FAILURES, WINDOW_S, LOCKOUT_S = 5, 60.0, 300.0
 #: Failed sign-ins for one name (from anywhere) within WINDOW_S that hold it for NAME_LOCKOUT_S.
 NAME_LOCKOUT_S = 60.0
+#: Failed sign-ins on the whole console within WINDOW_S after which it checks at most one
+#: sign-in every SPACING_S, whoever and wherever from (the table checks a credential against
+#: every supervisor's, whatever name comes with it: a guesser who changes address and name at
+#: each guess is slowed all the same).
+CONSOLE_FAILURES, SPACING_S = 10, 5.0
 #: Sessions kept at once (the oldest goes first).
 MAX_SESSIONS = 64
 
@@ -53,12 +60,26 @@ class Sessions:
         self._locked: dict[str, float] = {}
         self._name_failures: dict[str, deque[float]] = {}
         self._names_locked: dict[str, float] = {}
+        #: every failed sign-in within WINDOW_S, from anywhere (bounded: at most one is
+        #: checked every SPACING_S once there are CONSOLE_FAILURES)
+        self._all_failures: deque[float] = deque(maxlen=4 * CONSOLE_FAILURES)
 
     def locked_for(self, address: str, name: str | None = None) -> float:
         """Seconds a sign-in from ``address`` (for ``name``, if given) must still wait
         (0: none)."""
         return max(self._left(self._locked, address),
-                   self._left(self._names_locked, name) if name is not None else 0.0)
+                   self._left(self._names_locked, name) if name is not None else 0.0,
+                   self._spacing_left())
+
+    def _spacing_left(self) -> float:
+        """Seconds until the next sign-in may be checked, while the console is under a
+        guesser (CONSOLE_FAILURES failures within WINDOW_S; 0 otherwise)."""
+        now, failures = self.clock(), self._all_failures
+        while failures and failures[0] < now - WINDOW_S:
+            failures.popleft()
+        if len(failures) < CONSOLE_FAILURES:
+            return 0.0
+        return max(0.0, failures[-1] + SPACING_S - now)
 
     def _left(self, locks: dict[str, float], key: str) -> float:
         left = locks.get(key, 0.0) - self.clock()
@@ -70,6 +91,7 @@ class Sessions:
     def failed(self, address: str, name: str | None = None) -> None:
         """Count a failed sign-in from ``address`` (for ``name``)."""
         self._count(self._failures, self._locked, address, LOCKOUT_S)
+        self._all_failures.append(self.clock())
         if name is not None:
             self._count(self._name_failures, self._names_locked, name, NAME_LOCKOUT_S)
 

@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
+import stat
 from datetime import UTC, datetime
 from pathlib import Path
 
 from controller.daemon.chain_watch import JournalReplaced
+from controller.errors import LowballError
 from controller.stream.journal import JOURNAL_FILE, Journal, JournalBroken
 
 MARK_FILE = f"{JOURNAL_FILE}.held"
@@ -38,13 +41,22 @@ def mark_path(state_dir: str | Path) -> Path:
     return Path(state_dir) / MARK_FILE
 
 
+class EvidenceNotKept(LowballError):
+    """The mark is written, but the evidence of a replaced file could not be kept (a full
+    disk, a hard link refused): the table is held all the same."""
+
+
 def hold(state_dir: str | Path, journal: Journal, broken: JournalBroken) -> Path:
-    """Write the mark for ``broken``, found while the daemon ran on ``journal``. When the file
-    at the journal's name was replaced (:class:`JournalReplaced`), first keep both sides in
+    """Write the mark for ``broken``, found while the daemon ran on ``journal``. The mark comes
+    first (a restart must hold the table whatever happens next); then, when the file at the
+    journal's name was replaced (:class:`JournalReplaced`), both sides are kept in
     ``quarantine/``: a synced copy of the journal as the daemon wrote it, and a hard link to
-    each file found at the names (whatever happens to the names next)."""
-    copy = None
-    if isinstance(broken, JournalReplaced):
+    each file found at the names (whatever happens to the names next), and the mark is written
+    again naming the copy. :class:`EvidenceNotKept` if that fails: the mark stands."""
+    path = write(state_dir, broken, daemon_seq=journal.last_seq, daemon_hash=journal.last_hash)
+    if not isinstance(broken, JournalReplaced):
+        return path
+    try:
         folder = Path(state_dir) / EVIDENCE_DIR
         folder.mkdir(exist_ok=True)
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
@@ -56,6 +68,9 @@ def hold(state_dir: str | Path, journal: Journal, broken: JournalBroken) -> Path
             if found.exists():
                 os.link(found, folder / f"journal-{stamp}-found-at-the-name.sqlite3"
                                         f"{name.removeprefix(journal.path.name)}")
+    except (OSError, sqlite3.Error) as error:
+        raise EvidenceNotKept(f"the evidence of the replaced journal file was not kept: "
+                              f"{error}") from None
     return write(state_dir, broken, daemon_seq=journal.last_seq, daemon_hash=journal.last_hash,
                  daemon_copy=copy)
 
@@ -89,13 +104,23 @@ def read(state_dir: str | Path) -> JournalBroken | None:
     clears it."""
     path = mark_path(state_dir)
     try:
-        with open(path, "rb") as file:
-            data = file.read(MAX_MARK_BYTES + 1)
+        # Never blocks (a FIFO at the name would hang the start) nor follows a link.
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
     except FileNotFoundError:
         return None
     except OSError as error:
         return JournalBroken(1, f"{path} holds the table; it cannot be read: "
                                 f"{error.strerror or error}")
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            return JournalBroken(1, f"{path} holds the table; it is not a regular file")
+        with os.fdopen(descriptor, "rb", closefd=False) as file:
+            data = file.read(MAX_MARK_BYTES + 1)
+    except OSError as error:
+        return JournalBroken(1, f"{path} holds the table; it cannot be read: "
+                                f"{error.strerror or error}")
+    finally:
+        os.close(descriptor)
     problem = _problem(data)
     if problem is not None:
         return JournalBroken(1, f"{path} holds the table; it does not parse: {problem}")
@@ -105,7 +130,7 @@ def read(state_dir: str | Path) -> JournalBroken | None:
                          f"{document['found'][:19]}Z; the daemon had written to seq "
                          f"{document['daemon_seq']}"
                          + (f", its copy of its journal is {document['daemon_copy']}"
-                            if document["daemon_copy"] else "") + ")")
+                            if document.get("daemon_copy") else "") + ")")
 
 
 def _problem(data: bytes) -> str | None:

@@ -332,9 +332,12 @@ class TableDaemon:
 
     def _mark(self, broken: JournalBroken) -> None:
         """Write the break down, so that a restart holds the table too (the journal may verify
-        again); a file replaced under the daemon is copied out first, as the daemon wrote it."""
+        again); then a file replaced under the daemon is copied out, as the daemon wrote it."""
         try:
             held_mark.hold(self.state_dir, self.journal, broken)
+        except held_mark.EvidenceNotKept as error:
+            self.log.error("the break is written down (a restart holds the table), but the "
+                           "evidence was not kept; keep this log", error=str(error))
         except (OSError, sqlite3.Error) as error:
             self.log.error("the break is not written down: a restart may not hold the table; "
                            "keep this log", error=str(error))

@@ -312,11 +312,29 @@ class _Pool:
         try:
             hand_id = claimed_hand(event.data, event.hand_id)
             seats, amount = claimed_seats(event.data), claimed_amount(event.data)
-            check_hand(self.connection, event.table_id, event.seq, hand_id, seats, self.wager)
+            started = check_hand(self.connection, event.table_id, event.seq, hand_id, seats,
+                                 self.wager)
+            self._linked_throughout(event, hand_id, started)
         except Disputed as disputed:
             self.dispute(event, str(disputed))
             return
         self.claim(Hit(event.table_id, event.seq, hand_id, seats, event.ts, amount))
+
+    def _linked_throughout(self, event: _Event, hand_id: str, started: int) -> None:
+        """:class:`Disputed` unless the table was linked to this pool from the hand's start to
+        its claim: a hand dealt while the table's meter was its own (its contribution went
+        there) is not the pool's to pay, however the table's settings read at the claim."""
+        at_start = linked_pools(self.connection, [event.table_id], [started])[event.table_id]
+        if at_start != self.pool_id:
+            raise Disputed(f"hand {hand_id} started at seq {started} while {event.table_id} "
+                           f"was not linked to pool {self.pool_id}: its meter was its own")
+        changed = self.connection.execute(
+            """SELECT min(seq) FROM floor_events WHERE table_id = %s AND type = %s
+                  AND seq > %s AND seq < %s""",
+            (event.table_id, SETTINGS_EVENT, started, event.seq)).fetchone()
+        if changed is not None and changed[0] is not None:
+            raise Disputed(f"{event.table_id} changed its settings (seq {changed[0]}) between "
+                           f"hand {hand_id}'s start and its claim")
 
     def dispute(self, event: _Event, problem: str) -> None:
         held = self.connection.execute(

@@ -72,10 +72,10 @@ def claimed_amount(data: dict[str, Any]) -> int:
 
 
 def check_hand(connection: psycopg.Connection, table_id: str, seq: int, hand_id: str,
-               seats: tuple[int, ...], wager: int) -> None:
+               seats: tuple[int, ...], wager: int) -> int:
     """:class:`Disputed` unless the table's stored events before ``seq`` show hand
     ``hand_id`` dealt a jackpot to exactly ``seats``, each with the pool's progressive
-    ``wager`` locked."""
+    ``wager`` locked; the seq of the hand's ``hand_started``."""
     rows = connection.execute(
         """SELECT seq, type, message->'data' FROM floor_events
             WHERE table_id = %s AND hand_id = %s AND seq < %s AND type = ANY(%s)
@@ -111,6 +111,7 @@ def check_hand(connection: psycopg.Connection, table_id: str, seq: int, hand_id:
     if set(seats) != winners:
         raise Disputed(f"hand {hand_id}: the cards dealt give the jackpot to seat(s) "
                        f"{sorted(winners) or 'none'}, not {sorted(seats)}")
+    return int(hand[0][0])
 
 
 def _progressive_wagers(locks: list[Any]) -> dict[int, int]:

@@ -163,3 +163,18 @@ def test_the_failure_book_stays_bounded_whatever_the_names() -> None:
     for n in range(5000):
         sessions.failed("10.0.0.1", f"name{n}")
     assert len(sessions._name_failures) <= 4 * 64
+
+
+def test_a_console_under_a_guesser_checks_one_sign_in_every_few_seconds_then_recovers() -> None:
+    from controller.console.sessions import CONSOLE_FAILURES, SPACING_S, WINDOW_S
+
+    now = [0.0]
+    sessions = Sessions(15, {}, clock=lambda: now[0])
+    for guess in range(CONSOLE_FAILURES):          # each from its own machine, its own name
+        assert sessions.locked_for(f"10.1.{guess}.1", f"name{guess}") == 0
+        sessions.failed(f"10.1.{guess}.1", f"name{guess}")
+    assert sessions.locked_for("10.9.9.9", "Alice") == SPACING_S   # anyone waits now
+    now[0] += SPACING_S
+    assert sessions.locked_for("10.9.9.9", "Alice") == 0            # one check, then wait
+    now[0] += WINDOW_S
+    assert sessions.locked_for("10.9.9.9", "Alice") == 0            # the guesser gone

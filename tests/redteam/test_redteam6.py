@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +16,6 @@ from tests.reliability.test_startup_trust import run_config
 from tests.test_reload import Daemon
 
 
-@pytest.mark.xfail(strict=True, raises=KeyError,
-                   reason="held_mark._problem accepts a mark without daemon_copy; read() then "
-                          "indexes document['daemon_copy'] and the daemon's start dies")
 def test_a_mark_without_daemon_copy_holds_the_table_instead_of_crashing_the_start(
         tmp_path: Path) -> None:
     held_mark.mark_path(tmp_path).write_bytes(
@@ -27,10 +25,6 @@ def test_a_mark_without_daemon_copy_holds_the_table_instead_of_crashing_the_star
     assert broken is not None and broken.seq >= 1
 
 
-@pytest.mark.xfail(strict=True,
-                   reason="held_mark.hold keeps the evidence before it writes the mark: when "
-                          "the evidence cannot be kept the mark is never written and a restart "
-                          "runs the swapped-in journal as verified")
 def test_a_swapped_journal_stays_held_after_a_restart_even_when_its_evidence_cannot_be_kept(
         tmp_path: Path) -> None:
     context = zmq.Context()
@@ -58,6 +52,13 @@ def test_a_swapped_journal_stays_held_after_a_restart_even_when_its_evidence_can
         context.term()
 
 
+def test_a_fifo_at_the_marks_name_holds_the_table_and_does_not_hang_the_start(
+        tmp_path: Path) -> None:
+    os.mkfifo(held_mark.mark_path(tmp_path))       # an open() of it would wait for a writer
+    broken = held_mark.read(tmp_path)
+    assert broken is not None and broken.seq == 1 and "not a regular file" in broken.reason
+
+
 #: "P-1" written with another script's P (Cyrillic Er, Greek Rho): NFKC keeps them apart.
 CROSS_SCRIPT = ["\u0420-1", "\u03a1-1"]
 
@@ -74,11 +75,6 @@ def test_a_cross_script_lookalike_is_refused_or_counted_as_the_same_player(
     same_player(lookalike)
 
 
-@pytest.mark.xfail(strict=True,
-                   reason="console/sessions.py holds a name, but the table checks a credential "
-                          "against every supervisor's hash whatever name comes with it "
-                          "(command_channel._supervisor): a guesser spread over many addresses "
-                          "changes the name with each guess and is never held")
 def test_a_guesser_spread_over_many_addresses_is_held_whatever_names_it_gives() -> None:
     from controller.console.sessions import FAILURES, Sessions
 

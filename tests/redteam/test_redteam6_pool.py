@@ -4,16 +4,11 @@ never contributed to (controller/floor/pool.py ``apply`` reads the link at the c
 from __future__ import annotations
 
 import psycopg
-import pytest
 
 from controller.floor import pool
 from tests.floor.test_pool import SEED, Tables, connection, ledger, linked  # noqa: F401
 
 
-@pytest.mark.xfail(strict=True,
-                   reason="pool.apply checks the table's link at the jackpot_pending only, and "
-                          "pool_hits.check_hand does not ask whether the hand was dealt while "
-                          "linked: a config_applied journaled mid-hand drains the pool")
 def test_a_hand_dealt_unlinked_cannot_claim_the_pool_by_linking_before_its_claim(
         connection: psycopg.Connection) -> None:  # noqa: F811
     pool.configure(connection, [linked()])
