@@ -112,15 +112,13 @@ def read(state_dir: str | Path) -> JournalBroken | None:
         return JournalBroken(1, f"{path} holds the table; it cannot be read: "
                                 f"{error.strerror or error}")
     try:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            return JournalBroken(1, f"{path} holds the table; it is not a regular file")
-        with os.fdopen(descriptor, "rb", closefd=False) as file:
+        with os.fdopen(descriptor, "rb") as file:
+            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+                return JournalBroken(1, f"{path} holds the table; it is not a regular file")
             data = file.read(MAX_MARK_BYTES + 1)
     except OSError as error:
         return JournalBroken(1, f"{path} holds the table; it cannot be read: "
                                 f"{error.strerror or error}")
-    finally:
-        os.close(descriptor)
     problem = _problem(data)
     if problem is not None:
         return JournalBroken(1, f"{path} holds the table; it does not parse: {problem}")
