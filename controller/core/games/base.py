@@ -14,6 +14,7 @@ table can pause, fix the cause and carry on. :meth:`Hand.next_step` says what th
 
 from __future__ import annotations
 
+import sys
 from collections import deque
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar, Final, final
@@ -160,15 +161,17 @@ class Hand:
     #: wagers are keyed by text, as its settlements are, because a dict keyed by an enum is
     #: looked up through the generic path, several times the cost of a text-keyed one, and
     #: every hand looks its wagers up dozens of times. The keys compare and hash as the
-    #: vocabulary's members, and are the same on the wire.
+    #: vocabulary's members, and are the same on the wire. Interned: the wager keys written in
+    #: the source ("ante") are interned strings, and a look-up that finds the very same object
+    #: skips comparing the characters (``str(member)`` makes a new copy each call).
     _KEY_TEXTS: ClassVar[tuple[str, ...]]
     _REQUIRED_TEXTS: ClassVar[tuple[str, ...]]
     _KNOWN_KEYS: ClassVar[frozenset[str]]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        cls._KEY_TEXTS = tuple([str(key) for key in cls.WAGER_KEYS])
-        cls._REQUIRED_TEXTS = tuple([str(key) for key in cls.REQUIRED_WAGERS])
+        cls._KEY_TEXTS = tuple([sys.intern(str(key)) for key in cls.WAGER_KEYS])
+        cls._REQUIRED_TEXTS = tuple([sys.intern(str(key)) for key in cls.REQUIRED_WAGERS])
         cls._KNOWN_KEYS = frozenset(cls._KEY_TEXTS)
 
     def __init__(self, setup: GameSetup, wagers: Mapping[int, Mapping[str, int]],
@@ -211,6 +214,8 @@ class Hand:
         if not wagers:
             raise WagerError("no wagers: at least one spot must play")
         keys, known = self._KEY_TEXTS, self._KNOWN_KEYS
+        first, second = self._REQUIRED_TEXTS
+        ruled = self.RULED_WAGERS
         validated = {}
         in_seat_order, previous = True, 0
         for seat, seat_wagers in wagers.items():
@@ -231,9 +236,14 @@ class Hand:
                     raise self._bad_amount(seat, seat_wagers)
                 if amount:
                     amounts[key] = amount
-            problems = self.seat_problems(self.setup, seat, amounts)
-            if problems:
-                raise WagerError(problems[0], seat)
+            # The rules are :meth:`seat_problems`; asked only when they could find one (a
+            # required wager missing or unequal, a wager with a rule of its own), as the call
+            # costs more than the rest of the seat's checks.
+            first_amount = amounts.get(first)
+            if not first_amount or first_amount != amounts.get(second) or ruled:
+                problems = self.seat_problems(self.setup, seat, amounts)
+                if problems:
+                    raise WagerError(problems[0], seat)
             validated[seat] = amounts
             in_seat_order, previous = in_seat_order and seat > previous, seat
         # Wagers usually arrive in seat order, and sorting costs as much as checking a seat.
@@ -406,9 +416,9 @@ class Hand:
         self._due.remove(seat)
         self.history.append(DecisionMade(seat, decision.action, raised, decision.cards))
 
-    def _settle(self, seat: int, wager: str, amount: int, result: WagerResult,
+    def _settle(self, seat: int, player: str, wager: str, amount: int, result: WagerResult,
                 odds: Odds | None = None) -> int:
-        """Record one wager's settlement; return its net."""
+        """Record one wager's settlement for the seat's ``player``; return its net."""
         # ``is``: a result is one of the vocabulary's members (typed so), and an identity test
         # is a pointer compare where ``==`` on an enum is a generic rich comparison.
         if result is WIN:
@@ -417,8 +427,7 @@ class Hand:
             net = 0
         else:
             net = -amount
-        self.history.append(WagerSettled(seat, wager, amount, result, net,
-                                         self.players.get(seat, "")))
+        self.history.append(WagerSettled(seat, wager, amount, result, net, player))
         return net
 
     def _finish(self, players_net: int) -> None:

@@ -23,6 +23,7 @@ A fold forfeits the Ante and X-Tra Bonus, and the Lowdown Bonus unless
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from typing import Final
 
@@ -45,7 +46,7 @@ POST_FLOP: Final = Phase.POST_FLOP
 SHOWDOWN: Final = Phase.SHOWDOWN
 #: The Raise wager is this multiple of the ante (keyed by text: looked up on every decision,
 #: and a text-keyed dict is the fast one; see Hand._KEY_TEXTS).
-RAISE_MULTIPLE = {str(RAISE): 3, str(BET): 1}
+RAISE_MULTIPLE = {sys.intern(str(RAISE)): 3, sys.intern(str(BET)): 1}
 #: X-Tra Bonus pays on these (10-high or lower); J-high or worse pushes.
 XTRA_BONUS_CLASSES = ace_to_five.HAND_CLASSES[:6]
 #: Lowdown Bonus pays on these (J-high or lower); anything worse loses.
@@ -122,7 +123,9 @@ class CaliLowballHand(Hand):
         lowdown_odds = paytable.for_wager("lowdown_bonus")
         rules = self.rules
         players_net = 0
+        players = self.players
         for seat in self.seats:
+            player = players.get(seat, "")  # once a seat, not once a wager
             hand = self.final_hand(seat)
             strength, hand_class = ace_to_five.strength_and_class(hand)
             folded = seat in self.folded
@@ -131,31 +134,31 @@ class CaliLowballHand(Hand):
             ante, xtra = wagers["ante"], wagers["xtra_bonus"]
             lowdown = wagers.get("lowdown_bonus")
             if folded:
-                net = (self._settle(seat, "ante", ante, FORFEIT)
-                       + self._settle(seat, "xtra_bonus", xtra, FORFEIT))
+                net = (self._settle(seat, player, "ante", ante, FORFEIT)
+                       + self._settle(seat, player, "xtra_bonus", xtra, FORFEIT))
                 if lowdown:
                     if rules.lowdown_bonus_survives_fold:
-                        net += self._settle_lowdown(seat, lowdown, hand_class, lowdown_odds)
+                        net += self._settle_lowdown(seat, player, lowdown, hand_class, lowdown_odds)
                     else:
-                        net += self._settle(seat, "lowdown_bonus", lowdown, FORFEIT)
+                        net += self._settle(seat, player, "lowdown_bonus", lowdown, FORFEIT)
             else:
                 player_wins = strength <= dealer_strength
                 main = WIN if player_wins else LOSE
-                net = self._settle(seat, "ante", ante, PUSH if ante_pushes else main)
+                net = self._settle(seat, player, "ante", ante, PUSH if ante_pushes else main)
                 if hand_class in _XTRA_PAYS:
-                    net += self._settle(seat, "xtra_bonus", xtra, WIN,
+                    net += self._settle(seat, player, "xtra_bonus", xtra, WIN,
                                         xtra_odds[hand_class])
                 elif rules.xtra_bonus_loses_on_loss and not player_wins:
-                    net += self._settle(seat, "xtra_bonus", xtra, LOSE)
+                    net += self._settle(seat, player, "xtra_bonus", xtra, LOSE)
                 else:
-                    net += self._settle(seat, "xtra_bonus", xtra, PUSH)
+                    net += self._settle(seat, player, "xtra_bonus", xtra, PUSH)
                 if lowdown:
-                    net += self._settle_lowdown(seat, lowdown, hand_class, lowdown_odds)
-                net += self._settle(seat, "raise", self.raised[seat], main)
+                    net += self._settle_lowdown(seat, player, lowdown, hand_class, lowdown_odds)
+                net += self._settle(seat, player, "raise", self.raised[seat], main)
             players_net += net
         self._finish(players_net)
 
-    def _settle_lowdown(self, seat: int, amount: int, hand_class: str,
+    def _settle_lowdown(self, seat: int, player: str, amount: int, hand_class: str,
                         lowdown_odds: Mapping[str, Odds]) -> int:
         odds = lowdown_odds[hand_class] if hand_class in lowdown_odds else None
-        return self._settle(seat, "lowdown_bonus", amount, WIN if odds else LOSE, odds)
+        return self._settle(seat, player, "lowdown_bonus", amount, WIN if odds else LOSE, odds)

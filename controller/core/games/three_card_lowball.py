@@ -172,7 +172,9 @@ class ThreeCardLowballHand(Hand):
         bonus_odds = self.setup.paytable.for_wager("bonus")
         awards: dict[int, str] = {}
         players_net = 0
+        players = self.players
         for seat in self.seats:
+            player = players.get(seat, "")  # once a seat, not once a wager
             hand = self.final_hand(seat)
             strength, hand_class = three_card.strength_and_class(hand)
             history.append(HandShown(seat, hand, hand_class, False))
@@ -180,15 +182,15 @@ class ThreeCardLowballHand(Hand):
             ante, bonus = wagers["ante"], wagers["bonus"]
             if strength < dealer_strength:
                 odds = bonus_odds.get(hand_class)
-                net = self._settle(seat, "ante", ante, WIN) + \
-                    self._settle(seat, "bonus", bonus, WIN if odds else PUSH, odds)
+                net = self._settle(seat, player, "ante", ante, WIN) + \
+                    self._settle(seat, player, "bonus", bonus, WIN if odds else PUSH, odds)
             else:
                 result = PUSH if strength == dealer_strength else LOSE
-                net = self._settle(seat, "ante", ante, result) + \
-                    self._settle(seat, "bonus", bonus, result)
+                net = self._settle(seat, player, "ante", ante, result) + \
+                    self._settle(seat, player, "bonus", bonus, result)
             progressive = wagers.get("progressive")
             if progressive:
-                net += self._settle(seat, "progressive", progressive, LOSE)
+                net += self._settle(seat, player, "progressive", progressive, LOSE)
                 award = self._award(seat, hand_class, strength < dealer_strength, dealer_pat)
                 if award:
                     awards[seat] = award
