@@ -1,0 +1,114 @@
+"""Red team 7: what the sixth round's fixes left open.
+
+Each test states the behaviour the project promises and is marked xfail (strict) while the
+hole is open: a fix turns it into a pass, and strict makes the suite say so."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from typing import Any
+
+import pytest
+import zmq
+
+from controller.stream import wire
+from controller.stream.table_commands import MAX_WITHDRAWN
+from tests.test_daemon import CREDENTIAL, DEADLINE_S, rig_factory  # noqa: F401 (fixture)
+from tests.test_daemon import Rig, RigFactory
+
+
+def _adjustments(rig: Rig) -> list[Any]:
+    """The adjust_meter commands the table carried out, from the journal."""
+    events = [wire.decode_event(record.message) for record in rig.daemon.journal.records()]
+    return [e for e in events if e.type == "command_accepted"
+            and e.data.command == "adjust_meter"]
+
+
+def _ask(socket: zmq.Socket[bytes], request: dict[str, Any]) -> dict[str, Any]:
+    socket.send(json.dumps(request).encode())
+    assert socket.poll(int(DEADLINE_S * 1000)), f"no answer to {request['command']}"
+    reply: dict[str, Any] = json.loads(socket.recv())
+    return reply
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "daemon/withdrawals.py keeps one table-wide memory of withdrawn ids (REMEMBERED = 10,000, "
+    "oldest forgotten first) that any client may fill without a credential: 157 withdrawals "
+    "of 64 made-up ids push a supervisor's withdrawn adjust_meter out, and when it arrives "
+    "late it is carried out although its client was told it never would be"))
+def test_a_withdrawn_adjustment_stays_withdrawn_whatever_other_clients_withdraw(
+        rig_factory: RigFactory) -> None:  # noqa: F811
+    rig = rig_factory("cali-lowball")
+    victim = "adjust-meter-0001"
+    # The supervisor's console: its adjust_meter timed out, so it withdrew it, and was told
+    # it will never be carried out (the command itself is still on its way: a slow network,
+    # the daemon's I/O thread, a paused VM).
+    told = rig.ask({"command": "withdraw", "requests": [victim]})
+    assert told == {"ok": True, "carried_out": {}, "withdrawn": [victim]}
+    # Anyone who can reach the command socket (no credential: withdraw needs none).
+    guest = rig.context.socket(zmq.REQ)
+    guest.setsockopt(zmq.LINGER, 0)
+    guest.connect(rig.stream.commands)
+    try:
+        for _ in range(10_000 // MAX_WITHDRAWN + 1):
+            made_up = [secrets.token_hex(4) for _ in range(MAX_WITHDRAWN)]
+            assert _ask(guest, {"command": "withdraw", "requests": made_up})["ok"]
+    finally:
+        guest.close(0)
+    late = rig.ask({"command": "adjust_meter", "amount": 50_000, "reason": "fill",
+                    "request_id": victim}, supervisor=True)
+    # The supervisor, told it was withdrawn, gives it again: the meter must move once.
+    again = rig.ask({"command": "adjust_meter", "amount": 50_000, "reason": "fill",
+                     "request_id": "adjust-meter-0002"}, supervisor=True)
+    assert again["ok"]
+    carried = _adjustments(rig)
+    assert not late["ok"] and "withdrawn by its client" in late["error"], (
+        f"the withdrawn adjustment was carried out at seq {late.get('seq')}: the meter moved "
+        f"{len(carried)} times for one fill")
+
+
+# --- the console's sign-in spacing ------------------------------------------------------------
+
+def _guesser_against(sessions: Any, now: list[float], minutes: float,
+                     supervisor_every_s: float) -> int:
+    """A guesser with twenty addresses takes every sign-in slot the spacing opens (the app's
+    order: a sign-in is refused while :meth:`locked_for` says wait, else checked; a wrong one
+    counts as failed). A supervisor (the right credential) tries every ``supervisor_every_s``
+    from her own machine. The number of her tries that were checked."""
+    from controller.console.sessions import SPACING_S
+
+    checked, next_try, step = 0, 60.0, 0.05   # she comes a minute into the attack
+    guesses, last_from = 0, [-100.0] * 20
+    while now[0] < minutes * 60:
+        # The guesser fires as soon as the console would check a sign-in (it polls cheaply:
+        # a refusal while spaced is counted against nothing), from whichever of its addresses
+        # has not failed in the last 15 s (at most 4 a minute each: none is ever locked out).
+        for machine, last in enumerate(last_from):
+            address = f"10.6.6.{machine}"
+            if now[0] - last > 15.0 and sessions.locked_for(address, f"guess{guesses}") == 0:
+                sessions.failed(address, f"guess{guesses}")
+                guesses, last_from[machine] = guesses + 1, now[0]
+                break
+        if now[0] >= next_try:
+            if sessions.locked_for("10.0.0.7", "alice") == 0:
+                checked += 1
+            next_try += supervisor_every_s
+        now[0] += step
+    assert guesses >= minutes * 60 / (SPACING_S + step) - 2, "the guesser did not keep up"
+    return checked
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "console/sessions.py spaces every sign-in on the console one per SPACING_S after 10 "
+    "failures, first come first checked: a guesser on twenty addresses (at most 4 failures a minute "
+    "each, never locked) takes every slot, and the real supervisor (and every dealer) is "
+    "refused for as long as it keeps going"))
+def test_a_guesser_cannot_keep_the_real_supervisor_from_signing_in() -> None:
+    from controller.console.sessions import Sessions
+
+    now = [0.0]
+    sessions = Sessions(15, {}, clock=lambda: now[0])
+    # Ten minutes of a guesser; the supervisor retries every 2 s all along.
+    checked = _guesser_against(sessions, now, minutes=10, supervisor_every_s=2.0)
+    assert checked > 0, "the supervisor was refused at every try for ten minutes"
