@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import secrets
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -112,3 +113,42 @@ def test_a_guesser_cannot_keep_the_real_supervisor_from_signing_in() -> None:
     # Ten minutes of a guesser; the supervisor retries every 2 s all along.
     checked = _guesser_against(sessions, now, minutes=10, supervisor_every_s=2.0)
     assert checked > 0, "the supervisor was refused at every try for ten minutes"
+
+
+# --- the held mark's write side -----------------------------------------------------------------
+
+@pytest.mark.xfail(strict=True, reason=(
+    "held_mark.write opens <mark>.partial with a plain open(..., 'w'): the sixth round made "
+    "the read side refuse a FIFO or a link, not the write side. A folder at that name makes "
+    "every write fail (OSError: the break is not written down) and the restart runs the "
+    "swapped-in journal as verified; a FIFO there hangs the loop in open(); a symlink there "
+    "has the daemon truncate whatever file it points to"))
+def test_a_swapped_journal_stays_held_after_a_restart_whatever_sits_at_the_marks_partial_name(
+        tmp_path: Path) -> None:
+    from controller.daemon import held_mark
+    from tests.redteam.test_journal_file_swapped import swap_in_a_copy
+    from tests.reliability.test_startup_trust import run_config
+    from tests.test_reload import Daemon
+
+    context = zmq.Context()
+    state = tmp_path / "state"
+    table = Daemon(tmp_path, run_config(tmp_path), context)
+    table.daemon.start()
+    try:
+        assert table.ask(command="open")["ok"]
+        # Whoever swaps the journal first puts a folder where the mark is written.
+        Path(f"{held_mark.mark_path(state)}.partial").mkdir()
+        swap_in_a_copy(state)
+        assert table.ask(command="place", spot=1, wager="ante", amount=500)["ok"]
+        table.daemon.check_chain()
+        assert table.daemon.journal_broken is not None  # held while it runs
+    finally:
+        table.daemon.close()
+    table = Daemon(tmp_path, run_config(tmp_path), context)
+    table.daemon.start()
+    try:
+        assert table.daemon.journal_broken is not None, \
+            "restarted on the swapped-in journal as verified: the break was not written down"
+    finally:
+        table.daemon.close()
+        context.term()
