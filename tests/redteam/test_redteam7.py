@@ -152,3 +152,25 @@ def test_a_swapped_journal_stays_held_after_a_restart_whatever_sits_at_the_marks
     finally:
         table.daemon.close()
         context.term()
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "held_mark.write follows a symlink at <mark>.partial (open(..., 'w')): the daemon "
+    "truncates and overwrites the file it points to (here an archived journal kept as "
+    "evidence) with the mark's JSON"))
+def test_writing_the_mark_never_writes_through_a_link_at_its_partial_name(
+        tmp_path: Path) -> None:
+    from controller.daemon import held_mark
+    from controller.stream.journal import JournalBroken
+
+    evidence = tmp_path / "quarantine" / "journal-20261125T110000Z.sqlite3"
+    evidence.parent.mkdir()
+    evidence.write_bytes(b"SQLite format 3\x00 the journal a supervisor archived")
+    Path(f"{held_mark.mark_path(tmp_path)}.partial").symlink_to(evidence)
+    try:
+        held_mark.write(tmp_path, JournalBroken(3, "found while the table ran"),
+                        daemon_seq=2, daemon_hash="ab" * 32)
+    except OSError:
+        pass  # refusing to write through the link is fine; the evidence must stay
+    assert evidence.read_bytes().startswith(b"SQLite format 3"), \
+        "the archived journal was overwritten by the mark"
