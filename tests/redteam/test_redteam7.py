@@ -174,3 +174,52 @@ def test_writing_the_mark_never_writes_through_a_link_at_its_partial_name(
         pass  # refusing to write through the link is fine; the evidence must stay
     assert evidence.read_bytes().startswith(b"SQLite format 3"), \
         "the archived journal was overwritten by the mark"
+
+
+# --- the command channel's turn budget --------------------------------------------------------
+
+@pytest.mark.xfail(strict=True, reason=(
+    "command_channel._read_waiting answers every withdrawal waiting on the socket before it "
+    "returns, with no count or time limit (only commands are held to MAX_WAITING, "
+    "MAX_COMMANDS_PER_TURN and TURN_BUDGET_S): a client that keeps withdrawals coming (no "
+    "credential needed, ~1 ms each to answer) keeps the loop from the shoe, the heartbeat "
+    "and the watchdog for as long as it sends"))
+def test_a_flood_of_withdrawals_is_served_within_the_turn_budget(tmp_path: Path) -> None:
+    from controller.daemon.command_channel import MAX_COMMANDS_PER_TURN, MAX_WAITING
+    from tests.reliability.test_startup_trust import run_config
+    from tests.test_reload import Daemon
+
+    context = zmq.Context()
+    table = Daemon(tmp_path, run_config(tmp_path), context)
+    table.daemon.start()
+    channel = table.daemon.channel
+    # The daemon's socket, on an in-process endpoint: what a client sends is on the socket
+    # when its send returns (no I/O thread between), so the turn meets the whole flood.
+    router, flood = context.socket(zmq.ROUTER), context.socket(zmq.DEALER)
+    for socket in (router, flood):
+        socket.setsockopt(zmq.LINGER, 0)
+        socket.setsockopt(zmq.SNDHWM, 0)
+        socket.setsockopt(zmq.RCVHWM, 0)
+    router.bind("inproc://commands")
+    flood.connect("inproc://commands")
+    real, channel.socket = channel.socket, router
+    sent = 4 * (MAX_WAITING + MAX_COMMANDS_PER_TURN)
+    try:
+        for _ in range(sent):
+            made_up = [secrets.token_hex(4) for _ in range(MAX_WITHDRAWN)]
+            flood.send_multipart([b"", json.dumps(
+                {"command": "withdraw", "requests": made_up}).encode()])
+        channel.serve_turn()
+        answered = 0
+        while flood.poll(0):
+            flood.recv_multipart()
+            answered += 1
+        assert answered <= MAX_WAITING + MAX_COMMANDS_PER_TURN, (
+            f"one turn answered {answered} of {sent} withdrawals before going back to the "
+            f"devices")
+    finally:
+        channel.socket = real
+        router.close(0)
+        flood.close(0)
+        table.daemon.close()
+        context.term()
