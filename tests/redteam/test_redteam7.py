@@ -223,3 +223,57 @@ def test_a_flood_of_withdrawals_is_served_within_the_turn_budget(tmp_path: Path)
         flood.close(0)
         table.daemon.close()
         context.term()
+
+
+# --- a held table's replay ----------------------------------------------------------------------
+
+@pytest.mark.xfail(strict=True, reason=(
+    "a daemon restarted held on a journal another process appended to serves every record "
+    "in the file on its replay socket (publisher._answer reads journal.records with no "
+    "ceiling) and its heartbeat names the forged last seq; the stream client and the floor "
+    "ignore journal_broken_at, so a subscriber that fills the gap stores the forged records "
+    "as the table's history (the floor's pool reads jackpot_pending and contributions from "
+    "them)"))
+def test_a_held_table_never_serves_the_records_past_its_break(tmp_path: Path) -> None:
+    import time
+
+    from tests.redteam.test_chain_append import append_forged
+    from tests.reliability.test_startup_trust import run_config
+    from tests.test_reload import Daemon
+
+    context = zmq.Context()
+    table = Daemon(tmp_path, run_config(tmp_path), context)
+    table.daemon.start()
+    try:
+        assert table.ask(command="open")["ok"]
+        written = table.daemon.journal.last_seq
+        forged = append_forged(tmp_path / "state", table.daemon.table_id)
+        table.daemon.check_chain()
+        assert table.daemon.journal_broken is not None
+        assert table.daemon.journal_broken.seq == forged
+    finally:
+        table.daemon.close()
+    table = Daemon(tmp_path, run_config(tmp_path), context)
+    table.daemon.start()
+    subscriber = context.socket(zmq.DEALER)
+    subscriber.setsockopt(zmq.LINGER, 0)
+    subscriber.connect(f"ipc://{tmp_path}/r")
+    try:
+        broken = table.daemon.journal_broken
+        assert broken is not None and broken.seq == forged      # held, as the mark says
+        subscriber.send(json.dumps({"request": "replay", "after": written}).encode())
+        served: list[Any] = []
+        deadline = time.monotonic() + DEADLINE_S
+        while not any(isinstance(m, wire.ReplayEnd) for m in served):
+            assert time.monotonic() < deadline, "no answer to the replay"
+            table.daemon.publisher.handle_replay()
+            while subscriber.poll(10):
+                served.append(wire.decode_reply(subscriber.recv()))
+        past = [m.seq for m in served if not isinstance(m, wire.ReplayEnd)
+                and m.seq >= broken.seq]
+        assert not past, (f"the held table served seq {past} (the journal broke at seq "
+                          f"{broken.seq}; the daemon wrote up to {written}) as its history")
+    finally:
+        subscriber.close(0)
+        table.daemon.close()
+        context.term()
