@@ -21,7 +21,8 @@ from tests.test_daemon import Rig, RigFactory
 
 def _adjustments(rig: Rig) -> list[Any]:
     """The adjust_meter commands the table carried out, from the journal."""
-    events = [wire.decode_event(record.message) for record in rig.daemon.journal.records()]
+    events: list[Any] = [wire.decode_event(record.message)
+                         for record in rig.daemon.journal.records()]
     return [e for e in events if e.type == "command_accepted"
             and e.data.command == "adjust_meter"]
 
@@ -263,10 +264,12 @@ def test_a_held_table_never_serves_the_records_past_its_break(tmp_path: Path) ->
         assert broken is not None and broken.seq == forged      # held, as the mark says
         subscriber.send(json.dumps({"request": "replay", "after": written}).encode())
         served: list[Any] = []
+        publisher = table.daemon.publisher
+        assert publisher is not None
         deadline = time.monotonic() + DEADLINE_S
         while not any(isinstance(m, wire.ReplayEnd) for m in served):
             assert time.monotonic() < deadline, "no answer to the replay"
-            table.daemon.publisher.handle_replay()
+            publisher.handle_replay()
             while subscriber.poll(10):
                 served.append(wire.decode_reply(subscriber.recv()))
         past = [m.seq for m in served if not isinstance(m, wire.ReplayEnd)
