@@ -1,0 +1,282 @@
+"""Red team 7: what the sixth round's fixes left open.
+
+Each test states the behaviour the project promises and is marked xfail (strict) while the
+hole is open: a fix turns it into a pass, and strict makes the suite say so."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from pathlib import Path
+from typing import Any
+
+import pytest
+import zmq
+
+from controller.stream import wire
+from controller.stream.table_commands import MAX_WITHDRAWN
+from tests.test_daemon import CREDENTIAL, DEADLINE_S, rig_factory  # noqa: F401 (fixture)
+from tests.test_daemon import Rig, RigFactory
+
+
+def _adjustments(rig: Rig) -> list[Any]:
+    """The adjust_meter commands the table carried out, from the journal."""
+    events: list[Any] = [wire.decode_event(record.message)
+                         for record in rig.daemon.journal.records()]
+    return [e for e in events if e.type == "command_accepted"
+            and e.data.command == "adjust_meter"]
+
+
+def _ask(socket: zmq.Socket[bytes], request: dict[str, Any]) -> dict[str, Any]:
+    socket.send(json.dumps(request).encode())
+    assert socket.poll(int(DEADLINE_S * 1000)), f"no answer to {request['command']}"
+    reply: dict[str, Any] = json.loads(socket.recv())
+    return reply
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "daemon/withdrawals.py keeps one table-wide memory of withdrawn ids (REMEMBERED = 10,000, "
+    "oldest forgotten first) that any client may fill without a credential: 157 withdrawals "
+    "of 64 made-up ids push a supervisor's withdrawn adjust_meter out, and when it arrives "
+    "late it is carried out although its client was told it never would be"))
+def test_a_withdrawn_adjustment_stays_withdrawn_whatever_other_clients_withdraw(
+        rig_factory: RigFactory) -> None:  # noqa: F811
+    rig = rig_factory("cali-lowball")
+    victim = "adjust-meter-0001"
+    # The supervisor's console: its adjust_meter timed out, so it withdrew it, and was told
+    # it will never be carried out (the command itself is still on its way: a slow network,
+    # the daemon's I/O thread, a paused VM).
+    told = rig.ask({"command": "withdraw", "requests": [victim]})
+    assert told == {"ok": True, "carried_out": {}, "withdrawn": [victim]}
+    # Anyone who can reach the command socket (no credential: withdraw needs none).
+    guest = rig.context.socket(zmq.REQ)
+    guest.setsockopt(zmq.LINGER, 0)
+    guest.connect(rig.stream.commands)
+    try:
+        for _ in range(10_000 // MAX_WITHDRAWN + 1):
+            made_up = [secrets.token_hex(4) for _ in range(MAX_WITHDRAWN)]
+            assert _ask(guest, {"command": "withdraw", "requests": made_up})["ok"]
+    finally:
+        guest.close(0)
+    late = rig.ask({"command": "adjust_meter", "amount": 50_000, "reason": "fill",
+                    "request_id": victim}, supervisor=True)
+    # The supervisor, told it was withdrawn, gives it again: the meter must move once.
+    again = rig.ask({"command": "adjust_meter", "amount": 50_000, "reason": "fill",
+                     "request_id": "adjust-meter-0002"}, supervisor=True)
+    assert again["ok"]
+    carried = _adjustments(rig)
+    assert not late["ok"] and "withdrawn by its client" in late["error"], (
+        f"the withdrawn adjustment was carried out at seq {late.get('seq')}: the meter moved "
+        f"{len(carried)} times for one fill")
+
+
+# --- the console's sign-in spacing ------------------------------------------------------------
+
+def _guesser_against(sessions: Any, now: list[float], minutes: float,
+                     supervisor_every_s: float) -> int:
+    """A guesser with twenty addresses takes every sign-in slot the spacing opens (the app's
+    order: a sign-in is refused while :meth:`locked_for` says wait, else checked; a wrong one
+    counts as failed). A supervisor (the right credential) tries every ``supervisor_every_s``
+    from her own machine. The number of her tries that were checked."""
+    from controller.console.sessions import SPACING_S
+
+    checked, next_try, step = 0, 60.0, 0.05   # she comes a minute into the attack
+    guesses, last_from = 0, [-100.0] * 20
+    while now[0] < minutes * 60:
+        # The guesser fires as soon as the console would check a sign-in (it polls cheaply:
+        # a refusal while spaced is counted against nothing), from whichever of its addresses
+        # has not failed in the last 15 s (at most 4 a minute each: none is ever locked out).
+        for machine, last in enumerate(last_from):
+            address = f"10.6.6.{machine}"
+            if now[0] - last > 15.0 and sessions.locked_for(address, f"guess{guesses}") == 0:
+                sessions.failed(address, f"guess{guesses}")
+                guesses, last_from[machine] = guesses + 1, now[0]
+                break
+        if now[0] >= next_try:
+            if sessions.locked_for("10.0.0.7", "alice") == 0:
+                checked += 1
+            next_try += supervisor_every_s
+        now[0] += step
+    assert guesses >= minutes * 60 / (SPACING_S + step) - 2, "the guesser did not keep up"
+    return checked
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "console/sessions.py spaces every sign-in on the console one per SPACING_S after 10 "
+    "failures, first come first checked: a guesser on twenty addresses (at most 4 failures a minute "
+    "each, never locked) takes every slot, and the real supervisor (and every dealer) is "
+    "refused for as long as it keeps going"))
+def test_a_guesser_cannot_keep_the_real_supervisor_from_signing_in() -> None:
+    from controller.console.sessions import Sessions
+
+    now = [0.0]
+    sessions = Sessions(15, {}, clock=lambda: now[0])
+    # Ten minutes of a guesser; the supervisor retries every 2 s all along.
+    checked = _guesser_against(sessions, now, minutes=10, supervisor_every_s=2.0)
+    assert checked > 0, "the supervisor was refused at every try for ten minutes"
+
+
+# --- the held mark's write side -----------------------------------------------------------------
+
+@pytest.mark.xfail(strict=True, reason=(
+    "held_mark.write opens <mark>.partial with a plain open(..., 'w'): the sixth round made "
+    "the read side refuse a FIFO or a link, not the write side. A folder at that name makes "
+    "every write fail (OSError: the break is not written down) and the restart runs the "
+    "swapped-in journal as verified; a FIFO there hangs the loop in open(); a symlink there "
+    "has the daemon truncate whatever file it points to"))
+def test_a_swapped_journal_stays_held_after_a_restart_whatever_sits_at_the_marks_partial_name(
+        tmp_path: Path) -> None:
+    from controller.daemon import held_mark
+    from tests.redteam.test_journal_file_swapped import swap_in_a_copy
+    from tests.reliability.test_startup_trust import run_config
+    from tests.test_reload import Daemon
+
+    context = zmq.Context()
+    state = tmp_path / "state"
+    table = Daemon(tmp_path, run_config(tmp_path), context)
+    table.daemon.start()
+    try:
+        assert table.ask(command="open")["ok"]
+        # Whoever swaps the journal first puts a folder where the mark is written.
+        Path(f"{held_mark.mark_path(state)}.partial").mkdir()
+        swap_in_a_copy(state)
+        assert table.ask(command="place", spot=1, wager="ante", amount=500)["ok"]
+        table.daemon.check_chain()
+        assert table.daemon.journal_broken is not None  # held while it runs
+    finally:
+        table.daemon.close()
+    table = Daemon(tmp_path, run_config(tmp_path), context)
+    table.daemon.start()
+    try:
+        assert table.daemon.journal_broken is not None, \
+            "restarted on the swapped-in journal as verified: the break was not written down"
+    finally:
+        table.daemon.close()
+        context.term()
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "held_mark.write follows a symlink at <mark>.partial (open(..., 'w')): the daemon "
+    "truncates and overwrites the file it points to (here an archived journal kept as "
+    "evidence) with the mark's JSON"))
+def test_writing_the_mark_never_writes_through_a_link_at_its_partial_name(
+        tmp_path: Path) -> None:
+    from controller.daemon import held_mark
+    from controller.stream.journal import JournalBroken
+
+    evidence = tmp_path / "quarantine" / "journal-20261125T110000Z.sqlite3"
+    evidence.parent.mkdir()
+    evidence.write_bytes(b"SQLite format 3\x00 the journal a supervisor archived")
+    Path(f"{held_mark.mark_path(tmp_path)}.partial").symlink_to(evidence)
+    try:
+        held_mark.write(tmp_path, JournalBroken(3, "found while the table ran"),
+                        daemon_seq=2, daemon_hash="ab" * 32)
+    except OSError:
+        pass  # refusing to write through the link is fine; the evidence must stay
+    assert evidence.read_bytes().startswith(b"SQLite format 3"), \
+        "the archived journal was overwritten by the mark"
+
+
+# --- the command channel's turn budget --------------------------------------------------------
+
+@pytest.mark.xfail(strict=True, reason=(
+    "command_channel._read_waiting answers every withdrawal waiting on the socket before it "
+    "returns, with no count or time limit (only commands are held to MAX_WAITING, "
+    "MAX_COMMANDS_PER_TURN and TURN_BUDGET_S): a client that keeps withdrawals coming (no "
+    "credential needed, ~1 ms each to answer) keeps the loop from the shoe, the heartbeat "
+    "and the watchdog for as long as it sends"))
+def test_a_flood_of_withdrawals_is_served_within_the_turn_budget(tmp_path: Path) -> None:
+    from controller.daemon.command_channel import MAX_COMMANDS_PER_TURN, MAX_WAITING
+    from tests.reliability.test_startup_trust import run_config
+    from tests.test_reload import Daemon
+
+    context = zmq.Context()
+    table = Daemon(tmp_path, run_config(tmp_path), context)
+    table.daemon.start()
+    channel = table.daemon.channel
+    # The daemon's socket, on an in-process endpoint: what a client sends is on the socket
+    # when its send returns (no I/O thread between), so the turn meets the whole flood.
+    router, flood = context.socket(zmq.ROUTER), context.socket(zmq.DEALER)
+    for socket in (router, flood):
+        socket.setsockopt(zmq.LINGER, 0)
+        socket.setsockopt(zmq.SNDHWM, 0)
+        socket.setsockopt(zmq.RCVHWM, 0)
+    router.bind("inproc://commands")
+    flood.connect("inproc://commands")
+    real, channel.socket = channel.socket, router
+    sent = 4 * (MAX_WAITING + MAX_COMMANDS_PER_TURN)
+    try:
+        for _ in range(sent):
+            made_up = [secrets.token_hex(4) for _ in range(MAX_WITHDRAWN)]
+            flood.send_multipart([b"", json.dumps(
+                {"command": "withdraw", "requests": made_up}).encode()])
+        channel.serve_turn()
+        answered = 0
+        while flood.poll(0):
+            flood.recv_multipart()
+            answered += 1
+        assert answered <= MAX_WAITING + MAX_COMMANDS_PER_TURN, (
+            f"one turn answered {answered} of {sent} withdrawals before going back to the "
+            f"devices")
+    finally:
+        channel.socket = real
+        router.close(0)
+        flood.close(0)
+        table.daemon.close()
+        context.term()
+
+
+# --- a held table's replay ----------------------------------------------------------------------
+
+@pytest.mark.xfail(strict=True, reason=(
+    "a daemon restarted held on a journal another process appended to serves every record "
+    "in the file on its replay socket (publisher._answer reads journal.records with no "
+    "ceiling) and its heartbeat names the forged last seq; the stream client and the floor "
+    "ignore journal_broken_at, so a subscriber that fills the gap stores the forged records "
+    "as the table's history (the floor's pool reads jackpot_pending and contributions from "
+    "them)"))
+def test_a_held_table_never_serves_the_records_past_its_break(tmp_path: Path) -> None:
+    import time
+
+    from tests.redteam.test_chain_append import append_forged
+    from tests.reliability.test_startup_trust import run_config
+    from tests.test_reload import Daemon
+
+    context = zmq.Context()
+    table = Daemon(tmp_path, run_config(tmp_path), context)
+    table.daemon.start()
+    try:
+        assert table.ask(command="open")["ok"]
+        written = table.daemon.journal.last_seq
+        forged = append_forged(tmp_path / "state", table.daemon.table_id)
+        table.daemon.check_chain()
+        assert table.daemon.journal_broken is not None
+        assert table.daemon.journal_broken.seq == forged
+    finally:
+        table.daemon.close()
+    table = Daemon(tmp_path, run_config(tmp_path), context)
+    table.daemon.start()
+    subscriber = context.socket(zmq.DEALER)
+    subscriber.setsockopt(zmq.LINGER, 0)
+    subscriber.connect(f"ipc://{tmp_path}/r")
+    try:
+        broken = table.daemon.journal_broken
+        assert broken is not None and broken.seq == forged      # held, as the mark says
+        subscriber.send(json.dumps({"request": "replay", "after": written}).encode())
+        served: list[Any] = []
+        publisher = table.daemon.publisher
+        assert publisher is not None
+        deadline = time.monotonic() + DEADLINE_S
+        while not any(isinstance(m, wire.ReplayEnd) for m in served):
+            assert time.monotonic() < deadline, "no answer to the replay"
+            publisher.handle_replay()
+            while subscriber.poll(10):
+                served.append(wire.decode_reply(subscriber.recv()))
+        past = [m.seq for m in served if not isinstance(m, wire.ReplayEnd)
+                and m.seq >= broken.seq]
+        assert not past, (f"the held table served seq {past} (the journal broke at seq "
+                          f"{broken.seq}; the daemon wrote up to {written}) as its history")
+    finally:
+        subscriber.close(0)
+        table.daemon.close()
+        context.term()
