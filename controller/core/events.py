@@ -27,6 +27,7 @@ from controller.core.records import (  # noqa: F401  (public here too, for impor
     kinds_of as kinds_of,
 )
 from controller.core.vocabulary import (  # noqa: F401  (the vocabularies of the records' _hints)
+    HandClass,
     Phase,
     PlayerDecision,
     ProgressiveAward,
@@ -185,7 +186,8 @@ class HandShown(Record):
 
     __slots__ = ("to", "cards", "hand_class", "folded")
     _fields = ("to", "cards", "hand_class", "folded")
-    _hints = {"to": "Recipient", "cards": "tuple[Card, ...]", "hand_class": "str", "folded": "bool"}
+    _hints = {"to": "Recipient", "cards": "tuple[Card, ...]", "hand_class": "HandClass",
+              "folded": "bool"}
     to: Any
     cards: Any
     hand_class: Any

@@ -9,6 +9,7 @@ states are :class:`controller.core.table_events.TableState`.
 
 from __future__ import annotations
 
+import sys
 from enum import StrEnum
 
 
@@ -58,6 +59,55 @@ class WagerResult(StrEnum):
     LOSE = "lose"
     PUSH = "push"
     FORFEIT = "forfeit"
+
+
+class HandClass(StrEnum):
+    """What a final hand is called at the showdown (``hand_shown``) and in the paytables.
+
+    Cali LowBall (five cards, ace-to-five low): ``5-high`` to ``K-high``, then ``pair``,
+    ``two pair``, ``three of a kind``, ``full house``, ``four of a kind``. Three Card Lowball:
+    ``4-2-A one color`` (all three cards one color), ``4-2-A two color``, ``4-3-A``, ``5-high``
+    to ``K-high``, then ``pair``, ``flush``, ``straight``, ``three of a kind``, ``straight
+    flush``. Each ranking lists its game's classes best first
+    (:data:`controller.core.rankings.ace_to_five.HAND_CLASSES`,
+    :data:`controller.core.rankings.three_card.HAND_CLASSES`)."""
+
+    FOUR_TWO_ACE_ONE_COLOR = "4-2-A one color"
+    FOUR_TWO_ACE_TWO_COLOR = "4-2-A two color"
+    FOUR_THREE_ACE = "4-3-A"
+    FIVE_HIGH = "5-high"
+    SIX_HIGH = "6-high"
+    SEVEN_HIGH = "7-high"
+    EIGHT_HIGH = "8-high"
+    NINE_HIGH = "9-high"
+    TEN_HIGH = "10-high"
+    JACK_HIGH = "J-high"
+    QUEEN_HIGH = "Q-high"
+    KING_HIGH = "K-high"
+    PAIR = "pair"
+    TWO_PAIR = "two pair"
+    FLUSH = "flush"
+    STRAIGHT = "straight"
+    THREE_OF_A_KIND = "three of a kind"
+    STRAIGHT_FLUSH = "straight flush"
+    FULL_HOUSE = "full house"
+    FOUR_OF_A_KIND = "four of a kind"
+
+
+#: The no-pair classes by their top card's rank (5 to 13, king).
+HIGH_CARD_CLASSES = {5: HandClass.FIVE_HIGH, 6: HandClass.SIX_HIGH, 7: HandClass.SEVEN_HIGH,
+                     8: HandClass.EIGHT_HIGH, 9: HandClass.NINE_HIGH, 10: HandClass.TEN_HIGH,
+                     11: HandClass.JACK_HIGH, 12: HandClass.QUEEN_HIGH, 13: HandClass.KING_HIGH}
+
+
+def text_of(member: str) -> str:
+    """A member's text as a plain, interned ``str``, for the game core's hot paths.
+
+    A member compares and hashes as its text, but a dict keyed by plain text looks a member up
+    through the generic path, several times slower; and a look-up that finds the very same
+    string object skips comparing the characters (``str(member)`` makes a new copy each time,
+    ``sys.intern`` returns the one the source's literals share)."""
+    return sys.intern(str(member))
 
 
 class ProgressiveAward(StrEnum):

@@ -12,19 +12,24 @@ from __future__ import annotations
 from collections.abc import Callable
 from fractions import Fraction
 
+from controller.core.vocabulary import HandClass
 from controller.par.figures import percent_text
+
+FOUR_TWO_ACE_ONE_COLOR, FOUR_TWO_ACE_TWO_COLOR, FOUR_THREE_ACE = (
+    HandClass.FOUR_TWO_ACE_ONE_COLOR, HandClass.FOUR_TWO_ACE_TWO_COLOR, HandClass.FOUR_THREE_ACE)
+FIVE_HIGH, SIX_HIGH, SEVEN_HIGH = HandClass.FIVE_HIGH, HandClass.SIX_HIGH, HandClass.SEVEN_HIGH
 
 #: Three Card Lowball: the exact house edge of Bonus lines (class -> odds "N:M", sorted) as
 #: the committed par sheets give it; the progressive is a separate wager.
 RECORDED: dict[tuple[tuple[str, str], ...], Fraction] = {
-    (("4-2-A one color", "10:1"), ("4-2-A two color", "6:1"), ("4-3-A", "5:1"),
-     ("5-high", "3:1"), ("6-high", "2:1"), ("7-high", "1:1")):
+    ((FOUR_TWO_ACE_ONE_COLOR, "10:1"), (FOUR_TWO_ACE_TWO_COLOR, "6:1"), (FOUR_THREE_ACE, "5:1"),
+     (FIVE_HIGH, "3:1"), (SIX_HIGH, "2:1"), (SEVEN_HIGH, "1:1")):
         Fraction(768282207817, 79732922068800),
-    (("4-2-A one color", "12:1"), ("4-2-A two color", "8:1"), ("4-3-A", "4:1"),
-     ("5-high", "3:1"), ("6-high", "2:1"), ("7-high", "1:1")):
+    ((FOUR_TWO_ACE_ONE_COLOR, "12:1"), (FOUR_TWO_ACE_TWO_COLOR, "8:1"), (FOUR_THREE_ACE, "4:1"),
+     (FIVE_HIGH, "3:1"), (SIX_HIGH, "2:1"), (SEVEN_HIGH, "1:1")):
         Fraction(71658585899, 17333243928000),
-    (("4-2-A one color", "10:1"), ("4-2-A two color", "6:1"), ("4-3-A", "4:1"),
-     ("5-high", "3:1"), ("6-high", "2:1"), ("7-high", "1:1")):
+    ((FOUR_TWO_ACE_ONE_COLOR, "10:1"), (FOUR_TWO_ACE_TWO_COLOR, "6:1"), (FOUR_THREE_ACE, "4:1"),
+     (FIVE_HIGH, "3:1"), (SIX_HIGH, "2:1"), (SEVEN_HIGH, "1:1")):
         Fraction(1406734172159, 99666152586000),
 }
 

@@ -33,6 +33,7 @@ from typing import NamedTuple
 from controller.core.cards import DECK, SUIT_CHARS, Card
 from controller.core.games.house_way import house_way
 from controller.core.rankings import three_card
+from controller.core.vocabulary import HandClass, ProgressiveAward, text_of
 
 #: Best first: where the strategy breaks an exact tie between two draws.
 WIN, TIE, LOSE = 0, 1, 2
@@ -260,7 +261,10 @@ class Progressive(NamedTuple):
     seed: int
 
 
-PAT_AWARDS = {"4-2-A one color": "pat-4-2-A-one-color", "4-2-A two color": "pat-4-2-A-two-color"}
+PAT_AWARDS: dict[str, str] = {
+    three_card.ONE_COLOR: text_of(ProgressiveAward.PAT_ONE_COLOR),
+    three_card.TWO_COLOR: text_of(ProgressiveAward.PAT_TWO_COLOR)}
+_JACKPOT = text_of(ProgressiveAward.JACKPOT)
 
 
 class ThreeCardParSheet(NamedTuple):
@@ -362,19 +366,20 @@ def par_sheet(counted: Mapping[tuple[Card, ...], tuple[DrawCounts, ...]],
     for name, odds in bonus.items():
         hits = Fraction(outcomes.get(name, [0, 0, 0])[WIN], deals)
         lines[name] = (hits, hits * odds)
-    award_frequency = {"jackpot": jackpot / hands}
+    award_frequency = {_JACKPOT: jackpot / hands}
     award_frequency.update({name: Fraction(ways, deals) for name, ways in pat_wins.items()})
-    award_frequency["4-high"] = Fraction(sum(plain_wins.get(name, 0)
-                                             for name in three_card.FOUR_HIGH_CLASSES), deals)
-    award_frequency["5-high"] = Fraction(plain_wins.get("5-high", 0), deals)
+    award_frequency[text_of(ProgressiveAward.FOUR_HIGH)] = Fraction(
+        sum(plain_wins.get(name, 0) for name in three_card.FOUR_HIGH_CLASSES), deals)
+    award_frequency[text_of(ProgressiveAward.FIVE_HIGH)] = Fraction(
+        plain_wins.get(text_of(HandClass.FIVE_HIGH), 0), deals)
     fixed = sum((frequency * Fraction(progressive.awards[name], progressive.wager)
-                 for name, frequency in award_frequency.items() if name != "jackpot"),
+                 for name, frequency in award_frequency.items() if name != _JACKPOT),
                 Fraction(0))
     return ThreeCardParSheet(
         strategy=strategy, values=values, returns=returns, house_edge=-returns["total"] / 2,
         variance=second - returns["total"] ** 2, results=results, lines=lines,
         progressive_awards=award_frequency, progressive_fixed_return=fixed,
-        progressive_jackpot=award_frequency["jackpot"], progressive=progressive, hands=hands)
+        progressive_jackpot=award_frequency[_JACKPOT], progressive=progressive, hands=hands)
 
 
 def _dealer_pat_share(hand: Sequence[Card], deck: Sequence[Card]) -> Fraction:

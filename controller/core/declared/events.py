@@ -23,6 +23,7 @@ from controller.core.records import (  # noqa: F401  (public here too, for impor
     kinds_of as kinds_of,
 )
 from controller.core.vocabulary import (  # noqa: F401  (the vocabularies of the records' _hints)
+    HandClass,
     Phase,
     PlayerDecision,
     ProgressiveAward,
@@ -106,7 +107,7 @@ class HandShown(NamedTuple):
 
     to: Recipient
     cards: tuple[Card, ...]
-    hand_class: str
+    hand_class: HandClass
     folded: bool = False
 
 

@@ -14,7 +14,6 @@ table can pause, fix the cause and carry on. :meth:`Hand.next_step` says what th
 
 from __future__ import annotations
 
-import sys
 from collections import deque
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar, Final, final
@@ -37,7 +36,7 @@ from controller.core.events import (
 from controller.core.money import Odds
 from controller.core.table_settings import MAX_SPOTS, GameSetup
 from controller.errors import LowballError
-from controller.core.vocabulary import WagerResult
+from controller.core.vocabulary import WagerResult, text_of
 
 #: Settlement results. ``Final`` (here and for the other names the engines compare and emit)
 #: lets the compiled build (setup.py) use them as constants rather than look them up.
@@ -161,17 +160,15 @@ class Hand:
     #: wagers are keyed by text, as its settlements are, because a dict keyed by an enum is
     #: looked up through the generic path, several times the cost of a text-keyed one, and
     #: every hand looks its wagers up dozens of times. The keys compare and hash as the
-    #: vocabulary's members, and are the same on the wire. Interned: the wager keys written in
-    #: the source ("ante") are interned strings, and a look-up that finds the very same object
-    #: skips comparing the characters (``str(member)`` makes a new copy each call).
+    #: vocabulary's members, and are the same on the wire (:func:`text_of` says why interned).
     _KEY_TEXTS: ClassVar[tuple[str, ...]]
     _REQUIRED_TEXTS: ClassVar[tuple[str, ...]]
     _KNOWN_KEYS: ClassVar[frozenset[str]]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        cls._KEY_TEXTS = tuple([sys.intern(str(key)) for key in cls.WAGER_KEYS])
-        cls._REQUIRED_TEXTS = tuple([sys.intern(str(key)) for key in cls.REQUIRED_WAGERS])
+        cls._KEY_TEXTS = tuple([text_of(key) for key in cls.WAGER_KEYS])
+        cls._REQUIRED_TEXTS = tuple([text_of(key) for key in cls.REQUIRED_WAGERS])
         cls._KNOWN_KEYS = frozenset(cls._KEY_TEXTS)
 
     def __init__(self, setup: GameSetup, wagers: Mapping[int, Mapping[str, int]],

@@ -23,7 +23,6 @@ A fold forfeits the Ante and X-Tra Bonus, and the Lowdown Bonus unless
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping
 from typing import Final
 
@@ -33,7 +32,7 @@ from controller.core.games.base import FORFEIT, LOSE, PUSH, WIN, Decision, Hand
 from controller.core.money import Odds
 from controller.core.rankings import ace_to_five
 from controller.core.table_settings import GameSetup
-from controller.core.vocabulary import Phase, PlayerDecision, WagerKey
+from controller.core.vocabulary import Phase, PlayerDecision, WagerKey, text_of
 
 RAISE: Final = PlayerDecision.RAISE
 CHECK: Final = PlayerDecision.CHECK
@@ -46,7 +45,7 @@ POST_FLOP: Final = Phase.POST_FLOP
 SHOWDOWN: Final = Phase.SHOWDOWN
 #: The Raise wager is this multiple of the ante (keyed by text: looked up on every decision,
 #: and a text-keyed dict is the fast one; see Hand._KEY_TEXTS).
-RAISE_MULTIPLE = {sys.intern(str(RAISE)): 3, sys.intern(str(BET)): 1}
+RAISE_MULTIPLE = {text_of(RAISE): 3, text_of(BET): 1}
 #: X-Tra Bonus pays on these (10-high or lower); J-high or worse pushes.
 XTRA_BONUS_CLASSES = ace_to_five.HAND_CLASSES[:6]
 #: Lowdown Bonus pays on these (J-high or lower); anything worse loses.

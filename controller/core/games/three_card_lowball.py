@@ -45,7 +45,14 @@ from controller.core.cards import Card
 from controller.core.games.house_way import house_way
 from controller.core.rankings import three_card
 from controller.core.table_settings import GameSetup
-from controller.core.vocabulary import Phase, PlayerDecision, ProgressiveAward, WagerKey
+from controller.core.vocabulary import (
+    HandClass,
+    Phase,
+    PlayerDecision,
+    ProgressiveAward,
+    WagerKey,
+    text_of,
+)
 
 STAND: Final = PlayerDecision.STAND
 DISCARD: Final = PlayerDecision.DISCARD
@@ -58,7 +65,8 @@ MAX_DISCARD = 2
 JACKPOT, PAT_ONE_COLOR, PAT_TWO_COLOR, FOUR_HIGH, FIVE_HIGH = ProgressiveAward
 #: Progressive awards, highest first.
 AWARDS = tuple(ProgressiveAward)
-_PAT_AWARD = {"4-2-A one color": PAT_ONE_COLOR, "4-2-A two color": PAT_TWO_COLOR}
+_PAT_AWARD = {three_card.ONE_COLOR: PAT_ONE_COLOR, three_card.TWO_COLOR: PAT_TWO_COLOR}
+_FIVE_HIGH_CLASS: Final = text_of(HandClass.FIVE_HIGH)
 
 
 class ThreeCardLowballHand(Hand):
@@ -208,7 +216,7 @@ class ThreeCardLowballHand(Hand):
             return _PAT_AWARD[dealt_class]
         if final_class in three_card.FOUR_HIGH_CLASSES:
             return FOUR_HIGH
-        if final_class == "5-high":
+        if final_class == _FIVE_HIGH_CLASS:
             return FIVE_HIGH
         return None
 

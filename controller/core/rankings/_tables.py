@@ -42,8 +42,3 @@ def dense_strengths(
             previous = key
         strengths[lookup_key] = strength
     return strengths
-
-
-def rank_name(rank: int) -> str:
-    """How a hand class names a top card: A, 2..9, 10, J, Q, K."""
-    return {1: "A", 10: "10", 11: "J", 12: "Q", 13: "K"}.get(rank, str(rank))

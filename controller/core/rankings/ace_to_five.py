@@ -27,15 +27,19 @@ from collections.abc import Sequence
 from itertools import combinations_with_replacement
 
 from controller.core.cards import Card
-from controller.core.rankings._tables import dense_strengths, prime_product, rank_name
+from controller.core.rankings._tables import dense_strengths, prime_product
+from controller.core.vocabulary import HIGH_CARD_CLASSES, HandClass, text_of
 
 NO_PAIR, PAIR, TWO_PAIR, TRIPS, FULL_HOUSE, QUADS = range(6)
-_CATEGORY_NAMES = ("no pair", "pair", "two pair", "three of a kind", "full house",
-                   "four of a kind")
+#: The class of each category but no pair (named by its top card), as plain text.
+_CATEGORY_NAMES = ("", *(text_of(member) for member in (
+    HandClass.PAIR, HandClass.TWO_PAIR, HandClass.THREE_OF_A_KIND, HandClass.FULL_HOUSE,
+    HandClass.FOUR_OF_A_KIND)))
+#: The no-pair classes by top card, as plain text.
+_HIGH_NAMES = {top: text_of(member) for top, member in HIGH_CARD_CLASSES.items()}
 
-#: Every hand class, best first.
-HAND_CLASSES: tuple[str, ...] = (
-    *(f"{rank_name(top)}-high" for top in range(5, 14)), *_CATEGORY_NAMES[1:])
+#: Every hand class, best first, as plain text (:class:`HandClass`'s values).
+HAND_CLASSES: tuple[str, ...] = (*_HIGH_NAMES.values(), *_CATEGORY_NAMES[1:])
 
 
 def order_key(ranks: tuple[int, ...]) -> tuple[int, ...]:
@@ -56,7 +60,7 @@ def order_key(ranks: tuple[int, ...]) -> tuple[int, ...]:
 def _class_of(ranks: tuple[int, ...]) -> str:
     category = order_key(ranks)[0]
     if category == NO_PAIR:
-        return f"{rank_name(max(ranks))}-high"
+        return _HIGH_NAMES[max(ranks)]
     return _CATEGORY_NAMES[category]
 
 

@@ -25,17 +25,28 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from itertools import combinations_with_replacement
+from typing import Final
 
 from controller.core.cards import Card
-from controller.core.rankings._tables import dense_strengths, prime_product, rank_name
+from controller.core.rankings._tables import dense_strengths, prime_product
+from controller.core.vocabulary import HIGH_CARD_CLASSES, HandClass, text_of
 
 NO_PAIR, PAIR, FLUSH, STRAIGHT, TRIPS, STRAIGHT_FLUSH = range(6)
-_CATEGORY_NAMES = ("no pair", "pair", "flush", "straight", "three of a kind", "straight flush")
+#: The class of each category but no pair (named by its top card), as plain text.
+_CATEGORY_NAMES = ("", *(text_of(member) for member in (
+    HandClass.PAIR, HandClass.FLUSH, HandClass.STRAIGHT, HandClass.THREE_OF_A_KIND,
+    HandClass.STRAIGHT_FLUSH)))
+#: The no-pair classes by top card, as plain text.
+_HIGH_NAMES = {top: text_of(member) for top, member in HIGH_CARD_CLASSES.items()}
+ONE_COLOR: Final = text_of(HandClass.FOUR_TWO_ACE_ONE_COLOR)
+TWO_COLOR: Final = text_of(HandClass.FOUR_TWO_ACE_TWO_COLOR)
+FOUR_THREE_ACE: Final = text_of(HandClass.FOUR_THREE_ACE)
+#: 4-2-A before its color is known (the tables see ranks and suits, not colors): not a class.
+_FOUR_TWO_ACE: Final = "4-2-A"
 
-#: Every hand class, best first.
+#: Every hand class, best first, as plain text (:class:`HandClass`'s values).
 HAND_CLASSES: tuple[str, ...] = (
-    "4-2-A one color", "4-2-A two color", "4-3-A",
-    *(f"{rank_name(top)}-high" for top in range(5, 14)), *_CATEGORY_NAMES[1:])
+    ONE_COLOR, TWO_COLOR, FOUR_THREE_ACE, *_HIGH_NAMES.values(), *_CATEGORY_NAMES[1:])
 
 #: 4-high hands (the two no-pair hands topped by a four): the progressive's "4 high".
 FOUR_HIGH_CLASSES = frozenset(HAND_CLASSES[:3])
@@ -72,10 +83,10 @@ def _class_of(ranks: tuple[int, ...], flush: bool) -> str:
     if category != NO_PAIR:
         return _CATEGORY_NAMES[category]
     if descending == [4, 2, 1]:
-        return "4-2-A"
+        return _FOUR_TWO_ACE
     if descending == [4, 3, 1]:
-        return "4-3-A"
-    return f"{rank_name(descending[0])}-high"
+        return FOUR_THREE_ACE
+    return _HIGH_NAMES[descending[0]]
 
 
 def _hands() -> Iterator[tuple[int, tuple[tuple[int, ...], bool]]]:
@@ -102,8 +113,8 @@ def strength(cards: Sequence[Card]) -> int:
 def hand_class(cards: Sequence[Card]) -> str:
     a, b, c = cards
     name = _CLASS[a.prime * b.prime * c.prime * 2 + (a.suit == b.suit == c.suit)]
-    if name == "4-2-A":
-        return "4-2-A one color" if a.is_red == b.is_red == c.is_red else "4-2-A two color"
+    if name == _FOUR_TWO_ACE:
+        return ONE_COLOR if a.is_red == b.is_red == c.is_red else TWO_COLOR
     return name
 
 
@@ -112,7 +123,6 @@ def strength_and_class(cards: Sequence[Card]) -> tuple[int, str]:
     a, b, c = cards
     strength, name = _STRENGTH_AND_CLASS[a.prime * b.prime * c.prime * 2
                                          + (a.suit == b.suit == c.suit)]
-    if name == "4-2-A":
-        return strength, ("4-2-A one color" if a.is_red == b.is_red == c.is_red
-                          else "4-2-A two color")
+    if name == _FOUR_TWO_ACE:
+        return strength, (ONE_COLOR if a.is_red == b.is_red == c.is_red else TWO_COLOR)
     return strength, name
