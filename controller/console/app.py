@@ -417,6 +417,7 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
                 log.warning("sign-in refused", name=form.name, address=address)
                 return JSONResponse({"ok": False, "error": "the credential is not valid for "
                                                            "this account"}, status_code=401)
+            sessions.signed_in_from(address)
             return signed_in(*opened)
         try:
             reply = await send_command({"command": "sign_in", "by": form.name,
@@ -427,6 +428,7 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
             sessions.failed(address, form.name)
             log.warning("supervisor sign-in refused", name=form.name, address=address)
             return JSONResponse({"ok": False, "error": reply.get("error")}, status_code=401)
+        sessions.signed_in_from(address)
         return signed_in(*sessions.open(form.name, form.credential))
 
     def locked_out(address: str) -> Response:

@@ -12,7 +12,10 @@ too many for one name, from any number of addresses, hold that name for a shorte
 guesser spread over many machines gets no more guesses at a supervisor's credential, and
 someone failing on purpose can keep a supervisor out only a minute at a time); and many
 failures on the whole console, whatever the names and addresses, slow every sign-in to one
-checked every few seconds.
+checked every few seconds. The turns go in order of waiting, one address at a time (a guesser
+taking every turn as it opens must not keep the real supervisor out: she waits at most one
+turn for each address ahead of her), and a screen that signed in before and has not failed
+since waits for none (the dealers' and the supervisors' own screens).
 """
 
 from __future__ import annotations
@@ -36,6 +39,11 @@ NAME_LOCKOUT_S = 60.0
 #: every supervisor's, whatever name comes with it: a guesser who changes address and name at
 #: each guess is slowed all the same).
 CONSOLE_FAILURES, SPACING_S = 10, 5.0
+#: An address that signed in within TRUSTED_S, and has not failed within WINDOW_S, is not
+#: slowed by a guesser elsewhere.
+TRUSTED_S = 12 * 3600.0
+#: Addresses waiting for a turn at once (one more is told to wait, without a place).
+MAX_WAITING = 1024
 #: Sessions kept at once (the oldest goes first).
 MAX_SESSIONS = 64
 
@@ -63,23 +71,70 @@ class Sessions:
         #: every failed sign-in within WINDOW_S, from anywhere (bounded: at most one is
         #: checked every SPACING_S once there are CONSOLE_FAILURES)
         self._all_failures: deque[float] = deque(maxlen=4 * CONSOLE_FAILURES)
+        #: while spaced: the addresses waiting for a turn, in order of waiting -> when each
+        #: last asked (one that has not asked within SPACING_S lets the next go first)
+        self._waiting: dict[str, float] = {}
+        #: the address whose turn it is, until when (its request asks more than once)
+        self._turn: tuple[str, float] = ("", float("-inf"))
+        self._last_turn = float("-inf")
+        #: address -> when a sign-in from it last succeeded
+        self._signed_in_from: dict[str, float] = {}
 
     def locked_for(self, address: str, name: str | None = None) -> float:
         """Seconds a sign-in from ``address`` (for ``name``, if given) must still wait
         (0: none)."""
         return max(self._left(self._locked, address),
                    self._left(self._names_locked, name) if name is not None else 0.0,
-                   self._spacing_left())
+                   self._spacing_left(address))
 
-    def _spacing_left(self) -> float:
-        """Seconds until the next sign-in may be checked, while the console is under a
-        guesser (CONSOLE_FAILURES failures within WINDOW_S; 0 otherwise)."""
+    def _spacing_left(self, address: str) -> float:
+        """Seconds until a sign-in from ``address`` may be checked while the console is
+        under a guesser (CONSOLE_FAILURES failures within WINDOW_S; 0 otherwise): one every
+        SPACING_S, the turn going to the address that has waited longest among those still
+        asking."""
         now, failures = self.clock(), self._all_failures
         while failures and failures[0] < now - WINDOW_S:
             failures.popleft()
-        if len(failures) < CONSOLE_FAILURES:
+        if len(failures) < CONSOLE_FAILURES or self._trusted(address, now):
             return 0.0
-        return max(0.0, failures[-1] + SPACING_S - now)
+        holder, until = self._turn
+        if holder == address and now <= until:
+            return 0.0
+        waiting = self._waiting
+        if address not in waiting and len(waiting) >= MAX_WAITING:
+            self._forget_waiting(now)
+            if len(waiting) >= MAX_WAITING:
+                return SPACING_S
+        waiting[address] = now
+        opens = max(self._last_turn, failures[-1]) + SPACING_S
+        if now < opens:
+            return opens - now
+        first = next(waiter for waiter, asked in waiting.items() if asked >= now - SPACING_S)
+        if first != address:
+            return SPACING_S
+        del waiting[address]
+        self._turn, self._last_turn = (address, now + 1.0), now
+        return 0.0
+
+    def _trusted(self, address: str, now: float) -> bool:
+        """A screen that signed in within TRUSTED_S and has not failed since WINDOW_S ago."""
+        if self._signed_in_from.get(address, float("-inf")) < now - TRUSTED_S:
+            return False
+        own = self._failures.get(address)
+        return not own or own[-1] < now - WINDOW_S
+
+    def _forget_waiting(self, now: float) -> None:
+        for gone in [waiter for waiter, asked in self._waiting.items()
+                     if asked < now - WINDOW_S]:
+            del self._waiting[gone]
+
+    def signed_in_from(self, address: str) -> None:
+        """A sign-in from ``address`` succeeded (bounded: the longest known forgotten first)."""
+        book = self._signed_in_from
+        book.pop(address, None)
+        book[address] = self.clock()
+        while len(book) > 4 * MAX_SESSIONS:
+            del book[next(iter(book))]
 
     def _left(self, locks: dict[str, float], key: str) -> float:
         left = locks.get(key, 0.0) - self.clock()

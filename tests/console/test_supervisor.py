@@ -178,3 +178,51 @@ def test_a_console_under_a_guesser_checks_one_sign_in_every_few_seconds_then_rec
     assert sessions.locked_for("10.9.9.9", "Alice") == 0            # one check, then wait
     now[0] += WINDOW_S
     assert sessions.locked_for("10.9.9.9", "Alice") == 0            # the guesser gone
+
+
+def _under_a_guesser(sessions: Sessions, now: list[float]) -> None:
+    from controller.console.sessions import CONSOLE_FAILURES
+
+    for guess in range(CONSOLE_FAILURES):
+        sessions.failed(f"10.1.{guess}.1", f"name{guess}")
+    assert sessions.locked_for("10.9.9.9", "Alice") > 0
+
+
+def test_a_screen_that_signed_in_before_is_not_slowed_by_a_guesser_elsewhere() -> None:
+    now = [0.0]
+    sessions = Sessions(15, {}, clock=lambda: now[0])
+    sessions.signed_in_from("10.0.0.7")             # the supervisor's podium, this morning
+    now[0] += 3600.0
+    _under_a_guesser(sessions, now)
+    assert sessions.locked_for("10.0.0.7", "alice") == 0
+    sessions.failed("10.0.0.7", "alice")            # a failure there: it waits its turn too
+    assert sessions.locked_for("10.0.0.7", "alice") > 0
+
+
+def test_the_turns_go_in_order_of_waiting_one_address_at_a_time() -> None:
+    from controller.console.sessions import SPACING_S
+
+    now = [0.0]
+    sessions = Sessions(15, {}, clock=lambda: now[0])
+    _under_a_guesser(sessions, now)                 # 10.9.9.9 waits first
+    for guesser in range(5):
+        assert sessions.locked_for(f"10.6.6.{guesser}") > 0
+    now[0] += SPACING_S
+    assert sessions.locked_for("10.6.6.0") > 0      # its turn is not first
+    assert sessions.locked_for("10.9.9.9", "Alice") == 0
+    assert sessions.locked_for("10.9.9.9", "Alice") == 0   # the same request asks again
+    sessions.failed("10.9.9.9", "Alice")
+    now[0] += SPACING_S
+    assert sessions.locked_for("10.9.9.9") > 0      # to the back of the line
+    assert sessions.locked_for("10.6.6.0") == 0
+
+
+def test_the_line_of_waiting_addresses_stays_bounded() -> None:
+    from controller.console.sessions import MAX_WAITING
+
+    now = [0.0]
+    sessions = Sessions(15, {}, clock=lambda: now[0])
+    _under_a_guesser(sessions, now)
+    for n in range(MAX_WAITING + 500):
+        assert sessions.locked_for(f"10.{n // 250}.{n % 250}.2") > 0
+    assert len(sessions._waiting) <= MAX_WAITING

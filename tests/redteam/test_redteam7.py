@@ -101,11 +101,6 @@ def _guesser_against(sessions: Any, now: list[float], minutes: float,
     return checked
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "console/sessions.py spaces every sign-in on the console one per SPACING_S after 10 "
-    "failures, first come first checked: a guesser on twenty addresses (at most 4 failures a minute "
-    "each, never locked) takes every slot, and the real supervisor (and every dealer) is "
-    "refused for as long as it keeps going"))
 def test_a_guesser_cannot_keep_the_real_supervisor_from_signing_in() -> None:
     from controller.console.sessions import Sessions
 
