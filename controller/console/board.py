@@ -12,10 +12,12 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-GAMES = {"cali_lowball": "Cali LowBall", "three_card_lowball": "Three Card Lowball"}
+from controller.core.games import CaliLowballHand, ThreeCardLowballHand
+from controller.core.vocabulary import Game, game_name
+
 #: The wagers a dealer places from the chip tray, per game, in the layout's order.
-WAGERS = {"cali_lowball": ("ante", "xtra_bonus", "lowdown_bonus"),
-          "three_card_lowball": ("ante", "bonus", "progressive")}
+WAGERS = {Game.CALI_LOWBALL: CaliLowballHand.WAGER_KEYS,
+          Game.THREE_CARD_LOWBALL: ThreeCardLowballHand.WAGER_KEYS}
 #: The chip tray, in cents.
 CHIPS = (100, 500, 2500, 10000, 50000)
 #: Faults the screen keeps (the most recent).
@@ -148,7 +150,7 @@ class Board:
         game = state.get("game", "")
         return {
             "type": "view", "seq": seq, "connected": connected,
-            "table_id": state.get("table_id"), "game": game, "game_name": GAMES.get(game, game),
+            "table_id": state.get("table_id"), "game": game, "game_name": game_name(game),
             "paytable": state.get("paytable"), "state": state.get("state"),
             "hand_number": state.get("hand_number"), "hand_id": (hand or {}).get("hand_id"),
             "phase": (hand or {}).get("phase"),

@@ -27,6 +27,7 @@ from controller.core.records import (  # noqa: F401  (public here too, for impor
     kinds_of as kinds_of,
 )
 from controller.core.vocabulary import (  # noqa: F401  (the vocabularies of the records' _hints)
+    Game,
     HandClass,
     Phase,
     PlayerDecision,
@@ -68,7 +69,7 @@ class WagersLocked(Record):
 
     __slots__ = ("game", "paytable", "wagers")
     _fields = ("game", "paytable", "wagers")
-    _hints = {"game": "str", "paytable": "str", "wagers": "tuple[Wager, ...]"}
+    _hints = {"game": "Game", "paytable": "str", "wagers": "tuple[Wager, ...]"}
     game: Any
     paytable: Any
     wagers: Any

@@ -34,6 +34,7 @@ from controller.core.vocabulary import (
     Device,
     DeviceCondition,
     FaultCode,
+    Game,
     LinkStatus,
     PoolState,
     Role,
@@ -50,7 +51,7 @@ class TableOpened(Record):
 
     __slots__ = ("table_id", "game", "paytable", "paytable_status")
     _fields = ("table_id", "game", "paytable", "paytable_status")
-    _hints = {"table_id": "str", "game": "str", "paytable": "str", "paytable_status": "str"}
+    _hints = {"table_id": "str", "game": "Game", "paytable": "str", "paytable_status": "str"}
     table_id: Any
     game: Any
     paytable: Any
@@ -145,7 +146,7 @@ class LockRefused(Record):
 class HandStarted(Record):
     __slots__ = ("hand_id", "game", "paytable", "number")
     _fields = ("hand_id", "game", "paytable", "number")
-    _hints = {"hand_id": "str", "game": "str", "paytable": "str", "number": "int"}
+    _hints = {"hand_id": "str", "game": "Game", "paytable": "str", "number": "int"}
     hand_id: Any
     game: Any
     paytable: Any

@@ -22,13 +22,14 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from controller.core.money import MoneyError, Odds, parse_rate
+from controller.core.vocabulary import Game
 from controller.core.canonical_json import canonical_json
 from controller.errors import LowballError
 
 #: The betting spots of a table, numbered from the dealer's left.
 MAX_SPOTS: Final = 7
 #: The games a table runs (as named in config files, scenarios and events).
-GAMES: tuple[str, ...] = ("cali_lowball", "three_card_lowball")
+GAMES: tuple[str, ...] = tuple(Game)
 #: How several jackpot winners of one hand are paid (see :class:`Rules`).
 JACKPOT_SPLITS: tuple[str, ...] = ("equal", "full_each")
 #: Settings regulations forbid changing while a hand is in play (document keys).

@@ -13,6 +13,23 @@ import sys
 from enum import StrEnum
 
 
+class Game(StrEnum):
+    """The games a table deals."""
+
+    CALI_LOWBALL = "cali_lowball"
+    THREE_CARD_LOWBALL = "three_card_lowball"
+
+
+_GAME_NAMES: dict[str, str] = {Game.CALI_LOWBALL: "Cali LowBall",
+                               Game.THREE_CARD_LOWBALL: "Three Card Lowball"}
+
+
+def game_name(game: object) -> str:
+    """The game's name as the layout and the screens print it (``game``: a :class:`Game` or
+    its text); anything else as given."""
+    return _GAME_NAMES.get(game, str(game)) if isinstance(game, str) else str(game)
+
+
 class Phase(StrEnum):
     """A step of a hand (both games; ``showdown`` ends each)."""
 

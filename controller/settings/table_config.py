@@ -30,9 +30,9 @@ from controller.settings.paytables import (
     read_toml,
 )
 from controller.settings.validation import Cents, InputError, PositiveCents, RateText, validate
+from controller.core.vocabulary import Game as Game
 from drivers.config import MeterConfig, ShoeConfig, SpotsConfig
 
-Game = Literal["cali_lowball", "three_card_lowball"]
 #: Several jackpot winners on one hand: split the meter equally, or pay each the whole meter.
 JackpotSplit = Literal["equal", "full_each"]
 

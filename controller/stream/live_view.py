@@ -10,12 +10,11 @@ from collections import deque
 from typing import Any
 
 from controller.core.money import format_cents
-from controller.core.vocabulary import SpotLamp
+from controller.core.vocabulary import SpotLamp, game_name
 
 CLEAR = "\x1b[H\x1b[2J"
 BOLD, DIM, RED, GREEN, YELLOW, RESET = "\x1b[1m", "\x1b[2m", "\x1b[31m", "\x1b[32m", "\x1b[33m", \
     "\x1b[0m"
-GAMES = {"cali_lowball": "Cali LowBall", "three_card_lowball": "Three Card Lowball"}
 LAMP_COLOURS = {SpotLamp.WIN: GREEN, SpotLamp.LOSE: DIM, SpotLamp.PUSH: YELLOW,
                 SpotLamp.TO_ACT: YELLOW, SpotLamp.PROGRESSIVE_WINNER: BOLD,
                 SpotLamp.CHANGED_AFTER_LOCK: RED}
@@ -51,7 +50,7 @@ class LiveView:
 
     def render(self, snapshot: dict[str, Any], devices: dict[str, str], seq: int) -> str:
         lines = []
-        game = GAMES.get(snapshot["game"], snapshot["game"])
+        game = game_name(snapshot["game"])
         lines.append(f"{BOLD}LOWBALL TABLE {snapshot['table_id']}{RESET}  {game}, paytable "
                      f"{snapshot['paytable']}      state {BOLD}{snapshot['state']}{RESET}"
                      f"      hand #{snapshot['hand_number']}")

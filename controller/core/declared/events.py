@@ -23,6 +23,7 @@ from controller.core.records import (  # noqa: F401  (public here too, for impor
     kinds_of as kinds_of,
 )
 from controller.core.vocabulary import (  # noqa: F401  (the vocabularies of the records' _hints)
+    Game,
     HandClass,
     Phase,
     PlayerDecision,
@@ -50,7 +51,7 @@ class Wager(NamedTuple):
 class WagersLocked(NamedTuple):
     """The hand has begun: these wagers are locked and will each be settled exactly once."""
 
-    game: str
+    game: Game
     paytable: str
     wagers: tuple[Wager, ...]
 

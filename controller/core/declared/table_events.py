@@ -29,6 +29,7 @@ from controller.core.vocabulary import (
     Device,
     DeviceCondition,
     FaultCode,
+    Game,
     LinkStatus,
     PoolState,
     Role,
@@ -43,7 +44,7 @@ class TableOpened(NamedTuple):
     """The table opened for betting with this game and paytable."""
 
     table_id: str
-    game: str
+    game: Game
     paytable: str
     paytable_status: str
 
@@ -83,7 +84,7 @@ class LockRefused(NamedTuple):
 
 class HandStarted(NamedTuple):
     hand_id: str
-    game: str
+    game: Game
     paytable: str
     number: int
 

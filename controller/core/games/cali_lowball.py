@@ -32,7 +32,7 @@ from controller.core.games.base import FORFEIT, LOSE, PUSH, WIN, Decision, Hand
 from controller.core.money import Odds
 from controller.core.rankings import ace_to_five
 from controller.core.table_settings import GameSetup
-from controller.core.vocabulary import Phase, PlayerDecision, WagerKey, text_of
+from controller.core.vocabulary import Game, Phase, PlayerDecision, WagerKey, text_of
 
 RAISE: Final = PlayerDecision.RAISE
 CHECK: Final = PlayerDecision.CHECK
@@ -54,7 +54,7 @@ _XTRA_PAYS = frozenset(XTRA_BONUS_CLASSES)
 
 
 class CaliLowballHand(Hand):
-    game = "cali_lowball"
+    game = text_of(Game.CALI_LOWBALL)
     WAGER_KEYS = (WagerKey.ANTE, WagerKey.XTRA_BONUS, WagerKey.LOWDOWN_BONUS)
     REQUIRED_WAGERS = (WagerKey.ANTE, WagerKey.XTRA_BONUS)
     WAGER_NAMES = {WagerKey.ANTE: "Ante", WagerKey.XTRA_BONUS: "X-Tra Bonus",

@@ -46,6 +46,7 @@ from controller.core.games.house_way import house_way
 from controller.core.rankings import three_card
 from controller.core.table_settings import GameSetup
 from controller.core.vocabulary import (
+    Game,
     HandClass,
     Phase,
     PlayerDecision,
@@ -70,7 +71,7 @@ _FIVE_HIGH_CLASS: Final = text_of(HandClass.FIVE_HIGH)
 
 
 class ThreeCardLowballHand(Hand):
-    game = "three_card_lowball"
+    game = text_of(Game.THREE_CARD_LOWBALL)
     WAGER_KEYS = (WagerKey.ANTE, WagerKey.BONUS, WagerKey.PROGRESSIVE)
     REQUIRED_WAGERS = (WagerKey.ANTE, WagerKey.BONUS)
     WAGER_NAMES = {WagerKey.ANTE: "Ante", WagerKey.BONUS: "Bonus",
