@@ -23,6 +23,7 @@ from pathlib import Path
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
+from bench import processes
 from bench.pipeline import ROOT, DaemonProcess, StreamedDealer
 from bench.power_loss import CREDENTIAL, _toml_value
 from controller.settings.table_config import default_config_path, load_config, shipped_config_dir
@@ -283,15 +284,9 @@ class FloorProcess:
 
     def stop(self) -> int:
         assert self.process is not None
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(DEADLINE_S)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        code = processes.stop(self.process, DEADLINE_S)
         self._log.close()
-        return self.process.returncode
+        return code
 
     def log_tail(self) -> str:
         return self.log_path.read_bytes()[-3000:].decode("utf-8", "replace")

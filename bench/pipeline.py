@@ -61,6 +61,8 @@ from typing import TYPE_CHECKING, Any
 
 import zmq
 
+from bench.processes import stop
+
 from controller.errors import LowballError
 
 if TYPE_CHECKING:
@@ -222,13 +224,7 @@ class DaemonProcess:
         self.context.destroy(linger=0)    # every socket made in it too, so term cannot hang
 
     def _stop_daemon(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop(self.process, 10)
 
     def close(self) -> None:
         self._resources.close()

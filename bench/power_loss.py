@@ -64,6 +64,7 @@ from typing import Any, TypeVar
 
 import zmq
 
+from bench import processes
 from controller.errors import LowballError
 from controller.stream import wire
 from controller.core.cards import Card
@@ -316,14 +317,8 @@ class PowerLossRig:
         return code
 
     def stop(self) -> None:
-        if self.alive():
-            assert self.proc is not None
-            self.proc.terminate()
-            try:
-                self.proc.wait(DEADLINE_S)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        if self.proc is not None:
+            processes.stop(self.proc, DEADLINE_S)
         self.commands.reset()
 
     def close(self) -> None:

@@ -258,6 +258,13 @@ class ShoeModel:
     def status_query(self) -> None:
         self._say(ShoeMessage("status", state=self.state))
 
+    def _silent_now(self, now: float) -> bool:
+        """Whether the shoe sends nothing now; a silent shoe's power-on time still counts from
+        the first time it was asked (its heartbeats' uptime, once it speaks)."""
+        if self.silent and self._started_at is None:
+            self._started_at = now
+        return self.silent
+
     def poll_messages(self, now: float) -> list[tuple[int, ShoeMessage, bool]]:
         """What goes on the wire now: (seq, message, is_retransmission) in order."""
         if self._started_at is None:
@@ -361,9 +368,7 @@ class Lbs1ShoeModel(ShoeModel):
 
     def transmissions(self, now: float) -> list[bytes]:
         """Separate wire writes due now (noise and frames), for transports and the recorder."""
-        if self.silent:
-            if self._started_at is None:
-                self._started_at = now
+        if self._silent_now(now):
             return []
         out = list(self._pending_noise)
         self._pending_noise.clear()
@@ -421,9 +426,7 @@ class UsbShoeModel(ShoeModel):
         return False
 
     def reports(self, now: float) -> list[bytes]:
-        if self.silent:
-            if self._started_at is None:
-                self._started_at = now
+        if self._silent_now(now):
             return []
         out = list(self._raw_reports)
         self._raw_reports.clear()

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -116,6 +118,18 @@ class Daemon:
         return self.daemon.command(json.dumps(command).encode())
 
 
+@contextmanager
+def started(tmp_path: Path, path: Path, context: zmq.Context[Any]) -> Iterator[Daemon]:
+    """A :class:`Daemon` on the config at ``path``, started, and closed when the block ends
+    (its ``context`` is the caller's, kept for a restart)."""
+    table = Daemon(tmp_path, path, context)
+    table.daemon.start()
+    try:
+        yield table
+    finally:
+        table.daemon.close()
+
+
 def journaled(tmp_path: Path) -> list[Any]:
     with Journal.open_readonly(journal_path(tmp_path / "state")) as journal:
         return [wire.to_event(wire.decode_event(r.message)) for r in journal.records()]
@@ -123,62 +137,50 @@ def journaled(tmp_path: Path) -> list[Any]:
 
 def test_reload_through_the_daemon_and_restarts_under_a_changed_file(tmp_path: Path) -> None:
     path = config_file(tmp_path)
-    context = zmq.Context()
-    table = Daemon(tmp_path, path, context)
-    table.daemon.start()
-    try:
-        assert table.ask(command="open")["ok"]
-        for spot in (1, 2):
-            for wager, amount in (("ante", 500), ("bonus", 500), ("progressive", 100)):
-                assert table.ask(command="place", spot=spot, wager=wager, amount=amount)["ok"]
-        assert table.ask(command="lock")["ok"]
-        path.write_text(path.read_text().replace('contribution_rate = "20%"',
-                                                 'contribution_rate = "50%"'))
-        refused = table.ask(command="reload", supervisor=True)
-        assert refused["ok"] is False and "progressive.contribution_rate cannot change" \
-            in refused["error"]
-        no_credential = table.ask(command="reload")
-        assert "needs the supervisor credential" in no_credential["error"]
-        assert [type(e) for e in table.published[-2:]] == [CommandRefused, CommandRefused]
-    finally:
+    with zmq.Context() as context:
+        with started(tmp_path, path, context) as table:
+            assert table.ask(command="open")["ok"]
+            for spot in (1, 2):
+                for wager, amount in (("ante", 500), ("bonus", 500), ("progressive", 100)):
+                    assert table.ask(command="place", spot=spot, wager=wager,
+                                     amount=amount)["ok"]
+            assert table.ask(command="lock")["ok"]
+            path.write_text(path.read_text().replace('contribution_rate = "20%"',
+                                                     'contribution_rate = "50%"'))
+            refused = table.ask(command="reload", supervisor=True)
+            assert refused["ok"] is False and "progressive.contribution_rate cannot change" \
+                in refused["error"]
+            no_credential = table.ask(command="reload")
+            assert "needs the supervisor credential" in no_credential["error"]
+            assert [type(e) for e in table.published[-2:]] == [CommandRefused, CommandRefused]
+
+        # Restart with the hand in play and the changed file: refused, naming what changed.
+        table = Daemon(tmp_path, path, context)
+        with pytest.raises(ConfigMismatch, match=r"hand TCL-01-000001 is in play .* changed "
+                                                 r"progressive.contribution_rate"):
+            table.daemon.start()
         table.daemon.close()
 
-    # Restart with the hand in play and the changed file: refused, naming what changed.
-    table = Daemon(tmp_path, path, context)
-    with pytest.raises(ConfigMismatch, match=r"hand TCL-01-000001 is in play .* changed "
-                                             r"progressive.contribution_rate"):
-        table.daemon.start()
-    table.daemon.close()
+        # Restored: the hand resumes; void it, then reload the change between hands.
+        path.write_text(path.read_text().replace('contribution_rate = "50%"',
+                                                 'contribution_rate = "20%"'))
+        with started(tmp_path, path, context) as table:
+            assert table.daemon.table.state == "PAUSED"
+            assert table.ask(command="void", reason="config test", supervisor=True)["ok"]
+            path.write_text(path.read_text().replace('contribution_rate = "20%"',
+                                                     'contribution_rate = "50%"'))
+            assert table.ask(command="reload", supervisor=True)["ok"]
+            applied = [e for e in table.published if type(e) is ConfigApplied][-1]
+            assert applied.changed == ("progressive.contribution_rate",) and \
+                applied.reason == "reloaded by dealer"
+            meter = table.daemon.table.meter
 
-    # Restored: the hand resumes; void it, then reload the change between hands.
-    path.write_text(path.read_text().replace('contribution_rate = "50%"',
-                                             'contribution_rate = "20%"'))
-    table = Daemon(tmp_path, path, context)
-    table.daemon.start()
-    try:
-        assert table.daemon.table.state == "PAUSED"
-        assert table.ask(command="void", reason="config test", supervisor=True)["ok"]
-        path.write_text(path.read_text().replace('contribution_rate = "20%"',
-                                                 'contribution_rate = "50%"'))
-        assert table.ask(command="reload", supervisor=True)["ok"]
-        applied = [e for e in table.published if type(e) is ConfigApplied][-1]
-        assert applied.changed == ("progressive.contribution_rate",) and \
-            applied.reason == "reloaded by dealer"
-        meter = table.daemon.table.meter
-    finally:
-        table.daemon.close()
-
-    # Between hands a changed file applies at start, journaled; the meter is the journal's.
-    path.write_text(path.read_text().replace('contribution_rate = "50%"',
-                                             'contribution_rate = "25%"'))
-    table = Daemon(tmp_path, path, context)
-    table.daemon.start()
-    try:
-        started = [e for e in table.published if type(e) is ConfigApplied]
-        assert started and started[0].changed == ("progressive.contribution_rate",)
-        assert started[0].reason == "the daemon started with a changed config file"
-        last_meter = [e for e in journaled(tmp_path) if type(e) is MeterChanged][-1].amount
-        assert table.daemon.table.meter == last_meter == meter
-    finally:
-        table.daemon.close()
-        context.term()
+        # Between hands a changed file applies at start, journaled; the meter is the journal's.
+        path.write_text(path.read_text().replace('contribution_rate = "50%"',
+                                                 'contribution_rate = "25%"'))
+        with started(tmp_path, path, context) as table:
+            started_with = [e for e in table.published if type(e) is ConfigApplied]
+            assert started_with and started_with[0].changed == ("progressive.contribution_rate",)
+            assert started_with[0].reason == "the daemon started with a changed config file"
+            last_meter = [e for e in journaled(tmp_path) if type(e) is MeterChanged][-1].amount
+            assert table.daemon.table.meter == last_meter == meter

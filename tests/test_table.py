@@ -42,8 +42,11 @@ SCENARIOS = Path(__file__).parent / "scenarios"
 class Driver:
     """Feeds a table and keeps every event, as the journal would."""
 
-    def __init__(self, game: str = "cali_lowball", loaded: LoadedConfig | None = None) -> None:
+    def __init__(self, game: str = "cali_lowball", loaded: LoadedConfig | None = None,
+                 actor: str = "alice") -> None:
         self.table = build_table(loaded or load_config(default_config_path(game)))
+        #: who the commands are from (the name the table journals beside a supervisor's)
+        self.actor = actor
         #: Any: each test reads the fields of the kinds of event it expects.
         self.events: list[Any] = []
         #: the simulated shoe's card count (every card dealt counts one)
@@ -58,7 +61,7 @@ class Driver:
         return events
 
     def do(self, role: str = "dealer", **command: Any) -> list[Any]:
-        return self.record(self.table.command(parse_command(command), "alice", role))
+        return self.record(self.table.command(parse_command(command), self.actor, role))
 
     def card(self, text: str, seq: int | None = None, count: int | None = None) -> list[Any]:
         if count is None:
@@ -358,13 +361,20 @@ def test_scenarios_through_the_table_settle_as_replay_does(path: Path) -> None:
     assert awarded == [{**a, "player": f"p{a['seat']}"} for a in expected["progressive"]]
 
 
-def test_the_dealer_is_shown_the_house_way() -> None:
+def three_card_hand_dealt() -> Driver:
+    """A Three Card Lowball hand on spot 1 (ante and bonus), dealt: the player 4h 9c 2d, the
+    dealer Kd Qs Ac; spot 1 to decide."""
     d = Driver("three_card_lowball")
     d.do(command="open")
     d.do(command="place", spot=1, wager="ante", amount=1000)
     d.do(command="place", spot=1, wager="bonus", amount=1000)
     d.do(command="lock")
-    d.cards("4h Kd 9c Qs 2d Ac")     # dealer Kd Qs Ac: no pair, discard every card ten or higher
+    d.cards("4h Kd 9c Qs 2d Ac")
+    return d
+
+
+def test_the_dealer_is_shown_the_house_way() -> None:
+    d = three_card_hand_dealt()      # dealer Kd Qs Ac: no pair, discard every card ten or higher
     d.do(command="decide", spot=1, decision="stand")
     assert d.table.expecting() == ("house way: dealer discards Kd Qs (no pair: discard every "
                                    "card ten or higher); deal a card to the dealer")
@@ -384,12 +394,7 @@ def test_void_returns_the_raise_too() -> None:
 
 
 def test_a_discard_must_name_its_cards() -> None:
-    d = Driver("three_card_lowball")
-    d.do(command="open")
-    d.do(command="place", spot=1, wager="ante", amount=1000)
-    d.do(command="place", spot=1, wager="bonus", amount=1000)
-    d.do(command="lock")
-    d.cards("4h Kd 9c Qs 2d Ac")
+    d = three_card_hand_dealt()
     for text in ("discard", "discard:"):
         (refused,) = d.do(command="decide", spot=1, decision=text)
         assert type(refused) is CommandRefused and "name the 1 or 2 cards" in refused.reason
@@ -413,12 +418,19 @@ def test_a_jackpot_is_held_even_with_a_zero_seed() -> None:
     assert type(d.do(command="open")[0]) is CommandRefused
 
 
-def test_a_card_resent_after_a_restart_counts_once() -> None:
+def restarted_after_a_card() -> tuple[Driver, Table]:
+    """A Cali hand's first card (As, shoe seq 7, count 1) taken, and the table rebuilt from
+    the journal (as a restart does): the driver's table and the rebuilt one."""
     d = Driver()
     cali_hand(d)
     d.card("As", seq=7)
     rebuilt = build_table(load_config(default_config_path("cali_lowball")))
     rebuilt.replay(d.events)
+    return d, rebuilt
+
+
+def test_a_card_resent_after_a_restart_counts_once() -> None:
+    d, rebuilt = restarted_after_a_card()
     events = rebuilt.shoe_card(parse_card("As"), 7, "", 1)     # the shoe resends it
     assert [type(e).__name__ for e in events] == ["ShoeCard"]
     assert rebuilt.snapshot() == d.table.snapshot()
@@ -564,11 +576,7 @@ def test_a_misread_or_an_unknown_tag_takes_one_card_count() -> None:
 
 def test_the_same_seq_and_count_with_another_card_is_refused_after_a_restart() -> None:
     """The driver's memory of the last frame is gone after a restart; the journal's is not."""
-    d = Driver()
-    cali_hand(d)
-    d.card("As", seq=7)
-    rebuilt = build_table(load_config(default_config_path("cali_lowball")))
-    rebuilt.replay(d.events)
+    d, rebuilt = restarted_after_a_card()
     events: list[Any] = rebuilt.shoe_card(parse_card("Kd"), 7, "", 1)
     assert [type(e).__name__ for e in events] == ["ShoeCard", "Fault", "StateChanged"]
     fault = events[1]

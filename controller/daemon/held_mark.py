@@ -25,7 +25,7 @@ from pathlib import Path
 
 from controller.daemon.chain_watch import JournalReplaced
 from controller.errors import LowballError
-from controller.stream.journal import JOURNAL_FILE, Journal, JournalBroken
+from controller.stream.journal import JOURNAL_FILE, Journal, JournalBroken, fsync_path
 
 MARK_FILE = f"{JOURNAL_FILE}.held"
 #: A mark is a few hundred bytes; one larger is not read (the table is held all the same).
@@ -90,11 +90,7 @@ def write(state_dir: str | Path, broken: JournalBroken, *, daemon_seq: int, daem
         file.flush()
         os.fsync(file.fileno())
     os.rename(partial, path)
-    descriptor = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
+    fsync_path(path.parent)
     return path
 
 

@@ -76,6 +76,7 @@ from controller.stream.journal import (
     JournalError,
     JournalRecord,
     check_alone,
+    fsync_path,
     journal_path,
     leftovers,
 )
@@ -205,11 +206,11 @@ def quarantine(state_dir: str | Path, reason: str, by: str | None = None) -> Qua
             source = Path(f"{path}{suffix}")
             if source.exists():
                 os.rename(source, f"{archived}{suffix}")
-                _sync(folder)
-                _sync(state_dir)
+                fsync_path(folder)
+                fsync_path(state_dir)
         _archive_mark(mark, archived)
         os.rename(continuing, path)
-        _sync(state_dir)
+        fsync_path(state_dir)
         return Quarantined(archived, record, voided, claimed)
     finally:
         lock.release()
@@ -326,7 +327,7 @@ def _copy(journal: Journal, target: Path, head: JournalRecord | None) -> None:
         source.close()
     _single_file(partial)
     os.rename(partial, target)
-    _sync(target.parent)
+    fsync_path(target.parent)
     with Journal.open_readonly(target) as copied:
         last = copied.last_record()
     if last != head:
@@ -341,7 +342,7 @@ def _single_file(path: Path) -> None:
         connection.execute("PRAGMA journal_mode=DELETE")
     finally:
         connection.close()
-    _sync(path)
+    fsync_path(path)
 
 
 def _finish(state_dir: Path, continuing: Path) -> Quarantined:
@@ -358,10 +359,10 @@ def _finish(state_dir: Path, continuing: Path) -> Quarantined:
         source = Path(f"{path}{suffix}")
         if source.exists():
             os.rename(source, f"{archived}{suffix}")
-            _sync(archived.parent)
+            fsync_path(archived.parent)
     _archive_mark(mark_path(state_dir), archived)
     os.rename(continuing, path)
-    _sync(state_dir)
+    fsync_path(state_dir)
     voided = next((event for event in events if type(event) is HandVoided), None)
     claimed = next((event for event in events if type(event) is JackpotClaimed), None)
     return Quarantined(archived, record, voided, claimed)
@@ -372,19 +373,10 @@ def _archive_mark(mark: Path, archived: Path) -> None:
     place (a mark left behind would hold the new journal)."""
     if mark.exists():
         os.rename(mark, f"{archived}.held")
-        _sync(archived.parent)
-        _sync(mark.parent)
+        fsync_path(archived.parent)
+        fsync_path(mark.parent)
 
 
 def _remove(path: Path) -> None:
     for name in (path, *(Path(f"{path}{suffix}") for suffix in (*COMPANIONS, "-journal"))):
         name.unlink(missing_ok=True)
-
-
-def _sync(path: Path) -> None:
-    """fsync a file or a directory (a rename is durable once its directory is synced)."""
-    descriptor = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)

@@ -392,9 +392,9 @@ class Journal:
             copy.execute("PRAGMA journal_mode=DELETE")
         finally:
             copy.close()
-        _fsync(partial)
+        fsync_path(partial)
         os.rename(partial, target)
-        _fsync(target.parent)
+        fsync_path(target.parent)
 
     def verify(self) -> VerifyReport:
         """Recompute the chain from seq 1 and check every record against its message.
@@ -463,7 +463,7 @@ def _identity(path: Path) -> tuple[int, int] | None:
     return stat.st_dev, stat.st_ino
 
 
-def _fsync(path: Path) -> None:
+def fsync_path(path: Path) -> None:
     """fsync a file or a directory (a rename is durable once its directory is synced)."""
     descriptor = os.open(path, os.O_RDONLY)
     try:

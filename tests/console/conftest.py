@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from bench import processes
 from controller.console.config import write_console_config
 from tests.test_daemon import Rig
 
@@ -66,12 +67,7 @@ class Console:
         self.url = line.split()[1]
 
     def close(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        processes.stop(self.process, 10)
         # The console's log, shown with a failing test's output.
         assert self.process.stdout is not None and self.process.stderr is not None
         sys.stdout.write(self.process.stderr.read())

@@ -8,7 +8,6 @@ from __future__ import annotations
 import concurrent.futures
 import json
 import socket
-import subprocess
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -19,6 +18,7 @@ from playwright.sync_api import Browser
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
 
+from bench import processes
 from controller.console.link import TableLink
 from controller.console.sessions import FAILURES
 from tests.console.conftest import Console, TableFactory
@@ -169,12 +169,7 @@ def test_a_screen_sending_nonsense_at_full_speed_cannot_flood_the_log(tmp_path: 
             with pytest.raises(urllib.error.HTTPError):
                 urllib.request.urlopen(request, timeout=10)
     finally:
-        console.process.terminate()
-        try:
-            console.process.wait(10)
-        except subprocess.TimeoutExpired:   # blocked writing its log
-            console.process.kill()
-            console.process.wait()
+        processes.stop(console.process, 10)     # (killed if blocked writing its log)
         assert console.process.stdout is not None and console.process.stderr is not None
         log = console.process.stderr.read()
         console.process.stdout.close()

@@ -122,14 +122,25 @@ def read_frames(master: int, parser: FrameParser, count: int) -> list[Any]:
     return frames
 
 
-def test_live_shoe_wakes_only_for_its_frames_and_silence_deadline(raw_pty: tuple[int, str]) -> None:
-    master, path = raw_pty
-    shoe = SerialShoe(ShoeConfig(port=path, lost_after_s=30.0))
+def connected_shoe(path: str, **config: Any) -> tuple[SerialShoe, WaitLog, EventWaiter]:
+    """A serial shoe on the pty at ``path`` (``config``: its :class:`ShoeConfig`), its waits
+    logged, started and heard: its ``ShoeConnected`` taken from the waiter returned."""
+    shoe = SerialShoe(ShoeConfig(port=path, **config))
     log = WaitLog(shoe)
     shoe.start()
     try:
         waiter = EventWaiter(shoe)
         waiter.next(ShoeConnected)
+    except BaseException:
+        shoe.stop()
+        raise
+    return shoe, log, waiter
+
+
+def test_live_shoe_wakes_only_for_its_frames_and_silence_deadline(raw_pty: tuple[int, str]) -> None:
+    master, path = raw_pty
+    shoe, log, waiter = connected_shoe(path, lost_after_s=30.0)
+    try:
         host = FrameParser()
         for seq in range(5):
             os.write(master, encode_frame(seq, "H", str(seq)))
@@ -151,12 +162,8 @@ def test_live_shoe_wakes_only_for_its_frames_and_silence_deadline(raw_pty: tuple
 
 def test_silent_shoe_wakes_once_to_be_lost_then_sleeps(raw_pty: tuple[int, str]) -> None:
     master, path = raw_pty
-    shoe = SerialShoe(ShoeConfig(port=path, lost_after_s=0.3))
-    log = WaitLog(shoe)
-    shoe.start()
+    shoe, log, waiter = connected_shoe(path, lost_after_s=0.3)
     try:
-        waiter = EventWaiter(shoe)
-        waiter.next(ShoeConnected)
         assert "no frame" in waiter.next(ShoeLost).reason
         poll_until(log.waiting.is_set)
         silent_since = len(log.snapshot())
@@ -177,12 +184,8 @@ def test_silent_shoe_wakes_once_to_be_lost_then_sleeps(raw_pty: tuple[int, str])
 
 def test_trailing_noise_is_reported_once_the_line_is_quiet(raw_pty: tuple[int, str]) -> None:
     master, path = raw_pty
-    shoe = SerialShoe(ShoeConfig(port=path, lost_after_s=30.0, read_timeout_ms=50))
-    log = WaitLog(shoe)
-    shoe.start()
+    shoe, log, waiter = connected_shoe(path, lost_after_s=30.0, read_timeout_ms=50)
     try:
-        waiter = EventWaiter(shoe)
-        waiter.next(ShoeConnected)
         os.write(master, b"\xff\xfe line noise, no STX after it")
         rejected = waiter.next(FrameRejected)
         assert "noise" in rejected.reason and rejected.raw.startswith(b"\xff\xfe")

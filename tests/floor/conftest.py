@@ -1,16 +1,22 @@
 """One throwaway PostgreSQL cluster for the whole session (controller.floor.local_cluster),
-and a fresh database in it for each test that asks. Without PostgreSQL's server binaries
+a fresh database in it for each test that asks, and the floor service run in a thread on it. Without PostgreSQL's server binaries
 these tests skip, saying how to install them (CI installs them: ``make deps`` as root)."""
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, NamedTuple
 
 import psycopg
 import pytest
 
+from bench.floor_rig import FollowedTable, write_floor_config
+from controller.floor.config import load_floor_config
 from controller.floor.local_cluster import ClusterUnavailable, LocalCluster
+from controller.floor.service import FloorService
 
 _numbers = itertools.count(1)
 
@@ -32,3 +38,31 @@ def database(postgres: LocalCluster) -> str:
     with psycopg.connect(postgres.dsn, autocommit=True) as connection:
         connection.execute(f"CREATE DATABASE {name}")
     return postgres.dsn_for(name)
+
+
+class RunningFloor(NamedTuple):
+    service: FloorService
+    thread: threading.Thread     # alive while the service runs
+
+
+@pytest.fixture
+def floor(tmp_path: Path, database: str) -> Iterator[Callable[..., RunningFloor]]:
+    """make(*tables, **options) -> the floor service following ``tables`` on ``database``, in
+    a thread (``options``: :func:`bench.floor_rig.write_floor_config`'s, pools for one);
+    each stopped after the test."""
+    made: list[RunningFloor] = []
+
+    def make(*tables: FollowedTable, **options: Any) -> RunningFloor:
+        options.setdefault("retry_s", 0.2)
+        config = write_floor_config(tmp_path / "floor.toml", database, list(tables), {},
+                                    **options)
+        service = FloorService(load_floor_config(config))
+        running = RunningFloor(service, threading.Thread(target=service.run, daemon=True))
+        running.thread.start()
+        made.append(running)
+        return running
+
+    yield make
+    for service, thread in made:
+        service.request_stop()
+        thread.join(20)

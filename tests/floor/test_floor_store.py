@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from contextlib import ExitStack, closing
 from pathlib import Path
 
 import psycopg
@@ -13,9 +14,10 @@ import pytest
 
 from bench.floor_rig import FloorProcess, RatedDealer, TableProcess, wait_until, \
     write_floor_config
-from bench.power_loss import CREDENTIAL, JournalView
+from bench.power_loss import JournalView
 from controller.floor.local_cluster import LocalCluster
 from controller.stream.journal import journal_path
+from tests.floor.test_pool_floor import void_after_a_kill_mid_hand
 
 
 def stored(dsn: str, table_id: str) -> list[tuple[int, str, str | None]]:
@@ -40,14 +42,9 @@ def all_stored(dsn: str, tables: list[TableProcess]) -> bool:
 
 @pytest.fixture
 def tables(tmp_path: Path) -> Iterator[list[TableProcess]]:
-    made: list[TableProcess] = []
-    try:
-        made.append(TableProcess("TCL-01", "three_card_lowball"))
-        made.append(TableProcess("CALI-01", "cali_lowball"))
-        yield made
-    finally:
-        for table in made:
-            table.close()
+    with ExitStack() as started:
+        yield [started.enter_context(closing(TableProcess("TCL-01", "three_card_lowball"))),
+               started.enter_context(closing(TableProcess("CALI-01", "cali_lowball")))]
 
 
 def test_every_seq_stored_once_through_kills_and_a_database_restart(postgres: LocalCluster, database: str,
@@ -79,19 +76,7 @@ def test_every_seq_stored_once_through_kills_and_a_database_restart(postgres: Lo
                    timeout=60)
 
         # a table killed mid-hand: restarted, its hand voided, dealing on
-        for wager, amount in (("ante", 500), ("xtra_bonus", 500)):
-            assert cali.ask({"command": "place", "spot": 2, "wager": wager, "amount": amount,
-                             "player": "P-5"})["ok"]
-        assert cali.ask({"command": "lock"})["ok"]
-        cali.shoe.device.load(seed=11)
-        cali.shoe.device.deal(3)
-        wait_until(lambda: sum(kind == "card_dealt" for _, kind, _ in journaled(cali)[-12:])
-                   >= 3, "cards dealt")
-        cali.kill()
-        cali.start()
-        reply = cali.ask({"command": "void", "reason": "controller restarted in a test",
-                          "credential": CREDENTIAL})
-        assert reply["ok"], reply
+        void_after_a_kill_mid_hand(cali, {"ante": 500, "xtra_bonus": 500}, "P-5")
         RatedDealer(cali, {1: "P-3"}).hand()
 
         # PostgreSQL restarted while a table deals

@@ -7,20 +7,19 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
 
-from bench.floor_rig import wait_until, write_floor_config
+from bench.floor_rig import wait_until
 from controller.core.table_events import ConfigApplied, DeviceStatus, Fault, TableOpened, \
     WagerPlaced
 from controller.core.vocabulary import Device, DeviceCondition, FaultCode, WagerKey
-from controller.floor.config import load_floor_config
-from controller.floor.service import MAX_MESSAGE_BYTES, FloorService
+from controller.floor.service import MAX_MESSAGE_BYTES
+from tests.floor.conftest import RunningFloor
 from tests.floor.hostile_table import HostileTable
 
 
@@ -31,26 +30,6 @@ def stored(dsn: str, table_id: str) -> list[int]:
                 "SELECT seq FROM floor_events WHERE table_id = %s ORDER BY seq", (table_id,))]
     except psycopg.errors.UndefinedTable:  # the service has not migrated yet
         return []
-
-
-@pytest.fixture
-def floor(tmp_path: Path, database: str) -> Iterator[Callable[..., FloorService]]:
-    """make(*tables) -> the floor service following them, in a thread."""
-    made: list[tuple[FloorService, threading.Thread]] = []
-
-    def make(*tables: HostileTable) -> FloorService:
-        config = write_floor_config(tmp_path / "floor.toml", database, list(tables), {},
-                                    retry_s=0.2)
-        service = FloorService(load_floor_config(config))
-        thread = threading.Thread(target=service.run, daemon=True)
-        thread.start()
-        made.append((service, thread))
-        return service
-
-    yield make
-    for service, thread in made:
-        service.request_stop()
-        thread.join(20)
 
 
 def opened(table_id: str) -> TableOpened:
@@ -81,7 +60,7 @@ UNSTORABLE = [
 
 @pytest.mark.parametrize("events, hand_id", UNSTORABLE)
 def test_an_event_the_database_refuses_holds_its_table_only(tmp_path: Path, database: str,
-                                                            floor: Callable[..., FloorService],
+                                                            floor: Callable[..., RunningFloor],
                                                             events: list[Any], hand_id: str | None
                                                             ) -> None:
     calm = HostileTable(tmp_path / "calm", "CALM-01")
@@ -89,7 +68,7 @@ def test_an_event_the_database_refuses_holds_its_table_only(tmp_path: Path, data
     try:
         calm.emit([opened("CALM-01")])
         evil.emit([opened("EVIL-01")])
-        service = floor(calm, evil)
+        service = floor(calm, evil).service
         wait_until(lambda: stored(database, "CALM-01") == [1]
                    and stored(database, "EVIL-01") == [1], "both tables' first events")
         connected = service.handover.epoch
@@ -112,7 +91,7 @@ def test_an_event_the_database_refuses_holds_its_table_only(tmp_path: Path, data
 
 
 def test_an_enormous_event_is_not_taken_and_holds_its_table_only(
-        tmp_path: Path, database: str, floor: Callable[..., FloorService]) -> None:
+        tmp_path: Path, database: str, floor: Callable[..., RunningFloor]) -> None:
     """An event is a few kilobytes: a table sending megabytes (gigabytes would take the floor
     service's memory) is not followed past it."""
     calm = HostileTable(tmp_path / "calm", "CALM-01")
@@ -137,7 +116,7 @@ def test_an_enormous_event_is_not_taken_and_holds_its_table_only(
 
 
 def test_a_number_past_the_views_casts_spoils_no_other_tables_report(
-        tmp_path: Path, database: str, floor: Callable[..., FloorService]) -> None:
+        tmp_path: Path, database: str, floor: Callable[..., RunningFloor]) -> None:
     """The typed views cast a table's numbers with ::bigint: one stored amount past bigint
     would make every query of floor_wagers_placed, the ratings and `floor report` fail for
     every table. The wire refuses an event's integer past 2**53 - 1, so it is never stored, and

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
+from contextlib import ExitStack, closing
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +82,24 @@ def settled(dsn: str, table: TableProcess) -> bool:
                 and applied == [(records[-1][0],)])
 
 
+def void_after_a_kill_mid_hand(table: TableProcess, wagers: dict[str, int], player: str) -> None:
+    """Spot 2's ``wagers`` for ``player`` locked and three cards dealt, the daemon killed
+    there and started again, the hand voided by a supervisor."""
+    for wager, amount in wagers.items():
+        assert table.ask({"command": "place", "spot": 2, "wager": wager, "amount": amount,
+                          "player": player})["ok"]
+    assert table.ask({"command": "lock"})["ok"]
+    table.shoe.device.load(seed=11)
+    table.shoe.device.deal(3)
+    wait_until(lambda: sum(kind == "card_dealt" for _, kind, _ in journal(table)[-12:])
+               >= 3, "cards dealt")
+    table.kill()
+    table.start()
+    reply = table.ask({"command": "void", "reason": "controller restarted in a test",
+                       "credential": CREDENTIAL})
+    assert reply["ok"], reply
+
+
 def deal(dealers: list[PoolDealer], hands: int) -> list[threading.Thread]:
     def run(dealer: PoolDealer) -> None:
         for _ in range(hands):
@@ -100,14 +119,9 @@ def finish(threads: list[threading.Thread]) -> None:
 
 @pytest.fixture
 def tables(tmp_path: Path) -> Iterator[list[TableProcess]]:
-    made: list[TableProcess] = []
-    try:
-        made.append(linked_table("TCL-01", f"ipc://{tmp_path}/pool"))
-        made.append(linked_table("TCL-02", f"ipc://{tmp_path}/pool"))
-        yield made
-    finally:
-        for table in made:
-            table.close()
+    with ExitStack() as started:
+        yield [started.enter_context(closing(linked_table(table_id, f"ipc://{tmp_path}/pool")))
+               for table_id in ("TCL-01", "TCL-02")]
 
 
 def test_the_pool_pays_each_hit_once_in_order_through_kills_and_restarts(postgres: LocalCluster, database: str,
@@ -152,19 +166,8 @@ def test_the_pool_pays_each_hit_once_in_order_through_kills_and_restarts(postgre
                    timeout=60)
 
         # TCL-02 killed mid-hand, its progressive contributed: restarted, the hand voided
-        table = tables[1]
-        for wager, amount in (("ante", 500), ("bonus", 500), ("progressive", 100)):
-            assert table.ask({"command": "place", "spot": 2, "wager": wager, "amount": amount,
-                              "player": "P-9"})["ok"]
-        assert table.ask({"command": "lock"})["ok"]
-        table.shoe.device.load(seed=11)
-        table.shoe.device.deal(3)
-        wait_until(lambda: sum(kind == "card_dealt" for _, kind, _ in journal(table)[-12:])
-                   >= 3, "cards dealt")
-        table.kill()
-        table.start()
-        assert table.ask({"command": "void", "reason": "controller restarted in a test",
-                          "credential": CREDENTIAL})["ok"]
+        void_after_a_kill_mid_hand(tables[1], {"ante": 500, "bonus": 500, "progressive": 100},
+                                   "P-9")
 
         # TCL-01's whole stream replayed from its first seq
         assert floor.stop() == 0, floor.log_tail()

@@ -13,6 +13,7 @@ from typing import Any
 
 import zmq
 
+from controller.cli.watch import net_by_seat
 from controller.stream import wire
 from controller.stream.journal import Journal
 from controller.settings.scenario import load_scenario
@@ -76,13 +77,7 @@ def test_history_and_live_hands_agree_with_the_journal(tools: ToolFactory,
     assert "2 hands settled" in summary and "0 gaps filled" in summary
 
     events: list[Any] = [wire.decode_event(r.message) for r in records if r.seq <= last_seq]
-    expected: dict[int, int] = {}
-    for event in events:
-        if event.type == "wager_settled":
-            expected[event.data.seat] = expected.get(event.data.seat, 0) + event.data.net
-        elif event.type == "progressive_awarded":
-            expected[event.data.seat] = expected.get(event.data.seat, 0) + event.data.amount
-    assert totals(summary) == expected
+    assert totals(summary) == net_by_seat(events)      # the example's sums, the journal's
     meter = [e.data.amount for e in events if e.type == "meter_changed"][-1]
     assert f"meter ${meter // 100:,}.{meter % 100:02d}" in summary
 

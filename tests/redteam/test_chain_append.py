@@ -16,14 +16,11 @@ import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
-import zmq
-
 from controller.core.table_events import MeterChanged
 from controller.stream import wire
 from controller.stream.journal import chain_hash, journal_path
-from tests.reliability.test_startup_trust import run_config
+from tests.reliability.test_running_chain import beating
 from tests.test_daemon import wait_for
-from tests.test_reload import Daemon
 
 FORGED_METER = 99_999_999
 
@@ -46,25 +43,7 @@ def append_forged(state_dir: Path, table_id: str) -> int:
 
 
 def test_a_record_appended_by_another_process_holds_the_table(tmp_path: Path) -> None:
-    path = run_config(tmp_path)
-    context = zmq.Context()
-    table = Daemon(tmp_path, path, context)
-    table.daemon.start()
-    sub = context.socket(zmq.SUB)
-    sub.setsockopt(zmq.SUBSCRIBE, b"")
-    sub.setsockopt(zmq.LINGER, 0)
-    sub.connect(f"ipc://{tmp_path}/e")
-
-    def beat() -> wire.Heartbeat | None:
-        table.daemon._next_heartbeat = 0.0
-        table.daemon._tick()
-        while sub.poll(20):
-            message = wire.decode(sub.recv_multipart()[1])
-            if isinstance(message, wire.Heartbeat):
-                return message
-        return None
-
-    try:
+    with beating(tmp_path) as (table, beat):
         assert table.ask(command="open")["ok"]
         written = table.daemon.journal.last_seq
         wait_for(beat, "a heartbeat")
@@ -77,7 +56,3 @@ def test_a_record_appended_by_another_process_holds_the_table(tmp_path: Path) ->
             f"{heartbeat.journal_verified_through}; the daemon wrote up to {written} "
             f"(seq {forged} is another process's)")
         assert heartbeat.journal_broken_at == forged
-    finally:
-        sub.close(0)
-        table.daemon.close()
-        context.term()

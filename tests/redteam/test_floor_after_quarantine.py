@@ -15,16 +15,9 @@ Fixed: the new journal goes on with the table's seqs (its first is the archived 
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from bench.floor_rig import FloorProcess, PoolDealer, TableProcess, wait_until, \
-    write_floor_config
-from controller.daemon.journal_quarantine import quarantine
-from controller.floor.local_cluster import LocalCluster
-from tests.floor.test_pool_floor import journal, link_up, linked_table, query, settled
-from tests.redteam.test_quarantine_mid_hand import damage_last_record
-
-POOL = "LINK-1"
+from bench.floor_rig import PoolDealer, TableProcess, wait_until
+from tests.floor.test_pool_floor import journal, link_up, query, settled
+from tests.redteam.test_quarantine_mid_hand import quarantine_damaged
 
 
 def contributions(table: TableProcess) -> int:
@@ -33,49 +26,32 @@ def contributions(table: TableProcess) -> int:
 
 
 def test_the_pool_counts_every_contribution_of_a_quarantined_tables_new_journal(
-        postgres: LocalCluster, database: str, tmp_path: Path) -> None:
-    endpoint = f"ipc://{tmp_path}/pool"
-    table = linked_table("TCL-01", endpoint)
-    floor = None
-    try:
-        config = write_floor_config(tmp_path / "floor.toml", database, [table], {},
-                                    pools={POOL: [table.table_id]}, pool_link=endpoint)
-        floor = FloorProcess(config, tmp_path / "floor.log")
-        wait_until(lambda: link_up(table), "the table hears the pool")
-        dealer = PoolDealer(table, {1: "P-1"})
-        for _ in range(2):
-            dealer.hand()
-        wait_until(lambda: settled(database, table), "the old journal in the pool")
-        old_last = journal(table)[-1][0]
-        old = contributions(table)
+        pooled_table: TableProcess, database: str) -> None:
+    table = pooled_table
+    dealer = PoolDealer(table, {1: "P-1"})
+    for _ in range(2):
+        dealer.hand()
+    wait_until(lambda: settled(database, table), "the old journal in the pool")
+    old = contributions(table)
 
-        # the journal found damaged: the daemon stopped, the journal quarantined, started again
-        table.kill()
-        damage_last_record(table.state_dir)
-        quarantine(table.state_dir, "disk damage found at start", by="sam")
-        table.start()                                   # (a linked table's meter is the pool's)
-        assert table.ask({"command": "open"})["ok"]
-        wait_until(lambda: link_up(table), "the table hears the pool again")
-        dealer = PoolDealer(table, {1: "P-1"})
-        for _ in range(2):
-            dealer.hand()
-        assert journal(table)[0][0] == old_last + 1    # the table's numbering goes on
-        new_last = journal(table)[-1][0]
-        new = contributions(table)
-        assert new > 0
-        wait_until(lambda: query(database, "SELECT resume_after FROM floor_cursors")
-                   == [(new_last,)], "the floor following the new journal", timeout=60)
-        wait_until(lambda: query(database, "SELECT applied_through FROM floor_pool_tables")
-                   == [(new_last,)], "the pool caught up", timeout=60)
-        (pooled,), = query(database, "SELECT contributions FROM floor_pool_meters")
-        rows = query(database, "SELECT seq, amount FROM floor_pool_ledger "
-                               "WHERE kind = 'contribution' ORDER BY entry")
-        journaled = [(seq, data["contribution"]) for seq, kind, data in journal(table)
-                     if kind == "meter_contributed"]
-    finally:
-        if floor is not None:
-            floor.stop()
-        table.close()
+    old_last = quarantine_damaged(table)            # (a linked table's meter is the pool's)
+    assert table.ask({"command": "open"})["ok"]
+    wait_until(lambda: link_up(table), "the table hears the pool again")
+    dealer = PoolDealer(table, {1: "P-1"})
+    for _ in range(2):
+        dealer.hand()
+    assert journal(table)[0][0] == old_last + 1    # the table's numbering goes on
+    new = contributions(table)
+    assert new > 0
+    # (the table goes on journaling the pool's meter as it hears it: its last seq moves on)
+    wait_until(lambda: settled(database, table), "the new journal in the pool", timeout=60)
+    wait_until(lambda: query(database, "SELECT resume_after FROM floor_cursors")
+               == [(journal(table)[-1][0],)], "the floor following the new journal")
+    (pooled,), = query(database, "SELECT contributions FROM floor_pool_meters")
+    rows = query(database, "SELECT seq, amount FROM floor_pool_ledger "
+                           "WHERE kind = 'contribution' ORDER BY entry")
+    journaled = [(seq, data["contribution"]) for seq, kind, data in journal(table)
+                 if kind == "meter_contributed"]
     assert pooled == old + new, (
         f"the tables journaled {old} + {new} cents of contributions; the pool's ledger holds "
         f"{pooled}: (seq, cents) {rows}; the new journal's {journaled}, the old one's last "

@@ -18,7 +18,7 @@ import zmq
 
 from controller.stream.journal import journal_path
 from tests.reliability.test_startup_trust import run_config
-from tests.test_reload import Daemon
+from tests.test_reload import started
 
 
 def swap_in_a_copy(state_dir: Path) -> None:
@@ -31,11 +31,7 @@ def swap_in_a_copy(state_dir: Path) -> None:
 
 
 def test_a_journal_file_swapped_under_the_daemon_holds_the_table(tmp_path: Path) -> None:
-    path = run_config(tmp_path)
-    context = zmq.Context()
-    table = Daemon(tmp_path, path, context)
-    table.daemon.start()
-    try:
+    with zmq.Context() as context, started(tmp_path, run_config(tmp_path), context) as table:
         assert table.ask(command="open")["ok"]
         swap_in_a_copy(tmp_path / "state")
         for spot in (1, 2):
@@ -48,6 +44,3 @@ def test_a_journal_file_swapped_under_the_daemon_holds_the_table(tmp_path: Path)
             f"the daemon journaled through seq {table.daemon.journal.last_seq} into a file no "
             f"longer at {journal_path(tmp_path / 'state')}, and says it is verified: "
             f"{table.daemon.journal_status()}")
-    finally:
-        table.daemon.close()
-        context.term()

@@ -10,13 +10,12 @@ pool."""
 
 from __future__ import annotations
 
-import threading
+from collections.abc import Callable
 from pathlib import Path
 
-from bench.floor_rig import wait_until, write_floor_config
+from bench.floor_rig import wait_until
 from controller.core.table_events import JackpotPending
-from controller.floor.config import load_floor_config
-from controller.floor.service import FloorService
+from tests.floor.conftest import RunningFloor
 from tests.floor.hostile_table import HostileTable
 from tests.floor.test_hostile_table import linked_to, opened, stored
 from tests.floor.test_pool_floor import query
@@ -25,15 +24,10 @@ POOL = "LINK-1"
 
 
 def test_the_pool_pays_no_jackpot_for_a_hand_that_never_happened(
-        tmp_path: Path, database: str) -> None:
+        tmp_path: Path, database: str, floor: Callable[..., RunningFloor]) -> None:
     hostile = HostileTable(tmp_path / "hostile", "TCL-01")
-    service = thread = None
     try:
-        config = write_floor_config(tmp_path / "floor.toml", database, [hostile], {},
-                                    pools={POOL: ["TCL-01"]}, retry_s=0.2)
-        service = FloorService(load_floor_config(config))
-        thread = threading.Thread(target=service.run, daemon=True)
-        thread.start()
+        floor(hostile, pools={POOL: ["TCL-01"]})
         hostile.emit([opened("TCL-01"), linked_to(POOL)])
         hostile.emit([JackpotPending("TCL-01-000042", (1, 2, 3), 1)], hand_id="TCL-01-000042")
         wait_until(lambda: len(stored(database, "TCL-01")) == 3, "the events stored")
@@ -44,10 +38,6 @@ def test_the_pool_pays_no_jackpot_for_a_hand_that_never_happened(
                                    "FROM floor_pool_disputes")
         meter = query(database, "SELECT meter FROM floor_pools")
     finally:
-        if service is not None:
-            service.request_stop()
-            assert thread is not None
-            thread.join(20)
         hostile.close()
     assert paid == [], f"the pool paid {paid} cents for hand TCL-01-000042, never dealt"
     assert disputed == [("TCL-01", 3, "TCL-01-000042", "hand TCL-01-000042 was never started at "

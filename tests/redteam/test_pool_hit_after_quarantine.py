@@ -14,65 +14,38 @@ verifies it in the new journal) and each hit is claimed and verified once, as it
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from bench.floor_rig import FloorProcess, PoolDealer, TableProcess, wait_until, \
-    write_floor_config
+from bench.floor_rig import PoolDealer, TableProcess, wait_until
 from bench.power_loss import CREDENTIAL
-from controller.daemon.journal_quarantine import quarantine
-from controller.floor.local_cluster import LocalCluster
-from tests.floor.test_pool_floor import claimed, journal, link_up, linked_table, query, \
+from tests.floor.test_pool_floor import claimed, journal, link_up, pool_caught_up, query, \
     settled
-from tests.redteam.test_quarantine_mid_hand import damage_last_record
-
-POOL = "LINK-1"
-
-
-def caught_up(database: str, table: TableProcess) -> bool:
-    return query(database, "SELECT applied_through FROM floor_pool_tables") == \
-        [(journal(table)[-1][0],)]
+from tests.redteam.test_quarantine_mid_hand import quarantine_damaged
 
 
 def test_each_hit_of_a_quarantined_table_is_claimed_once(
-        postgres: LocalCluster, database: str, tmp_path: Path) -> None:
-    endpoint = f"ipc://{tmp_path}/pool"
-    table = linked_table("TCL-01", endpoint)
-    floor = None
-    try:
-        config = write_floor_config(tmp_path / "floor.toml", database, [table], {},
-                                    pools={POOL: [table.table_id]}, pool_link=endpoint)
-        floor = FloorProcess(config, tmp_path / "floor.log")
-        wait_until(lambda: link_up(table), "the table hears the pool")
-        dealer = PoolDealer(table, {1: "P-1"})
-        dealer.jackpot_next()
-        dealer.hand()                                   # hand 1: the jackpot, pending
-        wait_until(lambda: claimed(table) and settled(database, table), "the old hit in the pool")
-        old_last = journal(table)[-1][0]
+        pooled_table: TableProcess, database: str) -> None:
+    table = pooled_table
+    dealer = PoolDealer(table, {1: "P-1"})
+    dealer.jackpot_next()
+    dealer.hand()                                   # hand 1: the jackpot, pending
+    wait_until(lambda: claimed(table) and settled(database, table), "the old hit in the pool")
 
-        table.kill()                                    # found damaged before verification
-        damage_last_record(table.state_dir)
-        quarantine(table.state_dir, "disk damage found at start", by="sam")
-        table.start()
-        assert journal(table)[0][0] == old_last + 1     # the table's numbering goes on
-        wait_until(lambda: claimed(table, "TCL-01-000001"), "the carried jackpot's claim heard")
-        assert table.ask({"command": "verify_jackpot", "credential": CREDENTIAL})["ok"]
-        assert table.ask({"command": "open"})["ok"]     # (a linked table's meter is the pool's)
-        wait_until(lambda: link_up(table), "the table hears the pool again")
-        dealer = PoolDealer(table, {1: "P-1"})
-        dealer.jackpot_next()
-        dealer.hand()                                   # the new journal's first hand: a jackpot
-        wait_until(lambda: claimed(table), "the new hit's claim heard", timeout=60)
-        dealer.verify()
-        wait_until(lambda: caught_up(database, table), "the new hit in the pool", timeout=60)
-        hits = query(database, "SELECT hand_id, verified_seq FROM floor_pool_hits ORDER BY hit")
-        verified = [(data["hand_id"], seq) for seq, kind, data in journal(table)
-                    if kind == "jackpot_verified"]
-        pending = [data["hand_id"] for _, kind, data in journal(table)
-                   if kind == "jackpot_pending"]
-    finally:
-        if floor is not None:
-            floor.stop()
-        table.close()
+    old_last = quarantine_damaged(table)            # found damaged before verification
+    assert journal(table)[0][0] == old_last + 1     # the table's numbering goes on
+    wait_until(lambda: claimed(table, "TCL-01-000001"), "the carried jackpot's claim heard")
+    assert table.ask({"command": "verify_jackpot", "credential": CREDENTIAL})["ok"]
+    assert table.ask({"command": "open"})["ok"]     # (a linked table's meter is the pool's)
+    wait_until(lambda: link_up(table), "the table hears the pool again")
+    dealer = PoolDealer(table, {1: "P-1"})
+    dealer.jackpot_next()
+    dealer.hand()                                   # the new journal's first hand: a jackpot
+    wait_until(lambda: claimed(table), "the new hit's claim heard", timeout=60)
+    dealer.verify()
+    wait_until(lambda: pool_caught_up(database, [table]), "the new hit in the pool", timeout=60)
+    hits = query(database, "SELECT hand_id, verified_seq FROM floor_pool_hits ORDER BY hit")
+    verified = [(data["hand_id"], seq) for seq, kind, data in journal(table)
+                if kind == "jackpot_verified"]
+    pending = [data["hand_id"] for _, kind, data in journal(table)
+               if kind == "jackpot_pending"]
     assert pending == ["TCL-01-000002"]
     assert hits == verified == [("TCL-01-000001", hits[0][1]), ("TCL-01-000002", hits[1][1])], (
         f"the pool's hits (hand, verified seq) {hits}; the table verified {verified}")

@@ -10,8 +10,6 @@ started) takes no progressive"."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import zmq
 
 from bench.floor_rig import TableProcess, wait_until
@@ -24,42 +22,30 @@ POOL = "LINK-1"
 
 
 def test_a_linked_table_restarted_with_the_floor_away_refuses_progressive(
-        tmp_path: Path) -> None:
-    endpoint = f"ipc://{tmp_path}/pool"
-    context = zmq.Context()
-    floor = context.socket(zmq.PUB)
-    floor.setsockopt(zmq.LINGER, 0)
-    floor.bind(endpoint)
-    table = None
-    try:
-        table = TableProcess("TCL-01", link=(POOL, endpoint))
-        meter = MeterMessage(pool_id=POOL, meter=777_700, entry=3, state="open", hits=(),
-                             settings=settings_of(table))
+        played_floor: tuple[zmq.Socket[bytes], TableProcess]) -> None:
+    floor, table = played_floor
+    meter = MeterMessage(pool_id=POOL, meter=777_700, entry=3, state="open", hits=(),
+                         settings=settings_of(table))
 
-        def heard() -> bool:
-            floor.send_multipart(pool_channel.frames(meter))
-            return bool(links(table)) and links(table)[-1][1] == "connected"
-        wait_until(heard, "the link connected")
-        wait_until(lambda: any(kind == "pool_meter" for _, kind, _ in journal(table)),
-                   "the pool's meter journaled")
+    def heard() -> bool:
+        floor.send_multipart(pool_channel.frames(meter))
+        return bool(links(table)) and links(table)[-1][1] == "connected"
+    wait_until(heard, "the link connected")
+    wait_until(lambda: any(kind == "pool_meter" for _, kind, _ in journal(table)),
+               "the pool's meter journaled")
 
-        # a power cut; the floor does not come back with the table (a long stale window,
-        # so that nothing here depends on how fast the machine is)
-        table.kill()
-        floor.close(0)
-        text = table.config.read_text()
-        table.config.write_text(text.replace("[progressive.link]\n",
-                                             "[progressive.link]\nstale_after_ms = 60000\n"))
-        table.start()
-        for wager, amount in (("ante", 500), ("bonus", 500), ("progressive", 100)):
-            assert table.ask({"command": "place", "spot": 1, "wager": wager,
-                              "amount": amount})["ok"]
-        lock = table.ask({"command": "lock"})
-        assert not lock["ok"] and "pool link is down" in str(lock), (
-            f"the table locked a progressive wager with no word from the pool since before "
-            f"its restart: {lock}")
-    finally:
-        if table is not None:
-            table.close()
-        floor.close(0)
-        context.term()
+    # a power cut; the floor does not come back with the table (a long stale window,
+    # so that nothing here depends on how fast the machine is)
+    table.kill()
+    floor.close(0)
+    text = table.config.read_text()
+    table.config.write_text(text.replace("[progressive.link]\n",
+                                         "[progressive.link]\nstale_after_ms = 60000\n"))
+    table.start()
+    for wager, amount in (("ante", 500), ("bonus", 500), ("progressive", 100)):
+        assert table.ask({"command": "place", "spot": 1, "wager": wager,
+                          "amount": amount})["ok"]
+    lock = table.ask({"command": "lock"})
+    assert not lock["ok"] and "pool link is down" in str(lock), (
+        f"the table locked a progressive wager with no word from the pool since before "
+        f"its restart: {lock}")

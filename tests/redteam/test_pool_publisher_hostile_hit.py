@@ -11,14 +11,13 @@ service stops again at its first heartbeat, for the hit stays in ``floor_pool_hi
 
 from __future__ import annotations
 
-import threading
+from collections.abc import Callable
 from pathlib import Path
 
-from bench.floor_rig import wait_until, write_floor_config
+from bench.floor_rig import wait_until
 from controller.core.table_events import DeviceStatus, JackpotPending
 from controller.core.vocabulary import Device, DeviceCondition
-from controller.floor.config import load_floor_config
-from controller.floor.service import FloorService
+from tests.floor.conftest import RunningFloor
 from tests.floor.hostile_table import HostileTable
 from tests.floor.test_hostile_table import linked_to, opened, stored
 from tests.floor.test_pool_floor import query
@@ -27,17 +26,12 @@ POOL = "LINK-1"
 
 
 def test_a_hostile_tables_long_hand_id_does_not_stop_the_floor(
-        tmp_path: Path, database: str) -> None:
+        tmp_path: Path, database: str, floor: Callable[..., RunningFloor]) -> None:
     hostile = HostileTable(tmp_path / "hostile", "TCL-01")
     honest = HostileTable(tmp_path / "honest", "TCL-02")     # (the same rig, honest events)
-    service = thread = None
     try:
-        config = write_floor_config(tmp_path / "floor.toml", database, [hostile, honest], {},
-                                    pools={POOL: ["TCL-01", "TCL-02"]},
-                                    pool_link=f"ipc://{tmp_path}/pool", retry_s=0.2)
-        service = FloorService(load_floor_config(config))
-        thread = threading.Thread(target=service.run, daemon=True)
-        thread.start()
+        thread = floor(hostile, honest, pools={POOL: ["TCL-01", "TCL-02"]},
+                       pool_link=f"ipc://{tmp_path}/pool").thread
         hostile.emit([opened("TCL-01"), linked_to(POOL)])
         honest.emit([opened("TCL-02"), linked_to(POOL)])
         wait_until(lambda: stored(database, "TCL-02"), "the honest table followed")
@@ -52,9 +46,5 @@ def test_a_hostile_tables_long_hand_id_does_not_stop_the_floor(
         assert thread.is_alive(), "the floor service stopped on one table's jackpot_pending"
         assert query(database, "SELECT 1 FROM floor_pool_hits") == []
     finally:
-        if service is not None:
-            service.request_stop()
-            assert thread is not None
-            thread.join(20)
         hostile.close()
         honest.close()

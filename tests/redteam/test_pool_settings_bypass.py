@@ -15,7 +15,6 @@ real table daemon on the simulators."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import zmq
@@ -46,45 +45,33 @@ def links(table: TableProcess) -> list[tuple[int, str, str]]:
 
 
 def test_a_claim_for_another_tables_hit_does_not_reconnect_a_refused_table(
-        tmp_path: Path) -> None:
-    endpoint = f"ipc://{tmp_path}/pool"
-    context = zmq.Context()
-    floor = context.socket(zmq.PUB)
-    floor.setsockopt(zmq.LINGER, 0)
-    floor.bind(endpoint)
-    table = None
-    try:
-        table = TableProcess("TCL-01", link=(POOL, endpoint))
-        other_seed = settings_of(table, seed=settings_of(table).seed + 1)
-        mismatched = MeterMessage(pool_id=POOL, meter=600_000, entry=9, state="locked",
-                                  hits=(pool_channel.Hit(table_id="TCL-02", hand_id="TCL-02-1",
-                                                         lock_order=1, paid=600_000),),
-                                  settings=other_seed)
-        claim = ClaimedMessage(pool_id=POOL, table_id="TCL-02", hand_id="TCL-02-1",
-                               lock_order=1, paid=600_000, share=600_000)
+        played_floor: tuple[zmq.Socket[bytes], TableProcess]) -> None:
+    floor, table = played_floor
+    other_seed = settings_of(table, seed=settings_of(table).seed + 1)
+    mismatched = MeterMessage(pool_id=POOL, meter=600_000, entry=9, state="locked",
+                              hits=(pool_channel.Hit(table_id="TCL-02", hand_id="TCL-02-1",
+                                                     lock_order=1, paid=600_000),),
+                              settings=other_seed)
+    claim = ClaimedMessage(pool_id=POOL, table_id="TCL-02", hand_id="TCL-02-1",
+                           lock_order=1, paid=600_000, share=600_000)
 
-        def refused() -> bool:
-            floor.send_multipart(pool_channel.frames(mismatched))
-            return any(status == "lost" and "not the table's" in detail
-                       for _, status, detail in links(table))
-        wait_until(refused, "the link refused for the pool's other seed")
-
-        # one heartbeat of the floor while TCL-02's jackpot awaits verification, then a
-        # barrier: a meter with the table's own settings, which connects the link anyway
-        floor.send_multipart(pool_channel.frames(claim))
+    def refused() -> bool:
         floor.send_multipart(pool_channel.frames(mismatched))
-        barrier = mismatched.model_copy(update={"meter": 612_345, "settings": settings_of(table)})
-        floor.send_multipart(pool_channel.frames(barrier))
-        wait_until(lambda: any(kind == "pool_meter" and data["meter"] == 612_345
-                               for _, kind, data in journal(table)), "the barrier")
-        first_lost = next(seq for seq, status, detail in links(table) if status == "lost")
-        connected = [(seq, detail) for seq, status, detail in links(table)
-                     if status == "connected" and seq > first_lost]
-        assert len(connected) == 1, (
-            f"the link refused for the pool's settings was journaled connected "
-            f"{len(connected)} times before the pool's settings matched: {connected}")
-    finally:
-        if table is not None:
-            table.close()
-        floor.close(0)
-        context.term()
+        return any(status == "lost" and "not the table's" in detail
+                   for _, status, detail in links(table))
+    wait_until(refused, "the link refused for the pool's other seed")
+
+    # one heartbeat of the floor while TCL-02's jackpot awaits verification, then a
+    # barrier: a meter with the table's own settings, which connects the link anyway
+    floor.send_multipart(pool_channel.frames(claim))
+    floor.send_multipart(pool_channel.frames(mismatched))
+    barrier = mismatched.model_copy(update={"meter": 612_345, "settings": settings_of(table)})
+    floor.send_multipart(pool_channel.frames(barrier))
+    wait_until(lambda: any(kind == "pool_meter" and data["meter"] == 612_345
+                           for _, kind, data in journal(table)), "the barrier")
+    first_lost = next(seq for seq, status, detail in links(table) if status == "lost")
+    connected = [(seq, detail) for seq, status, detail in links(table)
+                 if status == "connected" and seq > first_lost]
+    assert len(connected) == 1, (
+        f"the link refused for the pool's settings was journaled connected "
+        f"{len(connected)} times before the pool's settings matched: {connected}")

@@ -14,17 +14,10 @@ earlier void of it gave back."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from bench.floor_rig import FloorProcess, TableProcess, wait_until, write_floor_config
+from bench.floor_rig import TableProcess, wait_until
 from bench.power_loss import CREDENTIAL
-from controller.daemon.journal_quarantine import quarantine
-from controller.floor.local_cluster import LocalCluster
-from tests.floor.test_pool_floor import SEED, journal, link_up, linked_table, query, \
-    settled
-from tests.redteam.test_quarantine_mid_hand import damage_last_record
-
-POOL = "LINK-1"
+from tests.floor.test_pool_floor import SEED, journal, link_up, pool_caught_up, query, settled
+from tests.redteam.test_quarantine_mid_hand import quarantine_damaged
 
 
 def lock_and_void(table: TableProcess) -> int:
@@ -38,42 +31,23 @@ def lock_and_void(table: TableProcess) -> int:
     return hand
 
 
-def caught_up(database: str, table: TableProcess) -> bool:
-    return query(database, "SELECT applied_through FROM floor_pool_tables") == \
-        [(journal(table)[-1][0],)]
-
-
 def test_a_void_after_quarantine_gives_back_only_its_own_hands_contribution(
-        postgres: LocalCluster, database: str, tmp_path: Path) -> None:
-    endpoint = f"ipc://{tmp_path}/pool"
-    table = linked_table("TCL-01", endpoint)
-    floor = None
-    try:
-        config = write_floor_config(tmp_path / "floor.toml", database, [table], {},
-                                    pools={POOL: [table.table_id]}, pool_link=endpoint)
-        floor = FloorProcess(config, tmp_path / "floor.log")
-        wait_until(lambda: link_up(table), "the table hears the pool")
-        old_hand = lock_and_void(table)
-        wait_until(lambda: settled(database, table), "the old journal in the pool")
-        old_last = journal(table)[-1][0]
+        pooled_table: TableProcess, database: str) -> None:
+    table = pooled_table
+    old_hand = lock_and_void(table)
+    wait_until(lambda: settled(database, table), "the old journal in the pool")
 
-        table.kill()
-        damage_last_record(table.state_dir)
-        quarantine(table.state_dir, "disk damage found at start", by="sam")
-        table.start()                                   # (a linked table's meter is the pool's)
-        assert table.ask({"command": "open"})["ok"]
-        wait_until(lambda: link_up(table), "the table hears the pool again")
-        assert journal(table)[0][0] == old_last + 1    # the table's numbering goes on
-        new_hand = lock_and_void(table)
-        assert new_hand == old_hand + 1
-        wait_until(lambda: caught_up(database, table), "the new hand in the pool", timeout=60)
-        voids = query(database, "SELECT seq, amount FROM floor_pool_ledger WHERE kind = 'void' "
-                                "ORDER BY entry")
-        (meter,), = query(database, "SELECT meter FROM floor_pools")
-    finally:
-        if floor is not None:
-            floor.stop()
-        table.close()
+    old_last = quarantine_damaged(table)            # (a linked table's meter is the pool's)
+    assert table.ask({"command": "open"})["ok"]
+    wait_until(lambda: link_up(table), "the table hears the pool again")
+    assert journal(table)[0][0] == old_last + 1    # the table's numbering goes on
+    new_hand = lock_and_void(table)
+    assert new_hand == old_hand + 1
+    wait_until(lambda: pool_caught_up(database, [table]), "the new hand in the pool",
+               timeout=60)
+    voids = query(database, "SELECT seq, amount FROM floor_pool_ledger WHERE kind = 'void' "
+                            "ORDER BY entry")
+    (meter,), = query(database, "SELECT meter FROM floor_pools")
     assert [amount for _, amount in voids] == [-20, -20] and meter == SEED, (
         f"two hands of 20 cents each voided; the pool gave back {voids} and its meter is "
         f"{meter} (seeded at {SEED})")

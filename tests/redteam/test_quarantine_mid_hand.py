@@ -11,6 +11,7 @@ from pathlib import Path
 
 import zmq
 
+from bench.floor_rig import TableProcess
 from controller.daemon.journal_quarantine import quarantine
 from controller.stream.journal import Journal, journal_path
 from tests.reliability.test_startup_trust import play_a_hand, run_config
@@ -28,6 +29,16 @@ def damage_last_record(state_dir: Path) -> int:
     connection.close()
     damaged: int = seq
     return damaged
+
+
+def quarantine_damaged(table: TableProcess) -> int:
+    """The table's journal found damaged: its daemon stopped, the journal quarantined (a new
+    one started), the daemon started again. The quarantined journal's last seq."""
+    table.kill()
+    last = damage_last_record(table.state_dir)
+    quarantine(table.state_dir, "disk damage found at start", by="sam")
+    table.start()
+    return last
 
 
 def test_quarantine_mid_hand_accounts_for_the_hand_in_play(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from controller.daemon import held_mark
 from controller.daemon.held_mark import EVIDENCE_DIR
 from tests.redteam.test_journal_file_swapped import swap_in_a_copy
 from tests.reliability.test_startup_trust import run_config
-from tests.test_reload import Daemon
+from tests.test_reload import started
 
 
 def test_a_mark_without_daemon_copy_holds_the_table_instead_of_crashing_the_start(
@@ -27,29 +27,20 @@ def test_a_mark_without_daemon_copy_holds_the_table_instead_of_crashing_the_star
 
 def test_a_swapped_journal_stays_held_after_a_restart_even_when_its_evidence_cannot_be_kept(
         tmp_path: Path) -> None:
-    context = zmq.Context()
-    state = tmp_path / "state"
-    table = Daemon(tmp_path, run_config(tmp_path), context)
-    table.daemon.start()
-    try:
-        assert table.ask(command="open")["ok"]
-        # Where the evidence would go cannot be a folder (as on a full disk, or a read-only
-        # quarantine mount): the copy fails.
-        (state / EVIDENCE_DIR).write_text("not a folder")
-        swap_in_a_copy(state)
-        assert table.ask(command="place", spot=1, wager="ante", amount=500)["ok"]
-        table.daemon.check_chain()
-        assert table.daemon.journal_broken is not None  # held while it runs
-    finally:
-        table.daemon.close()
-    table = Daemon(tmp_path, run_config(tmp_path), context)
-    table.daemon.start()
-    try:
-        assert table.daemon.journal_broken is not None, \
-            "restarted on the swapped-in journal as verified: the break was not written down"
-    finally:
-        table.daemon.close()
-        context.term()
+    state, path = tmp_path / "state", run_config(tmp_path)
+    with zmq.Context() as context:
+        with started(tmp_path, path, context) as table:
+            assert table.ask(command="open")["ok"]
+            # Where the evidence would go cannot be a folder (as on a full disk, or a read-only
+            # quarantine mount): the copy fails.
+            (state / EVIDENCE_DIR).write_text("not a folder")
+            swap_in_a_copy(state)
+            assert table.ask(command="place", spot=1, wager="ante", amount=500)["ok"]
+            table.daemon.check_chain()
+            assert table.daemon.journal_broken is not None  # held while it runs
+        with started(tmp_path, path, context) as table:
+            assert table.daemon.journal_broken is not None, \
+                "restarted on the swapped-in journal as verified: the break was not written down"
 
 
 def test_a_fifo_at_the_marks_name_holds_the_table_and_does_not_hang_the_start(

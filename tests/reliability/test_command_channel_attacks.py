@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -50,7 +51,8 @@ def _journal_bytes(daemon: TableDaemon) -> bytes:
     return b"\n".join(record.message for record in daemon.journal.records())
 
 
-def _hand_in_play() -> Iterator[TableDaemon]:
+@contextmanager
+def a_hand_locked() -> Iterator[TableDaemon]:
     """A daemon (no devices, its loop not running) with a Three Card Lowball hand locked,
     so that every supervisor command has something to act on."""
     with fuzz.command_daemon("three_card_lowball") as daemon:
@@ -59,6 +61,11 @@ def _hand_in_play() -> Iterator[TableDaemon]:
                         {"command": "place", "spot": 1, "wager": "bonus", "amount": 500},
                         {"command": "lock"}):
             assert daemon.command(json.dumps(command).encode())["ok"], command
+        yield daemon
+
+
+def _hand_in_play() -> Iterator[TableDaemon]:
+    with a_hand_locked() as daemon:
         yield daemon
 
 

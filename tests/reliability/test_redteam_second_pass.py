@@ -15,6 +15,7 @@ from bench import fuzz
 from controller.stream import cms_view, wire
 from controller.core.cards import parse_card
 from tests.test_daemon import rig_factory, wait_for  # noqa: F401 (a fixture)
+from tests.reliability.test_command_channel_attacks import a_hand_locked
 from tests.test_daemon import RigFactory
 
 #: Spellings the table reads as a card (``parse_card``) besides the canonical ``Kh``.
@@ -44,12 +45,7 @@ def test_every_spelling_the_table_reads_as_a_card_is_redacted_for_the_cms(spelli
 def test_a_discard_spelled_in_lower_case_reaches_no_cms_client_before_the_hand_settles() -> None:
     """Through the daemon: a decide command with the cards in lower case, refused in the wrong
     state, is journaled with the hand in play; the CMS bytes of it name no card."""
-    with fuzz.command_daemon("three_card_lowball") as daemon:
-        for command in ({"command": "open"},
-                        {"command": "place", "spot": 1, "wager": "ante", "amount": 500},
-                        {"command": "place", "spot": 1, "wager": "bonus", "amount": 500},
-                        {"command": "lock"}):
-            assert daemon.command(json.dumps(command).encode())["ok"], command
+    with a_hand_locked() as daemon:
         hand = daemon.table.hand_id
         assert hand is not None
         daemon.command(json.dumps({"command": "decide", "spot": 1,

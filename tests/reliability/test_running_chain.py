@@ -4,6 +4,8 @@ what it finds, and how the table says so (heartbeat, status) and holds."""
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import zmq
@@ -13,7 +15,7 @@ from controller.daemon.chain_watch import ChainWatch
 from controller.stream import wire
 from controller.stream.journal import GENESIS_HASH, Journal, journal_path
 from tests.reliability.test_startup_trust import run_config, tamper
-from tests.test_reload import Daemon
+from tests.test_reload import Daemon, started
 from tests.test_daemon import wait_for
 
 TABLE = "CALI-01"
@@ -60,26 +62,33 @@ def test_a_missing_trigger_or_a_missing_last_record_is_found(tmp_path: Path) -> 
     journal.close()
 
 
+@contextmanager
+def beating(tmp_path: Path) -> Iterator[tuple[Daemon, Callable[[], wire.Heartbeat | None]]]:
+    """A started daemon on the shipped config, and ``beat``: the daemon made to send its
+    heartbeat now, the heartbeat its stream carries (None if none came within 20 ms)."""
+    with zmq.Context() as context, started(tmp_path, run_config(tmp_path), context) as table:
+        sub = context.socket(zmq.SUB)
+        sub.setsockopt(zmq.SUBSCRIBE, b"")
+        sub.setsockopt(zmq.LINGER, 0)
+        sub.connect(f"ipc://{tmp_path}/e")
+
+        def beat() -> wire.Heartbeat | None:
+            table.daemon._next_heartbeat = 0.0
+            table.daemon._tick()
+            while sub.poll(20):
+                message = wire.decode(sub.recv_multipart()[1])
+                if isinstance(message, wire.Heartbeat):
+                    return message
+            return None
+
+        try:
+            yield table, beat
+        finally:
+            sub.close(0)
+
+
 def test_the_daemon_states_it_and_holds_the_table_when_it_fails(tmp_path: Path) -> None:
-    path = run_config(tmp_path)
-    context = zmq.Context()
-    table = Daemon(tmp_path, path, context)
-    table.daemon.start()
-    sub = context.socket(zmq.SUB)
-    sub.setsockopt(zmq.SUBSCRIBE, b"")
-    sub.setsockopt(zmq.LINGER, 0)
-    sub.connect(f"ipc://{tmp_path}/e")
-
-    def beat() -> wire.Heartbeat | None:
-        table.daemon._next_heartbeat = 0.0
-        table.daemon._tick()
-        while sub.poll(20):
-            message = wire.decode(sub.recv_multipart()[1])
-            if isinstance(message, wire.Heartbeat):
-                return message
-        return None
-
-    try:
+    with beating(tmp_path) as (table, beat):
         at_start = table.daemon.journal.last_seq
         assert table.ask(command="open")["ok"]
         assert table.ask(command="place", spot=2, wager="ante", amount=700)["ok"]
@@ -97,7 +106,3 @@ def test_the_daemon_states_it_and_holds_the_table_when_it_fails(tmp_path: Path) 
         assert heartbeat.journal_broken_at == placed.seq
         refused = table.ask(command="place", spot=3, wager="ante", amount=700)
         assert not refused["ok"] and f"broken at seq {placed.seq}" in refused["error"]
-    finally:
-        sub.close(0)
-        table.daemon.close()
-        context.term()

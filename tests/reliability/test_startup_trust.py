@@ -36,7 +36,8 @@ from controller.settings.table_config import (
 )
 from controller.core.table_events import JournalContinued, MeterChanged
 from tests.test_daemon import wait_for
-from tests.test_reload import CREDENTIAL, Daemon, config_file
+from tests.test_table import Driver
+from tests.test_reload import CREDENTIAL, Daemon, config_file, started
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -77,10 +78,7 @@ def play_a_hand(ask: Callable[..., dict[str, Any]]) -> None:
 
 def test_a_second_daemon_on_the_same_state_dir_exits_2_naming_the_holder(tmp_path: Path) -> None:
     path = run_config(tmp_path)
-    context = zmq.Context()
-    first = Daemon(tmp_path, path, context)
-    first.daemon.start()
-    try:
+    with zmq.Context() as context, started(tmp_path, path, context) as first:
         assert first.ask(command="open")["ok"]
         before = files_digest(tmp_path / "state")
         second = cli("run", "--config", str(path), "--state-dir", str(tmp_path / "state"),
@@ -101,9 +99,6 @@ def test_a_second_daemon_on_the_same_state_dir_exits_2_naming_the_holder(tmp_pat
         first.daemon.handle_commands()
         assert client.poll(5000) and cast(dict[str, Any], client.recv_json())["ok"]
         client.close(0)
-    finally:
-        first.daemon.close()
-        context.term()
     # Once the first has stopped, the lock is free again.
     third = Daemon(tmp_path, path, zmq.Context.instance())
     third.daemon.close()
@@ -223,23 +218,16 @@ def test_a_tampered_journal_holds_the_table_until_a_supervisor_quarantines_it(
 
 def test_a_deleted_trigger_is_a_broken_journal_too(tmp_path: Path) -> None:
     path = run_config(tmp_path)
-    context = zmq.Context()
-    table = Daemon(tmp_path, path, context)
-    table.daemon.start()
-    assert table.ask(command="open")["ok"]
-    table.daemon.close()
-    connection = sqlite3.connect(journal_path(tmp_path / "state"), isolation_level=None)
-    connection.execute("DROP TRIGGER journal_no_delete")
-    connection.close()
-    table = Daemon(tmp_path, path, context)
-    table.daemon.start()
-    try:
-        assert table.daemon.journal_broken is not None
-        assert "journal_no_delete" in table.daemon.journal_broken.reason
-        assert table.ask(command="close")["ok"] is False
-    finally:
-        table.daemon.close()
-        context.term()
+    with zmq.Context() as context:
+        with started(tmp_path, path, context) as table:
+            assert table.ask(command="open")["ok"]
+        connection = sqlite3.connect(journal_path(tmp_path / "state"), isolation_level=None)
+        connection.execute("DROP TRIGGER journal_no_delete")
+        connection.close()
+        with started(tmp_path, path, context) as table:
+            assert table.daemon.journal_broken is not None
+            assert "journal_no_delete" in table.daemon.journal_broken.reason
+            assert table.ask(command="close")["ok"] is False
 
 
 # --- 10. the meter is the players' money --------------------------------------------------
@@ -260,13 +248,8 @@ def settle(table: Table, events: list[Any]) -> None:
 def test_a_game_change_and_back_keeps_the_meter(tmp_path: Path) -> None:
     three_card = load_config(default_config_path("three_card_lowball"))
     cali = load_config(default_config_path("cali_lowball"))
-    table, events = build_table(three_card), []
-
-    def do(role: str = "dealer", **command: Any) -> list[Any]:
-        result = table.command(parse_command(command), "sam", role)
-        events.extend(result)
-        return result
-
+    d = Driver(loaded=three_card, actor="sam")
+    table, events, do = d.table, d.events, d.do
     do(command="open")
     for wager, amount in (("ante", 1000), ("bonus", 1000), ("progressive", 100)):
         do(command="place", spot=1, wager=wager, amount=amount)
@@ -294,13 +277,8 @@ def test_a_game_change_and_back_keeps_the_meter(tmp_path: Path) -> None:
 
 def test_only_a_supervisor_adjusts_the_meter_between_hands_with_a_reason() -> None:
     loaded = load_config(default_config_path("three_card_lowball"))
-    table, events = build_table(loaded), []
-
-    def do(role: str = "dealer", **command: Any) -> list[Any]:
-        result = table.command(parse_command(command), "sam", role)
-        events.extend(result)
-        return result
-
+    d = Driver(loaded=loaded, actor="sam")
+    table, events, do = d.table, d.events, d.do
     do(command="open")
     assert "needs the supervisor credential" in \
         do(command="adjust_meter", amount=1000, reason="x")[0].reason

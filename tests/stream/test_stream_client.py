@@ -90,6 +90,19 @@ def test_a_missed_event_is_filled_by_replay(client: StreamClient, table_loop: Ta
     assert client.gaps_filled == 1
 
 
+def record_replays(client: StreamClient) -> list[tuple[int, int | None]]:
+    """From now on, each replay ``client`` asks for, as (after, until), in the list returned."""
+    asked: list[tuple[int, int | None]] = []
+    replay = client.replay
+
+    def recording_replay(after: int, **kwargs: Any) -> list[wire.EnvelopeBase]:
+        asked.append((after, kwargs.get("until")))
+        return replay(after, **kwargs)
+
+    setattr(client, "replay", recording_replay)     # the client asks through the recorder
+    return asked
+
+
 def test_a_long_gap_is_filled_a_batch_at_a_time_as_it_is_read(client: StreamClient,
                                                               table_loop: TableLoop) -> None:
     """A subscriber that fell far behind (it stopped reading for a while and ZeroMQ dropped
@@ -100,14 +113,7 @@ def test_a_long_gap_is_filled_a_batch_at_a_time_as_it_is_read(client: StreamClie
     lost = 2 * wire.MAX_REPLAY_BATCH + 500
     table_loop.call("append", sample_events(lost), False)    # all lost on the way
     table_loop.call("append", sample_events(3), True)         # then the stream is heard again
-    asked: list[tuple[int, int | None]] = []
-    replay = client.replay
-
-    def recording_replay(after: int, **kwargs: Any) -> list[wire.EnvelopeBase]:
-        asked.append((after, kwargs.get("until")))
-        return replay(after, **kwargs)
-
-    setattr(client, "replay", recording_replay)     # the client asks through the recorder
+    asked = record_replays(client)
     first = client.receive()
     assert first is not None
     assert first.seq == 1 and asked == [(0, wire.MAX_REPLAY_BATCH)]   # one batch so far
@@ -127,14 +133,7 @@ def test_history_asked_for_by_sync_comes_a_batch_at_a_time_and_is_no_gap(connect
     history = wire.MAX_REPLAY_BATCH + 200
     table_loop.call("append", sample_events(history), True)     # before the client existed
     client = connect()
-    asked: list[tuple[int, int | None]] = []
-    replay = client.replay
-
-    def recording_replay(after: int, **kwargs: Any) -> list[wire.EnvelopeBase]:
-        asked.append((after, kwargs.get("until")))
-        return replay(after, **kwargs)
-
-    setattr(client, "replay", recording_replay)     # the client asks through the recorder
+    asked = record_replays(client)
     assert client.sync(replay_from=0).seq == history and asked == []
     assert [e.seq for e in received(client, history)] == list(range(1, history + 1))
     assert asked == [(0, wire.MAX_REPLAY_BATCH), (wire.MAX_REPLAY_BATCH, history)]
