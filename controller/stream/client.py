@@ -80,6 +80,9 @@ class Lost(NamedTuple):
     reason: str
 
 
+#: The most ranges :attr:`StreamClient.archived` and :attr:`StreamClient.lost` keep for a
+#: reader that does not take them (the oldest go first; a run across batches is one range).
+MAX_NOTED = 1024
 #: The reason given for the seqs an older table (before it served archived journals) skips.
 NOT_SERVED = ("the table serves no record of the journal its quarantine archived (a release "
               "before archived replay): they are in the archived journal it names")
@@ -153,10 +156,10 @@ class StreamClient:
         self.filled: deque[tuple[int, int]] = deque()
         #: (first, last, archived) seq ranges received from a journal a quarantine set aside
         #: (``replay_archived``), oldest first: read-only, verified up to its break
-        self.archived: deque[tuple[int, int, str]] = deque()
+        self.archived: deque[tuple[int, int, str]] = deque(maxlen=MAX_NOTED)
         #: seq ranges the table does not serve, and why (``replay_gap``), oldest first: a
         #: reader reports them (``watch`` pops them as it goes)
-        self.lost: deque[Lost] = deque()
+        self.lost: deque[Lost] = deque(maxlen=MAX_NOTED)
         self.heartbeats = 0
 
     def _secure(self, socket: zmq.SyncSocket) -> None:

@@ -656,12 +656,13 @@ def replay_end(last: int) -> bytes:
 
 
 def replay_archived(archived: str, first: int, last: int) -> bytes:
-    return canonical_json({"type": REPLAY_ARCHIVED, "archived": archived, "first": first,
-                           "last": last})
+    return canonical_json({"type": REPLAY_ARCHIVED, "archived": archived[:MAX_REASON_CHARS],
+                           "first": first, "last": last})
 
 
 def replay_gap(first: int, last: int, reason: str) -> bytes:
-    return canonical_json({"type": REPLAY_GAP, "first": first, "last": last, "reason": reason})
+    return canonical_json({"type": REPLAY_GAP, "first": first, "last": last,
+                           "reason": reason[:MAX_REASON_CHARS]})
 
 
 def error_reply(reason: str) -> bytes:

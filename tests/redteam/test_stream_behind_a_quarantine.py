@@ -77,9 +77,9 @@ def test_a_subscriber_behind_a_quarantine_gets_the_archived_records_or_is_told_w
         # the table deals on, and its journal breaks
         dealer.hand()
         dealer.hand()
+        table.kill()
         archived_last = journal(table)[-1][0]
         first_bad = archived_last - 3
-        table.kill()
         damage(table.state_dir, first_bad)
         done = quarantine(table.state_dir, "disk damage found at start", by="sam")
         assert done.record.first_bad_seq == first_bad
