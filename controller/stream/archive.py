@@ -93,7 +93,8 @@ class Archives:
                 yield Lost(after + 1, end, f"no archived journal holds seq {after + 1} to "
                                             f"{end}: {self._before_oldest}")
                 after = end
-                continue
+                if after >= through:
+                    return
             end = min(span.last, through)
             served = after
             if span.journal is not None and after < span.verified:

@@ -72,6 +72,24 @@ def test_two_quarantines_back_every_verified_record_is_served_and_the_rest_named
     assert [event.seq for event in events] == [*range(701, 1506), 1507]
 
 
+def test_an_archived_journal_whose_journal_continued_is_damaged_ends_the_way_back(
+        context: zmq.Context[Any], tmp_path: Path) -> None:
+    append(tmp_path, 3)
+    alter(journal_path(tmp_path), 3)
+    quarantine(tmp_path, "disk damage", by="sam")
+    alter(journal_path(tmp_path), 4)                         # the successor's only record
+    second = quarantine(tmp_path, "disk damage again", by="sam").archived
+    append(tmp_path, 2)
+    events, client = replayed(context, tmp_path)
+    assert [event.seq for event in events] == [5, 6, 7]
+    before, damaged = client.lost
+    assert (before.first, before.last) == (1, 3)
+    assert "the journal_continued at seq 4 that names them is damaged" in before.reason
+    assert (damaged.first, damaged.last) == (4, 4)
+    assert "chain broke at seq 4" in damaged.reason
+    assert str(second.relative_to(tmp_path)) in damaged.reason
+
+
 def test_an_archive_altered_since_it_was_archived_is_served_up_to_the_alteration(
         context: zmq.Context[Any], tmp_path: Path) -> None:
     append(tmp_path, 10)
