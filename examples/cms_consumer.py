@@ -37,9 +37,11 @@ one transaction, and start the next run with ``--after`` that seq (and ``--prev-
 
 After a supervisor quarantined the table's broken journal, the new journal goes on from the
 archived one's last seq with a ``journal_continued`` record (``archived_seq`` is the seq
-before it, ``archived_hash`` that record's chain hash); the chain starts again from it. The
-table no longer serves the archived journal's seqs: a replay asking for them is answered with
-``journal_continued``, which stands for them.
+before it, ``archived_hash`` that record's chain hash); the chain starts again from it. A
+replay asking for the archived journal's seqs gets them from the archived journal, read-only,
+announced by ``replay_archived`` (the seqs and the file), as far as its chain was verified;
+the seqs it cannot vouch for (from the first bad record on) come as one ``replay_gap``
+naming them and why. The consumer prints both, and never skips a seq without saying so.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ import zmq
 SILENCE_S = 3.0          # no heartbeat for this long: the table or the network is down
 REQUEST_TIMEOUT_S = 5.0  # an answer from the replay socket
 GENESIS_HASH = "0" * 64  # the journal's prev_hash of its first record
+UNKNOWN = "unknown"      # the chain hash after seqs the table did not serve
 
 
 def continues(message, last):
@@ -145,11 +148,33 @@ class TableStream:
     def replay(self, after, until):
         """Yield the journaled events after seq ``after`` through ``until`` as (raw, message),
         one request per batch (the table sends at most 1000 per request)."""
-        last = after
+        last, lost = after, None
         while last < until:
             start, beyond = last, False
             for raw, reply in self.request({"request": "replay", "after": last,
                                             "limit": until - last}):
+                if reply.get("type") == "replay_archived":
+                    print(f"seq {reply['first']}-{reply['last']} from the archived journal "
+                          f"{reply['archived']} (read-only, its chain verified)", flush=True)
+                    continue  # the records it announces follow
+                if reply.get("type") == "replay_gap":
+                    # seqs the table does not serve (told why): one message for a long run
+                    if reply["first"] <= last or (self.family != "cms"
+                                                  and reply["first"] != last + 1):
+                        raise RuntimeError(f"replay after {start}: expected seq {last + 1}, "
+                                           f"got a gap from {reply['first']}")
+                    if self.family == "cms":
+                        self.withheld.update(range(last + 1, reply["first"]))
+                    if lost is not None and lost["reason"] == reply["reason"] \
+                            and lost["last"] + 1 == reply["first"]:
+                        reply = {**reply, "first": lost["first"]}
+                    elif lost is not None:
+                        yield None, lost
+                    lost, last = reply, reply["last"]
+                    continue
+                if lost is not None and reply.get("type") != "replay_end":
+                    yield None, lost
+                    lost = None
                 if reply.get("type") == "replay_end":
                     if self.family == "cms" and reply["last"] > last and not beyond:
                         self.withheld.update(range(last + 1, reply["last"] + 1))
@@ -168,9 +193,11 @@ class TableStream:
                 last = reply["seq"]
                 yield raw, reply
             if beyond:
-                return
+                break
             if last == start:
                 raise RuntimeError(f"the journal ends at seq {last}, before {until}")
+        if lost is not None:
+            yield None, lost
 
     def close(self):
         self.sub.close(0)
@@ -188,10 +215,20 @@ class Consumer:
         self.hands = 0
         self.events = 0
         self.gaps = 0
+        self.lost = 0                    # seqs the table did not serve (told why)
 
     def apply(self, raw, message, released=False):
         """One event exactly once: in seq order, or (``released``) a withheld one after its
-        hand settled."""
+        hand settled; or seqs the table does not serve (``replay_gap``)."""
+        if message["type"] == "replay_gap":
+            first, last = message["first"], message["last"]
+            print(f"LOST: seq {first}-{last} are not served by the table: "
+                  f"{message['reason']}", flush=True)
+            self.lost += last - first + 1
+            self.last_seq = last
+            if self.chain is not None:
+                self.chain = UNKNOWN  # until the journal_continued after them
+            return
         kind, data, hand = message["type"], message["data"], message["hand_id"]
         continued = not released and continues(message, self.last_seq)
         if not released:
@@ -201,7 +238,7 @@ class Consumer:
         if continued:
             print(f"#{message['seq']} journal continued after a quarantine (archived journal "
                   f"{data['archived']}, its last seq {data['archived_seq']})")
-            if self.chain is not None and self.last_seq == data["archived_seq"] \
+            if self.chain not in (None, UNKNOWN) and self.last_seq == data["archived_seq"] \
                     and data["archived_hash"] != self.chain:
                 print(f"ALARM: the archived journal's last record (seq {self.last_seq}) is not "
                       f"the one received: hash {data['archived_hash']}, we hold {self.chain}",
@@ -245,7 +282,8 @@ class Consumer:
                  else " (chain not checked: the cms family, or started after seq 0 "
                       "without --prev-hash)")
         return (f"summary: {self.events} events, {self.hands} hands settled, last seq "
-                f"{self.last_seq}{chain}, {self.gaps} gaps filled; {self.totals()}")
+                f"{self.last_seq}{chain}, {self.gaps} gaps filled"
+                f"{f', {self.lost} seqs not served' if self.lost else ''}; {self.totals()}")
 
 
 def request_timeout(args):
@@ -397,7 +435,7 @@ def fetch_released(stream, consumer):
     ones once (a card read with no hand in play is never released: forget it)."""
     wanted, stream.withheld = stream.withheld, set()
     for raw, message in stream.replay(min(wanted) - 1, max(wanted)):
-        if message["seq"] in wanted:
+        if message.get("seq") in wanted:
             consumer.apply(raw, message, released=True)
     stream.withheld = set()
 

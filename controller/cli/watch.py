@@ -468,6 +468,17 @@ def live(client: Any, args: argparse.Namespace, output: Output, timeout: float) 
                         f"{args.silence:g} s: the table or the network is down", BOLD + RED)
         if envelope is None:
             continue
+        while client.lost and client.lost[0].last < envelope.seq:
+            lost = client.lost.popleft()
+            span = f"{lost.first}" if lost.first == lost.last else f"{lost.first}-{lost.last}"
+            output.note(f"WARNING: seq {span} not served by the table: {lost.reason}",
+                        BOLD + RED)
+        while client.archived and client.archived[0][1] < envelope.seq:
+            client.archived.popleft()
+        if client.archived and client.archived[0][0] == envelope.seq:
+            first, last, archived = client.archived.popleft()
+            output.note(f"(seq {first}-{last} from the archived journal {archived}: "
+                        f"read-only, its chain verified)")
         while client.filled and client.filled[0][1] < envelope.seq:
             client.filled.popleft()
         if client.filled and client.filled[0][0] == envelope.seq:

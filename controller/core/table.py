@@ -450,11 +450,15 @@ class Table:
         journaled as received and not taken: the dealer would pay what the pool's ledger does
         not say; verification waits for a claim that adds up."""
         record = JackpotClaimed(pool_id, hand_id, lock_order, paid, share)
-        if pool_id == self.pool and self.awaits_claim(hand_id):
+        if pool_id == self.pool and self.awaits_claim(hand_id) and self.claim_adds_up(paid, share):
             assert self.jackpot is not None
-            if share > 0 and paid == share * len(self.jackpot.seats):
-                self.jackpot.claimed = record
+            self.jackpot.claimed = record
         return [record]
+
+    def claim_adds_up(self, paid: int, share: int) -> bool:
+        """Whether a claim of the pending jackpot pays its share to each of its seats."""
+        jackpot = self.jackpot
+        return jackpot is not None and share > 0 and paid == share * len(jackpot.seats)
 
     def sensor(self, spot: int, covered: bool) -> list[AnyEvent]:
         """The progressive wager sensor of ``spot`` was covered or uncovered."""

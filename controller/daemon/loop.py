@@ -47,7 +47,7 @@ from controller.daemon import held_mark
 from controller.core.commands import SUPERVISOR_ROLE, AcknowledgeAlarm
 from controller.core.vocabulary import Device, DeviceCondition, LinkStatus, PoolState
 from controller.daemon.pool_link import PoolLink, settings_problems
-from controller.stream.pool_channel import MeterMessage
+from controller.stream.pool_channel import ClaimedMessage, MeterMessage
 from controller.daemon.command_channel import (  # the channel's limits, as the tests cite them
     MAX_COMMAND_FRAME_BYTES as MAX_COMMAND_FRAME_BYTES,
     MAX_COMMANDS_PER_TURN as MAX_COMMANDS_PER_TURN,
@@ -85,6 +85,9 @@ NOTABLE = frozenset({"hand_started", "hand_settled", "fault", "hand_continued", 
 #: Notable events logged as warnings.
 WARNED = frozenset({"fault", "command_refused", "lock_refused", "refusals_counted", "alarm",
                     "request_refused"})
+#: Seconds of the window in which the pool's bad claims of a hand after the first are only
+#: counted (the floor sends its claims every second: a bad one repeated costs no record).
+POOL_REFUSAL_WINDOW_S = 60.0
 #: While the journal is checked at start, systemd's start timeout is extended this often.
 START_PROGRESS_S = 10.0
 #: One loop turn handles at most this many device reports, for at most TURN_BUDGET_S; then it
@@ -150,6 +153,8 @@ class TableDaemon:
         self._next_heartbeat = 0.0
         #: refused commands and replay requests, journaled in full or counted
         self.refusals = RefusalLedger()
+        #: the pool's claims that do not add up, journaled in full or counted
+        self.pool_refusals = RefusalLedger(window_s=POOL_REFUSAL_WINDOW_S, in_full=1)
         #: the journal's alarms and their acknowledgements
         self.alarm_book = AlarmBook()
         self.channel = CommandChannel(self)
@@ -389,7 +394,7 @@ class TableDaemon:
                 and self.table.pool_link != LinkStatus.LOST:
             waits.append(self.pool_link.stale_in())
         for due in (self.watchdog.next_due(), self.refusals.next_due(now),
-                    self.devices.next_due()):
+                    self.pool_refusals.next_due(now), self.devices.next_due()):
             if due is not None:
                 waits.append(due)
         return int(min(waits) * 1000) + 1
@@ -405,7 +410,7 @@ class TableDaemon:
                 verified_at_start=None if chain is None else chain.verified_at_start,
                 verified_through=None if chain is None else chain.verified_through)
             self._next_heartbeat = now + self.loaded.config.stream.heartbeat_s
-        for count in self.refusals.due(now):
+        for count in (*self.refusals.due(now), *self.pool_refusals.due(now)):
             if self.journal_broken is None:
                 self.apply([count])
         link = self.pool_link
@@ -560,15 +565,35 @@ class TableDaemon:
                                                 hits))
             elif message.table_id == self.table_id and table.awaits_claim(message.hand_id) \
                     and message != link.bad_claim:
-                self.apply(table.jackpot_claimed(link.pool_id, message.hand_id,
-                                                 message.lock_order, message.paid,
-                                                 message.share))
-                if table.awaits_claim(message.hand_id):  # journaled, not taken: said once
-                    link.bad_claim = message
-                    self.log.error("the pool's claim does not add up (paid is not the share "
-                                   "times the jackpot's seats): not taken; verification waits",
-                                   pool=link.pool_id, hand=message.hand_id, paid=message.paid,
-                                   share=message.share)
+                self._pool_claim(link, message)
+
+    def _pool_claim(self, link: PoolLink, message: ClaimedMessage) -> None:
+        """The pool's claim of the jackpot this table waits for. One that adds up is taken.
+        One that does not is refused: the first of a window (:data:`POOL_REFUSAL_WINDOW_S`) for
+        the hand is journaled as received (and not taken), the rest only counted, their count
+        journaled once the window has passed or the hand's claim is taken, so a floor sending
+        ever different bad claims grows the journal by two records a window at most."""
+        table, now = self.table, self.clock()
+        claimed = table.jackpot_claimed(link.pool_id, message.hand_id, message.lock_order,
+                                        message.paid, message.share)
+        refuser = f"pool {link.pool_id} claim of {message.hand_id}"
+        if table.claim_adds_up(message.paid, message.share):
+            self.apply(claimed)
+            for count in self.pool_refusals.close(refuser, now):
+                self.apply([count])
+            return
+        link.bad_claim = message  # the floor repeats a claim every second: counted once
+        journaled, counts = self.pool_refusals.admit(
+            refuser, "jackpot_claimed", f"paid {message.paid} is not the share "
+                                        f"{message.share} times the jackpot's seats", now)
+        for count in counts:
+            self.apply([count])
+        if journaled:
+            self.apply(claimed)
+            self.log.error("the pool's claim does not add up (paid is not the share times the "
+                           "jackpot's seats): not taken; verification waits (more bad claims "
+                           "of this window are counted)", pool=link.pool_id,
+                           hand=message.hand_id, paid=message.paid, share=message.share)
 
     def handle_device_reports(self) -> None:
         """Handle the device reports waiting, within one turn's budget (at most

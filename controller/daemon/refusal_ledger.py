@@ -84,6 +84,11 @@ class RefusalLedger:
             closed += self._count(client, window, now)
         return closed
 
+    def close(self, client: str, now: float) -> list[RefusalsCounted]:
+        """Close ``client``'s window now (what it refused is settled): its count, if any."""
+        window = self._windows.pop(client, None)
+        return [] if window is None else self._count(client, window, now)
+
     def next_due(self, now: float) -> float | None:
         """Seconds until the oldest window closes; None when none is open."""
         if not self._windows:

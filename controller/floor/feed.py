@@ -7,10 +7,15 @@ in seq order, gaps filled by replay. Whatever goes wrong (the table stops answer
 makes no sense, the store failed), the feed is reset: its client is closed and a new one
 resumes from :attr:`TableFeed.resume_after`, so nothing is skipped, and the store's primary
 key keeps a seq received twice from being stored twice.
+
+After a quarantine, the records of the archived journal come as any others (the store keeps
+them by seq); the seqs the table does not serve (past the archived journal's first bad
+record) are logged as an error naming them and why (:attr:`StreamClient.lost`).
 """
 
 from __future__ import annotations
 
+import structlog
 import zmq
 
 from controller.errors import LowballError
@@ -18,6 +23,8 @@ from controller.stream import wire
 from controller.floor.config import FloorTable
 from controller.floor.store import Row
 from controller.stream.client import StreamClient, StreamError
+
+log = structlog.get_logger("floor")
 
 
 class FeedError(LowballError, RuntimeError):
@@ -86,6 +93,10 @@ class TableFeed:
             kind: str = envelope.type
             rows.append(Row(self.table.id, envelope.seq, kind, envelope.hand_id,
                             envelope.ts, envelope.model_dump_json()))
+        while client.lost:  # seqs the table will never serve: said, never skipped silently
+            lost = client.lost.popleft()
+            log.error("seqs not served by the table: not stored", table=self.table.id,
+                      first=lost.first, last=lost.last, reason=lost.reason)
         return rows
 
     def resume_point(self) -> int | None:

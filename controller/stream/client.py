@@ -23,10 +23,13 @@ missing (the release was dropped) asks for them by replay, so none is silently s
 
 A quarantined journal's successor goes on with the table's numbering from the archived
 journal's last seq + 1, opening with ``journal_continued`` (which names that seq). The seqs
-before it are the archived journal's, which the table no longer serves: a replay that asks for
-them is answered with the ``journal_continued`` record, and the client takes it as the next
-event only when it names the last seq before it (:func:`continues_after`); anything else
-out of order is refused as ever.
+before it are the archived journal's: a replay that asks for them gets the records the table
+can vouch for from the archived journal (after a ``replay_archived``, noted in
+:attr:`StreamClient.archived`) and is told which seqs are gone and why (``replay_gap``, kept
+in :attr:`StreamClient.lost`): none is skipped silently. A table of an older release answers
+with ``journal_continued`` alone; the client takes it as the next event only when it names
+the last seq before it (:func:`continues_after`) and notes the seqs between as lost;
+anything else out of order is refused as ever.
 """
 
 from __future__ import annotations
@@ -66,6 +69,23 @@ class StreamTimeout(StreamError):
     def __init__(self, message: str, request: dict[str, Any]) -> None:
         super().__init__(message)
         self.request = request
+
+
+class Lost(NamedTuple):
+    """Seqs ``first`` to ``last`` that the table does not serve, and never will (an archived
+    journal's records past its first bad record, an archive that cannot be read): ``reason``
+    says why and where they are kept. Told, never skipped silently."""
+    first: int
+    last: int
+    reason: str
+
+
+#: The most ranges :attr:`StreamClient.archived` and :attr:`StreamClient.lost` keep for a
+#: reader that does not take them (the oldest go first; a run across batches is one range).
+MAX_NOTED = 1024
+#: The reason given for the seqs an older table (before it served archived journals) skips.
+NOT_SERVED = ("the table serves no record of the journal its quarantine archived (a release "
+              "before archived replay): they are in the archived journal it names")
 
 
 class _Gap(NamedTuple):
@@ -134,6 +154,12 @@ class StreamClient:
         #: (first, last) seq ranges filled from the replay socket, oldest first, for a
         #: reader that shows where the stream had a gap (``watch`` pops them as it goes)
         self.filled: deque[tuple[int, int]] = deque()
+        #: (first, last, archived) seq ranges received from a journal a quarantine set aside
+        #: (``replay_archived``), oldest first: read-only, verified up to its break
+        self.archived: deque[tuple[int, int, str]] = deque(maxlen=MAX_NOTED)
+        #: seq ranges the table does not serve, and why (``replay_gap``), oldest first: a
+        #: reader reports them (``watch`` pops them as it goes)
+        self.lost: deque[Lost] = deque(maxlen=MAX_NOTED)
         self.heartbeats = 0
 
     def _secure(self, socket: zmq.SyncSocket) -> None:
@@ -244,10 +270,25 @@ class StreamClient:
                         self.withheld.update(range(last + 1, reply.last + 1))
                         last = reply.last
                     break
+                if isinstance(reply, wire.ReplayGap | wire.ReplayArchived):
+                    follows = reply.first > last if self.family == wire.CMS else \
+                        reply.first == last + 1
+                    if not follows or reply.last < reply.first:
+                        raise StreamError(f"replay after {batch_start}: expected seq "
+                                          f"{last + 1}, got {reply!r}")
+                    _within(reply.last, ceiling, batch_start)
+                    if isinstance(reply, wire.ReplayArchived):
+                        self._note_archived(reply.first, reply.last, reply.archived)
+                        continue
+                    if self.family == wire.CMS:
+                        self.withheld.update(range(last + 1, reply.first))
+                    self._note_lost(Lost(reply.first, reply.last, reply.reason))
+                    last = reply.last
+                    continue
                 if reply.seq > last + 1 and continues_after(reply, last):
-                    # The archived journal's seqs: none to fetch, none withheld. Nothing more
-                    # comes in this reply (the table answers a request before its journal's
-                    # first record with that record alone).
+                    # An older table: it answers a request before its journal's first record
+                    # with that record alone, and serves none of the archived journal's seqs.
+                    self._note_lost(Lost(last + 1, reply.seq - 1, NOT_SERVED))
                     events.append(reply)
                     last = ceiling = reply.seq
                     continue
@@ -267,6 +308,20 @@ class StreamClient:
                                       f"before {until}")
                 break
         return events
+
+    def _note_archived(self, first: int, last: int, archived: str) -> None:
+        if self.archived and self.archived[-1][1] + 1 == first \
+                and self.archived[-1][2] == archived:
+            first = self.archived.pop()[0]
+        self.archived.append((first, last, archived))
+
+    def _note_lost(self, lost: Lost) -> None:
+        """Keep ``lost``, one range with the one before when it goes on from it (a long gap
+        is told in batches)."""
+        if self.lost and self.lost[-1].last + 1 == lost.first \
+                and self.lost[-1].reason == lost.reason:
+            lost = lost._replace(first=self.lost.pop().first)
+        self.lost.append(lost)
 
     # --- the stream ----------------------------------------------------------------------------
 

@@ -12,8 +12,10 @@ Two sockets per topic family (see :mod:`controller.stream.cms_view` for what eac
   L}``, L the last seq the reply covers (on the CMS family a held record is covered but not
   sent). Use a DEALER socket: a replay is many replies to one request. A journal that
   continues a quarantined one holds no record before its first, ``journal_continued``: a
-  replay after a seq before it is answered with that record alone (it names the archived
-  journal's last seq, the one it follows), and the replay goes on after it.
+  replay after a seq before it is served from the archived journals
+  (:mod:`controller.stream.archive`): runs of records after ``{"type": "replay_archived",
+  "archived": ..., "first": F, "last": L}``, and the seqs they cannot vouch for as
+  ``{"type": "replay_gap", "first": F, "last": L, "reason": ...}``; then the journal's own.
 
 The family is fixed by the socket, never by the request: a CMS endpoint (and, with CURVE, the
 CMS key allow-list) cannot be talked into sending a card early. The CMS sockets exist only
@@ -44,6 +46,7 @@ import zmq
 
 from controller.core.table_events import HAND_ENDS
 from controller.stream import cms_view, wire
+from controller.stream.archive import Archives, Lost
 from controller.stream.journal import Journal, JournalRecord
 from controller.stream.transport_identity import client_of
 from controller.stream.security import bind
@@ -93,6 +96,8 @@ class EventPublisher:
         self._refusals: list[tuple[str, str, str]] = []
         #: The hand in play (its records are confidential on the CMS family) and its first seq.
         self.open_hand, self._hand_first_seq = _hand_in_play(journal)
+        #: the journals a quarantine set aside, which a replay before the first seq reads
+        self._archives = Archives(journal, table_id)
         self._sndhwm = sndhwm
         self._context = context
         self._secure = secure
@@ -295,10 +300,25 @@ class EventPublisher:
             return
         limit = min(request.limit or wire.MAX_REPLAY_BATCH, wire.MAX_REPLAY_BATCH)
         last = request.after
+        ceiling = last + limit
         if last < self._journal.first_seq - 1:
-            limit = 1  # the seqs before are the archived journal's: this one starts after
-        for record in self._journal.records(after_seq=request.after, limit=limit):
-            message: bytes | None = record.message
+            # the seqs before the journal's first are the archived journals'
+            for served in self._archives.serve(last, min(ceiling, self._journal.first_seq - 1)):
+                if isinstance(served, Lost):
+                    yield wire.replay_gap(*served)
+                    last = served.last
+                    continue
+                records = served.records
+                yield wire.replay_archived(served.archived, records[0].seq, records[-1].seq)
+                for record in records:
+                    # an archived hand is over (the quarantine voided the one in play)
+                    message = record.message if family != wire.CMS else cms_view.cms_message(
+                        record.type, record.hand_id, record.message, None)
+                    if message is not None:
+                        yield message
+                last = records[-1].seq
+        for record in self._journal.records(after_seq=last, limit=ceiling - last):
+            message = record.message
             if family == wire.CMS:
                 message = cms_view.cms_message(record.type, record.hand_id, record.message,
                                                self.open_hand)
@@ -319,6 +339,7 @@ class EventPublisher:
             return wire.error_reply(f"snapshot unavailable: {type(error).__name__}: {error}")
 
     def close(self) -> None:
+        self._archives.close()
         for family in self._families:
             family.pub.close(linger=0)
             family.router.close(linger=0)

@@ -69,6 +69,9 @@ SchemaVersion = Literal[1, 2, 3]
 HEARTBEAT = "heartbeat"
 #: ROUTER replies; with ``heartbeat`` these names are reserved and no event may take them.
 SNAPSHOT, REPLAY_END, ERROR = "snapshot", "replay_end", "error"
+REPLAY_ARCHIVED, REPLAY_GAP = "replay_archived", "replay_gap"
+#: The longest text a replay reply carries (an archived journal's name, a gap's reason).
+MAX_REASON_CHARS = 2000
 #: The most records one replay request is answered with (a bigger ``limit`` is cut to it):
 #: a reply never outgrows the ROUTER's send queue, and one request never stalls the table.
 MAX_REPLAY_BATCH = 1000
@@ -602,6 +605,30 @@ class ReplayEnd(BaseModel):
     last: Annotated[int, Field(ge=0)]
 
 
+class ReplayArchived(BaseModel):
+    """The records with seqs ``first`` to ``last`` that follow in this reply come from
+    ``archived``, the journal a quarantine set aside (its file, under the table's state
+    directory), read-only: the chain the table verified before it broke."""
+
+    model_config = _CONFIG
+    type: Literal["replay_archived"]
+    archived: Annotated[str, Field(max_length=MAX_REASON_CHARS)]
+    first: Annotated[int, Field(ge=1, le=MAX_SEQ)]
+    last: Annotated[int, Field(ge=1, le=MAX_SEQ)]
+
+
+class ReplayGap(BaseModel):
+    """The seqs ``first`` to ``last`` are not served, and never will be by this table:
+    ``reason`` says why (records of an archived journal past its first bad record, which no
+    one can vouch for, or an archived journal that cannot be read) and where they are kept."""
+
+    model_config = _CONFIG
+    type: Literal["replay_gap"]
+    first: Annotated[int, Field(ge=1, le=MAX_SEQ)]
+    last: Annotated[int, Field(ge=1, le=MAX_SEQ)]
+    reason: Annotated[str, Field(max_length=MAX_REASON_CHARS)]
+
+
 class ErrorReply(BaseModel):
     """A request was refused; ``reason`` names what was wrong with it."""
 
@@ -610,12 +637,14 @@ class ErrorReply(BaseModel):
     reason: str
 
 
-Reply: Any = Annotated[Union[(SnapshotReply, ReplayEnd, ErrorReply,  # noqa: UP007
-                              *ENVELOPES.values())],
+Reply: Any = Annotated[Union[(SnapshotReply, ReplayEnd, ReplayArchived,  # noqa: UP007
+                              ReplayGap, ErrorReply, *ENVELOPES.values())],
                        Field(discriminator="type")]
-_REPLY: TypeAdapter[SnapshotReply | ReplayEnd | ErrorReply | EnvelopeBase] = TypeAdapter(Reply)
+AnyReply = SnapshotReply | ReplayEnd | ReplayArchived | ReplayGap | ErrorReply | EnvelopeBase
+_REPLY: TypeAdapter[AnyReply] = TypeAdapter(Reply)
 #: Discriminator values, which pydantic puts first in an error's location.
-_TAGS = frozenset({*ENVELOPES, HEARTBEAT, SNAPSHOT, REPLAY_END, ERROR, "snapshot", "replay"})
+_TAGS = frozenset({*ENVELOPES, HEARTBEAT, SNAPSHOT, REPLAY_END, REPLAY_ARCHIVED, REPLAY_GAP,
+                   ERROR, "snapshot", "replay"})
 
 
 def snapshot_reply(seq: int, state: Mapping[str, Any]) -> bytes:
@@ -626,13 +655,23 @@ def replay_end(last: int) -> bytes:
     return canonical_json({"type": REPLAY_END, "last": last})
 
 
+def replay_archived(archived: str, first: int, last: int) -> bytes:
+    return canonical_json({"type": REPLAY_ARCHIVED, "archived": archived[:MAX_REASON_CHARS],
+                           "first": first, "last": last})
+
+
+def replay_gap(first: int, last: int, reason: str) -> bytes:
+    return canonical_json({"type": REPLAY_GAP, "first": first, "last": last,
+                           "reason": reason[:MAX_REASON_CHARS]})
+
+
 def error_reply(reason: str) -> bytes:
     return canonical_json({"type": ERROR, "reason": reason})
 
 
-def decode_reply(message: bytes) -> SnapshotReply | ReplayEnd | ErrorReply | EnvelopeBase:
-    """Parse a ROUTER reply: snapshot, replay_end, error, or a replayed event envelope (an
-    older record in today's form, as :func:`decode` reads it)."""
+def decode_reply(message: bytes) -> AnyReply:
+    """Parse a ROUTER reply: snapshot, replay_end, replay_archived, replay_gap, error, or a
+    replayed event envelope (an older record in today's form, as :func:`decode` reads it)."""
     return _validate(_REPLY, message)
 
 

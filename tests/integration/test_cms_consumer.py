@@ -140,8 +140,8 @@ def test_the_documented_command_line_is_the_examples() -> None:
 def test_a_quarantined_journals_successor_is_followed_from_before_it(
         tools: ToolFactory, tmp_path: Path) -> None:
     """The new journal starts at the archived journal's last seq + 1: a consumer asking for
-    the history from seq 0 gets its journal_continued in place of the archived seqs, and
-    chains on from it."""
+    the history from seq 0 is told the archived seqs are not served (here the archive is not
+    there), gets journal_continued, and chains on from it."""
     path = tmp_path / "continued" / "journal.sqlite3"
     successor(path, 3).close()
     context = zmq.Context()
@@ -162,5 +162,9 @@ def test_a_quarantined_journals_successor_is_followed_from_before_it(
     assert report.ok and report.last_seq == ARCHIVED_SEQ + 6
     assert any(line.startswith(f"#{ARCHIVED_SEQ + 1} journal continued after a quarantine")
                for line in consumer.out)
+    # the archived journal it names is not there: its seqs are told, once, never skipped
+    lost = [line for line in consumer.out if line.startswith("LOST: ")]
+    assert len(lost) == 1 and lost[0].startswith(f"LOST: seq 1-{ARCHIVED_SEQ} are not served"), \
+        lost
     assert f"6 events, 0 hands settled, last seq {ARCHIVED_SEQ + 6}, chain hash " \
            f"{report.last_hash}, 0 gaps filled" in summary_of(consumer.out)

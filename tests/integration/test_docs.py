@@ -92,7 +92,7 @@ def test_every_reference_resolves_and_ids_are_unique(asyncapi: dict[str, Any]) -
 def test_asyncapi_replay_schemas_are_the_models(asyncapi: dict[str, Any]) -> None:
     schemas = asyncapi["components"]["schemas"]
     for model in (wire.SnapshotRequest, wire.ReplayRequest, wire.SnapshotReply, wire.ReplayEnd,
-                  wire.ErrorReply):
+                  wire.ReplayArchived, wire.ReplayGap, wire.ErrorReply):
         assert schemas[model.__name__] == model.model_json_schema(), (
             f"{model.__name__} changed: update components.schemas in docs/asyncapi.json "
             f"with its model_json_schema()")

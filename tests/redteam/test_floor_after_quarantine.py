@@ -25,6 +25,14 @@ def contributions(table: TableProcess) -> int:
                if kind == "meter_contributed")
 
 
+def caught_up(dsn: str, table: TableProcess) -> bool:
+    """The floor has stored, and the pool applied, the table's journal to its end (read
+    again each time: the pool's meter, heard after a hand, is journaled after it)."""
+    last = [(journal(table)[-1][0],)]
+    return query(dsn, "SELECT resume_after FROM floor_cursors") == last and \
+        query(dsn, "SELECT applied_through FROM floor_pool_tables") == last
+
+
 def test_the_pool_counts_every_contribution_of_a_quarantined_tables_new_journal(
         pooled_table: TableProcess, database: str) -> None:
     table = pooled_table
@@ -44,9 +52,8 @@ def test_the_pool_counts_every_contribution_of_a_quarantined_tables_new_journal(
     new = contributions(table)
     assert new > 0
     # (the table goes on journaling the pool's meter as it hears it: its last seq moves on)
-    wait_until(lambda: settled(database, table), "the new journal in the pool", timeout=60)
-    wait_until(lambda: query(database, "SELECT resume_after FROM floor_cursors")
-               == [(journal(table)[-1][0],)], "the floor following the new journal")
+    wait_until(lambda: caught_up(database, table), "the floor and the pool following "
+               "the new journal", timeout=60)
     (pooled,), = query(database, "SELECT contributions FROM floor_pool_meters")
     rows = query(database, "SELECT seq, amount FROM floor_pool_ledger "
                            "WHERE kind = 'contribution' ORDER BY entry")

@@ -1,0 +1,126 @@
+"""A replay before a quarantined journal's successor is served from the archived journals
+(controller/stream/archive.py): the records the quarantine verified, each checked again as it
+is served, announced as from the archive; the rest named in ``replay_gap`` with why. Never a
+silent skip (tests/redteam/test_stream_behind_a_quarantine.py runs it on a real daemon)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import zmq
+
+from controller.core.table_events import TableClosed
+from controller.daemon.journal_quarantine import quarantine
+from controller.stream import wire
+from controller.stream.client import StreamClient
+from controller.stream.journal import Journal, journal_path
+
+from .conftest import TABLE, TableLoop, sample_events
+from .test_continued_journal import continued
+
+
+def append(state: Path, count: int) -> None:
+    with Journal(journal_path(state), durability="batched") as journal:
+        for event in sample_events(count):
+            journal.append(event, table_id=TABLE, hand_id=None)
+
+
+def alter(path: Path, seq: int) -> None:
+    connection = sqlite3.connect(path, isolation_level=None)
+    connection.execute("DROP TRIGGER IF EXISTS journal_no_update")
+    (message,), = connection.execute("SELECT message FROM journal WHERE seq = ?", (seq,))
+    connection.execute("UPDATE journal SET message = ? WHERE seq = ?", (message + b" ", seq))
+    connection.close()
+
+
+def replayed(context: zmq.Context[Any], state: Path, after: int = 0
+             ) -> tuple[list[wire.EnvelopeBase], StreamClient]:
+    loop = TableLoop(context, journal_path(state))
+    client = StreamClient(context, table_id=TABLE, pub_endpoint=loop.pub_endpoint,
+                          replay_endpoint=loop.replay_endpoint)
+    try:
+        return client.replay(after, timeout=10), client
+    finally:
+        client.close()
+        loop.stop()
+
+
+def test_two_quarantines_back_every_verified_record_is_served_and_the_rest_named(
+        context: zmq.Context[Any], tmp_path: Path) -> None:
+    append(tmp_path, 5)
+    alter(journal_path(tmp_path), 5)
+    first = quarantine(tmp_path, "disk damage", by="sam").archived
+    append(tmp_path, 1500)                                   # seqs 7 to 1506
+    alter(journal_path(tmp_path), 1506)
+    second = quarantine(tmp_path, "disk damage again", by="sam").archived
+    events, client = replayed(context, tmp_path)
+    assert [event.seq for event in events] == [*range(1, 5), *range(6, 1506), 1507]
+    with Journal.open_readonly(second) as archive:  # as journaled, byte for byte
+        kept = [record for record in archive.records() if record.seq < 1506]
+    assert all(wire.decode_event(record.message) == event
+               for record, event in zip(kept, events[4:1504], strict=True))
+    names = [str(path.relative_to(tmp_path)) for path in (first, second)]
+    assert [(first, last, name) for first, last, name in client.archived] == [
+        (1, 4, names[0]), (6, 1505, names[1])]
+    assert [(lost.first, lost.last) for lost in client.lost] == [(5, 5), (1506, 1506)]
+    assert all("found, not verified" in lost.reason and name in lost.reason
+               for lost, name in zip(client.lost, names, strict=True))
+    # a resume in the middle of an archive chains on from the record before it
+    events, client = replayed(context, tmp_path, after=700)
+    assert [event.seq for event in events] == [*range(701, 1506), 1507]
+
+
+def test_an_archived_journal_whose_journal_continued_is_damaged_ends_the_way_back(
+        context: zmq.Context[Any], tmp_path: Path) -> None:
+    append(tmp_path, 3)
+    alter(journal_path(tmp_path), 3)
+    quarantine(tmp_path, "disk damage", by="sam")
+    alter(journal_path(tmp_path), 4)                         # the successor's only record
+    second = quarantine(tmp_path, "disk damage again", by="sam").archived
+    append(tmp_path, 2)
+    events, client = replayed(context, tmp_path)
+    assert [event.seq for event in events] == [5, 6, 7]
+    before, damaged = client.lost
+    assert (before.first, before.last) == (1, 3)
+    assert "the journal_continued at seq 4 that names them is damaged" in before.reason
+    assert (damaged.first, damaged.last) == (4, 4)
+    assert "chain broke at seq 4" in damaged.reason
+    assert str(second.relative_to(tmp_path)) in damaged.reason
+
+
+def test_an_archive_altered_since_it_was_archived_is_served_up_to_the_alteration(
+        context: zmq.Context[Any], tmp_path: Path) -> None:
+    append(tmp_path, 10)
+    alter(journal_path(tmp_path), 10)
+    archived = quarantine(tmp_path, "disk damage", by="sam").archived
+    alter(archived, 4)
+    events, client = replayed(context, tmp_path)
+    assert [event.seq for event in events] == [1, 2, 3, 11]
+    (lost,) = client.lost
+    assert (lost.first, lost.last) == (4, 10)
+    assert "no longer checks at seq 4" in lost.reason
+
+
+def test_an_archive_missing_or_outside_the_state_directory_is_named_not_read(
+        context: zmq.Context[Any], tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    append(state, 3)
+    alter(journal_path(state), 3)
+    archived = quarantine(state, "disk damage", by="sam").archived
+    outside = tmp_path / "outside.sqlite3"
+    archived.rename(outside)                        # a real journal, ending as named...
+    with Journal.open_readonly(outside) as journal:
+        head = journal.last_record()
+    assert head is not None
+    journal_path(state).unlink()
+    with Journal(journal_path(state), durability="batched", first_seq=4) as successor:
+        successor.append(continued(3)._replace(archived="../outside.sqlite3",
+                                               archived_hash=head.hash),
+                         table_id=TABLE, hand_id=None)
+        successor.append(TableClosed("x"), table_id=TABLE, hand_id=None)
+    events, client = replayed(context, state)         # ...but not under the state directory
+    assert [event.seq for event in events] == [4, 5]
+    (lost,) = client.lost
+    assert (lost.first, lost.last) == (1, 3) and "is not a journal under" in lost.reason
