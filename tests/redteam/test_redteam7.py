@@ -118,12 +118,6 @@ def test_a_guesser_cannot_keep_the_real_supervisor_from_signing_in() -> None:
 
 # --- the held mark's write side -----------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason=(
-    "held_mark.write opens <mark>.partial with a plain open(..., 'w'): the sixth round made "
-    "the read side refuse a FIFO or a link, not the write side. A folder at that name makes "
-    "every write fail (OSError: the break is not written down) and the restart runs the "
-    "swapped-in journal as verified; a FIFO there hangs the loop in open(); a symlink there "
-    "has the daemon truncate whatever file it points to"))
 def test_a_swapped_journal_stays_held_after_a_restart_whatever_sits_at_the_marks_partial_name(
         tmp_path: Path) -> None:
     from controller.daemon import held_mark
@@ -155,10 +149,6 @@ def test_a_swapped_journal_stays_held_after_a_restart_whatever_sits_at_the_marks
         context.term()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "held_mark.write follows a symlink at <mark>.partial (open(..., 'w')): the daemon "
-    "truncates and overwrites the file it points to (here an archived journal kept as "
-    "evidence) with the mark's JSON"))
 def test_writing_the_mark_never_writes_through_a_link_at_its_partial_name(
         tmp_path: Path) -> None:
     from controller.daemon import held_mark
@@ -175,6 +165,38 @@ def test_writing_the_mark_never_writes_through_a_link_at_its_partial_name(
         pass  # refusing to write through the link is fine; the evidence must stay
     assert evidence.read_bytes().startswith(b"SQLite format 3"), \
         "the archived journal was overwritten by the mark"
+
+
+def test_writing_the_mark_never_opens_a_fifo_at_its_partial_name(tmp_path: Path) -> None:
+    import os
+    import threading
+
+    from controller.daemon import held_mark
+    from controller.stream.journal import JournalBroken
+
+    os.mkfifo(f"{held_mark.mark_path(tmp_path)}.partial")
+    failed: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            held_mark.write(tmp_path, JournalBroken(3, "found while the table ran"),
+                            daemon_seq=2, daemon_hash="ab" * 32)
+        except BaseException as error:  # noqa: BLE001 - reported by the test's thread
+            failed.append(error)
+
+    # A regression would block in open() for ever: in a thread, so the test fails instead.
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    writer.join(DEADLINE_S)
+    if writer.is_alive():
+        # Unblock the writer (a reader at the other end) before failing.
+        os.close(os.open(f"{held_mark.mark_path(tmp_path)}.partial", os.O_RDONLY | os.O_NONBLOCK))
+        pytest.fail("writing the mark hung on a FIFO at its partial name")
+    assert not failed, failed
+    broken = held_mark.read(tmp_path)
+    assert broken is not None and broken.seq == 3
+    assert sorted(path.name for path in tmp_path.iterdir()) == \
+        [held_mark.MARK_FILE, f"{held_mark.MARK_FILE}.partial"]   # no file of its own left
 
 
 # --- the command channel's turn budget --------------------------------------------------------
