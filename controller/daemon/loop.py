@@ -229,6 +229,8 @@ class TableDaemon:
             replay_endpoint=stream.replay, journal=self.journal, snapshot=self.table.snapshot,
             cms_pub_endpoint=stream.cms_events, cms_replay_endpoint=stream.cms_replay,
             secure=self.security.server)
+        if self.journal_broken is not None:
+            self.publisher.hold(self.journal_broken.seq)
         self.channel.bind(self.context, self.security, stream.commands)
         self.security.start_watch()
         if self.loaded.config.progressive.link is not None and self.journal_broken is None:
@@ -325,6 +327,8 @@ class TableDaemon:
         if broken is None:
             return
         self.journal_broken = broken
+        if self.publisher is not None:
+            self.publisher.hold(broken.seq)
         self._mark(broken)
         self.log.critical(
             "journal broken while the table ran: the table is held (no hand can go on, every "

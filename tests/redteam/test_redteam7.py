@@ -250,55 +250,89 @@ def test_a_flood_of_withdrawals_is_served_within_the_turn_budget(tmp_path: Path)
 
 # --- a held table's replay ----------------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a daemon restarted held on a journal another process appended to serves every record "
-    "in the file on its replay socket (publisher._answer reads journal.records with no "
-    "ceiling) and its heartbeat names the forged last seq; the stream client and the floor "
-    "ignore journal_broken_at, so a subscriber that fills the gap stores the forged records "
-    "as the table's history (the floor's pool reads jackpot_pending and contributions from "
-    "them)"))
-def test_a_held_table_never_serves_the_records_past_its_break(tmp_path: Path) -> None:
+def _served(table: Any, dealer: zmq.Socket[bytes], request: dict[str, Any]) -> list[Any]:
+    """What the daemon's replay socket answers ``request`` with, through ``replay_end``."""
     import time
 
+    publisher = table.daemon.publisher
+    dealer.send(json.dumps(request).encode())
+    served: list[Any] = []
+    deadline = time.monotonic() + DEADLINE_S
+    while not served or not isinstance(served[-1], (wire.ReplayEnd, wire.SnapshotReply)):
+        assert time.monotonic() < deadline, f"no answer to {request}"
+        publisher.handle_replay()
+        while dealer.poll(10):
+            served.append(wire.decode_reply(dealer.recv()))
+    return served
+
+
+def _heartbeat(table: Any, sub: zmq.Socket[bytes]) -> wire.Heartbeat:
+    """The heartbeat the daemon sends at its next tick."""
+    import time
+
+    deadline = time.monotonic() + DEADLINE_S
+    while time.monotonic() < deadline:
+        table.daemon._next_heartbeat = 0.0
+        table.daemon._tick()
+        while sub.poll(20):
+            message = wire.decode(sub.recv_multipart()[-1])
+            if isinstance(message, wire.Heartbeat):
+                return message
+    raise AssertionError("no heartbeat")
+
+
+def test_a_held_table_never_serves_the_records_past_its_break(tmp_path: Path) -> None:
     from tests.redteam.test_chain_append import append_forged
     from tests.reliability.test_startup_trust import run_config
     from tests.test_reload import Daemon
 
     context = zmq.Context()
-    table = Daemon(tmp_path, run_config(tmp_path), context)
-    table.daemon.start()
+    dealer, sub = context.socket(zmq.DEALER), context.socket(zmq.SUB)
+    for socket in (dealer, sub):
+        socket.setsockopt(zmq.LINGER, 0)
+    sub.setsockopt(zmq.SUBSCRIBE, b"")
+    dealer.connect(f"ipc://{tmp_path}/r")
+    sub.connect(f"ipc://{tmp_path}/e")
     try:
-        assert table.ask(command="open")["ok"]
-        written = table.daemon.journal.last_seq
-        forged = append_forged(tmp_path / "state", table.daemon.table_id)
-        table.daemon.check_chain()
-        assert table.daemon.journal_broken is not None
-        assert table.daemon.journal_broken.seq == forged
+        table = Daemon(tmp_path, run_config(tmp_path), context)
+        table.daemon.start()
+        try:
+            assert table.ask(command="open")["ok"]
+            written, head = table.daemon.journal.last_seq, table.daemon.journal.last_hash
+            forged = append_forged(tmp_path / "state", table.daemon.table_id)
+            # Before the running check reads it, and after: the daemon's own records only.
+            for check in (False, True):
+                if check:
+                    table.daemon.check_chain()
+                    assert table.daemon.journal_broken is not None
+                    assert table.daemon.journal_broken.seq == forged
+                served = _served(table, dealer, {"request": "replay", "after": written - 1})
+                assert [m.seq for m in served[:-1]] == [written], f"served {served}"
+                assert served[-1] == wire.ReplayEnd(type="replay_end", last=written)
+                beat = _heartbeat(table, sub)
+                assert (beat.seq, beat.hash) == (written, head), \
+                    f"the heartbeat names seq {beat.seq} (the daemon wrote up to {written})"
+        finally:
+            table.daemon.close()
+        table = Daemon(tmp_path, run_config(tmp_path), context)
+        table.daemon.start()
+        try:
+            broken = table.daemon.journal_broken
+            assert broken is not None and broken.seq == forged      # held, as the mark says
+            served = _served(table, dealer, {"request": "replay", "after": written})
+            past = [m.seq for m in served if not isinstance(m, wire.ReplayEnd)
+                    and m.seq >= broken.seq]
+            assert not past, (f"the held table served seq {past} (the journal broke at seq "
+                              f"{broken.seq}; the daemon wrote up to {written}) as its history")
+            beat = _heartbeat(table, sub)
+            assert (beat.seq, beat.hash, beat.journal_broken_at) == (written, head, forged)
+            snapshot = _served(table, dealer, {"request": "snapshot"})[-1]
+            assert snapshot.seq == written
+            # Kept on disk as evidence all the same.
+            assert table.daemon.journal.stored_last_seq() == forged
+        finally:
+            table.daemon.close()
     finally:
-        table.daemon.close()
-    table = Daemon(tmp_path, run_config(tmp_path), context)
-    table.daemon.start()
-    subscriber = context.socket(zmq.DEALER)
-    subscriber.setsockopt(zmq.LINGER, 0)
-    subscriber.connect(f"ipc://{tmp_path}/r")
-    try:
-        broken = table.daemon.journal_broken
-        assert broken is not None and broken.seq == forged      # held, as the mark says
-        subscriber.send(json.dumps({"request": "replay", "after": written}).encode())
-        served: list[Any] = []
-        publisher = table.daemon.publisher
-        assert publisher is not None
-        deadline = time.monotonic() + DEADLINE_S
-        while not any(isinstance(m, wire.ReplayEnd) for m in served):
-            assert time.monotonic() < deadline, "no answer to the replay"
-            publisher.handle_replay()
-            while subscriber.poll(10):
-                served.append(wire.decode_reply(subscriber.recv()))
-        past = [m.seq for m in served if not isinstance(m, wire.ReplayEnd)
-                and m.seq >= broken.seq]
-        assert not past, (f"the held table served seq {past} (the journal broke at seq "
-                          f"{broken.seq}; the daemon wrote up to {written}) as its history")
-    finally:
-        subscriber.close(0)
-        table.daemon.close()
+        dealer.close(0)
+        sub.close(0)
         context.term()
