@@ -16,10 +16,12 @@ docs/journal.md ("What the chain proves").
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
 import stat
+import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -52,7 +54,8 @@ def hold(state_dir: str | Path, journal: Journal, broken: JournalBroken) -> Path
     journal's name was replaced (:class:`JournalReplaced`), both sides are kept in
     ``quarantine/``: a synced copy of the journal as the daemon wrote it, and a hard link to
     each file found at the names (whatever happens to the names next), and the mark is written
-    again naming the copy. :class:`EvidenceNotKept` if that fails: the mark stands."""
+    again naming the copy. :class:`EvidenceNotKept` if that fails: the mark stands. OSError
+    if the mark itself could not be written (nothing else was tried)."""
     path = write(state_dir, broken, daemon_seq=journal.last_seq, daemon_hash=journal.last_hash)
     if not isinstance(broken, JournalReplaced):
         return path
@@ -71,25 +74,44 @@ def hold(state_dir: str | Path, journal: Journal, broken: JournalBroken) -> Path
     except (OSError, sqlite3.Error) as error:
         raise EvidenceNotKept(f"the evidence of the replaced journal file was not kept: "
                               f"{error}") from None
-    return write(state_dir, broken, daemon_seq=journal.last_seq, daemon_hash=journal.last_hash,
-                 daemon_copy=copy)
+    try:
+        return write(state_dir, broken, daemon_seq=journal.last_seq,
+                     daemon_hash=journal.last_hash, daemon_copy=copy)
+    except OSError as error:
+        raise EvidenceNotKept(f"the evidence is kept ({copy}), but the mark does not name it: "
+                              f"{error}") from None
 
 
 def write(state_dir: str | Path, broken: JournalBroken, *, daemon_seq: int, daemon_hash: str,
           daemon_copy: str | None = None) -> Path:
     """Write the mark for ``broken`` (where the daemon's own journal ended, and where it kept
-    its copy of a journal whose file was replaced), synced, its directory too."""
+    its copy of a journal whose file was replaced), synced, its directory too.
+
+    The bytes go to a file made new for them (exclusive create, a name no one can guess, a
+    regular file: whatever sits at any name beside the mark, a folder, a FIFO, a link, is
+    never opened), then renamed over the mark's name, which replaces whatever is there but a
+    folder. OSError if the mark could not be written: the caller keeps the table held and
+    tries again."""
     path = mark_path(state_dir)
-    partial = Path(f"{path}.partial")
     document = {"first_bad_seq": broken.seq, "reason": broken.reason[:MAX_REASON],
                 "found": datetime.now(UTC).isoformat(), "daemon_seq": daemon_seq,
                 "daemon_hash": daemon_hash, "daemon_copy": daemon_copy}
-    with open(partial, "w", encoding="utf-8") as file:
-        json.dump(document, file, sort_keys=True)
-        file.write("\n")
-        file.flush()
-        os.fsync(file.fileno())
-    os.rename(partial, path)
+    data = (json.dumps(document, sort_keys=True) + "\n").encode("utf-8")
+    descriptor, partial = tempfile.mkstemp(prefix=f"{MARK_FILE}.", suffix=".partial",
+                                           dir=path.parent)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(descriptor, view):]
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
+        os.rename(partial, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(partial)
+        raise
     fsync_path(path.parent)
     return path
 

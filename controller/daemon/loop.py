@@ -131,6 +131,8 @@ class TableDaemon:
         self.journal_broken: JournalBroken | None = None
         #: the chain as the start-up check left it, checked again at every heartbeat
         self.chain: ChainWatch | None = None
+        #: a break found while the table ran whose mark could not be written yet
+        self._unmarked: JournalBroken | None = None
         try:
             # An existing journal is opened read-only until its chain has been checked.
             path = journal_path(self.state_dir)
@@ -232,6 +234,8 @@ class TableDaemon:
             replay_endpoint=stream.replay, journal=self.journal, snapshot=self.table.snapshot,
             cms_pub_endpoint=stream.cms_events, cms_replay_endpoint=stream.cms_replay,
             secure=self.security.server)
+        if self.journal_broken is not None:
+            self.publisher.hold(self.journal_broken.seq)
         self.channel.bind(self.context, self.security, stream.commands)
         self.security.start_watch()
         if self.loaded.config.progressive.link is not None and self.journal_broken is None:
@@ -320,12 +324,16 @@ class TableDaemon:
     def check_chain(self) -> None:
         """Check the records journaled since the last check (:class:`ChainWatch`); a broken
         chain holds the table from now on, as at start."""
+        if self._unmarked is not None:
+            self._mark(self._unmarked)
         if self.journal_broken is not None or self.chain is None:
             return
         broken = self.chain.check()
         if broken is None:
             return
         self.journal_broken = broken
+        if self.publisher is not None:
+            self.publisher.hold(broken.seq)
         self._mark(broken)
         self.log.critical(
             "journal broken while the table ran: the table is held (no hand can go on, every "
@@ -337,15 +345,25 @@ class TableDaemon:
 
     def _mark(self, broken: JournalBroken) -> None:
         """Write the break down, so that a restart holds the table too (the journal may verify
-        again); then a file replaced under the daemon is copied out, as the daemon wrote it."""
+        again); then a file replaced under the daemon is copied out, as the daemon wrote it.
+        A mark that could not be written is tried again at every heartbeat (said once): the
+        table is held meanwhile, whatever happens to the write."""
         try:
             held_mark.hold(self.state_dir, self.journal, broken)
         except held_mark.EvidenceNotKept as error:
             self.log.error("the break is written down (a restart holds the table), but the "
                            "evidence was not kept; keep this log", error=str(error))
         except (OSError, sqlite3.Error) as error:
-            self.log.error("the break is not written down: a restart may not hold the table; "
-                           "keep this log", error=str(error))
+            if self._unmarked is None:
+                self.log.error("the break is not written down: a restart may not hold the "
+                               "table; tried again at every heartbeat; keep this log",
+                               error=str(error), mark=str(held_mark.mark_path(self.state_dir)))
+            self._unmarked = broken
+            return
+        if self._unmarked is not None:
+            self.log.warning("the break is written down now: a restart holds the table",
+                             mark=str(held_mark.mark_path(self.state_dir)))
+        self._unmarked = None
 
     def request_stop(self) -> None:
         """Ask the main loop to stop (safe from a signal handler): it wakes at once."""

@@ -3,7 +3,9 @@
 A feed waits for the table's heartbeat before it asks for anything (a table that is down
 costs nothing), then syncs from the seq the store resumes after
 (:meth:`controller.stream.client.StreamClient.sync` with ``replay_from``) and hands out events
-in seq order, gaps filled by replay. Whatever goes wrong (the table stops answering, a reply
+in seq order, gaps filled by replay. A table whose heartbeat says its journal is broken at a
+seq (``journal_broken_at``) is followed up to the seq before and no further: what lies past a
+break is not the table's record, whoever serves it. Whatever goes wrong (the table stops answering, a reply
 makes no sense, the store failed), the feed is reset: its client is closed and a new one
 resumes from :attr:`TableFeed.resume_after`, so nothing is skipped, and the store's primary
 key keeps a seq received twice from being stored twice.
@@ -42,6 +44,12 @@ class TableFeed:
         self.resume_after = resume_after
         self.client: StreamClient | None = None
         self.synced = False
+        #: The first bad seq of the table's journal, as its heartbeat names it (None: sound).
+        #: Nothing from it on is stored: those records are not the table's (another process
+        #: put them there), whoever serves them. A quarantine's new journal clears it.
+        self.broken_at: int | None = None
+        #: Where the feed stopped at a break (its client dropped): the next resume point.
+        self._stopped_at: int | None = None
 
     @property
     def table_id(self) -> str:
@@ -72,8 +80,12 @@ class TableFeed:
         client = self.client
         assert client is not None
         if not self.synced:
-            if client.await_heartbeat(timeout=wait_s) is None:
+            beat = client.await_heartbeat(timeout=wait_s)
+            if beat is None:
                 return []
+            self.broken_at = beat.journal_broken_at
+            if self.broken_at is not None and self.resume_after >= self.broken_at - 1:
+                return []  # held: everything before the break is stored, nothing after is
             snapshot = client.sync(replay_from=self.resume_after, timeout=self.timeout_s)
             if snapshot.seq < self.resume_after:
                 raise FeedError(f"table {self.table.id}'s journal ends at seq {snapshot.seq}, "
@@ -90,6 +102,8 @@ class TableFeed:
             if envelope.table_id != self.table.id:
                 raise StreamError(f"table {self.table.id}: a message of table "
                                   f"{envelope.table_id!r} on its stream")
+            if self._past_break(client, envelope.seq):
+                break
             kind: str = envelope.type
             rows.append(Row(self.table.id, envelope.seq, kind, envelope.hand_id,
                             envelope.ts, envelope.model_dump_json()))
@@ -97,10 +111,31 @@ class TableFeed:
             lost = client.lost.popleft()
             log.error("seqs not served by the table: not stored", table=self.table.id,
                       first=lost.first, last=lost.last, reason=lost.reason)
+        if self.client is not None and (beat := self.client.last_heartbeat) is not None:
+            self.broken_at = beat.journal_broken_at
         return rows
+
+    def _past_break(self, client: StreamClient, seq: int) -> bool:
+        """Whether ``seq`` is at or past the break the table's last heartbeat names: then the
+        feed stops before it, and its client (which has taken it) is dropped; the next one
+        resumes before the break, and waits there while the table is held."""
+        beat = client.last_heartbeat
+        broken = None if beat is None else beat.journal_broken_at
+        if broken is None or seq < broken:
+            return False
+        self.broken_at = broken
+        delivered = client.delivered_through()
+        # (never back before what was stored: a break found under records already stored)
+        self._stopped_at = max(self.resume_after,
+                               min(broken - 1, seq - 1 if delivered is None else delivered))
+        self.reset()
+        return True
 
     def resume_point(self) -> int | None:
         """Where to resume once what :meth:`take` returned is stored; None: not synced."""
+        if self._stopped_at is not None:
+            point, self._stopped_at = self._stopped_at, None
+            return point
         if self.client is None or not self.synced:
             return None
         return self.client.delivered_through()

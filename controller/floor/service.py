@@ -63,6 +63,9 @@ class _Handover:
         #: the table's feed resumes from ``committed`` (after ``retry_s``).
         self.held: dict[str, str] = {}
         self.holds: dict[str, int] = {}
+        #: Table id -> the first bad seq of its journal, as its heartbeat names it: its events
+        #: are stored up to the seq before, none from it on.
+        self.broken: dict[str, int] = {}
 
     def full(self) -> bool:
         return len(self.rows) >= self.batch_max
@@ -263,6 +266,37 @@ class FloorService:
         with self.handover.lock:
             return dict(self.handover.held)
 
+    @property
+    def broken(self) -> dict[str, int]:
+        """Table id -> the first bad seq of its journal (its heartbeat's
+        ``journal_broken_at``): the floor stores its events up to the seq before, none from
+        it on, until a quarantine's new journal follows."""
+        with self.handover.lock:
+            return dict(self.handover.broken)
+
+    def _note_break(self, feed: TableFeed) -> None:
+        """Say when a table's journal is found broken, and when it is sound again."""
+        table_id, broken = feed.table_id, feed.broken_at
+        with self.handover.lock:
+            before = self.handover.broken.get(table_id)
+            if broken == before:
+                return
+            if broken is None:
+                self.handover.broken.pop(table_id)
+            else:
+                self.handover.broken[table_id] = broken
+        if broken is None:
+            log.info("a table's journal is sound again (a quarantine's new journal): "
+                     "following it", table=table_id, was_broken_at=before)
+            return
+        stored = feed.resume_after
+        log.error("a table's journal is broken: its events are stored up to the seq before "
+                  "the break and none from it on (what lies past it is not the table's "
+                  "record) until a supervisor quarantines it",
+                  table=table_id, journal_broken_at=broken,
+                  **({"stored_past_the_break": f"seq {broken} to {stored}, stored before the "
+                                              f"break was known"} if stored >= broken else {}))
+
     def _hold(self, table_id: str, why: str) -> None:
         """The database refused ``table_id``'s rows: drop what it handed over since, and let
         its feed resume from its last committed point (the other tables go on)."""
@@ -306,6 +340,7 @@ class FloorService:
                 try:
                     rows = feed.take(service.batch_max, FEED_WAIT_S)
                     point = feed.resume_point()
+                    self._note_break(feed)
                 except (StreamError, FeedError) as error:
                     log.warning("table stream failed: resuming from the store",
                                 table=table.id, resume_after=feed.resume_after, error=str(error))

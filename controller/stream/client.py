@@ -412,8 +412,11 @@ class StreamClient:
         while self._live and self.last_seq is not None:
             message = self._live.popleft()
             if isinstance(message, wire.Heartbeat):
-                if message.seq > self.last_seq:
-                    self._fill(message.seq, timeout)
+                # A held table's records from its break on are not the table's: not asked for.
+                head = message.seq if message.journal_broken_at is None else \
+                    min(message.seq, message.journal_broken_at - 1)
+                if head > self.last_seq:
+                    self._fill(head, timeout)
                 if self.withheld and message.state in BETWEEN_HANDS:
                     self._release_missed(timeout)
                 continue

@@ -17,6 +17,11 @@ Two sockets per topic family (see :mod:`controller.stream.cms_view` for what eac
   "archived": ..., "first": F, "last": L}``, and the seqs they cannot vouch for as
   ``{"type": "replay_gap", "first": F, "last": L, "reason": ...}``; then the journal's own.
 
+Only the table's own records are served: none past the last one the daemon journaled (another
+process may append to the file), and once the table is held (:meth:`EventPublisher.hold`) none
+from the journal's break on. A replay, a snapshot's seq and the heartbeat's head all stop
+there; the records past it stay in the file as evidence.
+
 The family is fixed by the socket, never by the request: a CMS endpoint (and, with CURVE, the
 CMS key allow-list) cannot be talked into sending a card early. The CMS sockets exist only
 when ``cms_pub_endpoint`` and ``cms_replay_endpoint`` are given.
@@ -36,6 +41,7 @@ thread-safe); register :attr:`EventPublisher.sockets` with that loop's ``zmq.Pol
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -47,7 +53,7 @@ import zmq
 from controller.core.table_events import HAND_ENDS
 from controller.stream import cms_view, wire
 from controller.stream.archive import Archives, Lost
-from controller.stream.journal import Journal, JournalRecord
+from controller.stream.journal import GENESIS_HASH, Journal, JournalRecord
 from controller.stream.transport_identity import client_of
 from controller.stream.security import bind
 
@@ -89,6 +95,8 @@ class EventPublisher:
         self._log = structlog.get_logger("controller.stream.publisher").bind(table_id=table_id)
         #: The last seq published (or journaled before this publisher started).
         self.last_seq = journal.last_seq
+        #: The last record served while the table is held (:meth:`hold`), and its hash.
+        self._held_at: tuple[int, str] | None = None
         self.published = 0
         #: Messages ZeroMQ refused with ``zmq.Again`` (PUB and ROUTER together).
         self.dropped = 0
@@ -204,15 +212,37 @@ class EventPublisher:
                     self._send(family.pub, [wire.topic(self.table_id, record.type, wire.CMS),
                                             record.message])
 
+    def hold(self, broken_at: int) -> None:
+        """The journal is broken at seq ``broken_at``: from now on no record from it on is
+        served (by replay, as a snapshot's seq, as the heartbeat's head). They are kept on disk
+        as evidence, and a quarantine archives them; they are not the table's records."""
+        seq = min(self._journal.last_seq, broken_at - 1)
+        try:
+            hash_ = self._journal.last_hash if seq == self._journal.last_seq else \
+                self._journal.hash_at(seq) or GENESIS_HASH
+        except sqlite3.Error:  # a file that cannot be read: held all the same, no hash vouched
+            hash_ = GENESIS_HASH
+        if self._held_at is None or seq < self._held_at[0]:
+            self._held_at = (seq, hash_)
+
+    def _head(self) -> tuple[int, str]:
+        """The seq and hash of the last record the table serves: the daemon's own last
+        record (one another process put after it is not served), or, held, the last before
+        the break."""
+        if self._held_at is not None:
+            return self._held_at
+        return self._journal.last_seq, self._journal.last_hash
+
     def heartbeat(self, state: str, *, broken_at: int | None = None,
                   verified_at_start: int | None = None, verified_through: int | None = None,
                   ts: datetime | None = None) -> bool:
         """Send a heartbeat with the table ``state`` and the journal's head: the seq and hash
-        of its last record (a subscriber that kept them detects a rewritten history),
+        of the last record served (a subscriber that kept them detects a rewritten history),
         ``broken_at``, the first bad seq of a journal whose chain failed a check, and how far
         the daemon has verified the chain (at start, and since)."""
-        message = wire.encode_heartbeat(table_id=self.table_id, seq=self._journal.last_seq,
-                                        hash=self._journal.last_hash, broken_at=broken_at,
+        seq, hash_ = self._head()
+        message = wire.encode_heartbeat(table_id=self.table_id, seq=seq,
+                                        hash=hash_, broken_at=broken_at,
                                         ts=ts or datetime.now(UTC), state=state,
                                         verified_at_start=verified_at_start,
                                         verified_through=verified_through)
@@ -317,7 +347,10 @@ class EventPublisher:
                     if message is not None:
                         yield message
                 last = records[-1].seq
+        head = self._head()[0]  # nothing past the table's own records, nor its break
         for record in self._journal.records(after_seq=last, limit=ceiling - last):
+            if record.seq > head:
+                break
             message = record.message
             if family == wire.CMS:
                 message = cms_view.cms_message(record.type, record.hand_id, record.message,
@@ -328,7 +361,7 @@ class EventPublisher:
         yield wire.replay_end(last)
 
     def _snapshot_reply(self, family: str = wire.SURVEILLANCE) -> bytes:
-        seq = self._journal.last_seq
+        seq = self._head()[0]
         try:
             state = self._snapshot()
             if family == wire.CMS:

@@ -260,7 +260,8 @@ class Heartbeat(BaseModel):
     when the table is quiet; ``hash`` is that record's chain hash (64 zeros before the first),
     so a subscriber that kept the hash of a seq it has seen detects a rewritten history.
     ``journal_broken_at`` is null, or the first bad seq of a journal whose hash chain failed
-    the daemon's check (at start, or while it ran): the table is then held, no hand can go on.
+    the daemon's check (at start, or while it ran): the table is then held, no hand can go on,
+    and ``seq`` is the last seq before it (nothing from it on is the table's record).
     ``journal_verified_at_start`` is the seq through which the daemon verified the chain when
     it started, ``journal_verified_through`` the seq through which it has verified it since
     (it reads back what it journaled at every heartbeat); null from a table that does not

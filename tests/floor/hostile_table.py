@@ -31,6 +31,9 @@ def free_endpoint() -> str:
 class HostileTable:
     def __init__(self, state_dir: Path, table_id: str) -> None:
         self.table_id = table_id
+        #: The heartbeat's ``journal_broken_at``; the replay still serves every record (as a
+        #: daemon from before the replay's ceiling did).
+        self.broken_at: int | None = None
         state_dir.mkdir(parents=True, exist_ok=True)
         self.journal = Journal(journal_path(state_dir), durability="batched")
         self.cms_events, self.cms_replay = free_endpoint(), free_endpoint()
@@ -70,7 +73,7 @@ class HostileTable:
         try:
             while not self._stop.is_set():
                 if time.monotonic() - beat > HEARTBEAT_S:
-                    publisher.heartbeat("OPEN")
+                    publisher.heartbeat("OPEN", broken_at=self.broken_at)
                     beat = time.monotonic()
                 if poller.poll(20):
                     publisher.handle_replay()

@@ -141,3 +141,29 @@ def test_a_number_past_the_views_casts_spoils_no_other_tables_report(
     finally:
         calm.close()
         evil.close()
+
+
+def test_a_tables_records_past_its_journals_break_are_never_stored(
+        tmp_path: Path, database: str, floor: Callable[..., RunningFloor]) -> None:
+    """A held table's heartbeat names the first bad seq of its journal: what lies past it
+    (another process's records) is not the table's, even from a table that serves it."""
+    calm = HostileTable(tmp_path / "calm", "CALM-01")
+    evil = HostileTable(tmp_path / "evil", "EVIL-01")
+    try:
+        calm.emit([opened("CALM-01")])
+        evil.emit([opened("EVIL-01")])
+        evil.broken_at = 3                                       # before the floor connects
+        for _ in range(3):
+            evil.emit([fault("past the break, or before it")])   # seq 2-4
+        service = floor(calm, evil).service
+        wait_until(lambda: service.broken == {"EVIL-01": 3}, "the break reported")
+        calm.emit([fault("an honest jam")])
+        wait_until(lambda: stored(database, "CALM-01") == [1, 2], "the honest table")
+        assert stored(database, "EVIL-01") == [1, 2]              # up to the break, not past
+        with psycopg.connect(database) as connection:
+            cursor = connection.execute("SELECT resume_after FROM floor_cursors "
+                                        "WHERE table_id = 'EVIL-01'").fetchone()
+        assert cursor == (2,)
+    finally:
+        calm.close()
+        evil.close()

@@ -113,12 +113,6 @@ def test_a_guesser_cannot_keep_the_real_supervisor_from_signing_in() -> None:
 
 # --- the held mark's write side -----------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason=(
-    "held_mark.write opens <mark>.partial with a plain open(..., 'w'): the sixth round made "
-    "the read side refuse a FIFO or a link, not the write side. A folder at that name makes "
-    "every write fail (OSError: the break is not written down) and the restart runs the "
-    "swapped-in journal as verified; a FIFO there hangs the loop in open(); a symlink there "
-    "has the daemon truncate whatever file it points to"))
 def test_a_swapped_journal_stays_held_after_a_restart_whatever_sits_at_the_marks_partial_name(
         tmp_path: Path) -> None:
     from controller.daemon import held_mark
@@ -150,10 +144,6 @@ def test_a_swapped_journal_stays_held_after_a_restart_whatever_sits_at_the_marks
         context.term()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "held_mark.write follows a symlink at <mark>.partial (open(..., 'w')): the daemon "
-    "truncates and overwrites the file it points to (here an archived journal kept as "
-    "evidence) with the mark's JSON"))
 def test_writing_the_mark_never_writes_through_a_link_at_its_partial_name(
         tmp_path: Path) -> None:
     from controller.daemon import held_mark
@@ -170,6 +160,38 @@ def test_writing_the_mark_never_writes_through_a_link_at_its_partial_name(
         pass  # refusing to write through the link is fine; the evidence must stay
     assert evidence.read_bytes().startswith(b"SQLite format 3"), \
         "the archived journal was overwritten by the mark"
+
+
+def test_writing_the_mark_never_opens_a_fifo_at_its_partial_name(tmp_path: Path) -> None:
+    import os
+    import threading
+
+    from controller.daemon import held_mark
+    from controller.stream.journal import JournalBroken
+
+    os.mkfifo(f"{held_mark.mark_path(tmp_path)}.partial")
+    failed: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            held_mark.write(tmp_path, JournalBroken(3, "found while the table ran"),
+                            daemon_seq=2, daemon_hash="ab" * 32)
+        except BaseException as error:  # noqa: BLE001 - reported by the test's thread
+            failed.append(error)
+
+    # A regression would block in open() for ever: in a thread, so the test fails instead.
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    writer.join(DEADLINE_S)
+    if writer.is_alive():
+        # Unblock the writer (a reader at the other end) before failing.
+        os.close(os.open(f"{held_mark.mark_path(tmp_path)}.partial", os.O_RDONLY | os.O_NONBLOCK))
+        pytest.fail("writing the mark hung on a FIFO at its partial name")
+    assert not failed, failed
+    broken = held_mark.read(tmp_path)
+    assert broken is not None and broken.seq == 3
+    assert sorted(path.name for path in tmp_path.iterdir()) == \
+        [held_mark.MARK_FILE, f"{held_mark.MARK_FILE}.partial"]   # no file of its own left
 
 
 # --- the command channel's turn budget --------------------------------------------------------
@@ -223,55 +245,89 @@ def test_a_flood_of_withdrawals_is_served_within_the_turn_budget(tmp_path: Path)
 
 # --- a held table's replay ----------------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a daemon restarted held on a journal another process appended to serves every record "
-    "in the file on its replay socket (publisher._answer reads journal.records with no "
-    "ceiling) and its heartbeat names the forged last seq; the stream client and the floor "
-    "ignore journal_broken_at, so a subscriber that fills the gap stores the forged records "
-    "as the table's history (the floor's pool reads jackpot_pending and contributions from "
-    "them)"))
-def test_a_held_table_never_serves_the_records_past_its_break(tmp_path: Path) -> None:
+def _served(table: Any, dealer: zmq.Socket[bytes], request: dict[str, Any]) -> list[Any]:
+    """What the daemon's replay socket answers ``request`` with, through ``replay_end``."""
     import time
 
+    publisher = table.daemon.publisher
+    dealer.send(json.dumps(request).encode())
+    served: list[Any] = []
+    deadline = time.monotonic() + DEADLINE_S
+    while not served or not isinstance(served[-1], (wire.ReplayEnd, wire.SnapshotReply)):
+        assert time.monotonic() < deadline, f"no answer to {request}"
+        publisher.handle_replay()
+        while dealer.poll(10):
+            served.append(wire.decode_reply(dealer.recv()))
+    return served
+
+
+def _heartbeat(table: Any, sub: zmq.Socket[bytes]) -> wire.Heartbeat:
+    """The heartbeat the daemon sends at its next tick."""
+    import time
+
+    deadline = time.monotonic() + DEADLINE_S
+    while time.monotonic() < deadline:
+        table.daemon._next_heartbeat = 0.0
+        table.daemon._tick()
+        while sub.poll(20):
+            message = wire.decode(sub.recv_multipart()[-1])
+            if isinstance(message, wire.Heartbeat):
+                return message
+    raise AssertionError("no heartbeat")
+
+
+def test_a_held_table_never_serves_the_records_past_its_break(tmp_path: Path) -> None:
     from tests.redteam.test_chain_append import append_forged
     from tests.reliability.test_startup_trust import run_config
     from tests.test_reload import Daemon
 
     context = zmq.Context()
-    table = Daemon(tmp_path, run_config(tmp_path), context)
-    table.daemon.start()
+    dealer, sub = context.socket(zmq.DEALER), context.socket(zmq.SUB)
+    for socket in (dealer, sub):
+        socket.setsockopt(zmq.LINGER, 0)
+    sub.setsockopt(zmq.SUBSCRIBE, b"")
+    dealer.connect(f"ipc://{tmp_path}/r")
+    sub.connect(f"ipc://{tmp_path}/e")
     try:
-        assert table.ask(command="open")["ok"]
-        written = table.daemon.journal.last_seq
-        forged = append_forged(tmp_path / "state", table.daemon.table_id)
-        table.daemon.check_chain()
-        assert table.daemon.journal_broken is not None
-        assert table.daemon.journal_broken.seq == forged
+        table = Daemon(tmp_path, run_config(tmp_path), context)
+        table.daemon.start()
+        try:
+            assert table.ask(command="open")["ok"]
+            written, head = table.daemon.journal.last_seq, table.daemon.journal.last_hash
+            forged = append_forged(tmp_path / "state", table.daemon.table_id)
+            # Before the running check reads it, and after: the daemon's own records only.
+            for check in (False, True):
+                if check:
+                    table.daemon.check_chain()
+                    assert table.daemon.journal_broken is not None
+                    assert table.daemon.journal_broken.seq == forged
+                served = _served(table, dealer, {"request": "replay", "after": written - 1})
+                assert [m.seq for m in served[:-1]] == [written], f"served {served}"
+                assert served[-1] == wire.ReplayEnd(type="replay_end", last=written)
+                beat = _heartbeat(table, sub)
+                assert (beat.seq, beat.hash) == (written, head), \
+                    f"the heartbeat names seq {beat.seq} (the daemon wrote up to {written})"
+        finally:
+            table.daemon.close()
+        table = Daemon(tmp_path, run_config(tmp_path), context)
+        table.daemon.start()
+        try:
+            broken = table.daemon.journal_broken
+            assert broken is not None and broken.seq == forged      # held, as the mark says
+            served = _served(table, dealer, {"request": "replay", "after": written})
+            past = [m.seq for m in served if not isinstance(m, wire.ReplayEnd)
+                    and m.seq >= broken.seq]
+            assert not past, (f"the held table served seq {past} (the journal broke at seq "
+                              f"{broken.seq}; the daemon wrote up to {written}) as its history")
+            beat = _heartbeat(table, sub)
+            assert (beat.seq, beat.hash, beat.journal_broken_at) == (written, head, forged)
+            snapshot = _served(table, dealer, {"request": "snapshot"})[-1]
+            assert snapshot.seq == written
+            # Kept on disk as evidence all the same.
+            assert table.daemon.journal.stored_last_seq() == forged
+        finally:
+            table.daemon.close()
     finally:
-        table.daemon.close()
-    table = Daemon(tmp_path, run_config(tmp_path), context)
-    table.daemon.start()
-    subscriber = context.socket(zmq.DEALER)
-    subscriber.setsockopt(zmq.LINGER, 0)
-    subscriber.connect(f"ipc://{tmp_path}/r")
-    try:
-        broken = table.daemon.journal_broken
-        assert broken is not None and broken.seq == forged      # held, as the mark says
-        subscriber.send(json.dumps({"request": "replay", "after": written}).encode())
-        served: list[Any] = []
-        publisher = table.daemon.publisher
-        assert publisher is not None
-        deadline = time.monotonic() + DEADLINE_S
-        while not any(isinstance(m, wire.ReplayEnd) for m in served):
-            assert time.monotonic() < deadline, "no answer to the replay"
-            publisher.handle_replay()
-            while subscriber.poll(10):
-                served.append(wire.decode_reply(subscriber.recv()))
-        past = [m.seq for m in served if not isinstance(m, wire.ReplayEnd)
-                and m.seq >= broken.seq]
-        assert not past, (f"the held table served seq {past} (the journal broke at seq "
-                          f"{broken.seq}; the daemon wrote up to {written}) as its history")
-    finally:
-        subscriber.close(0)
-        table.daemon.close()
+        dealer.close(0)
+        sub.close(0)
         context.term()

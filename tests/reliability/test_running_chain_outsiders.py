@@ -120,3 +120,26 @@ def test_a_write_ahead_log_moved_away_is_a_replaced_file(tmp_path: Path) -> None
     assert isinstance(broken, JournalReplaced) and broken.seq == 1
     assert "journal.sqlite3-wal" in broken.reason and "journal.sqlite3," not in broken.reason
     journal.close()
+
+
+def test_a_mark_that_cannot_be_written_is_written_at_a_later_heartbeat(tmp_path: Path) -> None:
+    context = zmq.Context()
+    state = tmp_path / "state"
+    table = started(tmp_path, context)
+    blocker = held_mark.mark_path(state)
+    try:
+        assert table.ask(command="open")["ok"]
+        forged = append_forged(state, table.daemon.table_id)
+        blocker.mkdir()  # a folder at the mark's name: nothing can be renamed over it
+        table.daemon.check_chain()
+        assert table.daemon.journal_broken is not None      # held, written down or not
+        assert held_mark.read(state) is not None and blocker.is_dir()
+        blocker.rmdir()
+        table.daemon._next_heartbeat = 0.0
+        table.daemon._tick()
+        marked = held_mark.read(state)
+        assert marked is not None and marked.seq == forged
+    finally:
+        table.daemon.close()
+        context.term()
+    assert [path.name for path in state.iterdir() if "partial" in path.name] == []

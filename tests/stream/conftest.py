@@ -187,8 +187,8 @@ class TableLoop:
                             else:  # published, but lost on the way to this subscriber
                                 publisher.last_seq = record.seq
                         pipe.send_pyobj(journal.last_seq)
-                    elif command == "heartbeat":
-                        pipe.send_pyobj(publisher.heartbeat("OPEN"))
+                    elif command == "heartbeat":  # (broken_at,), optional
+                        pipe.send_pyobj(publisher.heartbeat("OPEN", broken_at=(args or [None])[0]))
         except BaseException as error:  # reported by the next call()
             self.error = error
             raise

@@ -184,6 +184,15 @@ def test_a_heartbeat_reveals_missed_events_at_the_end(client: StreamClient,
     assert client.last_heartbeat is not None and client.last_heartbeat.seq == 2
 
 
+def test_a_gap_is_not_filled_past_the_break_a_heartbeat_names(client: StreamClient,
+                                                                table_loop: TableLoop) -> None:
+    client.sync()
+    table_loop.call("append", sample_events(4), False)  # lost; seq 3 on are not the table's
+    table_loop.call("heartbeat", 3)      # (served all the same: no ceiling in this publisher)
+    assert [e.seq for e in received(client, 2)] == [1, 2]
+    assert client.receive(timeout=0) is None and client.delivered_through() == 2
+
+
 def test_events_published_during_sync_are_kept_once(client: StreamClient,
                                                     table_loop: TableLoop) -> None:
     table_loop.call("append", sample_events(4), True)  # heard live, covered by the snapshot
