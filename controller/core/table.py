@@ -54,6 +54,7 @@ from controller.core.commands import (
     command_from_record,
 )
 from controller.core import lamps, table_view
+from controller.core.player_key import player_key
 from controller.core.games import ENGINES, Decision, DuplicateCard, Hand, IllegalAction, WagerError
 from controller.errors import LowballError
 from controller.core.vocabulary import (
@@ -685,18 +686,24 @@ class Table:
             problems += [problem for wager, amount in amounts.items()
                          if wager != second
                          and (problem := self.wager_limit_problem(spot, wager, amount))]
-        by_player: dict[str, list[int]] = defaultdict(list)
-        named: dict[str, str] = {}  # upper and lower case are one player: named as first given
+        # Ids that look alike (case, another script's lookalike letters) are one player,
+        # named as first given; the others are named beside it.
+        by_player: dict[str, dict[int, str]] = defaultdict(dict)
         for spot in sorted(wagers):
             player = self.players.get(spot, f"spot {spot}")
-            by_player[player.casefold()].append(spot)
-            named.setdefault(player.casefold(), player)
-        for key, spots in sorted(by_player.items()):
-            player = named[key]
-            if len(spots) > limits.max_spots_per_player:
-                problems.append(f"spot {max(spots)}: player {player!r} wagers on "
-                                f"{len(spots)} spots ({', '.join(map(str, sorted(spots)))}); "
-                                f"at most {limits.max_spots_per_player}")
+            by_player[player_key(player)][spot] = player
+        for _, seated in sorted(by_player.items()):
+            if len(seated) > limits.max_spots_per_player:
+                spots = sorted(seated)
+                player = seated[spots[0]]
+                spellings: dict[str, list[str]] = defaultdict(list)
+                for spot, other in seated.items():
+                    spellings[other].append(str(spot))
+                alike = "".join(f"; {other!r} (spot {', '.join(at)}) is the same player"
+                                for other, at in spellings.items() if other != player)
+                problems.append(f"spot {spots[-1]}: player {player!r} wagers on {len(spots)} "
+                                f"spots ({', '.join(map(str, spots))}); at most "
+                                f"{limits.max_spots_per_player}{alike}")
         return problems
 
     def wager_limit_problem(self, spot: int, wager: str, amount: int) -> str | None:

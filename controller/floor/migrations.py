@@ -2,17 +2,25 @@
 
 ``schema_migrations`` records each version applied. A migration is never edited once
 released: a change is a new migration at the end. docs/floor.md documents the tables and views.
+A migration whose rows need Python (a player's key) runs ``backfill`` after its SQL, in the
+same transaction.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
+
+import psycopg
+
+from controller.floor import player_keys
 
 
 class Migration(NamedTuple):
     version: int
     name: str
     sql: str
+    backfill: Callable[[psycopg.Connection], object] | None = None
 
 
 EVENTS = """
@@ -448,6 +456,78 @@ CREATE TRIGGER floor_pool_disputes_no_truncate BEFORE TRUNCATE ON floor_pool_dis
     FOR EACH STATEMENT EXECUTE FUNCTION floor_append_only();
 """
 
+#: One player however the table wrote the id (case, another script's lookalike letters, Unicode
+#: TR39): the floor keeps each id's key (controller.core.player_key, computed in Python as it
+#: stores the id) and the ratings group by it, showing the id as the table wrote it (the first
+#: written, in ratings that join several). ``player_key`` is added at the end of each view.
+PLAYER_KEYS = """
+CREATE TABLE floor_player_keys (
+    player     text PRIMARY KEY,
+    player_key text NOT NULL
+);
+CREATE INDEX floor_player_keys_by_key ON floor_player_keys (player_key);
+
+-- Every player id the stored records name (the ids to key at ingest are found the same way).
+CREATE VIEW floor_players_named AS
+SELECT DISTINCT player FROM (
+    SELECT player FROM floor_wagers_placed
+    UNION ALL SELECT player FROM floor_wagers
+    UNION ALL SELECT player FROM floor_settlements
+    UNION ALL SELECT player FROM floor_progressive_awards
+    UNION ALL SELECT player FROM floor_returned_wagers) named
+ WHERE player IS NOT NULL AND player <> '';
+
+CREATE OR REPLACE VIEW floor_player_hands AS
+WITH per_hand AS (
+    SELECT h.table_id, h.hand_id, coalesce(k.player_key, sp.player) AS player_key,
+           (array_agg(sp.player ORDER BY sp.seat))[1] AS player, h.paytable, h.started_at,
+           h.ended_at AS settled_at,
+           count(DISTINCT st.seat) AS seats,
+           sum(st.amount) AS bet,
+           -sum(st.net) AS actual_win,
+           CASE WHEN bool_and(coalesce(w.edge, d.edge) IS NOT NULL)
+                THEN sum(st.amount * coalesce(w.edge, d.edge)) END AS theoretical_win
+      FROM floor_hands h
+      JOIN floor_settlements st ON st.table_id = h.table_id AND st.hand_id = h.hand_id
+      JOIN floor_seat_players sp ON sp.table_id = h.table_id AND sp.hand_id = h.hand_id
+                                AND sp.seat = st.seat
+      LEFT JOIN floor_player_keys k ON k.player = sp.player
+      LEFT JOIN floor_house_edges w ON w.paytable = h.paytable AND w.wager = st.wager
+      LEFT JOIN floor_house_edges d ON d.paytable = h.paytable AND d.wager = ''
+     WHERE h.outcome = 'settled' AND sp.player <> ''
+     GROUP BY h.table_id, h.hand_id, coalesce(k.player_key, sp.player), h.paytable,
+              h.started_at, h.ended_at),
+ordered AS (
+    SELECT p.*, lag(p.settled_at) OVER (PARTITION BY p.player_key, p.table_id
+                                        ORDER BY p.started_at) AS previous_settled_at
+      FROM per_hand p)
+SELECT o.table_id, o.hand_id, o.player, o.paytable, o.started_at, o.settled_at, o.seats,
+       o.bet, o.actual_win, o.theoretical_win,
+       o.settled_at - CASE
+           WHEN o.previous_settled_at IS NOT NULL AND o.started_at - o.previous_settled_at <=
+                make_interval(mins => coalesce(
+                    (SELECT value::int FROM floor_settings WHERE key = 'idle_minutes'), 10))
+           THEN o.previous_settled_at ELSE o.started_at END AS time_played,
+       sh.shift_date, sh.shift, o.player_key
+  FROM ordered o CROSS JOIN LATERAL floor_shift_of(o.settled_at) sh;
+
+CREATE OR REPLACE VIEW floor_player_ratings AS
+SELECT (array_agg(player ORDER BY started_at, hand_id))[1] AS player,
+       table_id, shift_date, shift,
+       count(*) AS hands,
+       sum(time_played) AS time_played,
+       sum(bet) AS total_bet,
+       sum(bet)::numeric / count(*) AS average_bet,
+       sum(actual_win) AS actual_win,
+       CASE WHEN bool_and(theoretical_win IS NOT NULL) THEN sum(theoretical_win) END
+           AS theoretical_win,
+       CASE WHEN extract(epoch FROM sum(time_played)) > 0
+            THEN count(*) * 3600 / extract(epoch FROM sum(time_played)) END AS hands_per_hour,
+       player_key
+  FROM floor_player_hands
+ GROUP BY player_key, table_id, shift_date, shift;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "events and resume points", EVENTS),
     Migration(2, "typed views: hands, wagers, settlements, awards, faults, device status",
@@ -458,4 +538,6 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(6, "the player on locked, settled, awarded and returned wagers",
               PLAYERS_ON_RECORDS),
     Migration(7, "linked pools: disputed jackpot claims", POOL_DISPUTES),
+    Migration(8, "one player however the id is written: player keys", PLAYER_KEYS,
+              player_keys.key_every_player),
 )

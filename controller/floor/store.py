@@ -18,6 +18,7 @@ import psycopg
 from controller.errors import LowballError
 from controller.floor.config import FloorConfig
 from controller.floor.migrations import MIGRATIONS, Migration
+from controller.floor.player_keys import key_incoming
 
 #: Any two floor services applying migrations at once: one waits for the other.
 _MIGRATION_LOCK = 0x4C4F57424C4C  # "LOWBLL"
@@ -63,6 +64,8 @@ def migrate(connection: psycopg.Connection,
             if migration.version in applied:
                 continue
             connection.execute(migration.sql)
+            if migration.backfill is not None:
+                migration.backfill(connection)
             connection.execute("INSERT INTO schema_migrations (version, name) VALUES (%s, %s)",
                                (migration.version, migration.name))
             done.append(migration.version)
@@ -173,6 +176,7 @@ def _store(connection: psycopg.Connection, rows: Iterable[Row],
                             FROM floor_incoming ORDER BY table_id, seq
                           ON CONFLICT (table_id, seq) DO NOTHING""")
         stored = cursor.rowcount
+        key_incoming(connection)
         if cursors:
             cursor.executemany(
                 """INSERT INTO floor_cursors (table_id, resume_after) VALUES (%s, %s)

@@ -35,6 +35,7 @@ from controller.core import commands
 from controller.core.canonical_json import canonical_json
 from controller.core.commands import DEALER_ROLE as DEALER_ROLE
 from controller.core.commands import SUPERVISOR_ROLE as SUPERVISOR_ROLE
+from controller.core.player_key import script_problem
 from controller.core.table_settings import MAX_SPOTS
 from controller.settings.validation import InputError, PositiveCents, problems_of
 
@@ -46,8 +47,10 @@ MAX_PLAYER_ID = 64
 #: the logs and the screens, so it holds no control, formatting (bidirectional overrides) or
 #: markup character; and one player must not pass for two (the four-spot limit, the floor's
 #: ratings): full-width and other compatibility forms and an accent written apart from its
-#: letter (not NFKC), and the letters that draw nothing (the Hangul fillers) are refused. Case
-#: does not make another player (the table compares ids case-folded).
+#: letter (not NFKC), the letters that draw nothing (the Hangul fillers) and an id that mixes
+#: scripts (Unicode TR39 "highly restrictive": a Cyrillic "а" in "Pаul") are refused. Case and
+#: another script's lookalike letters do not make another player: the table compares ids by
+#: their key (:func:`controller.core.player_key.player_key`).
 _PLAYER_ID = re.compile(r"\w(?:[\w.'#-]| (?! ))*(?<=\w)")
 #: Letters (Unicode category Lo) that draw nothing: "P-1" and "P-1\u3164" look the same.
 _INVISIBLE_LETTERS = frozenset("\u115f\u1160\u3164\uffa0")
@@ -60,7 +63,7 @@ def _player_id_problem(value: str) -> str | None:
         return f"holds U+{ord(min(invisible)):04X}, a letter that draws nothing"
     if not _PLAYER_ID.fullmatch(value):
         return "holds another character, two spaces in a row, or begins or ends with one"
-    return None
+    return script_problem(value)
 
 
 def _player_id(value: str) -> str:

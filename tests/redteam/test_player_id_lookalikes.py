@@ -29,14 +29,15 @@ def test_a_lookalike_player_id_is_refused_or_counted_as_the_same_player(lookalik
                              player="P-1")[0]) is CommandAccepted
     try:
         placed = d.do(command="place", spot=5, wager="ante", amount=1000, player=lookalike)
-    except InputError as refused:               # refused where it is parsed: held
-        assert "letters and digits" in str(refused)
+    except InputError as error:                 # refused where it is parsed: held
+        assert "letters and digits" in str(error)
         return
     assert type(placed[0]) is not CommandRefused
     d.do(command="place", spot=5, wager="bonus", amount=1000, player=lookalike)
-    locked = d.do(command="lock")
-    assert type(locked[0]) is not CommandAccepted, (
-        f"spots 1-4 of 'P-1' and spot 5 of {lookalike!r} locked as two players")
+    refused = [event for event in d.do(command="lock") if type(event) is LockRefused]
+    assert refused, f"spots 1-4 of 'P-1' and spot 5 of {lookalike!r} locked as two players"
+    assert f"'P-1' wagers on 5 spots (1, 2, 3, 4, 5); at most 4; {lookalike!r} (spot 5) is " \
+           f"the same player" in refused[0].problems[0]
 
 
 def test_upper_and_lower_case_are_one_player_to_the_four_spot_limit() -> None:

@@ -54,10 +54,6 @@ def test_a_fifo_at_the_marks_name_holds_the_table_and_does_not_hang_the_start(
 CROSS_SCRIPT = ["\u0420-1", "\u03a1-1"]
 
 
-@pytest.mark.xfail(strict=True,
-                   reason="table_commands._player_id_problem checks NFKC and the Hangul fillers "
-                          "only: a letter of another script that looks the same (a confusable, "
-                          "Unicode TR39) makes a second player to the four-spot limit")
 @pytest.mark.parametrize("lookalike", CROSS_SCRIPT)
 def test_a_cross_script_lookalike_is_refused_or_counted_as_the_same_player(
         lookalike: str) -> None:

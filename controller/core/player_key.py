@@ -1,0 +1,71 @@
+"""One player, however the id is written: its key, and the one-script rule (Unicode TR39).
+
+A player id reaches the four-spot limit and the floor's ratings. Two ids that look the same
+must count as one player: "P-1", "p-1", "Р-1" (Cyrillic Er) and "Ρ-1" (Greek Rho) all do.
+:func:`player_key` is the id's TR39 skeleton ("Unicode Security Mechanisms", section 4) taken
+after Unicode's compatibility normalisation and case folding; the table and the floor group
+players by it, and show the id as the table wrote it.
+
+:func:`script_problem` is TR39's "highly restrictive" rule (section 5.2): an id writes in one
+script (digits and the punctuation belong to every script), or in Latin with Han and the
+Japanese kana, with Han and Bopomofo, or with Han and Hangul. A Greek, Cyrillic, Korean or
+Japanese player is a player; "Pаul" with a Cyrillic "а" is refused.
+
+The tables are generated from Unicode's data (``player_key_gen.py``, run by hand); the key
+folds case first, so a lookalike that exists only between an upper-case letter and another
+lower-case one (capital I and small l) is not the same key: two Latin ids a dealer types.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from bisect import bisect_right
+from functools import lru_cache
+
+from controller.core.player_key_data import (
+    PROTOTYPES,
+    SCRIPT_NAMES,
+    SCRIPT_SETS,
+    SCRIPT_STARTS,
+)
+
+#: Common and Inherited: the characters every script uses (digits, punctuation, accents).
+_EVERY_SCRIPT = (frozenset({"Zyyy"}), frozenset({"Zinh"}))
+#: TR39's augmented script sets: Han, kana and Hangul are also the writing systems they make.
+_AUGMENTED = {"Hani": ("Hanb", "Jpan", "Kore"), "Hira": ("Jpan",), "Kana": ("Jpan",),
+              "Hang": ("Kore",), "Bopo": ("Hanb",)}
+#: The mixes of scripts a "highly restrictive" id may write in (TR39 5.2).
+_ALLOWED_MIXES = (frozenset({"Latn", "Hani", "Hira", "Kana"}), frozenset({"Latn", "Hani", "Bopo"}),
+                  frozenset({"Latn", "Hani", "Hang"}))
+
+
+def player_key(player: str) -> str:
+    """The key one player's ids share: ``player`` case-folded, in Unicode's compatibility
+    form, each character replaced by the one it looks like (TR39's prototype). The key of a
+    key is the key itself."""
+    folded = unicodedata.normalize("NFKD", unicodedata.normalize("NFKD", player).casefold())
+    return unicodedata.normalize("NFKD", "".join(PROTOTYPES.get(char, char) for char in folded))
+
+
+@lru_cache(maxsize=4096)
+def scripts_of(char: str) -> frozenset[str]:
+    """The scripts ``char`` is written in (Unicode's Script_Extensions, ISO 15924 codes):
+    ``{"Zyyy"}`` (Common) or ``{"Zinh"}`` (Inherited) for one every script uses."""
+    return frozenset(SCRIPT_SETS[bisect_right(SCRIPT_STARTS, ord(char)) - 1].split())
+
+
+def script_problem(player: str) -> str | None:
+    """Why ``player`` is not written in one script (TR39 "highly restrictive"), or None."""
+    found = [scripts for scripts in map(scripts_of, player) if scripts not in _EVERY_SCRIPT]
+    common = None
+    for scripts in found:
+        augmented = scripts.union(*(_AUGMENTED.get(script, ()) for script in scripts))
+        common = augmented if common is None else common & augmented
+    if common is None or common:
+        return None
+    if any(all(scripts & mix for scripts in found) for mix in _ALLOWED_MIXES):
+        return None
+    named = dict.fromkeys(" or ".join(sorted(SCRIPT_NAMES.get(code, code) for code in scripts))
+                          for scripts in found)
+    return (f"mixes the scripts {', '.join(named)}: a player id writes in one script (Latin "
+            f"may join Han with Japanese kana, Bopomofo or Hangul)")
