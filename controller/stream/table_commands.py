@@ -42,7 +42,8 @@ from controller.settings.validation import InputError, PositiveCents, problems_o
 Spot = Annotated[int, Field(strict=True, ge=1, le=MAX_SPOTS)]
 #: The longest player id, in characters.
 MAX_PLAYER_ID = 64
-#: A player id: letters (any script) and digits, with single spaces and ``. ' # - _`` between
+#: A player id: letters (any script, with their marks: accents, vowel signs) and digits, with
+#: single spaces and ``. ' # - _`` between
 #: them, in Unicode's plain form (NFKC). It reaches every wager, settlement and award record,
 #: the logs and the screens, so it holds no control, formatting (bidirectional overrides) or
 #: markup character; and one player must not pass for two (the four-spot limit, the floor's
@@ -54,6 +55,28 @@ MAX_PLAYER_ID = 64
 _PLAYER_ID = re.compile(r"\w(?:[\w.'#-]| (?! ))*(?<=\w)")
 #: Letters (Unicode category Lo) that draw nothing: "P-1" and "P-1\u3164" look the same.
 _INVISIBLE_LETTERS = frozenset("\u115f\u1160\u3164\uffa0")
+#: Marks that draw nothing of their own (Unicode's default-ignorable marks: the grapheme
+#: joiner, the variation selectors, the Khmer inherent vowels, the Mongolian free variation
+#: selectors): "P-1" and "P\u034f-1" look the same.
+_INVISIBLE_MARKS = frozenset(
+    "\u034f\u17b4\u17b5" + "".join(map(chr, (*range(0x180B, 0x1810), *range(0xFE00, 0xFE10),
+                                          *range(0xE0100, 0xE01F0)))))
+
+
+def _without_marks(value: str) -> str | None:
+    """``value`` without its combining marks (the vowel signs of Devanagari, Thai or Tamil, an
+    accent with no precomposed letter: part of the letter they follow); None if a mark does
+    not follow a letter, a digit or another mark."""
+    kept: list[str] = []
+    after_letter = False
+    for char in value:
+        if unicodedata.category(char)[0] == "M":
+            if not after_letter:
+                return None
+            continue
+        kept.append(char)
+        after_letter = char.isalnum()
+    return "".join(kept)
 
 
 def _player_id_problem(value: str) -> str | None:
@@ -61,7 +84,12 @@ def _player_id_problem(value: str) -> str | None:
         return "is not in Unicode's plain form (NFKC: no full-width forms or separate accents)"
     if invisible := _INVISIBLE_LETTERS.intersection(value):
         return f"holds U+{ord(min(invisible)):04X}, a letter that draws nothing"
-    if not _PLAYER_ID.fullmatch(value):
+    if invisible := _INVISIBLE_MARKS.intersection(value):
+        return f"holds U+{ord(min(invisible)):04X}, a mark that draws nothing"
+    letters = _without_marks(value)
+    if letters is None:
+        return "holds a mark (an accent or vowel sign) that does not follow a letter"
+    if not _PLAYER_ID.fullmatch(letters):
         return "holds another character, two spaces in a row, or begins or ends with one"
     return script_problem(value)
 

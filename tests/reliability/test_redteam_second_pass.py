@@ -150,11 +150,24 @@ def test_accented_and_other_scripts_stay_welcome() -> None:
         assert daemon.command(b'{"command":"open"}')["ok"]
         # each script on its own (an id that mixes scripts is refused, Unicode TR39; Latin
         # may join Han: a Chinese player's romanised name)
-        for spot, player in enumerate(["Zoë", "李", "محمد", "Zoë 李"], start=1):
+        # (the vowel signs of Devanagari, Tamil and Thai are combining marks: part of the
+        # letter they follow, welcome as an accent is)
+        for spot, player in enumerate(["Zoë", "李", "محمد", "Zoë 李", "राम शर्मा", "முருகன்",
+                                       "สมชาย"], start=1):
             reply = daemon.command(json.dumps({"command": "place", "spot": spot,
                                                "wager": "ante", "amount": 5,
                                                "player": player}).encode())
             assert reply["ok"], reply
+
+
+@pytest.mark.parametrize("player", ["P\u034f-1", "P-1\ufe0f", "\u0301P", "P-\u0301"])
+def test_a_mark_that_draws_nothing_or_follows_no_letter_is_refused(player: str) -> None:
+    from controller.settings.validation import InputError
+    from controller.stream.table_commands import parse_command
+
+    with pytest.raises(InputError, match="player"):
+        parse_command({"command": "place", "spot": 1, "wager": "ante", "amount": 5,
+                       "player": player})
 
 
 def test_a_shoe_sending_garbage_at_full_speed_neither_floods_the_journal_nor_holds_a_card(
