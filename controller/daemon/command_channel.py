@@ -363,7 +363,7 @@ class CommandChannel:
             except InputError as error:
                 return _refused("; ".join(error.problems), name, "", by)
             self._recall()
-            done, withdrawn = self.withdrawals.withdraw(withdraw.requests)
+            done, withdrawn = self.withdrawals.withdraw(withdraw.requests, client)
             daemon.log.info("requests withdrawn", by=by, client=client, carried_out=done,
                             withdrawn=withdrawn)
             return Withdrawn(done, withdrawn)
@@ -445,7 +445,7 @@ class CommandChannel:
         if refused:
             return Refused(first.reason, seq=records[0].seq)
         if type(first) is CommandAccepted and first.request_id:
-            self.withdrawals.carried_out(first.request_id, records[0].seq)
+            self.withdrawals.carried_out(first.request_id, records[0].seq, client)
         problems = [p for e in events if type(e) is LockRefused for p in e.problems]
         if problems:
             return Refused("; ".join(problems), seq=records[-1].seq)
