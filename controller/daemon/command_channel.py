@@ -9,7 +9,9 @@ reply to the request they sent. docs/command-channel.md is the protocol as a cli
 What this module decides, in the order a request meets it:
 
 * size: a frame over :data:`MAX_COMMAND_FRAME_BYTES` never arrives (the transport closes the
-  connection); a request over :data:`MAX_COMMAND_BYTES` is refused, saying how long it was;
+  connection); a message of more than :data:`MAX_COMMAND_FRAMES` frames is read to its end a
+  bounded number of frames a turn, dropped and refused; a request over
+  :data:`MAX_COMMAND_BYTES` is refused, saying how long it was;
 * JSON: UTF-8, no ``NaN``, no lone surrogate, an object;
 * the credential: one typed anywhere but ``credential`` (alone or within a longer text, as a
   key or a value, at any depth) refuses the request whole; a wrong one is refused and counted
@@ -64,6 +66,7 @@ from controller.stream.command_replies import (
     Withdrawn,
     encode,
 )
+from controller.stream.frames import FrameReader, TooManyFrames
 from controller.stream.security import COMMANDS_DOMAIN, StreamSecurity, bind
 from controller.stream.table_commands import (
     COMMANDS,
@@ -89,6 +92,11 @@ MAX_COMMAND_BYTES = 4096
 #: The longest frame the socket's transport takes at all: ZeroMQ closes the connection of a
 #: client that sends more, without delivering it (so it cannot be answered).
 MAX_COMMAND_FRAME_BYTES = 64 * 1024
+#: The most frames a request has as the daemon reads it: the client's routing id, the
+#: envelope (a REQ's delimiter; a DEALER's request id and delimiter; a proxy's hops), the
+#: request. One with more is read to its end a bounded number of frames a turn
+#: (:mod:`controller.stream.frames`), dropped, and refused.
+MAX_COMMAND_FRAMES = 8
 #: One loop turn serves at most this many requests, for at most this long, before it goes
 #: back to the devices, the heartbeat and the watchdog: no client can hold a card back for
 #: longer than one turn.
@@ -226,6 +234,7 @@ class CommandChannel:
         self._recalled = False
         #: Requests read off the socket, not yet served: (envelope, payload frame).
         self._waiting: deque[tuple[list[bytes], zmq.Frame]] = deque()
+        self._reader: FrameReader | None = None
 
     @property
     def pending(self) -> bool:
@@ -238,6 +247,7 @@ class CommandChannel:
         self._curve = security.enabled
         socket.setsockopt(zmq.LINGER, 0)
         socket.setsockopt(zmq.MAXMSGSIZE, MAX_COMMAND_FRAME_BYTES)
+        self._reader = FrameReader(socket, MAX_COMMAND_FRAMES)
         security.server(socket, COMMANDS_DOMAIN)
         bind(socket, endpoint)
         self._recall()  # before the first request, not while a card waits behind it
@@ -276,21 +286,37 @@ class CommandChannel:
     def _read_waiting(self, socket: zmq.Socket[bytes]) -> None:
         """Read the requests waiting on the socket into :attr:`_waiting`, answering each
         withdrawal at once (it is cheap and journals nothing)."""
+        reader = self._reader
+        assert reader is not None
         while len(self._waiting) < MAX_WAITING:
             # Ask the socket whether a request waits before each read: a read of an empty
             # socket raises zmq.Again, which costs more than the question.
             if not cast(int, socket.get(zmq.EVENTS)) & zmq.POLLIN:
                 return
-            try:
-                frames = socket.recv_multipart(zmq.NOBLOCK, copy=False)
-            except zmq.Again:
+            frames = reader.receive()
+            if frames is None:  # none waits, or one too long is being dropped: next turn
                 return
+            if isinstance(frames, TooManyFrames):
+                self._refuse_frames(socket, frames)
+                continue
             envelope, payload = [frame.bytes for frame in frames[:-1]], frames[-1]
             if _is_withdrawal(payload.bytes):
                 client = client_of(payload, self._curve)
                 self._reply(socket, envelope, self.answer(payload.bytes, client))
             else:
                 self._waiting.append((envelope, payload))
+
+    def _refuse_frames(self, socket: zmq.Socket[bytes], message: TooManyFrames) -> None:
+        """Refuse a message of more frames than a request has (read to its end and dropped),
+        journaled as any refusal is; the reply goes to its client as to a REQ (the routing id,
+        the delimiter): which of its frames were an envelope nobody can tell."""
+        client = client_of(message.kept[0], self._curve)
+        reason = (f"a request is at most {MAX_COMMAND_FRAMES} frames (the envelope, then the "
+                  f"request); this message had {message.frames}: nothing of it was read")
+        reply = self._settle(_refused(reason), client)
+        if not (isinstance(reply, Refused) and reply.counted):  # logged as often as journaled
+            self.daemon.log.warning("command refused", reason=reason, client=client)
+        self._reply(socket, [message.kept[0].bytes, b""], reply)
 
     def _reply(self, socket: zmq.Socket[bytes], envelope: list[bytes], reply: Reply) -> None:
         try:
@@ -321,6 +347,11 @@ class CommandChannel:
             self.daemon.log.exception("command failed", client=client)
             outcome = _refused(f"the controller could not serve this command "
                                f"({type(error).__name__}); nothing was carried out")
+        return self._settle(outcome, client)
+
+    def _settle(self, outcome: Status | Refused | Withdrawn | list[Any], client: str) -> Reply:
+        """The reply to an outcome: a query's answer or an unjournaled refusal as it is, the
+        events of a command (or its refusal) journaled first."""
         if isinstance(outcome, (Status, Refused, Withdrawn)):
             return outcome
         try:
