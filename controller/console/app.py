@@ -122,6 +122,9 @@ GIVE_WAY = "give way"
 #: Why a screen that gave way is closed (the page opens again by itself, and takes a place
 #: from the oldest screen below it, if any).
 GAVE_WAY = "a newer screen took this place: the console's screens are full"
+#: How often an open screen's sign-in is looked at while no view comes: one whose sign-in
+#: has ended is closed within this.
+SIGN_IN_CHECK_S = 2.0
 
 
 class Screens:
@@ -322,13 +325,11 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
 
         async def push() -> None:
             while True:
-                # a screen whose sign-in ends is closed then, not at the next view: it holds
-                # its place no longer than the sign-in it opened with
-                session = sessions.get(token)
-                left = sessions.seconds_left(session) + 1.0 \
-                    if signs_in and session is not None else None
+                # a screen whose sign-in ends (or is signed out elsewhere) is closed then,
+                # not at the next view: it holds its place no longer than its sign-in
                 try:
-                    text: str | None = await asyncio.wait_for(box.get(), left)
+                    text: str | None = await asyncio.wait_for(
+                        box.get(), SIGN_IN_CHECK_S if signs_in else None)
                 except asyncio.TimeoutError:
                     text = None
                 if text == GIVE_WAY:

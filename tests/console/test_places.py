@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import socket
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,7 +32,7 @@ from tests.console.test_sign_in_everywhere import (  # noqa: F401 (a fixture)
     next_of,
     sign_in,
 )
-from tests.test_daemon import Rig
+from tests.test_daemon import Rig, wait_for
 
 
 def test_the_policy_keeps_room_for_the_signed_in_and_the_flooder_closes_its_own() -> None:
@@ -129,3 +130,47 @@ def test_on_loopback_a_new_screen_takes_the_place_of_the_oldest_without_a_sign_i
             assert next_of(supervisor, "session")["role"] == "supervisor"
             next_of(supervisor, "view")
         assert _closed_why(opened[1]) == (1013, GAVE_WAY)
+
+
+def test_a_screen_is_closed_when_its_sign_in_ends_not_at_the_next_view(tmp_path: Path) -> None:
+    """Nothing changes at the table meanwhile (no new view): the screen holds its place no
+    longer than its sign-in. The console runs in this process (uvicorn in a thread), its
+    sessions on a clock the test moves."""
+    import hashlib
+    import threading
+
+    import uvicorn
+
+    from controller.console.app import create_app
+    from controller.console.config import Account
+    from controller.console.link import TableLink
+    from controller.console.sessions import Sessions
+
+    rig = Rig(tmp_path, "cali_lowball")
+    now = [1000.0]
+    sessions = Sessions(1, {}, clock=lambda: now[0])
+    stream = rig.stream
+    link = TableLink(table_id=rig.daemon.table_id, spots=7, events=stream.events,
+                     replay=stream.replay, commands=stream.commands, on_view=lambda view: None)
+    app = create_app(link, "test console", sessions, signs_in=True, accounts={
+        "Dana": Account(role="dealer", credential_sha256=hashlib.sha256(DEALER.encode())
+                        .hexdigest())})
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]})
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/"
+        wait_for(lambda: server.started, "the console to listen")
+        status, cookie = sign_in(url, "Dana", DEALER)
+        assert status == 200 and cookie
+        with _screen(url, "ws", "127.0.0.1", cookie) as ws:
+            now[0] += 61.0                                 # the sign-in has ended
+            assert _closed_why(ws) == (1008, "the sign-in has ended")
+    finally:
+        server.should_exit = True
+        thread.join(30)
+        listener.close()
+        rig.close()
