@@ -326,6 +326,7 @@ def _discover_table(context: Any, args: argparse.Namespace, timeout: float) -> s
     import zmq
 
     from controller.stream import wire
+    from controller.stream.frames import FrameReader
     from controller.stream.security import client as curve_client
 
     dealer = context.socket(zmq.DEALER)
@@ -347,10 +348,13 @@ def _discover_table(context: Any, args: argparse.Namespace, timeout: float) -> s
         if isinstance(table_id, str) and table_id:
             return table_id
         deadline = time.monotonic() + timeout
+        reader = FrameReader(sub, 2)    # [topic, message]: a longer one is dropped
         while sub.poll(max(0, int((deadline - time.monotonic()) * 1000)), zmq.POLLIN):
-            _topic, *rest = sub.recv_multipart()
+            frames = reader.receive()
+            if not isinstance(frames, list) or len(frames) != 2:
+                continue
             try:
-                message = wire.decode(rest[-1])
+                message = wire.decode(frames[1].bytes)
             except wire.WireError:
                 continue
             return message.table_id

@@ -14,7 +14,7 @@ import contextlib
 import json
 import time
 from pathlib import Path
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -38,6 +38,7 @@ from controller.console.messages import (
     parse_sign_in,
     request_of,
 )
+from controller.console.places import Places, Rank
 from controller.console.sessions import COOKIE, Sessions
 
 log = structlog.get_logger("lowball.console")
@@ -115,19 +116,25 @@ def loopback_name(scope: Scope) -> bool:
 #: What only the pit's screen shows (the last hands and who played them, the alarms, the
 #: journal's verification): the dealer's screen is sent the view without them.
 PIT_ONLY = ("alarms", "recall", "journal")
-#: Screens open at once, on the whole console and from one address: each holds a socket and
-#: is sent every view, so a page opened in a loop must not take the console's memory.
-MAX_SCREENS, MAX_SCREENS_PER_ADDRESS = 64, 16
+#: The text put in a screen's box when it must give way to a newer screen
+#: (:mod:`controller.console.places`): never a view (a view is a JSON object).
+GIVE_WAY = "give way"
+#: Why a screen that gave way is closed (the page opens again by itself, and takes a place
+#: from the oldest screen below it, if any).
+GAVE_WAY = "a newer screen took this place: the console's screens are full"
+#: How often an open screen's sign-in is looked at while no view comes: one whose sign-in
+#: has ended is closed within this.
+SIGN_IN_CHECK_S = 2.0
 
 
 class Screens:
     """Every open screen, each with the newest view still to send (the pit's, or the
     dealer's)."""
 
-    def __init__(self) -> None:
+    def __init__(self, who: Callable[[str | None], tuple[Rank, str | None]]) -> None:
         self.view: dict[str, Any] | None = None
         self._latest: dict[int, tuple[asyncio.Queue[str], bool]] = {}
-        self._addresses: dict[int, str] = {}
+        self.places: Places[int] = Places(who)
         #: the text last shown to each kind of screen (pit or not)
         self._shown: dict[bool, str] = {}
 
@@ -152,27 +159,27 @@ class Screens:
                 box.get_nowait()
             box.put_nowait(texts[pit])
 
-    def full_for(self, address: str) -> str | None:
-        """Why no further screen may open from ``address`` now (None: it may)."""
-        if len(self._latest) >= MAX_SCREENS:
-            return f"this console has {MAX_SCREENS} screens open: close one first"
-        if sum(1 for held in self._addresses.values() if held == address) \
-                >= MAX_SCREENS_PER_ADDRESS:
-            return f"{MAX_SCREENS_PER_ADDRESS} screens are open from this machine: " \
-                   f"close one first"
-        return None
-
-    def open(self, key: int, *, pit: bool, address: str = "?") -> asyncio.Queue[str]:
+    def open(self, key: int, *, pit: bool, address: str = "?", token: str | None = None
+             ) -> tuple[asyncio.Queue[str] | None, str | None]:
+        """A place for a new screen (the screens that give way for it are told to close):
+        its box of views to send, or None and why it gets no place."""
+        victims, full = self.places.take(key, address, token)
+        if full is not None:
+            return None, full
+        for victim in victims:
+            held, _ = self._latest.pop(victim)
+            while not held.empty():
+                held.get_nowait()
+            held.put_nowait(GIVE_WAY)
         box: asyncio.Queue[str] = asyncio.Queue(maxsize=1)
         if self.view is not None:
             box.put_nowait(self._texts(self.view)[pit])
         self._latest[key] = (box, pit)
-        self._addresses[key] = address
-        return box
+        return box, None
 
     def close(self, key: int) -> None:
-        self._latest.pop(key, None)
-        self._addresses.pop(key, None)
+        if self._latest.pop(key, None) is not None:
+            self.places.leave(key)
 
 
 class Bucket:
@@ -220,7 +227,14 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
     name -> :class:`controller.console.config.Account`; supervisors sign in with the table's
     credentials)."""
     accounts = accounts or {}
-    screens = Screens()
+
+    def who(token: str | None) -> tuple[Rank, str | None]:
+        session = sessions.get(token)
+        if session is None:
+            return Rank.UNSIGNED, None
+        return (Rank.SUPERVISOR if session.role == "supervisor" else Rank.ACCOUNT), session.name
+
+    screens = Screens(who)
     seen = Deduplicator()
     #: each remembered id's command as sent (the same id with another command is refused)
     given_as = Deduplicator()
@@ -300,35 +314,46 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
             yield False, None
             return
         address = websocket.client.host if websocket.client else "?"
-        full = screens.full_for(address)
-        if full is not None:
+        key = id(websocket)
+        box, full = screens.open(key, pit="pit" in roles, address=address, token=token)
+        if box is None:
             log.warning("screen refused", reason=full, address=address)
             await websocket.accept()    # accepted, to tell the page why it is closed
             await websocket.close(code=1013, reason=full)
             yield False, None
             return
-        await websocket.accept()
-        await websocket.send_text(role_message(sessions.get(token)))
-        key = id(websocket)
-        box = screens.open(key, pit="pit" in roles, address=address)
 
         async def push() -> None:
             while True:
-                text = await box.get()
+                # a screen whose sign-in ends (or is signed out elsewhere) is closed then,
+                # not at the next view: it holds its place no longer than its sign-in
+                try:
+                    text: str | None = await asyncio.wait_for(
+                        box.get(), SIGN_IN_CHECK_S if signs_in else None)
+                except asyncio.TimeoutError:
+                    text = None
+                if text == GIVE_WAY:
+                    await websocket.close(code=1013, reason=GAVE_WAY)
+                    return
                 if not signed_in_as(token, *roles):   # signed out, or the sign-in expired
                     await websocket.close(code=1008, reason="the sign-in has ended")
                     return
-                await websocket.send_text(text)
+                if text is not None:
+                    await websocket.send_text(text)
 
-        pusher = asyncio.ensure_future(push())
+        pusher: asyncio.Future[None] | None = None
         try:
+            await websocket.accept()
+            await websocket.send_text(role_message(sessions.get(token)))
+            pusher = asyncio.ensure_future(push())
             yield True, token
         except WebSocketDisconnect:
             pass
         finally:
-            pusher.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await pusher
+            if pusher is not None:
+                pusher.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await pusher
             screens.close(key)
 
     async def pit_socket(websocket: WebSocket) -> None:

@@ -9,7 +9,9 @@ reply to the request they sent. docs/command-channel.md is the protocol as a cli
 What this module decides, in the order a request meets it:
 
 * size: a frame over :data:`MAX_COMMAND_FRAME_BYTES` never arrives (the transport closes the
-  connection); a request over :data:`MAX_COMMAND_BYTES` is refused, saying how long it was;
+  connection); a message of more than :data:`MAX_COMMAND_FRAMES` frames is read to its end a
+  bounded number of frames a turn, dropped and refused; a request over
+  :data:`MAX_COMMAND_BYTES` is refused, saying how long it was;
 * JSON: UTF-8, no ``NaN``, no lone surrogate, an object;
 * the credential: one typed anywhere but ``credential`` (alone or within a longer text, as a
   key or a value, at any depth) refuses the request whole; a wrong one is refused and counted
@@ -54,7 +56,7 @@ from controller.core.commands import AcknowledgeAlarm
 from controller.core.table_events import CommandAccepted, CommandRefused, LockRefused
 from controller.daemon.chain_watch import TableHeld
 from controller.daemon.refusal_ledger import CredentialWatch
-from controller.daemon.withdrawals import RECALLED_RECORDS, Withdrawals
+from controller.daemon.withdrawals import RECALLED_RECORDS, TooManyWithdrawals, Withdrawals
 from controller.settings.validation import InputError
 from controller.stream.command_replies import (
     Accepted,
@@ -64,6 +66,7 @@ from controller.stream.command_replies import (
     Withdrawn,
     encode,
 )
+from controller.stream.frames import FrameReader, TooManyFrames
 from controller.stream.security import COMMANDS_DOMAIN, StreamSecurity, bind
 from controller.stream.table_commands import (
     COMMANDS,
@@ -89,6 +92,11 @@ MAX_COMMAND_BYTES = 4096
 #: The longest frame the socket's transport takes at all: ZeroMQ closes the connection of a
 #: client that sends more, without delivering it (so it cannot be answered).
 MAX_COMMAND_FRAME_BYTES = 64 * 1024
+#: The most frames a request has as the daemon reads it: the client's routing id, the
+#: envelope (a REQ's delimiter; a DEALER's request id and delimiter; a proxy's hops), the
+#: request. One with more is read to its end a bounded number of frames a turn
+#: (:mod:`controller.stream.frames`), dropped, and refused.
+MAX_COMMAND_FRAMES = 8
 #: One loop turn serves at most this many requests, for at most this long, before it goes
 #: back to the devices, the heartbeat and the watchdog: no client can hold a card back for
 #: longer than one turn.
@@ -97,6 +105,10 @@ TURN_BUDGET_S = 0.02
 #: Requests read off the socket and held to be served in later turns, at most: every request
 #: waiting is read before any is served, so a withdrawal is seen before the command it names.
 MAX_WAITING = 256
+#: Withdrawals answered in one turn, at most (each answered as it is read): a client sending
+#: them without end cannot keep the loop from the devices. A withdrawal left unread past a
+#: command already read is answered truly when it is read: carried out, with the seq.
+MAX_WITHDRAWALS_PER_TURN = 32
 BAD_CREDENTIAL = "the supervisor credential is not valid"
 MISPLACED_CREDENTIAL = ("the supervisor credential was sent outside \"credential\": the command "
                         "is refused and none of it is kept; change the credential, it may "
@@ -226,6 +238,7 @@ class CommandChannel:
         self._recalled = False
         #: Requests read off the socket, not yet served: (envelope, payload frame).
         self._waiting: deque[tuple[list[bytes], zmq.Frame]] = deque()
+        self._reader: FrameReader | None = None
 
     @property
     def pending(self) -> bool:
@@ -238,6 +251,7 @@ class CommandChannel:
         self._curve = security.enabled
         socket.setsockopt(zmq.LINGER, 0)
         socket.setsockopt(zmq.MAXMSGSIZE, MAX_COMMAND_FRAME_BYTES)
+        self._reader = FrameReader(socket, MAX_COMMAND_FRAMES)
         security.server(socket, COMMANDS_DOMAIN)
         bind(socket, endpoint)
         self._recall()  # before the first request, not while a card waits behind it
@@ -276,21 +290,39 @@ class CommandChannel:
     def _read_waiting(self, socket: zmq.Socket[bytes]) -> None:
         """Read the requests waiting on the socket into :attr:`_waiting`, answering each
         withdrawal at once (it is cheap and journals nothing)."""
-        while len(self._waiting) < MAX_WAITING:
+        reader = self._reader
+        assert reader is not None
+        withdrawals = 0
+        while len(self._waiting) < MAX_WAITING and withdrawals < MAX_WITHDRAWALS_PER_TURN:
             # Ask the socket whether a request waits before each read: a read of an empty
             # socket raises zmq.Again, which costs more than the question.
             if not cast(int, socket.get(zmq.EVENTS)) & zmq.POLLIN:
                 return
-            try:
-                frames = socket.recv_multipart(zmq.NOBLOCK, copy=False)
-            except zmq.Again:
+            frames = reader.receive()
+            if frames is None:  # none waits, or one too long is being dropped: next turn
                 return
+            if isinstance(frames, TooManyFrames):
+                self._refuse_frames(socket, frames)
+                continue
             envelope, payload = [frame.bytes for frame in frames[:-1]], frames[-1]
             if _is_withdrawal(payload.bytes):
                 client = client_of(payload, self._curve)
                 self._reply(socket, envelope, self.answer(payload.bytes, client))
+                withdrawals += 1
             else:
                 self._waiting.append((envelope, payload))
+
+    def _refuse_frames(self, socket: zmq.Socket[bytes], message: TooManyFrames) -> None:
+        """Refuse a message of more frames than a request has (read to its end and dropped),
+        journaled as any refusal is; the reply goes to its client as to a REQ (the routing id,
+        the delimiter): which of its frames were an envelope nobody can tell."""
+        client = client_of(message.kept[0], self._curve)
+        reason = (f"a request is at most {MAX_COMMAND_FRAMES} frames (the envelope, then the "
+                  f"request); this message had {message.frames}: nothing of it was read")
+        reply = self._settle(_refused(reason), client)
+        if not (isinstance(reply, Refused) and reply.counted):  # logged as often as journaled
+            self.daemon.log.warning("command refused", reason=reason, client=client)
+        self._reply(socket, [message.kept[0].bytes, b""], reply)
 
     def _reply(self, socket: zmq.Socket[bytes], envelope: list[bytes], reply: Reply) -> None:
         try:
@@ -321,6 +353,11 @@ class CommandChannel:
             self.daemon.log.exception("command failed", client=client)
             outcome = _refused(f"the controller could not serve this command "
                                f"({type(error).__name__}); nothing was carried out")
+        return self._settle(outcome, client)
+
+    def _settle(self, outcome: Status | Refused | Withdrawn | list[Any], client: str) -> Reply:
+        """The reply to an outcome: a query's answer or an unjournaled refusal as it is, the
+        events of a command (or its refusal) journaled first."""
         if isinstance(outcome, (Status, Refused, Withdrawn)):
             return outcome
         try:
@@ -363,7 +400,11 @@ class CommandChannel:
             except InputError as error:
                 return _refused("; ".join(error.problems), name, "", by)
             self._recall()
-            done, withdrawn = self.withdrawals.withdraw(withdraw.requests)
+            try:
+                done, withdrawn = self.withdrawals.withdraw(withdraw.requests, client,
+                                                            daemon.clock())
+            except TooManyWithdrawals as error:
+                return _refused(str(error), name, "", by)
             daemon.log.info("requests withdrawn", by=by, client=client, carried_out=done,
                             withdrawn=withdrawn)
             return Withdrawn(done, withdrawn)
@@ -445,7 +486,7 @@ class CommandChannel:
         if refused:
             return Refused(first.reason, seq=records[0].seq)
         if type(first) is CommandAccepted and first.request_id:
-            self.withdrawals.carried_out(first.request_id, records[0].seq)
+            self.withdrawals.carried_out(first.request_id, records[0].seq, client)
         problems = [p for e in events if type(e) is LockRefused for p in e.problems]
         if problems:
             return Refused("; ".join(problems), seq=records[-1].seq)

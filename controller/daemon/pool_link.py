@@ -20,6 +20,7 @@ from controller.core.table_settings import Progressive
 from controller.errors import StartupError
 from controller.settings.table_config import LoadedConfig
 from controller.stream import pool_channel
+from controller.stream.frames import FrameReader, TooManyFrames
 from controller.stream.pool_channel import ClaimedMessage, MeterMessage, PoolChannelError
 
 log = structlog.get_logger("lowball.pool_link")
@@ -50,6 +51,8 @@ class PoolLink:
         self.socket.setsockopt(zmq.LINGER, 0)
         self.socket.setsockopt(zmq.MAXMSGSIZE, pool_channel.MAX_MESSAGE_BYTES)
         self.socket.setsockopt(zmq.RCVHWM, 1000)
+        #: a message of more frames than the channel's two is read to its end and dropped
+        self.reader = FrameReader(self.socket, 2)
         if link.server_key_file is not None:
             base = Path(loaded.path).parent
             own = config.security.server_secret_key_file
@@ -73,12 +76,14 @@ class PoolLink:
         logged (rate-limited), and does not count as hearing from the floor."""
         messages: list[MeterMessage | ClaimedMessage] = []
         for _ in range(MAX_MESSAGES_PER_TURN):
-            try:
-                parts = self.socket.recv_multipart(zmq.NOBLOCK)
-            except zmq.Again:
+            frames = self.reader.receive()
+            if frames is None:  # none waits, or one too long is being dropped: next turn
                 break
             try:
-                messages.append(pool_channel.parse(self.pool_id, parts))
+                if isinstance(frames, TooManyFrames):
+                    raise PoolChannelError(f"a pool message is 2 frames, not {frames.frames}")
+                messages.append(pool_channel.parse(self.pool_id,
+                                                   [frame.bytes for frame in frames]))
             except PoolChannelError as error:
                 self.refused += 1
                 now = self.clock()

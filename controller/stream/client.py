@@ -43,6 +43,7 @@ import zmq
 
 from controller.errors import LowballError
 from controller.stream import wire
+from controller.stream.frames import FrameReader, TooManyFrames
 
 DEFAULT_TIMEOUT_S = 5.0
 #: Heartbeat states with no hand in play: every withheld CMS record should have arrived.
@@ -136,6 +137,8 @@ class StreamClient:
         self._secure(self._sub)
         self._sub.setsockopt(zmq.SUBSCRIBE, wire.topic(table_id, family=family))
         self._sub.connect(pub_endpoint)
+        #: an event is [topic, message]: a message of more frames is read to its end, dropped
+        self._reader = FrameReader(self._sub, 2)
         #: CMS family: seqs the table withheld (a card of the hand in play), not yet received
         self.withheld: set[int] = set()
         self._dealer = self._connect_dealer()
@@ -392,12 +395,17 @@ class StreamClient:
         wait = wait_ms
         while self._sub.poll(wait, zmq.POLLIN):
             wait = 0
-            _topic, *rest = self._sub.recv_multipart()
+            frames = self._reader.receive()
+            if frames is None:  # a message too long is being dropped: the rest next call
+                return
             try:
-                if len(rest) != 1:
-                    raise wire.WireError([f"expected [topic, message], got {len(rest) + 1} "
+                if isinstance(frames, TooManyFrames):
+                    raise wire.WireError([f"expected [topic, message], got {frames.frames} "
                                           "frames"])
-                message = wire.decode(rest[0])
+                if len(frames) != 2:
+                    raise wire.WireError([f"expected [topic, message], got {len(frames)} "
+                                          "frames"])
+                message = wire.decode(frames[1].bytes)
             except wire.WireError:
                 self.malformed += 1
                 continue

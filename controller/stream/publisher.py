@@ -53,12 +53,17 @@ import zmq
 from controller.core.table_events import HAND_ENDS
 from controller.stream import cms_view, wire
 from controller.stream.archive import Archives, Lost
+from controller.stream.frames import FrameReader, TooManyFrames
 from controller.stream.journal import GENESIS_HASH, Journal, JournalRecord
 from controller.stream.transport_identity import client_of
 from controller.stream.security import bind
 
 #: The largest request the ROUTER accepts; a bigger one disconnects its sender.
 MAX_REQUEST_BYTES = 64 * 1024
+#: The most frames a replay request has as the socket reads it: the client's routing id, a
+#: REQ's delimiter, the request. One with more is read to its end a bounded number of frames
+#: a call (:mod:`controller.stream.frames`), dropped and refused.
+MAX_REQUEST_FRAMES = 3
 #: Most requests one :meth:`EventPublisher.handle_replay` call serves before returning.
 MAX_REQUESTS_PER_CALL = 64
 #: Refused requests kept for the daemon between two calls (the rest are only answered).
@@ -76,6 +81,7 @@ class _Family:
 
     def __init__(self, name: str, pub: zmq.SyncSocket, router: zmq.SyncSocket):
         self.name, self.pub, self.router = name, pub, router
+        self.reader = FrameReader(router, MAX_REQUEST_FRAMES)
 
 
 class EventPublisher:
@@ -289,17 +295,26 @@ class EventPublisher:
     def _handle(self, family: _Family, max_requests: int, deadline: float | None) -> int:
         served = 0
         while served < max_requests and (deadline is None or time.monotonic() < deadline):
-            try:
-                frames = family.router.recv_multipart(zmq.NOBLOCK, copy=False)
-            except zmq.Again:
+            frames = family.reader.receive()
+            if frames is None:  # none waits, or one too long is being dropped: next call
                 break
             served += 1
+            if isinstance(frames, TooManyFrames):
+                # answered as a REQ is if it starts as one: its frames are not read
+                kept = frames.kept
+                route = [kept[0].bytes, *([b""] if kept[1].bytes == b"" else [])]
+                self._send(family.router, [*route, self._refuse(
+                    family.name, kept[0], f"a request is one frame of JSON, not "
+                                          f"{frames.frames - len(route)} frames: nothing of "
+                                          f"it was read")])
+                continue
             # DEALER sends [payload]; REQ sends ["", payload]: reply on the same route.
             route, body = [frames[0].bytes], frames[1:]
             if len(body) == 2 and body[0].bytes == b"":
                 route, body = [*route, b""], body[1:]
+            replies: Iterator[bytes]
             if len(body) != 1:
-                replies: Iterator[bytes] = iter([self._refuse(
+                replies = iter([self._refuse(
                     family.name, frames[-1], f"a request is one frame of JSON, not "
                                              f"{len(body)} frames")])
             else:

@@ -285,36 +285,3 @@ def test_a_page_of_another_site_cannot_sign_a_screen_out(
                  additional_headers={"Cookie": cookie}) as ws:
         assert next_of(ws, "session")["name"] == "Dana"       # still signed in
     assert sign_out() == 200
-
-
-def test_screens_opened_in_a_loop_are_refused_past_the_cap_saying_why(
-        table: TableFactory) -> None:
-    import contextlib
-
-    from controller.console.app import MAX_SCREENS_PER_ADDRESS
-
-    rig, console = table("cali_lowball")
-    url = console.url.replace("http://", "ws://") + "ws"
-    with contextlib.ExitStack() as held:
-        opened = [held.enter_context(connect(url)) for _ in range(MAX_SCREENS_PER_ADDRESS)]
-        for ws in opened:
-            next_of(ws, "view")
-        with connect(url) as extra:
-            with pytest.raises(ConnectionClosed) as closed:
-                while True:
-                    extra.recv(timeout=10)
-        assert closed.value.rcvd is not None
-        assert closed.value.rcvd.code == 1013
-        assert "close one first" in closed.value.rcvd.reason
-        opened[-1].close()
-        assert wait_for(lambda: reopened(url), "a closed screen to free its place")
-
-
-def reopened(url: str) -> bool:
-    """Whether a screen opens and is sent the view (False: refused, the console has not yet
-    seen the other one go)."""
-    with connect(url) as ws:
-        try:
-            return next_of(ws, "view") is not None
-        except ConnectionClosed:
-            return False

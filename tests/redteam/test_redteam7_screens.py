@@ -32,13 +32,9 @@ def screen_from(url: str, path: str, cookie: str, source: str) -> ClientConnecti
                    additional_headers={"Cookie": cookie})
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "console/app.py caps screens at MAX_SCREENS on the whole console and 16 an address, "
-    "whoever holds them: one dealer's session on four machines holds all 64, and the pit's "
-    "screen (and any other dealer's, after a reload or a dropped Wi-Fi) is refused"))
 def test_one_dealers_sign_in_cannot_take_every_screen_of_the_console(
         locked_console: tuple[Rig, Console]) -> None:  # noqa: F811
-    from controller.console.app import MAX_SCREENS, MAX_SCREENS_PER_ADDRESS
+    from controller.console.places import MAX_SCREENS, MAX_SCREENS_PER_ADDRESS
 
     rig, console = locked_console
     status, dealer = sign_in(console.url, "Dana", DEALER)
