@@ -91,3 +91,63 @@ def test_the_archives_copy_is_not_read_through_a_link_out_of_the_state_directory
     assert not client.archived, (
         f"records served from {outside} (outside {state}): {client.archived}")
     assert [event.seq for event in events] == [7]
+
+
+# --- the console's sign-in turns ---------------------------------------------------------------
+
+def _under_a_guesser(now: list[float]) -> Any:
+    from controller.console.sessions import CONSOLE_FAILURES, Sessions
+
+    sessions = Sessions(15, {}, clock=lambda: now[0])
+    for guess in range(CONSOLE_FAILURES):
+        sessions.failed(f"10.1.{guess}.1", f"name{guess}")
+    return sessions
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "console/sessions.py:_spacing_left: the address whose turn it is asks nothing for 1 s "
+    "(self._turn = (address, now + 1.0)), and that holds after its sign-in failed: it may "
+    "have another credential checked at once, up to the per-address lock-out (FAILURES = 5), "
+    "so a console under a guesser checks five guesses a turn, not one every SPACING_S"))
+def test_a_turn_is_one_check_under_a_guesser() -> None:
+    from controller.console.sessions import SPACING_S
+
+    now = [0.0]
+    sessions = _under_a_guesser(now)
+    now[0] += SPACING_S
+    checked = 0
+    for name in ("alice", "bob", "carol", "dave", "erin", "frank"):
+        if sessions.locked_for("10.66.0.1", name) == 0:   # sign_in's look, then the check
+            checked += 1
+            sessions.failed("10.66.0.1", name)
+        now[0] += 0.1
+    assert checked == 1, f"{checked} credentials checked within one turn of {SPACING_S} s"
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "console/sessions.py:_spacing_left: the line holds up to MAX_WAITING = 1024 addresses "
+    "and one that has its turn leaves it only to come back at its end: the supervisor waits "
+    "one turn (5 s and more) for each guesser address ahead of her (1,024: 85 minutes; 100 "
+    "already 10), and while it is full she gets no place at all (return SPACING_S). On IPv6 "
+    "one machine has any number of addresses"))
+def test_a_full_waiting_line_does_not_keep_the_supervisor_out() -> None:
+    from controller.console.sessions import MAX_WAITING
+
+    now = [0.0]
+    sessions = _under_a_guesser(now)
+    guessers = [f"2001:db8::{index:x}" for index in range(MAX_WAITING)]
+    for guesser in guessers:                         # each asks once, within the first minute
+        sessions.locked_for(guesser)
+        now[0] += 60.0 / MAX_WAITING
+    checked, turn = 0, 0
+    while now[0] < 11 * 60:                          # ten more minutes
+        for _ in range(17):                          # a guesser's request, round the line
+            guesser = guessers[turn % MAX_WAITING]
+            turn += 1
+            if sessions.locked_for(guesser) == 0:
+                sessions.failed(guesser, "guess")
+                sessions.locked_for(guesser)             # and back in line at once
+        if int(now[0]) % 2 == 0 and sessions.locked_for("10.0.0.7", "alice") == 0:
+            checked += 1                             # the supervisor, every 2 s
+        now[0] += 1.0
+    assert checked > 0, "the supervisor was kept out of line for ten minutes"
