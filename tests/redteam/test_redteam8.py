@@ -151,3 +151,33 @@ def test_a_full_waiting_line_does_not_keep_the_supervisor_out() -> None:
             checked += 1                             # the supervisor, every 2 s
         now[0] += 1.0
     assert checked > 0, "the supervisor was kept out of line for ten minutes"
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "console/sessions.py:_trusted trusts any address a sign-in succeeded from within 12 h, "
+    "and app.py calls signed_in_from for a dealer's or the pit's account as for a "
+    "supervisor: whoever knows a dealer's credential signs in on many addresses (256 are "
+    "remembered), and each then has a supervisor credential checked at once, not in turn, "
+    "once a minute (a failure untrusts it for WINDOW_S only): 256 guesses a minute where "
+    "the console promises one every SPACING_S"))
+def test_a_dealers_sign_in_does_not_buy_guesses_at_a_supervisors_credential() -> None:
+    from controller.console.sessions import CONSOLE_FAILURES, SPACING_S, WINDOW_S, Sessions
+
+    now = [0.0]
+    sessions = Sessions(15, {}, clock=lambda: now[0])
+    screens = [f"2001:db8::{index:x}" for index in range(256)]
+    for screen in screens:                  # first, the dealer's account signed in on each
+        assert sessions.locked_for(screen, "dealer-1") == 0
+        sessions.signed_in_from(screen)     # (what app.py's check_sign_in does on success)
+    for guess in range(CONSOLE_FAILURES):   # then the guessing starts: the console slows
+        sessions.failed(screens[guess], f"guess{guess}")
+    assert sessions.locked_for("10.9.9.9", "alice") > 0
+    checked = 0
+    while now[0] < WINDOW_S:
+        for screen in screens:              # any name: the table tries every supervisor's
+            if sessions.locked_for(screen, f"name{checked}") == 0:
+                sessions.failed(screen, f"name{checked}")
+                checked += 1
+        now[0] += 1.0
+    assert checked <= WINDOW_S / SPACING_S + 1, (
+        f"{checked} supervisor credentials checked in one minute under a guesser")
