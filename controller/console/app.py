@@ -39,7 +39,7 @@ from controller.console.messages import (
     request_of,
 )
 from controller.console.places import Places, Rank
-from controller.console.sessions import COOKIE, Sessions
+from controller.console.sessions import COOKIE, Sessions, network_of
 
 log = structlog.get_logger("lowball.console")
 STATIC = Path(__file__).with_name("static")
@@ -313,7 +313,9 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
             await websocket.close(code=1008, reason="sign in first")
             yield False, None
             return
-        address = websocket.client.host if websocket.client else "?"
+        # one machine, one count towards the screens a machine may hold (an IPv6 host has
+        # its whole /64 to choose addresses from)
+        address = network_of(websocket.client.host) if websocket.client else "?"
         key = id(websocket)
         box, full = screens.open(key, pit="pit" in roles, address=address, token=token)
         if box is None:
@@ -442,7 +444,7 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
                 log.warning("sign-in refused", name=form.name, address=address)
                 return JSONResponse({"ok": False, "error": "the credential is not valid for "
                                                            "this account"}, status_code=401)
-            sessions.signed_in_from(address)
+            sessions.signed_in_from(address, opened[1].role)
             return signed_in(*opened)
         try:
             reply = await send_command({"command": "sign_in", "by": form.name,

@@ -12,16 +12,18 @@ too many for one name, from any number of addresses, hold that name for a shorte
 guesser spread over many machines gets no more guesses at a supervisor's credential, and
 someone failing on purpose can keep a supervisor out only a minute at a time); and many
 failures on the whole console, whatever the names and addresses, slow every sign-in to one
-checked every few seconds. The turns go in order of waiting, one address at a time (a guesser
-taking every turn as it opens must not keep the real supervisor out: she waits at most one
-turn for each address ahead of her), and a screen that signed in before and has not failed
-since waits for none (the dealers' and the supervisors' own screens).
+checked every few seconds, one turn a check. The turn goes to the waiting address that failed
+longest ago (never, first; then the longest waiting), so a guesser, whose every address has
+failed, never goes before the real supervisor; an IPv6 address counts as its /64 network (one
+machine has any number of them). A screen where a supervisor signed in before, and that has
+not failed since, waits for none.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 import secrets
 import time
 from collections import Counter, deque
@@ -39,11 +41,14 @@ NAME_LOCKOUT_S = 60.0
 #: every supervisor's, whatever name comes with it: a guesser who changes address and name at
 #: each guess is slowed all the same).
 CONSOLE_FAILURES, SPACING_S = 10, 5.0
-#: An address that signed in within TRUSTED_S, and has not failed within WINDOW_S, is not
-#: slowed by a guesser elsewhere.
+#: An address where a supervisor signed in within TRUSTED_S, and that has not failed since,
+#: is not slowed by a guesser elsewhere.
 TRUSTED_S = 12 * 3600.0
-#: Addresses waiting for a turn at once (one more is told to wait, without a place).
-MAX_WAITING = 1024
+#: Addresses waiting for a turn at once: past it, the one that failed last gives its place to
+#: a newcomer that failed longer ago (or never).
+MAX_WAITING = 256
+#: Addresses whose last failure is remembered (the oldest forgotten first).
+MAX_REMEMBERED = 4096
 #: Sessions kept at once (the oldest goes first).
 MAX_SESSIONS = 64
 
@@ -55,6 +60,20 @@ class Session:
     credential: str | None = field(repr=False)
     expires: float
     role: str = "supervisor"
+
+
+def network_of(address: str) -> str:
+    """What the sign-in limits count as one machine: an IPv4 address, or an IPv6 address's
+    /64 network (a machine chooses the rest itself); anything else as given."""
+    try:
+        parsed = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if isinstance(parsed, ipaddress.IPv6Address):
+        if parsed.ipv4_mapped is not None:  # an IPv4 client of a dual-stack socket
+            return str(parsed.ipv4_mapped)
+        return str(ipaddress.IPv6Network((parsed, 64), strict=False))
+    return str(parsed)
 
 
 class Sessions:
@@ -77,21 +96,24 @@ class Sessions:
         #: the address whose turn it is, until when (its request asks more than once)
         self._turn: tuple[str, float] = ("", float("-inf"))
         self._last_turn = float("-inf")
-        #: address -> when a sign-in from it last succeeded
+        #: address -> when a supervisor's sign-in from it last succeeded
         self._signed_in_from: dict[str, float] = {}
+        #: address -> when a sign-in from it last failed (who goes first for a turn)
+        self._last_failed: dict[str, float] = {}
 
     def locked_for(self, address: str, name: str | None = None) -> float:
         """Seconds a sign-in from ``address`` (for ``name``, if given) must still wait
-        (0: none)."""
-        return max(self._left(self._locked, address),
-                   self._left(self._names_locked, name) if name is not None else 0.0,
-                   self._spacing_left(address))
+        (0: none). An address or name locked out takes no turn."""
+        address = network_of(address)
+        locked = max(self._left(self._locked, address),
+                     self._left(self._names_locked, name) if name is not None else 0.0)
+        return locked if locked > 0 else self._spacing_left(address)
 
     def _spacing_left(self, address: str) -> float:
         """Seconds until a sign-in from ``address`` may be checked while the console is
         under a guesser (CONSOLE_FAILURES failures within WINDOW_S; 0 otherwise): one every
-        SPACING_S, the turn going to the address that has waited longest among those still
-        asking."""
+        SPACING_S, the turn going, among the addresses still asking, to the one that failed
+        longest ago (never: first), then to the one waiting longest."""
         now, failures = self.clock(), self._all_failures
         while failures and failures[0] < now - WINDOW_S:
             failures.popleft()
@@ -100,16 +122,21 @@ class Sessions:
         holder, until = self._turn
         if holder == address and now <= until:
             return 0.0
-        waiting = self._waiting
+        waiting, last_failed = self._waiting, self._last_failed
+        never = float("-inf")
         if address not in waiting and len(waiting) >= MAX_WAITING:
             self._forget_waiting(now)
             if len(waiting) >= MAX_WAITING:
-                return SPACING_S
+                worst = max(waiting, key=lambda waiter: last_failed.get(waiter, never))
+                if last_failed.get(worst, never) <= last_failed.get(address, never):
+                    return SPACING_S
+                del waiting[worst]
         waiting[address] = now
         opens = max(self._last_turn, failures[-1]) + SPACING_S
         if now < opens:
             return opens - now
-        first = next(waiter for waiter, asked in waiting.items() if asked >= now - SPACING_S)
+        first = min((waiter for waiter, asked in waiting.items() if asked >= now - SPACING_S),
+                    key=lambda waiter: last_failed.get(waiter, never))
         if first != address:
             return SPACING_S
         del waiting[address]
@@ -117,19 +144,27 @@ class Sessions:
         return 0.0
 
     def _trusted(self, address: str, now: float) -> bool:
-        """A screen that signed in within TRUSTED_S and has not failed since WINDOW_S ago."""
-        if self._signed_in_from.get(address, float("-inf")) < now - TRUSTED_S:
-            return False
-        own = self._failures.get(address)
-        return not own or own[-1] < now - WINDOW_S
+        """A screen where a supervisor signed in within TRUSTED_S, and that has not failed
+        since."""
+        signed = self._signed_in_from.get(address, float("-inf"))
+        return signed >= now - TRUSTED_S and \
+            self._last_failed.get(address, float("-inf")) < signed
 
     def _forget_waiting(self, now: float) -> None:
         for gone in [waiter for waiter, asked in self._waiting.items()
                      if asked < now - WINDOW_S]:
             del self._waiting[gone]
 
-    def signed_in_from(self, address: str) -> None:
-        """A sign-in from ``address`` succeeded (bounded: the longest known forgotten first)."""
+    def signed_in_from(self, address: str, role: str = "supervisor") -> None:
+        """A sign-in from ``address`` succeeded, as ``role``: a supervisor's makes the screen
+        trusted (bounded: the longest known forgotten first); a dealer's or the pit's account
+        does not (whoever knows one must not buy guesses at a supervisor's credential)."""
+        address = network_of(address)
+        if self._turn[0] == address:
+            self._turn = ("", float("-inf"))
+        self._waiting.pop(address, None)
+        if role != "supervisor":
+            return
         book = self._signed_in_from
         book.pop(address, None)
         book[address] = self.clock()
@@ -144,9 +179,19 @@ class Sessions:
         return left
 
     def failed(self, address: str, name: str | None = None) -> None:
-        """Count a failed sign-in from ``address`` (for ``name``)."""
+        """Count a failed sign-in from ``address`` (for ``name``); its turn, if it had one,
+        is spent."""
+        address = network_of(address)
+        now = self.clock()
         self._count(self._failures, self._locked, address, LOCKOUT_S)
-        self._all_failures.append(self.clock())
+        self._all_failures.append(now)
+        if self._turn[0] == address:
+            self._turn = ("", float("-inf"))
+        book = self._last_failed
+        book.pop(address, None)
+        book[address] = now
+        while len(book) > MAX_REMEMBERED:
+            del book[next(iter(book))]
         if name is not None:
             self._count(self._name_failures, self._names_locked, name, NAME_LOCKOUT_S)
 

@@ -199,7 +199,7 @@ def test_a_screen_that_signed_in_before_is_not_slowed_by_a_guesser_elsewhere() -
     assert sessions.locked_for("10.0.0.7", "alice") > 0
 
 
-def test_the_turns_go_in_order_of_waiting_one_address_at_a_time() -> None:
+def test_the_turns_go_first_to_who_never_failed_then_in_order_of_waiting() -> None:
     from controller.console.sessions import SPACING_S
 
     now = [0.0]
@@ -226,3 +226,42 @@ def test_the_line_of_waiting_addresses_stays_bounded() -> None:
     for n in range(MAX_WAITING + 500):
         assert sessions.locked_for(f"10.{n // 250}.{n % 250}.2") > 0
     assert len(sessions._waiting) <= MAX_WAITING
+
+
+def test_a_line_full_of_guessers_makes_room_for_who_never_failed() -> None:
+    from controller.console.sessions import MAX_WAITING, SPACING_S
+
+    now = [0.0]
+    sessions = Sessions(15, {}, clock=lambda: now[0])
+    _under_a_guesser(sessions, now)
+    sessions.signed_in_from("10.9.9.9")            # (it waited first)
+    guessers = [f"10.{n // 250}.{n % 250}.3" for n in range(MAX_WAITING)]
+    for guesser in guessers:                       # each has failed once, then waits
+        sessions.failed(guesser, "guess")
+        assert sessions.locked_for(guesser) > 0
+    assert len(sessions._waiting) == MAX_WAITING
+    for screen in ("192.0.2.7", "192.0.2.8"):      # never failed: each in its turn
+        assert sessions.locked_for(screen, "alice") > 0     # she asks: in line
+        for guesser in guessers:                   # the guessers keep asking
+            assert sessions.locked_for(guesser) > 0
+        now[0] += SPACING_S
+        for guesser in guessers:
+            assert sessions.locked_for(guesser) > 0
+        assert sessions.locked_for(screen, "alice") == 0
+        sessions.signed_in_from(screen)
+
+
+def test_one_ipv6_machine_is_one_place_in_line_whatever_its_addresses() -> None:
+    from controller.console.sessions import network_of
+
+    assert network_of("2001:db8:1:2::1") == network_of("2001:db8:1:2:ffff::9") \
+        == "2001:db8:1:2::/64"
+    assert network_of("2001:db8:1:3::1") != network_of("2001:db8:1:2::1")
+    assert network_of("::ffff:10.0.0.7") == "10.0.0.7"
+    assert network_of("10.0.0.7") == "10.0.0.7"
+    now = [0.0]
+    sessions = Sessions(15, {}, clock=lambda: now[0])
+    for host in range(5):                          # five failures from five of its addresses
+        sessions.failed(f"2001:db8::{host + 1:x}", f"guess{host}")
+    assert sessions.locked_for("2001:db8::99") > 0  # the machine is locked out
+    assert sessions.locked_for("2001:db8:0:1::1") == 0   # its neighbour network is not

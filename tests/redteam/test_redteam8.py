@@ -104,11 +104,6 @@ def _under_a_guesser(now: list[float]) -> Any:
     return sessions
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "console/sessions.py:_spacing_left: the address whose turn it is asks nothing for 1 s "
-    "(self._turn = (address, now + 1.0)), and that holds after its sign-in failed: it may "
-    "have another credential checked at once, up to the per-address lock-out (FAILURES = 5), "
-    "so a console under a guesser checks five guesses a turn, not one every SPACING_S"))
 def test_a_turn_is_one_check_under_a_guesser() -> None:
     from controller.console.sessions import SPACING_S
 
@@ -124,12 +119,6 @@ def test_a_turn_is_one_check_under_a_guesser() -> None:
     assert checked == 1, f"{checked} credentials checked within one turn of {SPACING_S} s"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "console/sessions.py:_spacing_left: the line holds up to MAX_WAITING = 1024 addresses "
-    "and one that has its turn leaves it only to come back at its end: the supervisor waits "
-    "one turn (5 s and more) for each guesser address ahead of her (1,024: 85 minutes; 100 "
-    "already 10), and while it is full she gets no place at all (return SPACING_S). On IPv6 "
-    "one machine has any number of addresses"))
 def test_a_full_waiting_line_does_not_keep_the_supervisor_out() -> None:
     from controller.console.sessions import MAX_WAITING
 
@@ -153,13 +142,6 @@ def test_a_full_waiting_line_does_not_keep_the_supervisor_out() -> None:
     assert checked > 0, "the supervisor was kept out of line for ten minutes"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "console/sessions.py:_trusted trusts any address a sign-in succeeded from within 12 h, "
-    "and app.py calls signed_in_from for a dealer's or the pit's account as for a "
-    "supervisor: whoever knows a dealer's credential signs in on many addresses (256 are "
-    "remembered), and each then has a supervisor credential checked at once, not in turn, "
-    "once a minute (a failure untrusts it for WINDOW_S only): 256 guesses a minute where "
-    "the console promises one every SPACING_S"))
 def test_a_dealers_sign_in_does_not_buy_guesses_at_a_supervisors_credential() -> None:
     from controller.console.sessions import CONSOLE_FAILURES, SPACING_S, WINDOW_S, Sessions
 
@@ -168,7 +150,7 @@ def test_a_dealers_sign_in_does_not_buy_guesses_at_a_supervisors_credential() ->
     screens = [f"2001:db8::{index:x}" for index in range(256)]
     for screen in screens:                  # first, the dealer's account signed in on each
         assert sessions.locked_for(screen, "dealer-1") == 0
-        sessions.signed_in_from(screen)     # (what app.py's check_sign_in does on success)
+        sessions.signed_in_from(screen, "dealer")   # (what app.py does on a dealer's success)
     for guess in range(CONSOLE_FAILURES):   # then the guessing starts: the console slows
         sessions.failed(screens[guess], f"guess{guess}")
     assert sessions.locked_for("10.9.9.9", "alice") > 0
