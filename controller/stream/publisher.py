@@ -116,6 +116,8 @@ class EventPublisher:
         self._context = context
         self._secure = secure
         self._families: list[_Family] = []
+        #: the family handle_replay served first last time (the other goes first next time)
+        self._first_family = 0
         #: event type -> its surveillance topic
         self._topics: dict[str, bytes] = {}
         try:
@@ -279,9 +281,15 @@ class EventPublisher:
                       deadline: float | None = None) -> int:
         """Answer the requests already waiting (at most ``max_requests`` per family, and none
         begun after ``deadline`` on :func:`time.monotonic`); never waits. Returns how many
-        were answered."""
+        were answered.
+
+        The family served first changes from call to call: one family's clients asking
+        without pause (a replay costs up to a whole deadline) take at most every other call's
+        time, and the other family (the floor's, surveillance's) is answered the next."""
         served = 0
-        for family in self._families:
+        families = self._families
+        self._first_family = (self._first_family + 1) % len(families)
+        for family in families[self._first_family:] + families[:self._first_family]:
             served += self._handle(family, max_requests, deadline)
         self.requests_served += served
         return served

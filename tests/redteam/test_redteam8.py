@@ -167,13 +167,6 @@ def test_a_dealers_sign_in_does_not_buy_guesses_at_a_supervisors_credential() ->
 
 # --- the publisher under a flood of replay requests --------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason=(
-    "stream/publisher.py:handle_replay serves the families in a fixed order (surveillance, "
-    "then CMS) under one deadline (the daemon's turn budget, 20 ms), and _handle stops a "
-    "family once it has passed: while the surveillance replay socket always has a request "
-    "waiting, its requests take every turn's budget and the CMS family (the floor) is never "
-    "answered. An archived replay is the cheapest way: each request checks 1,000 records "
-    "again (sha256 and a pydantic decode each, 39 ms measured), twice the whole budget"))
 def test_a_flood_of_replays_on_one_family_does_not_starve_the_other(
         context: zmq.Context[Any], tmp_path: Path) -> None:  # noqa: F811
     import json
