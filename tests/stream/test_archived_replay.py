@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from controller.daemon.journal_quarantine import quarantine
 from controller.stream import wire
 from controller.stream.archive import COPY_SUFFIX, RETRY_SECONDS, Archives, Lost, Run
 from controller.stream.client import StreamClient
-from controller.stream.journal import Journal, journal_path
+from controller.stream.journal import Journal, JournalRecord, journal_path
 
 from .conftest import TABLE, TS, TableLoop, sample_events
 from .test_continued_journal import continued
@@ -184,6 +185,41 @@ def test_an_archive_that_cannot_be_served_is_looked_for_again_once_a_minute(
         assert isinstance(run, Run) and [record.seq for record in run.records] == [1, 2, 3, 4, 5]
         assert isinstance(gap, Lost) and (gap.first, gap.last) == (6, 6)
         assert "found, not verified" in gap.reason
+    finally:
+        archives.close()
+        journal.close()
+
+
+def test_an_archive_that_fails_to_read_while_served_ends_the_run_and_is_found_again(
+        tmp_path: Path) -> None:
+    append(tmp_path, 8)
+    alter(journal_path(tmp_path), 8)
+    quarantine(tmp_path, "disk damage", by="sam")
+    now = [0.0]
+    journal, archives = _archives(tmp_path, now)
+    try:
+        assert [type(served) for served in archives.serve(0, 1)] == [Run]  # found
+        spans = archives._spans  # a damaged page met while serving, simulated (the pages
+        assert spans is not None  # read when it was found are in SQLite's cache)
+        archived = spans[0].journal
+        assert archived is not None
+        sound = archived.records
+
+        def failing(after_seq: int = 0, limit: int | None = None) -> Iterator[JournalRecord]:
+            for record in sound(after_seq, limit):
+                if record.seq == 4:
+                    raise sqlite3.DatabaseError("database disk image is malformed")
+                yield record
+
+        setattr(archived, "records", failing)
+        run, lost = archives.serve(0, 8)
+        assert isinstance(run, Run) and [record.seq for record in run.records] == [1, 2, 3]
+        assert isinstance(lost, Lost) and (lost.first, lost.last) == (4, 8)
+        assert "cannot be read at seq 4" in lost.reason and "malformed" not in lost.reason
+        now[0] += RETRY_SECONDS                   # a minute on: found again, read again
+        run, gap = archives.serve(0, 8)
+        assert isinstance(run, Run) and [record.seq for record in run.records] == [*range(1, 8)]
+        assert isinstance(gap, Lost) and (gap.first, gap.last) == (8, 8)
     finally:
         archives.close()
         journal.close()
