@@ -549,19 +549,23 @@ class JournalContinued(Record):
     open until a supervisor verifies the hand-pay, once). ``hand_number``: the highest hand
     number the archived journal used, read past the break; the table numbers its next hand
     after it, so no hand id of the table repeats (0: none, or a record written before it was
-    recorded). The record's own seq follows ``archived_seq``: seqs do not repeat either.""")
+    recorded). The record's own seq follows ``archived_seq``: seqs do not repeat either.
+    ``verified_hash``: the hash of record ``first_bad_seq`` - 1 as the quarantine verified it
+    (64 zeros when it verified none): the anchor of the archived records a replay serves, which
+    come only from a file whose chain from its first record recomputes to it ("": a record
+    written before it was recorded; the archived journal's records are then not served).""")
 
     __slots__ = ("archived", "archived_seq", "archived_hash", "first_bad_seq", "broken", "meter",
                  "meter_from", "verified_meter", "verified_meter_from", "meter_held", "by",
-                 "reason", "pending_jackpots", "hand_number")
+                 "reason", "pending_jackpots", "hand_number", "verified_hash")
     _fields = ("archived", "archived_seq", "archived_hash", "first_bad_seq", "broken", "meter",
                "meter_from", "verified_meter", "verified_meter_from", "meter_held", "by", "reason",
-               "pending_jackpots", "hand_number")
+               "pending_jackpots", "hand_number", "verified_hash")
     _hints = {"archived": "str", "archived_seq": "int", "archived_hash": "str",
               "first_bad_seq": "int", "broken": "str", "meter": "int | None", "meter_from": "str",
               "verified_meter": "int | None", "verified_meter_from": "str", "meter_held": "bool",
               "by": "str", "reason": "str", "pending_jackpots": "tuple[CarriedJackpot, ...]",
-              "hand_number": "int"}
+              "hand_number": "int", "verified_hash": "str"}
     archived: Any
     archived_seq: Any
     archived_hash: Any
@@ -576,11 +580,12 @@ class JournalContinued(Record):
     reason: Any
     pending_jackpots: Any
     hand_number: Any
+    verified_hash: Any
 
     def __init__(self, archived: Any, archived_seq: Any, archived_hash: Any, first_bad_seq: Any,
                  broken: Any, meter: Any, meter_from: Any, verified_meter: Any,
                  verified_meter_from: Any, meter_held: Any, by: Any, reason: Any,
-                 pending_jackpots: Any = (), hand_number: Any = 0) -> None:
+                 pending_jackpots: Any = (), hand_number: Any = 0, verified_hash: Any = "") -> None:
         object.__setattr__(self, "archived", archived)
         object.__setattr__(self, "archived_seq", archived_seq)
         object.__setattr__(self, "archived_hash", archived_hash)
@@ -595,6 +600,7 @@ class JournalContinued(Record):
         object.__setattr__(self, "reason", reason)
         object.__setattr__(self, "pending_jackpots", pending_jackpots)
         object.__setattr__(self, "hand_number", hand_number)
+        object.__setattr__(self, "verified_hash", verified_hash)
 
 
 @final

@@ -7,7 +7,9 @@ first bad record (:func:`read_as_found`), and starts a new journal that accounts
 table held when it stopped:
 
 - its first record, :class:`controller.core.table_events.JournalContinued`, names the archived
-  file, its last record's seq and hash as found, the first bad seq, and the jackpot meter (the
+  file, its last record's seq and hash as found, the first bad seq, the hash of the record
+  before it as verified here (``verified_hash``: the anchor a replay of the archived records
+  is checked against, :mod:`controller.stream.archive`), and the jackpot meter (the
   players' money): the last one the journal holds, read past the break, with the last verified
   one beside it. The table does not open on it until a supervisor confirms the meter
   (``adjust_meter``), for no record from the first bad one on is verified.
@@ -70,6 +72,7 @@ from controller.stream import wire
 from controller.stream.journal import (
     COMPANIONS,
     CONTINUING_SUFFIX,
+    GENESIS_HASH,
     ChainCheck,
     Journal,
     JournalBroken,
@@ -237,7 +240,8 @@ def _continuation(found: AsFound, archived: Path, by: str, reason: str
         archived_hash=head.hash if head else "", first_bad_seq=broken.seq,
         broken=broken.reason, meter=meter, meter_from=meter_from,
         verified_meter=verified_meter, verified_meter_from=verified_from,
-        meter_held=meter is not None, by=by, reason=reason, pending_jackpots=carried)
+        meter_held=meter is not None, by=by, reason=reason, pending_jackpots=carried,
+        verified_hash=found.verified[-1][0].hash if found.verified else GENESIS_HASH)
     claimed = jackpot.claimed if jackpot is not None else None
     if table is None or table.hand is None or table.hand_id is None:
         return record, None, [], claimed

@@ -165,8 +165,13 @@ class Journal:
         self.durability = durability
         self._first_seq = first_seq
         self._connection = self._open(durability)
-        last = self.last_record()
-        first = self._connection.execute("SELECT MIN(seq) FROM journal").fetchone()[0]
+        try:  # a sound header over damaged pages opens, and fails here
+            last = self.last_record()
+            first = self._connection.execute("SELECT MIN(seq) FROM journal").fetchone()[0]
+        except sqlite3.Error as error:
+            self._connection.close()
+            raise JournalError(f"{self.path}: cannot read the journal: "
+                               f"{_cause(error, self.path)}") from None
         if first is not None:
             self._first_seq = first
         #: the (device, inode) of the database file and its write-ahead log as opened: the

@@ -388,9 +388,11 @@ ADDED_FIELDS: dict[str, dict[str, Any]] = {
     "wager_settled": {"player": ""},
     "progressive_awarded": {"player": ""},
     # the meter before the break, the hold until a supervisor confirms the meter, the
-    # jackpot carried while it awaits verification, and the last hand number used
+    # jackpot carried while it awaits verification, the last hand number used, and the
+    # anchor of the archived records ("": none recorded, so none are served as verified)
     "journal_continued": {"verified_meter": None, "verified_meter_from": "none",
-                          "meter_held": False, "pending_jackpots": [], "hand_number": 0},
+                          "meter_held": False, "pending_jackpots": [], "hand_number": 0,
+                          "verified_hash": ""},
     # what signed a command, who sent it, and the id its client gave it (not recorded then)
     "command_accepted": {"credential": "unrecorded", "client": "", "request_id": ""},
 }

@@ -49,13 +49,6 @@ def _forge_verified_prefix(archived: Path, first_bad: int) -> None:
     os.replace(forged, archived)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "stream/archive.py:_open checks only the archived journal's last record against "
-    "journal_continued (archived_seq, archived_hash), and _checked_run checks the records up "
-    "to first_bad_seq - 1 only against each other: nothing ties the verified prefix to the "
-    "head across the break, and journal_continued records no hash of the last verified "
-    "record. A file swapped in with a re-chained prefix is served as replay_archived "
-    "(verified), and the floor stores it as the table's"))
 def test_an_archive_whose_verified_records_were_rewritten_is_not_served_as_verified(
         context: zmq.Context[Any], tmp_path: Path) -> None:  # noqa: F811
     append(tmp_path, 10)
@@ -69,11 +62,6 @@ def test_an_archive_whose_verified_records_were_rewritten_is_not_served_as_verif
         f"forged records served as verified from {client.archived}")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "stream/archive.py:_open resolves the archived journal's own name and keeps it under "
-    "the state directory, but builds the single-file copy's name from it and opens it "
-    "without resolving: a link at <archive>.copy.sqlite3 is followed out of the state "
-    "directory, and what it points to is served"))
 def test_the_archives_copy_is_not_read_through_a_link_out_of_the_state_directory(
         context: zmq.Context[Any], tmp_path: Path) -> None:  # noqa: F811
     state = tmp_path / "state"
@@ -211,14 +199,6 @@ def test_a_flood_of_replays_on_one_family_does_not_starve_the_other(
 
 # --- a damaged archive ------------------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason=(
-    "stream/archive.py:_open catches JournalError only, but Journal.__init__ reads the last "
-    "record and MIN(seq) outside its own sqlite3.Error handling: an archived journal whose "
-    "header is sound and whose pages are damaged raises sqlite3.DatabaseError out of "
-    "Archives._find, the single-file copy beside it is never tried, nothing is cached, and "
-    "every replay before the journal's first seq is refused (\"could not be served\", a "
-    "traceback logged each time): a subscriber behind the quarantine never gets past it, "
-    "not even to the new journal's records"))
 def test_a_damaged_archive_is_read_from_its_copy_or_named_lost(
         context: zmq.Context[Any], tmp_path: Path) -> None:  # noqa: F811
     append(tmp_path, 400)
@@ -262,10 +242,6 @@ def _inflate_contributions(archived: Path, first_bad: int, factor: int) -> None:
     connection.close()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the forged prefix of test_an_archive_whose_verified_records_were_rewritten... reaches "
-    "the floor: controller/floor/feed.py stores replay_archived records as the table's, and "
-    "the pool counts their contributions (the players' money on the linked meter)"))
 def test_the_pool_does_not_count_contributions_from_a_swapped_archive(
         postgres: Any, database: str, tmp_path: Path) -> None:  # noqa: F811
     from bench.floor_rig import FloorProcess, PoolDealer, wait_until, write_floor_config
@@ -308,12 +284,6 @@ def test_the_pool_does_not_count_contributions_from_a_swapped_archive(
     assert pooled == old + new, f"the table journaled {old} + {new} cents; the pool {pooled}"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "stream/archive.py:_checked_run reads the archived journal with no sqlite3.Error "
-    "handling: a damaged page in the middle of the archive makes every replay that reaches "
-    "it fail (\"could not be served\"), so a subscriber behind the quarantine asks again "
-    "for ever and never reaches the records after it, the archive's or the new journal's; "
-    "they should be named lost (or read from the copy)"))
 def test_a_damaged_page_inside_an_archive_is_named_not_a_wall(
         context: zmq.Context[Any], tmp_path: Path) -> None:  # noqa: F811
     append(tmp_path, 3000)

@@ -198,7 +198,7 @@ def test_a_tampered_journal_holds_the_table_until_a_supervisor_quarantines_it(
         archived_hash=records[-1].hash, first_bad_seq=bad, broken=first.broken, meter=meter,
         meter_from=f"meter_changed seq {meters[-1].seq}", verified_meter=meter,
         verified_meter_from=f"meter_changed seq {meters[-1].seq}", meter_held=True, by="sam",
-        reason="wager of seq altered, case 42", hand_number=1)
+        reason="wager of seq altered, case 42", hand_number=1, verified_hash=before.hash)
     assert "altered" in first.broken
     # the table's numbering goes on: the new journal's seqs and hand ids are new ones
     assert row.seq == records[-1].seq + 1

@@ -5,7 +5,9 @@ silent skip (tests/redteam/test_stream_behind_a_quarantine.py runs it on a real 
 
 from __future__ import annotations
 
+import os
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,10 +16,11 @@ import zmq
 from controller.core.table_events import TableClosed
 from controller.daemon.journal_quarantine import quarantine
 from controller.stream import wire
+from controller.stream.archive import COPY_SUFFIX, RETRY_SECONDS, Archives, Lost, Run
 from controller.stream.client import StreamClient
-from controller.stream.journal import Journal, journal_path
+from controller.stream.journal import Journal, JournalRecord, journal_path
 
-from .conftest import TABLE, TableLoop, sample_events
+from .conftest import TABLE, TS, TableLoop, sample_events
 from .test_continued_journal import continued
 
 
@@ -90,14 +93,42 @@ def test_an_archived_journal_whose_journal_continued_is_damaged_ends_the_way_bac
     assert str(second.relative_to(tmp_path)) in damaged.reason
 
 
-def test_an_archive_altered_since_it_was_archived_is_served_up_to_the_alteration(
+def test_an_archive_altered_since_it_was_archived_is_served_from_its_copy_or_named(
         context: zmq.Context[Any], tmp_path: Path) -> None:
     append(tmp_path, 10)
     alter(journal_path(tmp_path), 10)
     archived = quarantine(tmp_path, "disk damage", by="sam").archived
-    alter(archived, 4)
+    name = str(archived.relative_to(tmp_path))
+    alter(archived, 4)                                  # its verified records no longer...
+    events, client = replayed(context, tmp_path)        # ...recompute to verified_hash
+    assert [event.seq for event in events] == [*range(1, 10), 11]
+    assert [tuple(served) for served in client.archived] == [(1, 9, name)]
+    copy = Path(f"{archived.with_suffix('')}.copy.sqlite3")
+    alter(copy, 6)                                      # the copy too: nothing vouched for
     events, client = replayed(context, tmp_path)
-    assert [event.seq for event in events] == [1, 2, 3, 11]
+    assert [event.seq for event in events] == [11] and not client.archived
+    (lost,) = client.lost
+    assert (lost.first, lost.last) == (1, 10)
+    assert lost.reason.count("does not hold the records the quarantine verified") == 2
+    assert name in lost.reason and str(tmp_path) not in lost.reason
+
+
+def test_an_archive_altered_after_it_was_found_is_served_up_to_the_alteration(
+        context: zmq.Context[Any], tmp_path: Path) -> None:
+    append(tmp_path, 10)
+    alter(journal_path(tmp_path), 10)
+    archived = quarantine(tmp_path, "disk damage", by="sam").archived
+    loop = TableLoop(context, journal_path(tmp_path))
+    client = StreamClient(context, table_id=TABLE, pub_endpoint=loop.pub_endpoint,
+                          replay_endpoint=loop.replay_endpoint)
+    try:
+        assert [event.seq for event in client.replay(0, until=2, timeout=10)] == [1, 2]
+        alter(archived, 4)                              # found and checked: altered since
+        events = client.replay(2, timeout=10)
+    finally:
+        client.close()
+        loop.stop()
+    assert [event.seq for event in events] == [3, 11]
     (lost,) = client.lost
     assert (lost.first, lost.last) == (4, 10)
     assert "no longer checks at seq 4" in lost.reason
@@ -124,3 +155,119 @@ def test_an_archive_missing_or_outside_the_state_directory_is_named_not_read(
     assert [event.seq for event in events] == [4, 5]
     (lost,) = client.lost
     assert (lost.first, lost.last) == (1, 3) and "is not a journal under" in lost.reason
+
+
+def _archives(state: Path, now: list[float]) -> tuple[Journal, Archives]:
+    journal = Journal(journal_path(state), durability="batched")
+    return journal, Archives(journal, TABLE, clock=lambda: now[0])
+
+
+def test_an_archive_that_cannot_be_served_is_looked_for_again_once_a_minute(
+        tmp_path: Path) -> None:
+    append(tmp_path, 6)
+    alter(journal_path(tmp_path), 6)
+    archived = quarantine(tmp_path, "disk damage", by="sam").archived
+    copy = Path(f"{archived.with_suffix('')}{COPY_SUFFIX}")
+    aside = tmp_path / "aside.sqlite3"
+    os.replace(copy, aside)
+    archived.write_bytes(b"\xa5" * 8192)             # the archive damaged, its copy away
+    now = [1000.0]
+    journal, archives = _archives(tmp_path, now)
+    try:
+        (lost,) = archives.serve(0, 6)
+        assert isinstance(lost, Lost)
+        assert (lost.first, lost.last) == (1, 6) and "cannot be served" in lost.reason
+        os.replace(aside, copy)                       # the copy put back
+        now[0] += RETRY_SECONDS - 1
+        assert [type(served) for served in archives.serve(0, 6)] == [Lost]  # not looked for
+        now[0] += 1
+        run, gap = archives.serve(0, 6)               # a minute on: found, and served
+        assert isinstance(run, Run) and [record.seq for record in run.records] == [1, 2, 3, 4, 5]
+        assert isinstance(gap, Lost) and (gap.first, gap.last) == (6, 6)
+        assert "found, not verified" in gap.reason
+    finally:
+        archives.close()
+        journal.close()
+
+
+def test_an_archive_that_fails_to_read_while_served_ends_the_run_and_is_found_again(
+        tmp_path: Path) -> None:
+    append(tmp_path, 8)
+    alter(journal_path(tmp_path), 8)
+    quarantine(tmp_path, "disk damage", by="sam")
+    now = [0.0]
+    journal, archives = _archives(tmp_path, now)
+    try:
+        assert [type(served) for served in archives.serve(0, 1)] == [Run]  # found
+        spans = archives._spans  # a damaged page met while serving, simulated (the pages
+        assert spans is not None  # read when it was found are in SQLite's cache)
+        archived = spans[0].journal
+        assert archived is not None
+        sound = archived.records
+
+        def failing(after_seq: int = 0, limit: int | None = None) -> Iterator[JournalRecord]:
+            for record in sound(after_seq, limit):
+                if record.seq == 4:
+                    raise sqlite3.DatabaseError("database disk image is malformed")
+                yield record
+
+        setattr(archived, "records", failing)
+        run, lost = archives.serve(0, 8)
+        assert isinstance(run, Run) and [record.seq for record in run.records] == [1, 2, 3]
+        assert isinstance(lost, Lost) and (lost.first, lost.last) == (4, 8)
+        assert "cannot be read at seq 4" in lost.reason and "malformed" not in lost.reason
+        now[0] += RETRY_SECONDS                   # a minute on: found again, read again
+        run, gap = archives.serve(0, 8)
+        assert isinstance(run, Run) and [record.seq for record in run.records] == [*range(1, 8)]
+        assert isinstance(gap, Lost) and (gap.first, gap.last) == (8, 8)
+    finally:
+        archives.close()
+        journal.close()
+
+
+def test_a_replay_gap_names_the_archive_by_its_name_and_the_problem_in_fixed_words(
+        tmp_path: Path) -> None:
+    append(tmp_path, 400)
+    alter(journal_path(tmp_path), 400)
+    archived = quarantine(tmp_path, "disk damage", by="sam").archived
+    copy = Path(f"{archived.with_suffix('')}{COPY_SUFFIX}")
+    archived.write_bytes(b"not a journal at all" * 300)  # sqlite3: "file is not a database"
+    size = copy.stat().st_size
+    with copy.open("r+b") as file:                   # sqlite3: "database disk image is ..."
+        file.seek(4096)
+        file.write(b"\xa5" * (size - 4096))
+    journal, archives = _archives(tmp_path, [0.0])
+    try:
+        (lost,) = archives.serve(0, 399)
+    finally:
+        archives.close()
+        journal.close()
+    assert isinstance(lost, Lost)
+    assert (lost.first, lost.last) == (1, 399)
+    names = [str(path.relative_to(tmp_path)) for path in (archived, copy)]
+    assert all(name in lost.reason for name in names), lost.reason
+    assert str(tmp_path) not in lost.reason and "/tmp" not in lost.reason, lost.reason
+    assert "database" not in lost.reason and "malformed" not in lost.reason, lost.reason
+    assert "cannot be opened as a journal" in lost.reason
+
+
+def test_an_archive_named_without_an_anchor_is_named_lost_not_served(
+        context: zmq.Context[Any], tmp_path: Path) -> None:
+    append(tmp_path, 5)
+    alter(journal_path(tmp_path), 5)
+    done = quarantine(tmp_path, "disk damage", by="sam")
+    assert len(done.record.verified_hash) == 64
+    journal_path(tmp_path).unlink()                  # as an older release's quarantine wrote it
+    with Journal(journal_path(tmp_path), durability="batched", first_seq=6) as successor:
+        successor.append(done.record._replace(verified_hash=""), table_id=TABLE, hand_id=None)
+    events, client = replayed(context, tmp_path)
+    assert [event.seq for event in events] == [6] and not client.archived
+    (lost,) = client.lost
+    assert (lost.first, lost.last) == (1, 5) and "no anchor" in lost.reason
+
+
+def test_a_journal_continued_journaled_before_the_anchor_reads_without_one() -> None:
+    message = wire.encode(continued(3), table_id=TABLE, seq=4, ts=TS, hand_id=None)
+    older = message.replace(b',"verified_hash":""', b"")
+    assert older != message
+    assert getattr(wire.decode_event(older).data, "verified_hash") == ""

@@ -280,7 +280,11 @@ class JournalContinued(NamedTuple):
     open until a supervisor verifies the hand-pay, once). ``hand_number``: the highest hand
     number the archived journal used, read past the break; the table numbers its next hand
     after it, so no hand id of the table repeats (0: none, or a record written before it was
-    recorded). The record's own seq follows ``archived_seq``: seqs do not repeat either."""
+    recorded). The record's own seq follows ``archived_seq``: seqs do not repeat either.
+    ``verified_hash``: the hash of record ``first_bad_seq`` - 1 as the quarantine verified it
+    (64 zeros when it verified none): the anchor of the archived records a replay serves, which
+    come only from a file whose chain from its first record recomputes to it ("": a record
+    written before it was recorded; the archived journal's records are then not served)."""
 
     archived: str
     archived_seq: int
@@ -296,6 +300,7 @@ class JournalContinued(NamedTuple):
     reason: str
     pending_jackpots: tuple[CarriedJackpot, ...] = ()
     hand_number: int = 0
+    verified_hash: str = ""
 
 
 class PoolHit(NamedTuple):
