@@ -236,6 +236,11 @@ class TableDaemon:
             secure=self.security.server)
         if self.journal_broken is not None:
             self.publisher.hold(self.journal_broken.seq)
+        elif self.journal.first_seq > 1:
+            started = time.monotonic()
+            found = self.publisher.find_archives()
+            self.log.info("archived journals found and checked", archives=found,
+                          seconds=round(time.monotonic() - started, 3))
         self.channel.bind(self.context, self.security, stream.commands)
         self.security.start_watch()
         if self.loaded.config.progressive.link is not None and self.journal_broken is None:

@@ -113,6 +113,9 @@ class Archives:
         self._retry: tuple[float, int] | None = None
         #: why the seqs before the oldest archived journal found are not served
         self._before_oldest = "the table's journal does not continue a quarantined one"
+        #: files found not to be the archive named, by identity (see :func:`_opened`) -> why: a search made again reads none of them again unless
+        #: it changed (checking a large archive's chain takes seconds of the publisher's turn)
+        self._refused: dict[tuple[int, ...], str] = {}
 
     def serve(self, after: int, through: int) -> Iterator[Run | Lost]:
         """The archived records after ``after`` through ``through`` (a seq before the
@@ -149,6 +152,11 @@ class Archives:
         if after < through:
             yield Lost(after + 1, through, f"no archived journal holds seq {after + 1} to "
                                            f"{through}: {self._before_oldest}")
+
+    def find(self) -> int:
+        """Look for the archived journals now (the daemon does at start, so that the first
+        request does not pay for checking their chains); how many were found."""
+        return len(self._found())
 
     def _found(self) -> list[_Span]:
         """The spans found, searched for on the first request, and again from an archive that
@@ -202,7 +210,7 @@ class Archives:
                                        f"them is past the break of {spans[-1].archived}: "
                                        f"found, not verified")
                 break
-            span, retry = _span(base, first.seq, data)
+            span, retry = _span(base, first.seq, data, self._refused)
             spans.append(span)
             if span.journal is None:
                 self._before_oldest = span.why
@@ -221,10 +229,12 @@ class Archives:
         self._spans, self._retry = None, None
 
 
-def _span(base: Path, seq: int, data: object) -> tuple[_Span, bool]:
+def _span(base: Path, seq: int, data: object,
+          refused: dict[tuple[int, ...], str]) -> tuple[_Span, bool]:
     """The archived journal the ``journal_continued`` at ``seq`` (its ``data``) names, opened
     if it can be served; and whether a later search may find it (a file that is missing,
-    unreadable or not the one named may be put back)."""
+    unreadable or not the one named may be put back). ``refused``: the files found not to be
+    the one before, not checked again while unchanged (kept here, bounded)."""
     archived, last = str(getattr(data, "archived")), int(getattr(data, "archived_seq"))
     first_bad = int(getattr(data, "first_bad_seq"))
     anchor = str(getattr(data, "verified_hash", ""))
@@ -245,10 +255,16 @@ def _span(base: Path, seq: int, data: object) -> tuple[_Span, bool]:
     for candidate in (_Candidate(archived, path),
                       _Candidate(str(Path(archived).with_name(copy.name)), copy)):
         # each is resolved on its own: a link in place of the archive does not move the copy
-        journal, problem = _opened(base, candidate.path)
+        journal, problem, identity = _opened(base, candidate.path)
         if journal is not None:
-            wrong = _not_the_one(journal, last, str(getattr(data, "archived_hash")), verified,
-                                 anchor)
+            wrong = refused.get(identity) if identity is not None else None
+            if wrong is None:
+                wrong = _not_the_one(journal, last, str(getattr(data, "archived_hash")),
+                                     verified, anchor)
+                if wrong is not None and identity is not None:
+                    if len(refused) >= 4 * MAX_ARCHIVES:
+                        refused.clear()
+                    refused[identity] = wrong
             if wrong is None:
                 return _Span(journal.first_seq, last, verified, name,
                              f"the archived journal's chain broke at seq {first_bad} "
@@ -272,39 +288,47 @@ def _under(base: Path, archived: str) -> Path | None:
     return path
 
 
-def _opened(base: Path, path: Path) -> tuple[Journal | None, str]:
-    """The journal at ``path``, opened read-only, if the name leads to a file under ``base``;
-    else None and what is wrong, in fixed words. SQLite follows links itself and takes no
+def _opened(base: Path, path: Path
+            ) -> tuple[Journal | None, str, tuple[int, ...] | None]:
+    """The journal at ``path``, opened read-only, if the name leads to a file under ``base``,
+    and the file's identity (device, inode, size and modification time, its log's size and
+    modification time); else None and what is
+    wrong, in fixed words. SQLite follows links itself and takes no
     no-follow flag from Python: the file is opened by its resolved name (no link in it), its
     log and index must not be links, and it must be the same file before and after."""
     try:
         resolved = path.resolve(strict=True)
     except FileNotFoundError:
-        return None, "is missing"
+        return None, "is missing", None
     except (OSError, RuntimeError, ValueError):
-        return None, "cannot be found (a broken link, or one that loops)"
+        return None, "cannot be found (a broken link, or one that loops)", None
     if not resolved.is_relative_to(base):
-        return None, "leads out of the state directory"
+        return None, "leads out of the state directory", None
     try:
         before = os.lstat(resolved)
         if any(os.path.islink(f"{resolved}{suffix}") for suffix in COMPANIONS):
-            return None, "has a link beside it for its log: not read"
+            return None, "has a link beside it for its log: not read", None
     except OSError:
-        return None, "is missing"
+        return None, "is missing", None
     if not stat.S_ISREG(before.st_mode):
-        return None, "is not a file"
+        return None, "is not a file", None
     try:
         journal = Journal.open_readonly(resolved)
     except JournalError:
-        return None, "cannot be opened as a journal (not one, or damaged)"
+        return None, "cannot be opened as a journal (not one, or damaged)", None
     try:
         after = os.lstat(resolved)
     except OSError:
         after = None
     if after is None or (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino):
         journal.close()
-        return None, "was replaced while it was opened"
-    return journal, ""
+        return None, "was replaced while it was opened", None
+    try:
+        log = os.lstat(f"{resolved}-wal")
+        logged = (log.st_size, log.st_mtime_ns)
+    except OSError:
+        logged = (-1, -1)
+    return journal, "", (after.st_dev, after.st_ino, after.st_size, after.st_mtime_ns, *logged)
 
 
 def _not_the_one(journal: Journal, last: int, last_hash: str, verified: int,

@@ -294,6 +294,12 @@ class EventPublisher:
         self.requests_served += served
         return served
 
+    def find_archives(self) -> int:
+        """Find and check the archived journals this journal continues, now (at start: the
+        first replay that reaches them would otherwise pay for it, on the table's turn); how
+        many were found."""
+        return self._archives.find()
+
     def take_refusals(self) -> list[tuple[str, str, str]]:
         """The requests refused since the last call, as ``(family, client, reason)``: the
         daemon journals them (in bounded form, see :mod:`controller.daemon.refusal_ledger`)."""

@@ -190,6 +190,34 @@ def test_an_archive_that_cannot_be_served_is_looked_for_again_once_a_minute(
         journal.close()
 
 
+def test_a_file_found_not_to_be_the_archive_is_read_again_only_once_it_changed(
+        tmp_path: Path, mocker: Any) -> None:
+    import controller.stream.archive as archive
+
+    append(tmp_path, 6)
+    alter(journal_path(tmp_path), 6)
+    archived = quarantine(tmp_path, "disk damage", by="sam").archived
+    copy = Path(f"{archived.with_suffix('')}{COPY_SUFFIX}")
+    aside = tmp_path / "aside.sqlite3"
+    os.replace(copy, aside)
+    alter(archived, 2)                               # not the one: its chain is read once
+    checked = mocker.spy(archive, "_not_the_one")
+    now = [1000.0]
+    journal, archives = _archives(tmp_path, now)
+    try:
+        assert archives.find() == 1 and checked.call_count == 1
+        now[0] += RETRY_SECONDS
+        assert [type(served) for served in archives.serve(0, 6)] == [Lost]
+        assert checked.call_count == 1               # unchanged: not read again
+        os.replace(aside, copy)                      # the copy put back: that one is read
+        now[0] += RETRY_SECONDS
+        run, _ = archives.serve(0, 6)
+        assert isinstance(run, Run) and checked.call_count == 2
+    finally:
+        archives.close()
+        journal.close()
+
+
 def test_an_archive_that_fails_to_read_while_served_ends_the_run_and_is_found_again(
         tmp_path: Path) -> None:
     append(tmp_path, 8)
