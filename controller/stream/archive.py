@@ -24,11 +24,13 @@ directory (the journal's own), never through a link out of it. A ``journal_conti
 no anchor (written by an older release) names its archive's records lost: nothing vouches
 for them.
 
-The archives are found on the first request for a seq before the journal's first, checked
-once then, and stay open read-only (a quarantine runs with the daemon stopped: they do not
-change under it). When one cannot be served (missing, unreadable, not the one named), the
-search is made again on a request at least :data:`RETRY_SECONDS` later, from that archive
-on, so a file put back is served without a restart. A reason names an archive by its name
+The archives are found and checked when the daemon starts (:meth:`Archives.find`; checking
+a long chain takes seconds, which must not come out of the table's turn), or else on the
+first request for a seq before the journal's first, and stay open read-only (a quarantine
+runs with the daemon stopped: they do not change under it). When one cannot be served
+(missing, unreadable, not the one named), the search is made again on a request at least
+:data:`RETRY_SECONDS` later, from that archive on, so a file put back is served without a
+restart; a file already found not to be the one is not read again while it is unchanged. A reason names an archive by its name
 under the state directory and says what is wrong in fixed words: never a path outside it,
 never an error's own text.
 """
@@ -159,7 +161,7 @@ class Archives:
         return len(self._found())
 
     def _found(self) -> list[_Span]:
-        """The spans found, searched for on the first request, and again from an archive that
+        """The spans found, searched for at the first call, and again from an archive that
         could not be served once :data:`RETRY_SECONDS` have passed."""
         if self._spans is None:
             self._spans = []
