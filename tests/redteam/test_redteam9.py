@@ -1,0 +1,107 @@
+"""Red team 9: what landed in the last two sessions (the console's sign-in turns and /64
+grouping, the player key, the command channel's frames and withdrawals) attacked from
+outside.
+
+Each test states the behaviour the project promises and is marked xfail (strict) while the
+hole is open: a fix turns it into a pass, and strict makes the suite say so."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+# --- the player key: lookalikes in capitals -----------------------------------------------------
+
+#: Latin ids in capitals and the same ids in Cyrillic or Greek capitals, which draw the same
+#: glyphs (TR39's confusables map each of these capitals to the Latin one); their small
+#: letters differ (в, н, м, т, к; η, ν, μ), and the key folds case before it maps lookalikes.
+CAPITAL_LOOKALIKES = [("BHMT-7", "\u0412\u041d\u041c\u0422-7"),    # Cyrillic ВНМТ
+                      ("KH-7", "\u039a\u0397-7")]                  # Greek ΚΗ
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "core/player_key.py:player_key case-folds before it maps lookalikes; TR39's skeleton maps "
+    "the capitals themselves (Cyrillic В Н М Т К, Greek Η Ν Μ Β Κ -> Latin B H M T K), but "
+    "their small letters (в н м т к, η ν μ) are not Latin lookalikes, so 'ВНМТ-7' keys as "
+    "'ʙʜʍᴛ-l' and 'BHMT-7' as 'bhrnt-l': one player on 4 + 4 spots (the table's lock and the "
+    "floor's ratings, migration 8, group by this key)"))
+@pytest.mark.parametrize(("latin", "lookalike"), CAPITAL_LOOKALIKES)
+def test_an_id_in_lookalike_capitals_of_another_script_is_the_same_player(
+        latin: str, lookalike: str) -> None:
+    from controller.core.table_events import CommandAccepted, LockRefused
+    from controller.settings.validation import InputError
+    from tests.test_table import Driver
+
+    d = Driver("three_card_lowball")
+    d.do(command="open")
+    for spot in range(1, 5):
+        for wager in ("ante", "bonus"):
+            assert type(d.do(command="place", spot=spot, wager=wager, amount=1000,
+                             player=latin)[0]) is CommandAccepted
+    try:
+        d.do(command="place", spot=5, wager="ante", amount=1000, player=lookalike)
+    except InputError:                                # refused where it is parsed: held
+        return
+    d.do(command="place", spot=5, wager="bonus", amount=1000, player=lookalike)
+    refused = [event for event in d.do(command="lock") if type(event) is LockRefused]
+    assert refused, f"{latin!r} on spots 1-4 and {lookalike!r} on spot 5 locked as two players"
+
+
+# --- the console's sign-in: the turn order under a guesser with fresh machines ------------------
+
+@pytest.mark.xfail(strict=True, reason=(
+    "console/sessions.py:_spacing_left gives the turn to the waiting address that failed "
+    "longest ago, one that never failed first: a guesser with fresh machines (an IPv6 /48 "
+    "holds 65,536 /64s; or many IPv4 addresses) brings one that never failed to every turn "
+    "and always goes before a supervisor who mistyped once; she waits until the guesser "
+    "runs out of machines (65,536 x 5 s: 91 hours)"))
+def test_a_supervisor_who_mistyped_once_is_not_kept_out_by_a_guesser_with_fresh_machines(
+        ) -> None:
+    from controller.console.sessions import CONSOLE_FAILURES, Sessions
+
+    now = [0.0]
+    sessions = Sessions(15, {}, clock=lambda: now[0])
+    supervisor = "10.0.0.7"
+    assert sessions.locked_for(supervisor, "alice") == 0
+    sessions.failed(supervisor, "alice")               # a typo, once
+    for guess in range(CONSOLE_FAILURES):              # the guessing starts: the console slows
+        sessions.failed(f"10.1.{guess}.1", f"name{guess}")
+    checked, fresh = 0, 0
+    while now[0] < 11 * 60:                            # ten minutes more
+        guesser = f"2001:db8:0:{fresh:x}::1"           # the guesser's next /64, never failed
+        if sessions.locked_for(guesser, f"guess{fresh}") == 0:
+            sessions.failed(guesser, f"guess{fresh}")
+            fresh += 1
+        if int(now[0]) % 2 == 0 and sessions.locked_for(supervisor, "alice") == 0:
+            checked += 1                               # she tries again every 2 s
+            break
+        now[0] += 1.0
+    assert checked > 0, (
+        f"the supervisor was kept out for ten minutes by {fresh} machines that never failed")
+
+
+# --- the console's sign-in: one machine, its /64 ------------------------------------------------
+
+@pytest.mark.xfail(strict=True, reason=(
+    "console/sessions.py:network_of counts an IPv6 address as its /64 for every limit, the "
+    "address lock-out too: a /64 is a whole LAN (SLAAC), so five wrong sign-ins from any "
+    "device on the screens' LAN lock every screen there out for LOCKOUT_S (300 s), a "
+    "supervisor's trusted screen included, again at every lock's end (and a link-local "
+    "client, fe80::/64, shares one key with every other on any interface)"))
+def test_a_device_failing_on_the_screens_lan_does_not_lock_the_supervisors_screen_out() -> None:
+    from controller.console.sessions import FAILURES, Sessions
+
+    now = [0.0]
+    sessions = Sessions(15, {}, clock=lambda: now[0])
+    screen, device = "2001:db8:0:1::10", "2001:db8:0:1:8c2f:41ff:fe07:9a1"
+    sessions.signed_in_from(screen)                    # the supervisor signed in there
+    now[0] += 600.0
+    for guess in range(FAILURES):                      # a device on the same LAN fails
+        assert sessions.locked_for(device, f"guess{guess}") == 0
+        sessions.failed(device, f"guess{guess}")
+        now[0] += 1.0
+    assert sessions.locked_for(screen, "alice") == 0, (
+        f"the supervisor's screen is locked out for "
+        f"{sessions.locked_for(screen, 'alice'):.0f} s by another device's failures")
+
