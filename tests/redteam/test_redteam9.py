@@ -241,3 +241,47 @@ def test_failures_in_a_supervisors_name_do_not_keep_her_out_for_good() -> None:
     assert checked > 0, (
         f"the supervisor was held out for ten minutes by {failures} wrong sign-ins in her "
         f"name ({failures / 10:.0f} a minute)")
+
+
+# --- ChainWatch: a damaged page while the table runs ----------------------------------------------
+
+@pytest.mark.xfail(strict=True, reason=(
+    "daemon/chain_watch.py:ChainWatch.check reads the journal with no sqlite3.Error "
+    "handling: a page damaged on disk, met by the sweep re-reading the chain, raises "
+    "sqlite3.DatabaseError out of TableDaemon.check_chain and _tick; run() catches TableHeld "
+    "only and cli/run.py JournalError only, so the daemon ends mid-shift with a traceback "
+    "instead of holding the table and writing the mark"))
+def test_a_damaged_page_met_by_the_running_check_holds_the_table(tmp_path: Path) -> None:
+    import sqlite3
+
+    from tests.reliability.test_startup_trust import run_config
+    from tests.test_reload import Daemon
+
+    context = zmq.Context()
+    config = run_config(tmp_path)
+    try:
+        table = Daemon(tmp_path, config, context)
+        table.daemon.start()
+        try:
+            for _ in range(1500):                        # a shift's worth of records
+                assert table.ask(command="open")["ok"]
+                assert table.ask(command="close")["ok"]
+        finally:
+            table.daemon.close()
+        table = Daemon(tmp_path, config, context)
+        table.daemon.start()                             # verified at start: sound
+        try:
+            assert table.daemon.journal_broken is None
+            with (tmp_path / "state" / "journal.sqlite3").open("r+b") as file:
+                file.seek(3 * 4096)                      # the disk fails under early pages
+                file.write(b"\xa5" * 4 * 4096)
+            try:
+                for _ in range(5):                       # the next heartbeats' checks
+                    table.daemon.check_chain()
+            except sqlite3.Error as error:
+                raise AssertionError(f"the running check ended the daemon: {error!r}") from None
+            assert table.daemon.journal_broken is not None, "a damaged journal was not held"
+        finally:
+            table.daemon.close()
+    finally:
+        context.term()
