@@ -39,7 +39,7 @@ from controller.console.messages import (
     request_of,
 )
 from controller.console.places import Places, Rank
-from controller.console.sessions import COOKIE, Sessions, network_of
+from controller.console.sessions import COOKIE, Sessions
 
 log = structlog.get_logger("lowball.console")
 STATIC = Path(__file__).with_name("static")
@@ -313,9 +313,7 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
             await websocket.close(code=1008, reason="sign in first")
             yield False, None
             return
-        # one machine, one count towards the screens a machine may hold (an IPv6 host has
-        # its whole /64 to choose addresses from)
-        address = network_of(websocket.client.host) if websocket.client else "?"
+        address = websocket.client.host if websocket.client else "?"
         key = id(websocket)
         box, full = screens.open(key, pit="pit" in roles, address=address, token=token)
         if box is None:
@@ -413,34 +411,30 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
                 request.headers.get("content-type", "").split(";")[0] != "application/json":
             return JSONResponse({"ok": False, "error": "a sign-in is JSON from this console's "
                                                        "own page"}, status_code=400)
-        if sessions.locked_for(address):
-            return locked_out(address)
-        body = b""
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > 4096:
-                break
-        try:
-            form = parse_sign_in(body)
-        except BadMessage as error:
-            return JSONResponse({"ok": False, "error": str(error)}, status_code=400)
-        async with checking:
-            return await check_sign_in(form, address)
+        if wait := sessions.locked_for(address):
+            return locked_out(wait)
+        try:  # this request has the turn, if turns are being given: it ends with it
+            body = b""
+            async for chunk in request.stream():
+                body += chunk
+                if len(body) > 4096:
+                    break
+            try:
+                form = parse_sign_in(body)
+            except BadMessage as error:
+                return JSONResponse({"ok": False, "error": str(error)}, status_code=400)
+            async with checking:
+                return await check_sign_in(form, address)
+        finally:
+            sessions.spent(address)
 
     async def check_sign_in(form: Any, address: str) -> Response:
-        if sessions.locked_for(address):
-            return locked_out(address)
-        if sessions.locked_for(address, form.name):
-            log.warning("sign-in held: too many failures for this name", name=form.name,
-                        address=address)
-            return JSONResponse({"ok": False, "error": f"too many failed sign-ins as "
-                                 f"{form.name}: try again in "
-                                 f"{int(sessions.locked_for(address, form.name)) + 1} s"},
-                                status_code=429)
+        if wait := sessions.locked_for(address):   # failures while it waited its check
+            return locked_out(wait)
         if form.name in accounts:            # a dealer's or the pit's account: the console's
             opened = sessions.account(form.name, form.credential, accounts)
             if opened is None:
-                sessions.failed(address, form.name)
+                sessions.failed(address)
                 log.warning("sign-in refused", name=form.name, address=address)
                 return JSONResponse({"ok": False, "error": "the credential is not valid for "
                                                            "this account"}, status_code=401)
@@ -452,16 +446,15 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
         except asyncio.TimeoutError:
             reply = {"ok": False, "error": "the table did not answer in time"}
         if not reply.get("ok"):
-            sessions.failed(address, form.name)
+            sessions.failed(address)
             log.warning("supervisor sign-in refused", name=form.name, address=address)
             return JSONResponse({"ok": False, "error": reply.get("error")}, status_code=401)
         sessions.signed_in_from(address)
         return signed_in(*sessions.open(form.name, form.credential))
 
-    def locked_out(address: str) -> Response:
+    def locked_out(wait: float) -> Response:
         return JSONResponse({"ok": False, "error": f"too many failed sign-ins from this screen "
-                             f"or on this console: locked for "
-                             f"{int(sessions.locked_for(address)) + 1} s"},
+                             f"or on this console: locked for {int(wait) + 1} s"},
                             status_code=429)
 
     def signed_in(token: str, session: Any) -> Response:

@@ -7,16 +7,20 @@ browser gets a random session token in an HttpOnly cookie; the credential stays 
 console's memory for the session and is never sent to the browser. A session ends when it
 expires, at sign-out, or when the console stops.
 
-Too many failed sign-ins from one address lock it out for a while, without asking the table;
-too many for one name, from any number of addresses, hold that name for a shorter while (a
-guesser spread over many machines gets no more guesses at a supervisor's credential, and
-someone failing on purpose can keep a supervisor out only a minute at a time); and many
-failures on the whole console, whatever the names and addresses, slow every sign-in to one
-checked every few seconds, one turn a check. The turn goes to the waiting address that failed
-longest ago (never, first; then the longest waiting), so a guesser, whose every address has
-failed, never goes before the real supervisor; an IPv6 address counts as its /64 network (one
-machine has any number of them). A screen where a supervisor signed in before, and that has
-not failed since, waits for none.
+Too many failed sign-ins from one address lock it out for a while, without asking the table
+(the exact address: on a LAN of screens one device failing must not lock out the others).
+Many failures on the whole console, whatever the names and addresses, slow every sign-in to
+one checked every few seconds (the table checks a credential against every supervisor's,
+whatever name comes with it, so it is the number of checks that bounds a guesser, not the
+name: a name is never held, which would only let anyone keep a supervisor out). While the
+console is slowed, the turns go in order of waiting, by network (an IPv6 /48, a site: one
+host chooses among more addresses than any line can hold; an IPv4 address): the network
+waiting longest, among those still asking, has the next turn, taken by its first request. A
+turn is one request, checked or not; the network that took it goes to the back of the line. A
+guesser with many machines in one network waits as one; one bringing a fresh network to
+every turn joins at the back each time. A screen where a supervisor signed in
+within TRUSTED_S, and that has failed fewer than FAILURES times since, waits for none: her
+podium stays hers whatever a guesser does elsewhere.
 """
 
 from __future__ import annotations
@@ -34,21 +38,17 @@ from typing import Any
 COOKIE = "lowball_session"
 #: Failed sign-ins from one address within WINDOW_S that lock it out for LOCKOUT_S.
 FAILURES, WINDOW_S, LOCKOUT_S = 5, 60.0, 300.0
-#: Failed sign-ins for one name (from anywhere) within WINDOW_S that hold it for NAME_LOCKOUT_S.
-NAME_LOCKOUT_S = 60.0
 #: Failed sign-ins on the whole console within WINDOW_S after which it checks at most one
-#: sign-in every SPACING_S, whoever and wherever from (the table checks a credential against
-#: every supervisor's, whatever name comes with it: a guesser who changes address and name at
-#: each guess is slowed all the same).
+#: sign-in every SPACING_S, whoever and wherever from.
 CONSOLE_FAILURES, SPACING_S = 10, 5.0
-#: An address where a supervisor signed in within TRUSTED_S, and that has not failed since,
-#: is not slowed by a guesser elsewhere.
+#: An address where a supervisor signed in within TRUSTED_S, and that has failed fewer than
+#: FAILURES times since, is not slowed by a guesser elsewhere.
 TRUSTED_S = 12 * 3600.0
-#: Addresses waiting for a turn at once: past it, the one that failed last gives its place to
-#: a newcomer that failed longer ago (or never).
+#: Networks waiting for a turn at once: a newcomer past it is told to wait without a place
+#: (the places of those that stopped asking are given first).
 MAX_WAITING = 256
-#: Addresses whose last failure is remembered (the oldest forgotten first).
-MAX_REMEMBERED = 4096
+#: The longest a turn lasts (its request gives it back when answered: :meth:`Sessions.spent`).
+TURN_S = 30.0
 #: Sessions kept at once (the oldest goes first).
 MAX_SESSIONS = 64
 
@@ -63,8 +63,9 @@ class Session:
 
 
 def network_of(address: str) -> str:
-    """What the sign-in limits count as one machine: an IPv4 address, or an IPv6 address's
-    /64 network (a machine chooses the rest itself); anything else as given."""
+    """Where an address waits in the line for a turn: an IPv6 address's /48 (a site; any one
+    host there chooses among more addresses than a line holds), an IPv4 address as it is;
+    anything else as given."""
     try:
         parsed = ipaddress.ip_address(address)
     except ValueError:
@@ -72,7 +73,7 @@ def network_of(address: str) -> str:
     if isinstance(parsed, ipaddress.IPv6Address):
         if parsed.ipv4_mapped is not None:  # an IPv4 client of a dual-stack socket
             return str(parsed.ipv4_mapped)
-        return str(ipaddress.IPv6Network((parsed, 64), strict=False))
+        return str(ipaddress.IPv6Network((parsed, 48), strict=False))
     return str(parsed)
 
 
@@ -85,35 +86,31 @@ class Sessions:
         self._sessions: dict[str, Session] = {}
         self._failures: dict[str, deque[float]] = {}
         self._locked: dict[str, float] = {}
-        self._name_failures: dict[str, deque[float]] = {}
-        self._names_locked: dict[str, float] = {}
         #: every failed sign-in within WINDOW_S, from anywhere (bounded: at most one is
         #: checked every SPACING_S once there are CONSOLE_FAILURES)
         self._all_failures: deque[float] = deque(maxlen=4 * CONSOLE_FAILURES)
-        #: while spaced: the addresses waiting for a turn, in order of waiting -> when each
-        #: last asked (one that has not asked within SPACING_S lets the next go first)
-        self._waiting: dict[str, float] = {}
-        #: the address whose turn it is, until when (its request asks more than once)
+        #: while spaced, the line: network -> when a request from it last asked, in order of
+        #: waiting (one that has not asked within SPACING_S lets the next go first)
+        self._line: dict[str, float] = {}
+        #: the address whose turn it is, until when (its one request asks more than once,
+        #: and may wait for the check before it)
         self._turn: tuple[str, float] = ("", float("-inf"))
         self._last_turn = float("-inf")
         #: address -> when a supervisor's sign-in from it last succeeded
         self._signed_in_from: dict[str, float] = {}
-        #: address -> when a sign-in from it last failed (who goes first for a turn)
-        self._last_failed: dict[str, float] = {}
 
-    def locked_for(self, address: str, name: str | None = None) -> float:
-        """Seconds a sign-in from ``address`` (for ``name``, if given) must still wait
-        (0: none). An address or name locked out takes no turn."""
-        address = network_of(address)
-        locked = max(self._left(self._locked, address),
-                     self._left(self._names_locked, name) if name is not None else 0.0)
+    def locked_for(self, address: str) -> float:
+        """Seconds a sign-in from ``address`` must still wait (0: none; a request told 0 has
+        the turn, which it gives back with :meth:`spent`). An address locked out takes no
+        turn."""
+        locked = self._left(self._locked, address)
         return locked if locked > 0 else self._spacing_left(address)
 
     def _spacing_left(self, address: str) -> float:
         """Seconds until a sign-in from ``address`` may be checked while the console is
         under a guesser (CONSOLE_FAILURES failures within WINDOW_S; 0 otherwise): one every
-        SPACING_S, the turn going, among the addresses still asking, to the one that failed
-        longest ago (never: first), then to the one waiting longest."""
+        SPACING_S, to the first request from the network waiting longest among those still
+        asking."""
         now, failures = self.clock(), self._all_failures
         while failures and failures[0] < now - WINDOW_S:
             failures.popleft()
@@ -122,47 +119,54 @@ class Sessions:
         holder, until = self._turn
         if holder == address and now <= until:
             return 0.0
-        waiting, last_failed = self._waiting, self._last_failed
-        never = float("-inf")
-        if address not in waiting and len(waiting) >= MAX_WAITING:
-            self._forget_waiting(now)
-            if len(waiting) >= MAX_WAITING:
-                worst = max(waiting, key=lambda waiter: last_failed.get(waiter, never))
-                if last_failed.get(worst, never) <= last_failed.get(address, never):
-                    return SPACING_S
-                del waiting[worst]
-        waiting[address] = now
+        network = network_of(address)
+        if not self._join(network, now):
+            return SPACING_S
         opens = max(self._last_turn, failures[-1]) + SPACING_S
         if now < opens:
             return opens - now
-        first = min((waiter for waiter, asked in waiting.items() if asked >= now - SPACING_S),
-                    key=lambda waiter: last_failed.get(waiter, never))
-        if first != address:
+        first = next(waiting for waiting, asked in self._line.items()
+                     if asked >= now - SPACING_S)
+        if first != network:
             return SPACING_S
-        del waiting[address]
-        self._turn, self._last_turn = (address, now + 1.0), now
+        del self._line[network]               # to the back of the line at its next request
+        self._turn, self._last_turn = (address, now + TURN_S), now
         return 0.0
 
-    def _trusted(self, address: str, now: float) -> bool:
-        """A screen where a supervisor signed in within TRUSTED_S, and that has not failed
-        since."""
-        signed = self._signed_in_from.get(address, float("-inf"))
-        return signed >= now - TRUSTED_S and \
-            self._last_failed.get(address, float("-inf")) < signed
+    def _join(self, network: str, now: float) -> bool:
+        """A request from ``network``: keep its place, or give it one at the back (False: the
+        line is full of networks still asking)."""
+        line = self._line
+        if network not in line and len(line) >= MAX_WAITING:
+            for quiet in [waiting for waiting, asked in line.items()
+                          if asked < now - SPACING_S]:
+                del line[quiet]
+            if len(line) >= MAX_WAITING:
+                return False
+        line[network] = now
+        return True
 
-    def _forget_waiting(self, now: float) -> None:
-        for gone in [waiter for waiter, asked in self._waiting.items()
-                     if asked < now - WINDOW_S]:
-            del self._waiting[gone]
+    def _trusted(self, address: str, now: float) -> bool:
+        """A screen where a supervisor signed in within TRUSTED_S, and that has failed fewer
+        than FAILURES times since (a typo does not cost her the podium; a guesser there is
+        locked out at FAILURES all the same)."""
+        signed = self._signed_in_from.get(address, float("-inf"))
+        if signed < now - TRUSTED_S:
+            return False
+        return sum(1 for failed in self._failures.get(address, ()) if failed > signed) \
+            < FAILURES
+
+    def spent(self, address: str) -> None:
+        """The request that had the turn (told 0 by :meth:`locked_for`) is answered, whatever
+        the answer: the turn is over."""
+        if self._turn[0] == address:
+            self._turn = ("", float("-inf"))
 
     def signed_in_from(self, address: str, role: str = "supervisor") -> None:
         """A sign-in from ``address`` succeeded, as ``role``: a supervisor's makes the screen
         trusted (bounded: the longest known forgotten first); a dealer's or the pit's account
         does not (whoever knows one must not buy guesses at a supervisor's credential)."""
-        address = network_of(address)
-        if self._turn[0] == address:
-            self._turn = ("", float("-inf"))
-        self._waiting.pop(address, None)
+        self.spent(address)
         if role != "supervisor":
             return
         book = self._signed_in_from
@@ -178,39 +182,24 @@ class Sessions:
             return 0.0
         return left
 
-    def failed(self, address: str, name: str | None = None) -> None:
-        """Count a failed sign-in from ``address`` (for ``name``); its turn, if it had one,
-        is spent."""
-        address = network_of(address)
+    def failed(self, address: str) -> None:
+        """Count a failed sign-in from ``address``; its turn, if it had one, is spent."""
         now = self.clock()
-        self._count(self._failures, self._locked, address, LOCKOUT_S)
         self._all_failures.append(now)
-        if self._turn[0] == address:
-            self._turn = ("", float("-inf"))
-        book = self._last_failed
-        book.pop(address, None)
-        book[address] = now
-        while len(book) > MAX_REMEMBERED:
-            del book[next(iter(book))]
-        if name is not None:
-            self._count(self._name_failures, self._names_locked, name, NAME_LOCKOUT_S)
-
-    def _count(self, failures_of: dict[str, deque[float]], locks: dict[str, float],
-               key: str, lockout_s: float) -> None:
-        now = self.clock()
-        failures = failures_of.setdefault(key, deque())
+        self.spent(address)
+        failures = self._failures.setdefault(address, deque())
         failures.append(now)
         while failures and failures[0] < now - WINDOW_S:
             failures.popleft()
         if len(failures) >= FAILURES:
-            locks[key] = now + lockout_s
-            failures.clear()
-        if len(failures_of) > 4 * MAX_SESSIONS:  # bounded: forget the quiet ones first
-            for quiet in [k for k, v in failures_of.items()
-                          if not v or v[-1] < now - WINDOW_S]:
-                del failures_of[quiet]
-            while len(failures_of) > 4 * MAX_SESSIONS:  # then the longest known
-                del failures_of[next(iter(failures_of))]
+            self._locked[address] = now + LOCKOUT_S
+        book = self._failures
+        if len(book) > 4 * MAX_SESSIONS:  # bounded: forget the quiet ones first
+            for quiet in [key for key, times in book.items()
+                          if not times or times[-1] < now - WINDOW_S]:
+                del book[quiet]
+            while len(book) > 4 * MAX_SESSIONS:  # then the longest known
+                del book[next(iter(book))]
 
     def owner(self, name: str, credential: str) -> str:
         """Who the credential belongs to, as the daemon will journal it: the supervisor whose
