@@ -28,6 +28,8 @@ wrote, and the chain binds each to all before it.
 
 from __future__ import annotations
 
+import sqlite3
+
 from controller.errors import LowballError
 from controller.stream.journal import (
     GENESIS_HASH,
@@ -64,11 +66,23 @@ class ChainWatch:
         self._hash = hash_
         #: where the pass re-reading the chain from its first record has got to
         self._swept, self._swept_hash = journal.first_seq - 1, GENESIS_HASH
+        #: the first seq the check is reading (where a read that fails is said to break)
+        self._reading = seq + 1
 
     def check(self, limit: int = BATCH, sweep: int = SWEEP) -> JournalBroken | None:
         """Verify the records written since the last check (at most ``limit``) and the next
         ``sweep`` records of the pass: None when they are sound, else where and how the chain
-        broke."""
+        broke. A journal that cannot be read (a damaged page, a failing disk) is broken where
+        the reading was: the check never raises it out of the daemon's loop."""
+        self._reading = self.verified_through + 1
+        try:
+            return self._check(limit, sweep)
+        except sqlite3.Error as error:
+            return JournalBroken(self._reading, f"the journal cannot be read from about seq "
+                                                f"{self._reading} ({type(error).__name__}: "
+                                                f"a damaged page, or a failing disk)")
+
+    def _check(self, limit: int, sweep: int) -> JournalBroken | None:
         journal = self.journal
         if replaced := journal.replaced_files():
             return _replaced(journal, replaced)
@@ -100,6 +114,7 @@ class ChainWatch:
 
     def _sweep(self, count: int) -> JournalBroken | None:
         end = self.verified_through
+        self._reading = self._swept + 1
         follow = _Follow(self._swept, self._swept_hash)
         wanted = min(count, end - self._swept)
         if (broken := follow.read(self.journal, wanted)) is not None:

@@ -460,10 +460,11 @@ def _refuse_leftovers(path: Path) -> None:
 
 
 def _identity(path: Path) -> tuple[int, int] | None:
-    """The (device, inode) of the file at ``path``, or None if there is none."""
+    """The (device, inode) of the file at ``path``, or None if there is none (or what is at
+    the name cannot be followed to a file: a link that loops, or leads through a file)."""
     try:
         stat = os.stat(path)
-    except FileNotFoundError:
+    except OSError:
         return None
     return stat.st_dev, stat.st_ino
 

@@ -229,12 +229,6 @@ def test_a_command_and_its_withdrawal_waiting_together_end_withdrawn(
 
 # --- ChainWatch: a damaged page while the table runs ----------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason=(
-    "daemon/chain_watch.py:ChainWatch.check reads the journal with no sqlite3.Error "
-    "handling: a page damaged on disk, met by the sweep re-reading the chain, raises "
-    "sqlite3.DatabaseError out of TableDaemon.check_chain and _tick; run() catches TableHeld "
-    "only and cli/run.py JournalError only, so the daemon ends mid-shift with a traceback "
-    "instead of holding the table and writing the mark"))
 def test_a_damaged_page_met_by_the_running_check_holds_the_table(tmp_path: Path) -> None:
     import sqlite3
 
@@ -271,13 +265,6 @@ def test_a_damaged_page_met_by_the_running_check_holds_the_table(tmp_path: Path)
         context.term()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "stream/journal.py:_identity (Journal.replaced_files, the first thing ChainWatch.check "
-    "asks) catches FileNotFoundError only: a link that loops (or leads through a file, "
-    "ENOTDIR) renamed over journal.sqlite3 makes os.stat raise OSError out of check_chain "
-    "and _tick, and the daemon ends at the next heartbeat; the replaced-file path "
-    "(JournalReplaced: held, the mark, a copy of the journal as the daemon wrote it) is never "
-    "taken, and the daemon's own journal, whose name is gone, is not copied out"))
 def test_a_looping_link_renamed_over_the_journal_holds_the_table_and_keeps_its_copy(
         tmp_path: Path) -> None:
     import os
