@@ -89,3 +89,26 @@ def test_the_four_spot_limit_names_the_id_seated_first_and_its_lookalikes() -> N
         "spot 5: player 'Capa' wagers on 5 spots (1, 2, 3, 4, 5); at most 4; 'CAPA' (spot 2) is "
         "the same player; '\u0421\u0430\u0440\u0430' (spot 3) is the same player; 'capa' (spot 5) "
         "is the same player",)
+
+
+def test_capitals_are_keyed_as_written_too() -> None:
+    from controller.core.player_key import key_as_written
+
+    cyrillic, latin, small = "\u0412\u041d\u041c\u0422-7", "BHMT-7", "\u0432\u043d\u043c\u0442-7"
+    assert player_key(cyrillic) != player_key(latin)          # case folded first: в is no b
+    assert key_as_written(cyrillic) == key_as_written(latin)  # as written: В is B
+    assert player_key(cyrillic) == player_key(small)          # and case is case
+    assert key_as_written("aIice") == key_as_written("alice")
+    for player in (cyrillic, latin, small, "aIice"):
+        assert key_as_written(key_as_written(player)) == key_as_written(player)
+
+
+def test_ids_alike_by_either_key_are_one_player_and_others_are_not() -> None:
+    from controller.core.player_key import one_player_each
+
+    seats = {1: "BHMT-7", 2: "\u0412\u041d\u041c\u0422-7", 3: "\u0432\u043d\u043c\u0442-7",
+             4: "P-1", 5: "p-1", 6: "Q-9"}
+    assert one_player_each(seats) == [{1: "BHMT-7", 2: "\u0412\u041d\u041c\u0422-7",
+                                       3: "\u0432\u043d\u043c\u0442-7"},
+                                      {4: "P-1", 5: "p-1"}, {6: "Q-9"}]
+    assert one_player_each({}) == []

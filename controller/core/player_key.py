@@ -11,16 +11,23 @@ script (digits and the punctuation belong to every script), or in Latin with Han
 Japanese kana, with Han and Bopomofo, or with Han and Hangul. A Greek, Cyrillic, Korean or
 Japanese player is a player; "Pаul" with a Cyrillic "а" is refused.
 
-The tables are generated from Unicode's data (``player_key_gen.py``, run by hand); the key
-folds case first, so a lookalike that exists only between an upper-case letter and another
-lower-case one (capital I and small l) is not the same key: two Latin ids a dealer types.
+Case and likeness cannot make one key: Cyrillic "В" looks like Latin "B" and "в" is its small
+letter, but "в" looks like no "b" (merging every such pair makes one letter of many). So an
+id has two: :func:`player_key` folds case first (the floor's ratings group by it), and
+:func:`key_as_written` maps each capital as written (TR39's own skeleton, case-folded after:
+"ВНМТ-7" and "BHMT-7" are one, "aIice" and "alice" too). Two ids are one player when either
+key is the same (:func:`one_player_each`, the four-spot limit; names are compared so too).
+
+The tables are generated from Unicode's data (``player_key_gen.py``, run by hand).
 """
 
 from __future__ import annotations
 
 import unicodedata
 from bisect import bisect_right
+from collections.abc import Mapping
 from functools import lru_cache
+from typing import TypeVar
 
 from controller.core.player_key_data import (
     PROTOTYPES,
@@ -45,6 +52,41 @@ def player_key(player: str) -> str:
     key is the key itself."""
     folded = unicodedata.normalize("NFKD", unicodedata.normalize("NFKD", player).casefold())
     return unicodedata.normalize("NFKD", "".join(PROTOTYPES.get(char, char) for char in folded))
+
+
+def key_as_written(player: str) -> str:
+    """The key of ``player`` as written: each character, a capital as it is, replaced by the
+    one it looks like (TR39's skeleton), then case-folded. The key of a key is the key."""
+    written = unicodedata.normalize("NFKD", player)
+    return unicodedata.normalize("NFKD", "".join(PROTOTYPES.get(char, char) for char in written))
+
+
+Seat = TypeVar("Seat")
+
+
+def one_player_each(players: Mapping[Seat, str]) -> list[dict[Seat, str]]:
+    """``players`` (a seat -> the id written there) grouped into players: two ids are one when
+    either key (:func:`player_key`, :func:`key_as_written`) is the same, and so is a third
+    that is one with either of them. Groups in the order of their first seat."""
+    seats = list(players)
+    group = {seat: index for index, seat in enumerate(seats)}
+
+    def root(seat: Seat) -> int:
+        index = group[seat]
+        while group[seats[index]] != index:
+            index = group[seats[index]]
+        return index
+
+    for keyed in (player_key, key_as_written):
+        first: dict[str, Seat] = {}
+        for seat in seats:
+            other = first.setdefault(keyed(players[seat]), seat)
+            low, high = sorted((root(seat), root(other)))
+            group[seats[high]] = low
+    grouped: dict[int, dict[Seat, str]] = {}
+    for seat in seats:
+        grouped.setdefault(root(seat), {})[seat] = players[seat]
+    return list(grouped.values())
 
 
 @lru_cache(maxsize=4096)

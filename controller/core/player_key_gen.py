@@ -11,7 +11,9 @@ punctuation ``. ' # -``, and what Unicode's normalisation and case folding turn 
 
 - ``PROTOTYPES``: a character -> what it stands for in a player's key. It is the TR39
   skeleton's mapping, closed under NFKD and case folding: each value is a fixed point (the key
-  of a key is the key), so "P" and Cyrillic "Р" and Greek "Ρ" all end as "p".
+  of a key is the key), so "P" and Cyrillic "Р" and Greek "Ρ" all end as "p". The capitals
+  are there as written too (:func:`capitals`), for the key of an id as written: Cyrillic "В"
+  looks like Latin "B" (though "в" looks like no "b"), Latin "I" like "l".
 - ``SCRIPT_STARTS`` / ``SCRIPT_SETS``: ranges of code points and the scripts each belongs to
   (its Script_Extensions, the four-letter codes), for TR39's mixed-script rule. A code point
   no player id may hold takes its neighbour's value, so the ranges stay few.
@@ -88,6 +90,29 @@ def prototypes(confusables: Path, domain: set[str]) -> dict[str, str]:
     return table
 
 
+def capitals(table: dict[str, str], confusables: Path, written: set[str]) -> None:
+    """Add to ``table`` the characters a player id holds as written that case folding changes
+    (capitals), each standing for the key of what it looks like (TR39's skeleton of the
+    character as written: Cyrillic В and Latin B are b, Latin I is l), else of its small
+    letter. The key of a case-folded id never meets them: they serve
+    :func:`controller.core.player_key.key_as_written` alone."""
+    skeleton = {chr(int(source, 16)): "".join(chr(int(cp, 16)) for cp in target.split())
+                for source, target, *_ in data_lines(confusables)}
+
+    def key(text: str) -> str:
+        return unicodedata.normalize("NFKD", "".join(table.get(char, char)
+                                                     for char in fold(text)))
+
+    added = {}
+    for char in sorted(written):
+        if fold(char) != char and (value := key(skeleton.get(char, char))) != char:
+            added[char] = value
+    for char, value in added.items():
+        if fold(value) != value or any(table.get(part, part) != part for part in value):
+            raise SystemExit(f"U+{ord(char):04X} -> {value!r} is not a fixed point")
+    table.update(added)
+
+
 def scripts(scripts_txt: Path, extensions_txt: Path, aliases_txt: Path
             ) -> tuple[dict[int, str], dict[str, str]]:
     """Code point -> its Script_Extensions (space-separated codes); code -> long name."""
@@ -127,6 +152,8 @@ def generate(ucd: Path) -> str:
     table = prototypes(ucd / "confusables.txt", domain)
     of, names = scripts(ucd / "Scripts.txt", ucd / "ScriptExtensions.txt",
                         ucd / "PropertyValueAliases.txt")
+    capitals(table, ucd / "confusables.txt",
+             {part for char in held for part in unicodedata.normalize("NFKD", char)})
     spans = ranges(of, (ord(char) for char in held))
     used = sorted({code for _, codes in spans for code in codes.split()})
     lines = [
@@ -142,7 +169,8 @@ def generate(ucd: Path) -> str:
         f'UNICODEDATA_VERSION = "{unicodedata.unidata_version}"',
         f'CONFUSABLES_VERSION = "{version(ucd / "confusables.txt")}"',
         "",
-        "#: A character of a case-folded, decomposed player id -> what it stands for in the key.",
+        "#: A character of a decomposed player id (case-folded, or a capital as written) -> what",
+        "#: it stands for in the key.",
         "PROTOTYPES: dict[str, str] = {",
         *(f"    {escaped(char)}: {escaped(value)}," for char, value in sorted(table.items())),
         "}",

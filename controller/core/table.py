@@ -54,7 +54,7 @@ from controller.core.commands import (
     command_from_record,
 )
 from controller.core import lamps, table_view
-from controller.core.player_key import player_key
+from controller.core.player_key import one_player_each
 from controller.core.games import ENGINES, Decision, DuplicateCard, Hand, IllegalAction, WagerError
 from controller.errors import LowballError
 from controller.core.vocabulary import (
@@ -686,13 +686,10 @@ class Table:
             problems += [problem for wager, amount in amounts.items()
                          if wager != second
                          and (problem := self.wager_limit_problem(spot, wager, amount))]
-        # Ids that look alike (case, another script's lookalike letters) are one player,
-        # named as first given; the others are named beside it.
-        by_player: dict[str, dict[int, str]] = defaultdict(dict)
-        for spot in sorted(wagers):
-            player = self.players.get(spot, f"spot {spot}")
-            by_player[player_key(player)][spot] = player
-        for _, seated in sorted(by_player.items()):
+        # Ids that look alike (case, another script's lookalike letters, capitals as
+        # written) are one player, named as first given; the others are named beside it.
+        for seated in one_player_each({spot: self.players.get(spot, f"spot {spot}")
+                                       for spot in sorted(wagers)}):
             if len(seated) > limits.max_spots_per_player:
                 spots = sorted(seated)
                 player = seated[spots[0]]

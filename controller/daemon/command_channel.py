@@ -53,6 +53,7 @@ import zmq
 from controller.core import vocabulary
 from controller.core.cards import DECK
 from controller.core.commands import AcknowledgeAlarm
+from controller.core.player_key import key_as_written, player_key
 from controller.core.table_events import CommandAccepted, CommandRefused, LockRefused
 from controller.daemon.chain_watch import TableHeld
 from controller.daemon.refusal_ledger import CredentialWatch
@@ -194,9 +195,12 @@ def _holds_credential(pieces: set[str], digests: frozenset[str]) -> bool:
                for piece in pieces)
 
 
-def _name_key(name: str) -> str:
-    """A name as compared with a supervisor's: case and spacing do not tell two apart."""
-    return " ".join(name.split()).casefold()
+def _name_keys(name: str) -> tuple[str, str, str]:
+    """A name as compared with a supervisor's: case, spacing and lookalike letters (capital I
+    for l, rn for m, another script's) do not tell two apart: the players' keys (TR39), and
+    the name case-folded (a name may hold what an id may not)."""
+    spaced = " ".join(name.split())
+    return spaced.casefold(), player_key(spaced), key_as_written(spaced)
 
 
 def _is_withdrawal(payload: bytes) -> bool:
@@ -522,9 +526,9 @@ class CommandChannel:
 
     def _named_supervisor(self, by: str) -> str | None:
         """The configured supervisor ``by`` names (whatever its case and spacing), or None."""
-        wanted = _name_key(by)
+        wanted = _name_keys(by)
         return next((name for name in self.daemon.loaded.config.security.supervisors
-                     if _name_key(name) == wanted), None)
+                     if any(map(str.__eq__, _name_keys(name), wanted))), None)
 
     def _supervisor(self, credential: Any) -> str | None:
         """Whose credential this is: a supervisor's name (``[security.supervisors]``), ``""``

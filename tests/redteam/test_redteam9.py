@@ -25,12 +25,6 @@ CAPITAL_LOOKALIKES = [("BHMT-7", "\u0412\u041d\u041c\u0422-7"),    # Cyrillic В
                       ("KH-7", "\u039a\u0397-7")]                  # Greek ΚΗ
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "core/player_key.py:player_key case-folds before it maps lookalikes; TR39's skeleton maps "
-    "the capitals themselves (Cyrillic В Н М Т К, Greek Η Ν Μ Β Κ -> Latin B H M T K), but "
-    "their small letters (в н м т к, η ν μ) are not Latin lookalikes, so 'ВНМТ-7' keys as "
-    "'ʙʜʍᴛ-l' and 'BHMT-7' as 'bhrnt-l': one player on 4 + 4 spots (the table's lock and the "
-    "floor's ratings, migration 8, group by this key)"))
 @pytest.mark.parametrize(("latin", "lookalike"), CAPITAL_LOOKALIKES)
 def test_an_id_in_lookalike_capitals_of_another_script_is_the_same_player(
         latin: str, lookalike: str) -> None:
@@ -297,12 +291,6 @@ def test_a_looping_link_renamed_over_the_journal_holds_the_table_and_keeps_its_c
 
 # --- the shared credential and a supervisor's name ------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason=(
-    "daemon/command_channel.py:_named_supervisor compares by case and spacing only "
-    "(_name_key): with the table's shared credential, by='aIice' (a capital I for the l) or "
-    "'rnary' (r, n for m) is not 'alice' or 'mary', so it signs, and the journal, the pit's "
-    "screen and the reports name a supervisor who has her own credential and did not act; "
-    "the player ids' lookalike key exists (core/player_key.py) but is not used here"))
 @pytest.mark.parametrize("lookalike", ["aIice", "rnary"])
 def test_the_shared_credential_cannot_sign_as_a_lookalike_of_a_named_supervisor(
         rig_factory: RigFactory, lookalike: str) -> None:  # noqa: F811
