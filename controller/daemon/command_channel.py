@@ -108,8 +108,14 @@ TURN_BUDGET_S = 0.02
 MAX_WAITING = 256
 #: Withdrawals answered in one turn, at most (each answered as it is read): a client sending
 #: them without end cannot keep the loop from the devices. A withdrawal left unread past a
-#: command already read is answered truly when it is read: carried out, with the seq.
+#: command already read (a flood past MAX_DEFERRED_TURNS) is answered truly when it is read:
+#: carried out, with the seq.
 MAX_WITHDRAWALS_PER_TURN = 32
+#: Turns in a row the commands read wait while the socket is not read to its end (other
+#: clients' withdrawals past MAX_WITHDRAWALS_PER_TURN, a message of too many frames being
+#: dropped): a withdrawal behind them is read before its command is carried out, and a flood
+#: delays the table's commands by this many turns at most, never for good.
+MAX_DEFERRED_TURNS = 16
 BAD_CREDENTIAL = "the supervisor credential is not valid"
 MISPLACED_CREDENTIAL = ("the supervisor credential was sent outside \"credential\": the command "
                         "is refused and none of it is kept; change the credential, it may "
@@ -242,6 +248,8 @@ class CommandChannel:
         self._recalled = False
         #: Requests read off the socket, not yet served: (envelope, payload frame).
         self._waiting: deque[tuple[list[bytes], zmq.Frame]] = deque()
+        #: turns in a row the commands read waited for the rest of the socket to be read
+        self._deferred = 0
         self._reader: FrameReader | None = None
 
     @property
@@ -271,15 +279,23 @@ class CommandChannel:
         watchdog, and serves the rest next turn. A card therefore waits for one request at
         most, and a device backlog (a turn's worth of reports) never starves a command. The
         ROUTER queues each client's requests apart and takes them in turn, so one client's
-        flood delays another's request by one turn at most.
+        flood of commands delays another's request by one turn at most (a flood of
+        withdrawals, or of too many frames, by :data:`MAX_DEFERRED_TURNS` at most: below).
 
         Every request waiting on the socket is read first (up to :data:`MAX_WAITING` held),
         and the withdrawals among them are answered before any command: a command its client
-        gave up on and withdrew is refused, however late the daemon comes to it."""
+        gave up on and withdrew is refused, however late the daemon comes to it. While the
+        socket cannot be read to its end in one turn, the commands read wait (at most
+        :data:`MAX_DEFERRED_TURNS` turns in a row), so a withdrawal behind other clients'
+        traffic still comes first."""
         socket, reports, clock = self.socket, self.daemon.devices.reports, self.daemon.clock
         assert socket is not None
         deadline = clock() + TURN_BUDGET_S
-        self._read_waiting(socket)
+        if not self._read_waiting(socket) and len(self._waiting) < MAX_WAITING \
+                and self._deferred < MAX_DEFERRED_TURNS:
+            self._deferred += 1
+            return
+        self._deferred = 0
         served = 0
         while self._waiting and served < MAX_COMMANDS_PER_TURN:
             if served and not reports.empty():
@@ -291,9 +307,10 @@ class CommandChannel:
             if clock() >= deadline:
                 return
 
-    def _read_waiting(self, socket: zmq.Socket[bytes]) -> None:
+    def _read_waiting(self, socket: zmq.Socket[bytes]) -> bool:
         """Read the requests waiting on the socket into :attr:`_waiting`, answering each
-        withdrawal at once (it is cheap and journals nothing)."""
+        withdrawal at once (it is cheap and journals nothing); whether the socket was read to
+        its end."""
         reader = self._reader
         assert reader is not None
         withdrawals = 0
@@ -301,10 +318,10 @@ class CommandChannel:
             # Ask the socket whether a request waits before each read: a read of an empty
             # socket raises zmq.Again, which costs more than the question.
             if not cast(int, socket.get(zmq.EVENTS)) & zmq.POLLIN:
-                return
+                return True
             frames = reader.receive()
             if frames is None:  # none waits, or one too long is being dropped: next turn
-                return
+                return not cast(int, socket.get(zmq.EVENTS)) & zmq.POLLIN
             if isinstance(frames, TooManyFrames):
                 self._refuse_frames(socket, frames)
                 continue
@@ -315,6 +332,7 @@ class CommandChannel:
                 withdrawals += 1
             else:
                 self._waiting.append((envelope, payload))
+        return not cast(int, socket.get(zmq.EVENTS)) & zmq.POLLIN
 
     def _refuse_frames(self, socket: zmq.Socket[bytes], message: TooManyFrames) -> None:
         """Refuse a message of more frames than a request has (read to its end and dropped),

@@ -158,14 +158,6 @@ def test_failures_in_a_supervisors_name_do_not_keep_her_out_for_good() -> None:
 
 # --- the command channel: a withdrawal behind other clients' traffic ----------------------------
 
-@pytest.mark.xfail(strict=True, reason=(
-    "daemon/command_channel.py:_read_waiting stops reading, and serve_turn serves the "
-    "commands read so far, at a message of too many frames being dropped (FrameReader."
-    "receive returns None until its end, 10,000 frames a turn) and after "
-    "MAX_WITHDRAWALS_PER_TURN (32) withdrawals: a withdrawal waiting behind another "
-    "client's message of 100,000 empty frames, or behind 32 one-id withdrawals from 32 "
-    "connections (the ROUTER takes one message from each in turn), is read turns later, "
-    "after the command it withdraws was carried out"))
 @pytest.mark.parametrize("between", ["many frames", "32 withdrawals"])
 def test_a_command_and_its_withdrawal_waiting_together_end_withdrawn(
         tmp_path: Path, between: str) -> None:
