@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
+
 from controller.core.canonical_json import canonical_json
 from controller.core.vocabulary import Role
 from controller.errors import LowballError
@@ -23,6 +24,17 @@ DEALER_ROLE, SUPERVISOR_ROLE = Role.DEALER, Role.SUPERVISOR
 
 class RecordError(LowballError, ValueError):
     """A journaled command that does not rebuild; the message says why."""
+
+
+#: A command class -> its fields' names, in order (found once a class, not at every command).
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(kind: type) -> tuple[str, ...]:
+    names = _FIELD_NAMES.get(kind)
+    if names is None:
+        names = _FIELD_NAMES[kind] = tuple(field.name for field in fields(kind))
+    return names
 
 
 @dataclass(frozen=True)
@@ -35,8 +47,8 @@ class Command:
     def arguments(self) -> str:
         """The arguments as canonical JSON (what the journal keeps)."""
         # Every field is a scalar: read as they are, without asdict's deep copy.
-        return canonical_json({field.name: getattr(self, field.name)
-                               for field in fields(self)}).decode()
+        return canonical_json({name: getattr(self, name)
+                               for name in _field_names(type(self))}).decode()
 
 
 @dataclass(frozen=True)

@@ -174,6 +174,8 @@ class SensorGate:
         self._clock = clock
         self._spots: dict[int, _Spot] = {}
         self._lock = threading.Lock()  # the driver's thread admits, the loop's releases
+        #: whether a spot holds a report (the loop asks every turn: mostly none does)
+        self._holding = False
 
     def admit(self, spot: int, covered: bool) -> Report | None:
         """The report to pass on now for this change (None: held for the window's end)."""
@@ -184,6 +186,7 @@ class SensorGate:
                 if state.held is not None:
                     state.coalesced += 1  # the held one is replaced: never reaches the table
                 state.held = covered
+                self._holding = True
                 return None
             if state.held is not None:  # the window ended before the loop released it
                 state.coalesced += 1
@@ -195,6 +198,8 @@ class SensorGate:
     def release(self) -> list[Report]:
         """The held reports whose window has ended (from the main loop's thread)."""
         with self._lock:
+            if not self._holding:
+                return []
             now, released = self._clock(), []
             for spot, state in self._spots.items():
                 if state.held is None or now < state.window_end:
@@ -207,6 +212,7 @@ class SensorGate:
                 state.held = None
                 state.window_end = now + SENSOR_WINDOW_S  # a bouncing contact goes on
                 self._log(spot, state, now)
+            self._holding = any(state.held is not None for state in self._spots.values())
             return released
 
     def flush(self) -> list[Report]:
@@ -218,11 +224,14 @@ class SensorGate:
                     flushed.append(Report("sensor", (spot, state.held)))
                     state.passed = state.held
                 state.held = None
+            self._holding = False
             return flushed
 
     def next_due(self) -> float | None:
         """Seconds until a held report is due; None when none is held."""
         with self._lock:
+            if not self._holding:
+                return None
             ends = [state.window_end for state in self._spots.values() if state.held is not None]
             return max(0.0, min(ends) - self._clock()) if ends else None
 

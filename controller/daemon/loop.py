@@ -87,6 +87,8 @@ WARNED = frozenset({"fault", "command_refused", "lock_refused", "refusals_counte
                     "request_refused"})
 #: Seconds of the window in which the pool's bad claims of a hand after the first are only
 #: counted (the floor sends its claims every second: a bad one repeated costs no record).
+#: The events the table's signs show (beside the lamps): the meter, the pool, a jackpot.
+_SHOWN = frozenset({PoolMeter, JackpotClaimed, JackpotVerified, MeterChanged, JackpotPending})
 POOL_REFUSAL_WINDOW_S = 60.0
 #: While the journal is checked at start, systemd's start timeout is extended this often.
 START_PROGRESS_S = 10.0
@@ -518,6 +520,8 @@ class TableDaemon:
         kind = type(event)
         if kind is LampSet:
             self.devices.set_lamp(event.spot, event.lamp)
+        elif kind not in _SHOWN:  # most events show nothing (asked first: it is the cheapest)
+            return
         elif self.table.pool is not None:
             if kind in (PoolMeter, JackpotClaimed, JackpotVerified):
                 self._show_pool()
