@@ -1,0 +1,155 @@
+"""Red team 10: what landed in the last two sessions (the console's sign-in line and lock-outs,
+the supervisor-name lookalike check, the command channel's deferred turns) attacked from
+outside.
+
+Each test states the behaviour the project promises and is marked xfail (strict) while the
+hole is open: a fix turns it into a pass, and strict makes the suite say so."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import zmq
+
+from tests.test_daemon import RigFactory, rig_factory  # noqa: F401 (fixture)
+
+# --- the shared credential and a supervisor's name: lookalikes TR39 does not list ---------------
+
+
+@pytest.mark.xfail(strict=True, reason="command_channel._name_keys compares TR39 skeletons, "
+                   "which map rn to m but not vv to w nor cl to d: the shared credential "
+                   "signs as 'vvendy' and 'clave', which the audit reads as wendy and dave")
+@pytest.mark.parametrize(("supervisor", "lookalike"), [("wendy", "vvendy"), ("dave", "clave")])
+def test_the_shared_credential_cannot_sign_as_an_ascii_lookalike_of_a_named_supervisor(
+        rig_factory: RigFactory, supervisor: str, lookalike: str) -> None:  # noqa: F811
+    from tests.test_daemon import CREDENTIAL
+
+    rig = rig_factory("three-card-lowball",
+                      supervisors={supervisor: f"{supervisor}-own-credential"})
+    forged = rig.ask({"command": "sign_in", "by": lookalike, "credential": CREDENTIAL})
+    assert not forged["ok"], f"the shared credential signed as {lookalike!r} ({supervisor})"
+
+
+# --- the console's sign-in: a line full of networks still asking --------------------------------
+
+
+@pytest.mark.xfail(strict=True, reason="sessions._join: a newcomer to a line of MAX_WAITING "
+                   "networks still asking gets no place, and one of those waiting without a "
+                   "place asks again before her: MAX_WAITING + 8 addresses keep a supervisor at an "
+                   "untrusted screen (a new podium, any screen after a console restart) out")
+def test_a_supervisor_at_a_new_screen_is_not_kept_out_by_a_full_line() -> None:
+    from controller.console.sessions import CONSOLE_FAILURES, MAX_WAITING, Sessions
+
+    now = [0.0]
+    sessions = Sessions(15, {}, clock=lambda: now[0])
+    # a botnet, or one host on the screens' LAN answering for many IPv4 addresses
+    bots = [f"10.9.{index // 256}.{index % 256}" for index in range(MAX_WAITING + 8)]
+    for bot in bots[:CONSOLE_FAILURES]:
+        sessions.failed(bot)
+    checked, failures = 0, 0
+    while now[0] < 30 * 60:                             # half an hour, in 1 s steps
+        for bot in bots + bots:                         # each asks twice a second; a wrong
+            if sessions.locked_for(bot) == 0:        # guess when it has the turn (one per
+                sessions.failed(bot)                    # bot every ~22 min: never locked)
+                failures += 1
+        if int(now[0]) % 2 == 0 and sessions.locked_for("10.0.0.7") == 0:
+            checked += 1                                # she tries every 2 s
+            break
+        now[0] += 1.0
+    assert checked > 0, (f"the supervisor was kept out for half an hour by {len(bots)} "
+                         f"addresses ({failures} wrong guesses, none of them locked out)")
+
+
+# --- the console's sign-in: lock-outs kept for ever ---------------------------------------------
+
+
+@pytest.mark.xfail(strict=True, reason="sessions.failed adds to _locked, which only locked_for "
+                   "of that same address ever empties: a guesser with a fresh IPv6 address "
+                   "for every five guesses leaves one lock-out behind each, ~3,500 a day")
+def test_lock_outs_of_addresses_never_seen_again_are_forgotten() -> None:
+    from controller.console.sessions import FAILURES, LOCKOUT_S, MAX_SESSIONS, Sessions
+
+    now = [0.0]
+    sessions = Sessions(15, {}, clock=lambda: now[0])
+    guesses, machine = 0, 0
+    while now[0] < 24 * 3600:                           # a day, in 1 s steps
+        address = f"2001:db8:{machine // 65536:x}:{machine % 65536:x}::1"
+        if sessions.locked_for(address) == 0:
+            sessions.failed(address)
+            guesses += 1
+            if guesses % FAILURES == 0:                 # locked out: the next address
+                machine += 1
+        now[0] += 1.0
+    # the lock-outs still running are at most a few (one per FAILURES checked guesses in
+    # the last LOCKOUT_S); the book of them must be bounded like the console's others
+    assert len(sessions._locked) <= 4 * MAX_SESSIONS, (
+        f"{len(sessions._locked)} lock-outs kept after a day ({machine} addresses locked, "
+        f"{guesses} guesses; lock-outs last {LOCKOUT_S:.0f} s)")
+
+
+# --- the command channel: a withdrawal behind more clients than the deferred turns read ---------
+
+
+@pytest.mark.xfail(strict=True, reason="command_channel.serve_turn defers the commands read "
+                   "MAX_DEFERRED_TURNS turns at most, then carries them out: the ROUTER takes "
+                   "one message per client in turn, so a withdrawal behind more than "
+                   "MAX_DEFERRED_TURNS * MAX_WITHDRAWALS_PER_TURN other clients is read after "
+                   "its command was carried out")
+def test_a_command_and_its_withdrawal_end_withdrawn_behind_many_clients(tmp_path: Path) -> None:
+    import secrets
+
+    from controller.daemon.command_channel import (
+        MAX_COMMAND_FRAMES,
+        MAX_DEFERRED_TURNS,
+        MAX_WITHDRAWALS_PER_TURN,
+    )
+    from controller.stream.frames import FrameReader
+    from tests.reliability.test_startup_trust import run_config
+    from tests.test_reload import Daemon
+
+    context = zmq.Context()
+    context.setsockopt(zmq.MAX_SOCKETS, 4096)
+    table = Daemon(tmp_path, run_config(tmp_path), context)
+    table.daemon.start()
+    channel = table.daemon.channel
+    # The daemon's socket on an in-process endpoint: what a client sends is on the socket
+    # when its send returns, so the turn meets every message waiting.
+    router, console = context.socket(zmq.ROUTER), context.socket(zmq.DEALER)
+    others = [context.socket(zmq.DEALER)
+              for _ in range((MAX_DEFERRED_TURNS + 2) * MAX_WITHDRAWALS_PER_TURN)]
+    for socket in (router, console, *others):
+        socket.setsockopt(zmq.LINGER, 0)
+        socket.setsockopt(zmq.SNDHWM, 0)
+        socket.setsockopt(zmq.RCVHWM, 0)
+    router.bind("inproc://commands")
+    for socket in (console, *others):
+        socket.connect("inproc://commands")
+    (real, channel.socket), real_reader = (channel.socket, router), channel._reader
+    channel._reader = FrameReader(router, MAX_COMMAND_FRAMES)
+    try:
+        console.send_multipart([b"", json.dumps(
+            {"command": "open", "request_id": "open-0001"}).encode()])
+        for other in others:                      # other clients', one withdrawal each
+            other.send_multipart([b"", json.dumps(
+                {"command": "withdraw", "requests": [secrets.token_hex(8)]}).encode()])
+        console.send_multipart([b"", json.dumps(             # the console gave up on it
+            {"command": "withdraw", "requests": ["open-0001"]}).encode()])
+        replies: list[dict[str, Any]] = []
+        for _ in range(4 * MAX_DEFERRED_TURNS):              # the daemon's turns
+            channel.serve_turn()
+            while console.poll(0):
+                replies.append(json.loads(console.recv_multipart()[-1]))
+            if len(replies) == 2:
+                break
+        withdrawal = next(reply for reply in replies if "withdrawn" in reply)
+        assert withdrawal["withdrawn"] == ["open-0001"], (
+            f"the withdrawn command was carried out: {replies}")
+    finally:
+        channel.socket, channel._reader = real, real_reader
+        for socket in (router, console, *others):
+            socket.close(0)
+        table.daemon.close()
+        context.term()
