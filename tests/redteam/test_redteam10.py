@@ -153,3 +153,56 @@ def test_a_command_and_its_withdrawal_end_withdrawn_behind_many_clients(tmp_path
             socket.close(0)
         table.daemon.close()
         context.term()
+
+
+# --- archived replay: the anchor is checked when the archive is found, never again --------------
+
+
+@pytest.mark.xfail(strict=True, reason="archive._checked_run checks each record served against "
+                   "the one before and itself, not against verified_hash (checked once, when "
+                   "found at the daemon's start): records rewritten and chained again after "
+                   "the start are served as the quarantine's verified records")
+def test_an_archive_rewritten_and_chained_again_after_it_was_found_is_not_served(
+        tmp_path: Path) -> None:
+    import sqlite3
+
+    from controller.daemon.journal_quarantine import quarantine
+    from controller.stream.archive import Archives, Run
+    from controller.stream.journal import Journal, chain_hash, journal_path
+    from tests.stream.conftest import TABLE
+    from tests.stream.test_archived_replay import alter, append
+
+    append(tmp_path, 10)
+    alter(journal_path(tmp_path), 10)
+    archived = quarantine(tmp_path, "disk damage", by="sam").archived   # 1-9 verified
+    with Journal.open_readonly(archived) as archive:
+        as_archived = {record.seq: record.message for record in archive.records()}
+    assert b'"amount":1000' in as_archived[7]          # a voided hand's wager, returned
+    journal = Journal(journal_path(tmp_path), durability="batched")
+    archives = Archives(journal, TABLE)
+    try:
+        assert archives.find() == 1                     # found and checked at the start
+        # someone with the state directory's rights rewrites the returned amount and chains
+        # the records after it again (the chain has no key: anyone can)
+        writer = sqlite3.connect(archived, isolation_level=None)
+        try:
+            for (trigger,) in writer.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall():
+                writer.execute(f"DROP TRIGGER {trigger}")
+            (prev,), = writer.execute("SELECT hash FROM journal WHERE seq = 6")
+            for seq in (7, 8, 9):
+                message = as_archived[seq].replace(b'"amount":1000', b'"amount":100000')
+                prev = chain_hash(prev, message)
+                writer.execute("UPDATE journal SET message = ?, prev_hash = "
+                               "(SELECT hash FROM journal WHERE seq = ?), hash = ? "
+                               "WHERE seq = ?", (message, seq - 1, prev, seq))
+        finally:
+            writer.close()
+        served = {record.seq: record.message for run in archives.serve(0, 10)
+                  if isinstance(run, Run) for record in run.records}
+    finally:
+        archives.close()
+        journal.close()
+    altered = sorted(seq for seq, message in served.items() if message != as_archived[seq])
+    assert not altered, (f"seq {altered} served from the archive as the quarantine verified "
+                         f"them, though rewritten since: {served[7]!r}")
