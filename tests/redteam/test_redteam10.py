@@ -126,15 +126,18 @@ def test_lock_outs_of_addresses_never_seen_again_are_forgotten() -> None:
         f"{guesses} guesses; lock-outs last {LOCKOUT_S:.0f} s)")
 
 
-# --- the command channel: a withdrawal behind more clients than the deferred turns read ---------
+# --- the command channel: a withdrawal behind more than the deferred turns read ----------------
 
 
 @pytest.mark.xfail(strict=True, reason="command_channel.serve_turn defers the commands read "
                    "MAX_DEFERRED_TURNS turns at most, then carries them out: the ROUTER takes "
-                   "one message per client in turn, so a withdrawal behind more than "
-                   "MAX_DEFERRED_TURNS * MAX_WITHDRAWALS_PER_TURN other clients is read after "
-                   "its command was carried out")
-def test_a_command_and_its_withdrawal_end_withdrawn_behind_many_clients(tmp_path: Path) -> None:
+                   "one message per client in turn, and a message whole, so a withdrawal "
+                   "behind more than MAX_DEFERRED_TURNS * MAX_WITHDRAWALS_PER_TURN other "
+                   "clients, or a message of more than MAX_DEFERRED_TURNS * DRAIN_FRAMES "
+                   "frames, is read after its command was carried out")
+@pytest.mark.parametrize("between", ["many clients", "many frames"])
+def test_a_command_and_its_withdrawal_end_withdrawn_behind_more_than_the_deferred_turns_read(
+        tmp_path: Path, between: str) -> None:
     import secrets
 
     from controller.daemon.command_channel import (
@@ -142,7 +145,7 @@ def test_a_command_and_its_withdrawal_end_withdrawn_behind_many_clients(tmp_path
         MAX_DEFERRED_TURNS,
         MAX_WITHDRAWALS_PER_TURN,
     )
-    from controller.stream.frames import FrameReader
+    from controller.stream.frames import DRAIN_FRAMES, FrameReader
     from tests.reliability.test_startup_trust import run_config
     from tests.test_reload import Daemon
 
@@ -154,8 +157,8 @@ def test_a_command_and_its_withdrawal_end_withdrawn_behind_many_clients(tmp_path
     # The daemon's socket on an in-process endpoint: what a client sends is on the socket
     # when its send returns, so the turn meets every message waiting.
     router, console = context.socket(zmq.ROUTER), context.socket(zmq.DEALER)
-    others = [context.socket(zmq.DEALER)
-              for _ in range((MAX_DEFERRED_TURNS + 2) * MAX_WITHDRAWALS_PER_TURN)]
+    others = [context.socket(zmq.DEALER) for _ in range(
+        1 if between == "many frames" else (MAX_DEFERRED_TURNS + 2) * MAX_WITHDRAWALS_PER_TURN)]
     for socket in (router, console, *others):
         socket.setsockopt(zmq.LINGER, 0)
         socket.setsockopt(zmq.SNDHWM, 0)
@@ -168,13 +171,15 @@ def test_a_command_and_its_withdrawal_end_withdrawn_behind_many_clients(tmp_path
     try:
         console.send_multipart([b"", json.dumps(
             {"command": "open", "request_id": "open-0001"}).encode()])
-        for other in others:                      # other clients', one withdrawal each
-            other.send_multipart([b"", json.dumps(
-                {"command": "withdraw", "requests": [secrets.token_hex(8)]}).encode()])
+        for other in others:              # another client's message of too many frames, or
+            other.send_multipart(                   # other clients', one withdrawal each
+                [b""] * ((MAX_DEFERRED_TURNS + 4) * DRAIN_FRAMES) if between == "many frames"
+                else [b"", json.dumps({"command": "withdraw",
+                                       "requests": [secrets.token_hex(8)]}).encode()])
         console.send_multipart([b"", json.dumps(             # the console gave up on it
             {"command": "withdraw", "requests": ["open-0001"]}).encode()])
         replies: list[dict[str, Any]] = []
-        for _ in range(4 * MAX_DEFERRED_TURNS):              # the daemon's turns
+        for _ in range(8 * MAX_DEFERRED_TURNS):              # the daemon's turns
             channel.serve_turn()
             while console.poll(0):
                 replies.append(json.loads(console.recv_multipart()[-1]))
