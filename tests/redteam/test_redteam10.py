@@ -311,3 +311,59 @@ def test_one_machine_in_the_sites_48_does_not_keep_the_supervisor_out() -> None:
         now[0] = round(now[0] + 0.1, 1)
     assert checked > 0, (f"the supervisor was kept out for ten minutes by one machine in her "
                          f"/48 ({guesses} guesses, every turn)")
+
+
+# --- archived replay: an archive found again is checked on the table's turn -----------------------
+
+
+@pytest.mark.xfail(strict=True, reason="archive.Archives._found makes the search made again "
+                   "(RETRY_SECONDS after an archive could not be served) inside serve, on the "
+                   "publisher's turn of the daemon's loop: a subscriber's replay request then "
+                   "reads the whole chain of an archive put back before the turn ends")
+def test_an_archive_put_back_is_not_checked_on_the_tables_turn(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+    import threading
+    from collections.abc import Iterator
+
+    from controller.daemon.journal_quarantine import quarantine
+    from controller.stream.archive import COPY_SUFFIX, RETRY_SECONDS, Archives, Lost
+    from controller.stream.journal import Journal, journal_path
+    from tests.stream.conftest import TABLE
+    from tests.stream.test_archived_replay import alter, append
+
+    records = 40_000                                   # a long shift's journal
+    append(tmp_path, records)
+    alter(journal_path(tmp_path), records)
+    archived = quarantine(tmp_path, "disk damage", by="sam").archived
+    copy = Path(f"{archived.with_suffix('')}{COPY_SUFFIX}")
+    aside = tmp_path / "aside.sqlite3"
+    os.replace(archived, aside)                        # away (a backup run, a disk swap)...
+    copy.unlink()
+    now = [1000.0]
+    journal = Journal(journal_path(tmp_path), durability="batched")
+    archives = Archives(journal, TABLE, clock=lambda: now[0])
+    try:
+        assert archives.find() == 1                    # at the start: found, not served
+        assert [type(served) for served in archives.serve(0, 10)] == [Lost]
+        os.replace(aside, archived)                    # ...and put back
+        now[0] += RETRY_SECONDS
+        loop = threading.get_ident()
+        read_on_turn = [0]
+        links = Journal.links
+
+        def counted(self: Journal, after_seq: int, limit: int
+                    ) -> Iterator[tuple[int, str, str, bytes]]:
+            for link in links(self, after_seq, limit):
+                if threading.get_ident() == loop:
+                    read_on_turn[0] += 1
+                yield link
+
+        monkeypatch.setattr(Journal, "links", counted)
+        list(archives.serve(0, 10))                    # a subscriber's replay, on the turn
+    finally:
+        archives.close()
+        journal.close()
+    assert read_on_turn[0] < records // 2, (
+        f"one replay request read {read_on_turn[0]} records of the archive's chain on the "
+        f"table's turn")
