@@ -286,22 +286,29 @@ def test_a_podium_that_failed_five_times_since_her_sign_in_is_slowed_like_any_sc
 
 # --- the console's sign-in: one machine in the site's /48 -----------------------------------------
 
+#: Her screen's address, and the form of every address of one other machine: in the site's
+#: /48, or on the screens' LAN by link-local addresses (every one of them is in fe80::/48).
+SAME_48 = [("2001:db8:5:1::7", "2001:db8:5:2::{:x}"),
+           ("fe80::1c2e:7%eth0", "fe80::6:{:x}%eth0")]
+
 
 @pytest.mark.xfail(strict=True, reason="sessions._spacing_left gives a network's turn to its "
                    "first request: one machine in the site's IPv6 /48 (a dealer's tablet, a "
-                   "guest device) asking without pause, from a fresh address each guess (never "
-                   "locked), takes every turn of the /48 the supervisors' screens are in")
-def test_one_machine_in_the_sites_48_does_not_keep_the_supervisor_out() -> None:
+                   "guest device; on link-local addresses, any machine on the LAN) asking "
+                   "without pause, from a fresh address each guess (never locked), takes every "
+                   "turn of the /48 the supervisors' screens are in")
+@pytest.mark.parametrize(("supervisor", "machine_at"), SAME_48)
+def test_one_machine_in_the_sites_48_does_not_keep_the_supervisor_out(
+        supervisor: str, machine_at: str) -> None:
     from controller.console.sessions import CONSOLE_FAILURES, Sessions
 
     now = [0.0]
-    sessions = Sessions(15, {}, clock=lambda: now[0])
-    supervisor = "2001:db8:5:1::7"                      # her screen: not signed in there yet
+    sessions = Sessions(15, {}, clock=lambda: now[0])   # her screen: not signed in there yet
     for guess in range(CONSOLE_FAILURES):               # the guessing starts: the console slows
-        sessions.failed(f"2001:db8:5:2::{guess + 1:x}")
+        sessions.failed(machine_at.format(guess + 1))
     checked, guesses = 0, CONSOLE_FAILURES
     while now[0] < 10 * 60:                             # ten minutes, in 0.1 s steps
-        machine = f"2001:db8:5:2::{guesses + 1:x}"      # one host, a fresh address each guess
+        machine = machine_at.format(guesses + 1)        # one host, a fresh address each guess
         if sessions.locked_for(machine) == 0:
             sessions.failed(machine)
             guesses += 1
