@@ -96,8 +96,9 @@ class Sessions:
         #: and may wait for the check before it)
         self._turn: tuple[str, float] = ("", float("-inf"))
         self._last_turn = float("-inf")
-        #: address -> when a supervisor's sign-in from it last succeeded
-        self._signed_in_from: dict[str, float] = {}
+        #: address -> when a supervisor's sign-in from it last succeeded, and how many
+        #: sign-ins from it failed since (its trust ends at FAILURES)
+        self._signed_in_from: dict[str, tuple[float, int]] = {}
 
     def locked_for(self, address: str) -> float:
         """Seconds a sign-in from ``address`` must still wait (0: none; a request told 0 has
@@ -150,11 +151,8 @@ class Sessions:
         """A screen where a supervisor signed in within TRUSTED_S, and that has failed fewer
         than FAILURES times since (a typo does not cost her the podium; a guesser there is
         locked out at FAILURES all the same)."""
-        signed = self._signed_in_from.get(address, float("-inf"))
-        if signed < now - TRUSTED_S:
-            return False
-        return sum(1 for failed in self._failures.get(address, ()) if failed > signed) \
-            < FAILURES
+        signed, failed = self._signed_in_from.get(address, (float("-inf"), 0))
+        return signed >= now - TRUSTED_S and failed < FAILURES
 
     def spent(self, address: str) -> None:
         """The request that had the turn (told 0 by :meth:`locked_for`) is answered, whatever
@@ -171,7 +169,7 @@ class Sessions:
             return
         book = self._signed_in_from
         book.pop(address, None)
-        book[address] = self.clock()
+        book[address] = (self.clock(), 0)
         while len(book) > 4 * MAX_SESSIONS:
             del book[next(iter(book))]
 
@@ -192,7 +190,13 @@ class Sessions:
         while failures and failures[0] < now - WINDOW_S:
             failures.popleft()
         if len(failures) >= FAILURES:
-            self._locked[address] = now + LOCKOUT_S
+            locked = self._locked
+            locked[address] = now + LOCKOUT_S
+            if len(locked) > 4 * MAX_SESSIONS:  # bounded: the lock-outs over are forgotten
+                for over in [key for key, until in locked.items() if until <= now]:
+                    del locked[over]
+        if (trusted := self._signed_in_from.get(address)) is not None:
+            self._signed_in_from[address] = (trusted[0], trusted[1] + 1)
         book = self._failures
         if len(book) > 4 * MAX_SESSIONS:  # bounded: forget the quiet ones first
             for quiet in [key for key, times in book.items()

@@ -16,7 +16,8 @@ letter, but "в" looks like no "b" (merging every such pair makes one letter of 
 id has two: :func:`player_key` folds case first (the floor's ratings group by it), and
 :func:`key_as_written` maps each capital as written (TR39's own skeleton, case-folded after:
 "ВНМТ-7" and "BHMT-7" are one, "aIice" and "alice" too). Two ids are one player when either
-key is the same (:func:`one_player_each`, the four-spot limit; names are compared so too).
+key is the same, or the key of the two in capitals ("kim-7" and Cyrillic "КІМ-7":
+:func:`one_player_each`, the four-spot limit; names are compared so too).
 
 The tables are generated from Unicode's data (``player_key_gen.py``, run by hand).
 """
@@ -61,13 +62,20 @@ def key_as_written(player: str) -> str:
     return unicodedata.normalize("NFKD", "".join(PROTOTYPES.get(char, char) for char in written))
 
 
+def _key_in_capitals(player: str) -> str:
+    """The key of ``player`` written in capitals: "kim-7" and Cyrillic "КІМ-7" share no other
+    key, but both are "KIM-7" to the eye."""
+    return key_as_written(player.upper())
+
+
 Seat = TypeVar("Seat")
 
 
 def one_player_each(players: Mapping[Seat, str]) -> list[dict[Seat, str]]:
     """``players`` (a seat -> the id written there) grouped into players: two ids are one when
-    either key (:func:`player_key`, :func:`key_as_written`) is the same, and so is a third
-    that is one with either of them. Groups in the order of their first seat."""
+    a key is the same (:func:`player_key`, :func:`key_as_written`, or that of the ids written
+    in capitals), and so is a third that is one with either of them. Groups in the order of
+    their first seat."""
     seats = list(players)
     group = {seat: index for index, seat in enumerate(seats)}
 
@@ -77,7 +85,7 @@ def one_player_each(players: Mapping[Seat, str]) -> list[dict[Seat, str]]:
             index = group[seats[index]]
         return index
 
-    for keyed in (player_key, key_as_written):
+    for keyed in (player_key, key_as_written, _key_in_capitals):
         first: dict[str, Seat] = {}
         for seat in seats:
             other = first.setdefault(keyed(players[seat]), seat)

@@ -201,12 +201,20 @@ def _holds_credential(pieces: set[str], digests: frozenset[str]) -> bool:
                for piece in pieces)
 
 
-def _name_keys(name: str) -> tuple[str, str, str]:
+#: Pairs of Latin letters that draw another letter (TR39 lists rn for m, not these).
+_DRAWN_AS = (("vv", "w"), ("cl", "d"))
+
+
+def _name_keys(name: str) -> tuple[str, ...]:
     """A name as compared with a supervisor's: case, spacing and lookalike letters (capital I
-    for l, rn for m, another script's) do not tell two apart: the players' keys (TR39), and
-    the name case-folded (a name may hold what an id may not)."""
+    for l, rn for m, vv for w, cl for d, another script's) do not tell two apart: the players'
+    keys (TR39), with the pairs of :data:`_DRAWN_AS` read as the letter they draw, and the
+    name case-folded (a name may hold what an id may not)."""
     spaced = " ".join(name.split())
-    return spaced.casefold(), player_key(spaced), key_as_written(spaced)
+    keys = [spaced.casefold(), player_key(spaced), key_as_written(spaced)]
+    for pair, letter in _DRAWN_AS:
+        keys[1:] = [key.replace(pair, letter) for key in keys[1:]]
+    return tuple(keys)
 
 
 def _is_withdrawal(payload: bytes) -> bool:

@@ -26,10 +26,6 @@ CASE_AND_SCRIPT = [("kim-7", "\u041a\u0406\u041c-7"),       # Cyrillic КІМ
                    ("ki-7", "\u039a\u0399-7")]                # Greek ΚΙ
 
 
-@pytest.mark.xfail(strict=True, reason="player_key.one_player_each joins two ids when one of "
-                   "its two keys is the same, never through the id in Latin capitals: 'kim-7' "
-                   "and Cyrillic 'КІМ-7' share neither key, though each is one player with "
-                   "'KIM-7'")
 @pytest.mark.parametrize(("latin", "lookalike"), CASE_AND_SCRIPT)
 def test_an_id_in_small_letters_and_its_capitals_in_another_script_are_one_player(
         latin: str, lookalike: str) -> None:
@@ -55,9 +51,6 @@ def test_an_id_in_small_letters_and_its_capitals_in_another_script_are_one_playe
 # --- the shared credential and a supervisor's name: lookalikes TR39 does not list ---------------
 
 
-@pytest.mark.xfail(strict=True, reason="command_channel._name_keys compares TR39 skeletons, "
-                   "which map rn to m but not vv to w nor cl to d: the shared credential "
-                   "signs as 'vvendy' and 'clave', which the audit reads as wendy and dave")
 @pytest.mark.parametrize(("supervisor", "lookalike"), [("wendy", "vvendy"), ("dave", "clave")])
 def test_the_shared_credential_cannot_sign_as_an_ascii_lookalike_of_a_named_supervisor(
         rig_factory: RigFactory, supervisor: str, lookalike: str) -> None:  # noqa: F811
@@ -102,9 +95,6 @@ def test_a_supervisor_at_a_new_screen_is_not_kept_out_by_a_full_line() -> None:
 # --- the console's sign-in: lock-outs kept for ever ---------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="sessions.failed adds to _locked, which only locked_for "
-                   "of that same address ever empties: a guesser with a fresh IPv6 address "
-                   "for every five guesses leaves one lock-out behind each, ~3,500 a day")
 def test_lock_outs_of_addresses_never_seen_again_are_forgotten() -> None:
     from controller.console.sessions import FAILURES, LOCKOUT_S, MAX_SESSIONS, Sessions
 
@@ -252,10 +242,6 @@ def test_an_archive_rewritten_and_chained_again_after_it_was_found_is_not_served
 # --- the console's sign-in: a trusted podium's failures forgotten after a minute ----------------
 
 
-@pytest.mark.xfail(strict=True, reason="sessions._trusted counts the failures since her sign-in "
-                   "in _failures, which keeps only the last WINDOW_S: four wrong guesses a "
-                   "minute from her podium never end its trust, and are never slowed, for "
-                   "TRUSTED_S (12 h) on top of the console's one guess every SPACING_S")
 def test_a_podium_that_failed_five_times_since_her_sign_in_is_slowed_like_any_screen() -> None:
     from controller.console.sessions import CONSOLE_FAILURES, FAILURES, Sessions
 
