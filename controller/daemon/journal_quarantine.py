@@ -59,6 +59,7 @@ from typing import Any, NamedTuple
 from controller.core.table import Table
 from controller.core.table_events import (
     CarriedJackpot,
+    CommandAccepted,
     ConfigApplied,
     HandVoided,
     JackpotClaimed,
@@ -374,15 +375,39 @@ def _replayed(records: Found, table_id: str | None) -> Table | None:
     """The table ``records`` leave, rebuilt as a start rebuilds it (under the configuration
     they journaled), or None when they cannot rebuild one."""
     events = [event for _, event in records]
-    config = next((event for event in events if type(event) is ConfigApplied), None)
-    if config is None or table_id is None:
+    opened = [at for at, event in enumerate(events) if type(event) is ConfigApplied]
+    if not opened or table_id is None:
         return None  # no table was opened on this journal: no hand either
-    try:
-        table = Table(table_id, GameSettings.from_document(json.loads(config.config)))
-        table.replay(events)
-    except Exception:  # noqa: BLE001 - records past a break are not verified: any failure
-        return None    # to replay them means they do not describe the table
-    return table
+    # From the first configuration, as a start replays; failing that (records lost to damaged
+    # pages before it), from the input that journaled the last one (a closed table opening:
+    # no hand, no jackpot pending, the meter journaled after it).
+    last = opened[-1] - 1 if opened[-1] and type(events[opened[-1] - 1]) is CommandAccepted \
+        else opened[-1]
+    for start, config in dict.fromkeys(((0, events[opened[0]]), (last, events[opened[-1]]))):
+        assert type(config) is ConfigApplied
+        hands = {row.hand_id for row, _ in records[start:] if row.hand_id is not None}
+        try:
+            table = Table(table_id, GameSettings.from_document(json.loads(config.config)))
+            if start:  # the hands before it are not replayed: number its first as journaled
+                table.hand_number = _first_hand_number(records[start:], table_id) - 1
+            table.replay(events[start:])
+        except Exception:  # noqa: BLE001, S112 - records past a break are not verified: any
+            continue       # failure to replay them means they do not describe the table
+        if table.hand_id is not None and table.hand_id not in hands:
+            continue  # rebuilt under another hand id than the journal's: not this table
+        return table
+    return None
+
+
+def _first_hand_number(records: Found, table_id: str) -> int:
+    """The number of the first hand of ``table_id`` that ``records`` name (1 if none)."""
+    prefix = f"{table_id}-"
+    for row, _ in records:
+        number = row.hand_id[len(prefix):] if row.hand_id is not None and \
+            row.hand_id.startswith(prefix) else ""
+        if number.isascii() and number.isdigit() and len(number) <= HAND_NUMBER_DIGITS:
+            return int(number)
+    return 1
 
 
 def _copy(journal: SalvagedJournal, target: Path) -> bool:
