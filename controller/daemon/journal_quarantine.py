@@ -393,7 +393,7 @@ def _replayed(records: Found, table_id: str | None) -> Table | None:
             table.replay(events[start:])
         except Exception:  # noqa: BLE001, S112 - records past a break are not verified: any
             continue       # failure to replay them means they do not describe the table
-        if table.hand_id is not None and table.hand_id not in hands:
+        if start and table.hand_id is not None and table.hand_id not in hands:
             continue  # rebuilt under another hand id than the journal's: not this table
         return table
     return None
