@@ -187,8 +187,17 @@ def read_as_found(journal: SalvagedJournal, held: JournalBroken | None = None) -
     if broken is None and (missing := journal.missing_triggers()):
         broken = JournalBroken(check.last_seq + 1, f"append-only trigger(s) missing: "
                                                    f"{', '.join(missing)}")
-    return AsFound(broken, verified, after, journal.last_read, check.table_id or table_id,
+    return AsFound(broken, verified, after, journal.last_read,
+                   check.table_id or table_id or _table_of(journal.last_read),
                    journal.unreadable, bound)
+
+
+def _table_of(record: JournalRecord | None) -> str | None:
+    """The table id the record's message names, sound or not; None if it does not parse."""
+    try:
+        return None if record is None else wire.decode_event(record.message).table_id
+    except wire.WireError:
+        return None
 
 
 def quarantine(state_dir: str | Path, reason: str, by: str | None = None) -> Quarantined:
