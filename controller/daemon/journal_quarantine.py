@@ -30,10 +30,21 @@ table's whole life: the floor's store (keyed by table and seq), a subscriber tha
 after the last seq it saw, the pool's ledger (by table and hand id) and an alarm's
 acknowledgement (by seq) cannot mistake the new journal's for the old one's.
 
+A journal with damaged pages (a failing disk) is salvaged
+(:mod:`controller.daemon.journal_salvage`): what can be read is read, the seqs that cannot
+are neither verified nor found (the first is the break; ``broken`` names them). Its new
+journal's seqs continue after the highest seq the file can hold (``archived_seq``: its stored
+last seq, or, when its end cannot be read, a bound from its size, with ``archived_hash`` "");
+its hand numbers after the highest read plus one per unreadable seq after it (a hand the
+records lost may have used each). When SQLite's backup cannot read it, the single-file copy
+is the file's bytes and its log's, as found and unchecked, and ``broken`` says so. A journal
+of which no record naming the table can be read is refused with what to do.
+
 A power cut at any instant loses no record and never lets the daemon start afresh:
 
 1. a single-file copy of the journal, write-ahead log included (SQLite's backup), is synced
-   into ``<state dir>/quarantine/`` and checked to end with the same seq and hash;
+   into ``<state dir>/quarantine/`` and checked to end with the same seq and hash (a byte copy,
+   unchecked, of a file the backup cannot read);
 2. the new journal is written and synced beside the old one, as ``journal.sqlite3.continuing``;
 3. the database file, then its ``-wal`` and ``-shm``, move into ``quarantine/`` unchanged,
    then the daemon's mark (:mod:`controller.daemon.held_mark`), if there is one;
