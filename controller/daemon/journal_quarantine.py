@@ -186,7 +186,7 @@ def read_as_found(journal: SalvagedJournal, held: JournalBroken | None = None) -
         broken = held
     bound = journal.seq_bound()
     if journal.unreadable:
-        damage = described(journal.unreadable, bound)
+        damage = described(journal.unreadable, bound, journal.stored_last_seq is None)
         if journal.stored_last_seq is None:
             damage += (f"; the journal's end cannot be read: its seqs are bounded by seq "
                        f"{bound} (the file's size)")

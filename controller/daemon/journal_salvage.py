@@ -198,16 +198,18 @@ def count(unreadable: tuple[Unreadable, ...], after: int, through: int) -> int:
                for gap in unreadable)
 
 
-def described(unreadable: tuple[Unreadable, ...], through: int) -> str:
-    """``unreadable`` in words, up to seq ``through`` (the end when that cannot be read),
-    naming at most :data:`NAMED_RANGES` ranges."""
+def described(unreadable: tuple[Unreadable, ...], through: int, open_end: bool = False) -> str:
+    """``unreadable`` in words, up to seq ``through``, naming at most :data:`NAMED_RANGES`
+    ranges. ``open_end``: the journal's end cannot be read, so a range that reaches
+    ``through`` is named as from its first seq on (the seqs after the last record are not
+    known to exist)."""
     shown = [gap for gap in unreadable if gap.first <= through]
-    spans = [f"{gap.first}" if gap.first == min(gap.last, through)
+    spans = [f"{gap.first} on" if open_end and gap.last >= through
+             else f"{gap.first}" if gap.first == min(gap.last, through)
              else f"{gap.first}-{min(gap.last, through)}" for gap in shown[:NAMED_RANGES]]
     more = f" and {len(shown) - NAMED_RANGES} more range(s)" if len(shown) > NAMED_RANGES else ""
     error = shown[0].error if shown else ""
-    return (f"{count(unreadable, 0, through)} seq(s) unreadable (damaged pages: "
-            f"{error[:80]}): {', '.join(spans)}{more}")
+    return (f"seqs unreadable (damaged pages: {error[:80]}): {', '.join(spans)}{more}")
 
 
 def _note(unreadable: list[Unreadable], first: int, last: int, error: str) -> None:
