@@ -94,7 +94,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_quarantine(args: argparse.Namespace) -> int:
-    from controller.daemon.journal_quarantine import QuarantineRefused, quarantine
+    from controller.daemon.journal_quarantine import (
+        BYTE_COPY_NOTE,
+        QuarantineRefused,
+        quarantine,
+    )
+    from controller.daemon.journal_salvage import described
 
     try:
         done = quarantine(args.state_dir, args.reason, args.by)
@@ -120,11 +125,20 @@ def run_quarantine(args: argparse.Namespace) -> int:
         for carried in record.pending_jackpots)
     held = " A supervisor confirms the meter (adjust_meter; 0 confirms it as it stands) " \
         "before the table opens." if record.meter_held else ""
+    last = f"; last record seq {record.archived_seq} hash {record.archived_hash}" \
+        if record.archived_hash else ""
     print(f"journal quarantined: {done.archived} (broken at seq {record.first_bad_seq}: "
-          f"{record.broken}; last record seq {record.archived_seq} hash "
-          f"{record.archived_hash}); a new journal starts at seq {record.archived_seq + 1} "
+          f"{record.broken}{last}); a new journal starts at seq {record.archived_seq + 1} "
           f"with journal_continued (its hands numbered after hand {record.hand_number}), meter "
           f"{meter}{hand}{jackpot}. Start the daemon again.{held}")
+    if done.unreadable or done.byte_copy:
+        print(f"salvaged from damaged pages: {done.records_read} record(s) read (verified up "
+              f"to seq {record.first_bad_seq - 1}, the rest found, not verified); not read: "
+              f"{described(done.unreadable, record.archived_seq, not record.archived_hash)}; "
+              f"hand numbers skip "
+              f"{done.hands_skipped} (hands the records not read may have used); the "
+              f"archived file keeps every page as found"
+              + (f"; {BYTE_COPY_NOTE}" if done.byte_copy else ""))
     return 0
 
 

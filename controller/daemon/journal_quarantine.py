@@ -30,10 +30,21 @@ table's whole life: the floor's store (keyed by table and seq), a subscriber tha
 after the last seq it saw, the pool's ledger (by table and hand id) and an alarm's
 acknowledgement (by seq) cannot mistake the new journal's for the old one's.
 
+A journal with damaged pages (a failing disk) is salvaged
+(:mod:`controller.daemon.journal_salvage`): what can be read is read, the seqs that cannot
+are neither verified nor found (the first is the break; ``broken`` names them). Its new
+journal's seqs continue after the highest seq the file can hold (``archived_seq``: its stored
+last seq, or, when its end cannot be read, a bound from its size, with ``archived_hash`` "");
+its hand numbers after the highest read plus one per unreadable seq after it (a hand the
+records lost may have used each). When SQLite's backup cannot read it, the single-file copy
+is the file's bytes and its log's, as found and unchecked, and ``broken`` says so. A journal
+of which no record naming the table can be read is refused with what to do.
+
 A power cut at any instant loses no record and never lets the daemon start afresh:
 
 1. a single-file copy of the journal, write-ahead log included (SQLite's backup), is synced
-   into ``<state dir>/quarantine/`` and checked to end with the same seq and hash;
+   into ``<state dir>/quarantine/`` and checked to end with the same seq and hash (a byte copy,
+   unchecked, of a file the backup cannot read);
 2. the new journal is written and synced beside the old one, as ``journal.sqlite3.continuing``;
 3. the database file, then its ``-wal`` and ``-shm``, move into ``quarantine/`` unchanged,
    then the daemon's mark (:mod:`controller.daemon.held_mark`), if there is one;
@@ -48,7 +59,9 @@ from __future__ import annotations
 
 import getpass
 import json
+import logging
 import os
+import shutil
 import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
@@ -57,6 +70,7 @@ from typing import Any, NamedTuple
 from controller.core.table import Table
 from controller.core.table_events import (
     CarriedJackpot,
+    CommandAccepted,
     ConfigApplied,
     HandVoided,
     JackpotClaimed,
@@ -66,6 +80,7 @@ from controller.core.table_events import (
 from controller.core.table_settings import GameSettings
 from controller.daemon.held_mark import EVIDENCE_DIR, mark_path
 from controller.daemon.held_mark import read as read_mark
+from controller.daemon.journal_salvage import SalvagedJournal, Unreadable, count, described
 from controller.daemon.state_lock import StateLock
 from controller.errors import LowballError
 from controller.stream import wire
@@ -91,6 +106,11 @@ HAND_NUMBER_DIGITS = 15
 MAX_REASON = 200
 #: The suffix of the single-file copy beside the archived journal (its name without it).
 COPY_SUFFIX = ".copy.sqlite3"
+#: Said in ``journal_continued`` (``broken``) when the single-file copy is a byte copy.
+BYTE_COPY_NOTE = ("its single-file copy is a byte copy of the damaged file and its log "
+                  "(SQLite's backup cannot read it), not checked against the journal")
+
+_log = logging.getLogger(__name__)
 
 Found = list[tuple[JournalRecord, Any]]
 
@@ -106,6 +126,16 @@ class Quarantined(NamedTuple):
     voided: HandVoided | None = None
     #: the linked pool's claim of the carried jackpot, journaled after ``record``
     claimed: JackpotClaimed | None = None
+    #: the seqs on damaged pages, which could not be read
+    unreadable: tuple[Unreadable, ...] = ()
+    #: the single-file copy is the file's bytes (and its log's), as found: the backup could
+    #: not read it
+    byte_copy: bool = False
+    #: hand numbers skipped past the highest read: records that could not be read may hold
+    #: hands numbered after it
+    hands_skipped: int = 0
+    #: the records read (verified or found)
+    records_read: int = 0
 
 
 class AsFound(NamedTuple):
@@ -117,18 +147,26 @@ class AsFound(NamedTuple):
     #: records after it that are sound on their own (hash, message, columns): found, not
     #: verified
     found_after: Found
+    #: the last record read
     head: JournalRecord | None
     table_id: str | None
+    #: the seqs on damaged pages, which could not be read (the first is a break)
+    unreadable: tuple[Unreadable, ...] = ()
+    #: the highest seq the journal can hold (its stored last seq, or a bound when that cannot
+    #: be read): the new journal's seqs continue after it
+    seq_bound: int = 0
 
 
-def read_as_found(journal: Journal, held: JournalBroken | None = None) -> AsFound:
-    """Every record of ``journal``: checked as a chain up to the first bad one, then each on its
-    own, so that one damaged record does not hide the rest (the meter and the hand in play
-    are at the end). ``held``: the break a daemon found while it ran (its mark,
-    :mod:`controller.daemon.held_mark`): the records from its seq on are found, not
-    verified, however well they chain."""
+def read_as_found(journal: SalvagedJournal, held: JournalBroken | None = None) -> AsFound:
+    """Every record of ``journal`` that can be read: checked as a chain up to the first bad
+    one, then each on its own, so that one damaged record does not hide the rest (the meter
+    and the hand in play are at the end). ``held``: the break a daemon found while it ran (its
+    mark, :mod:`controller.daemon.held_mark`): the records from its seq on are found, not
+    verified, however well they chain. Seqs on damaged pages are skipped
+    (:mod:`controller.daemon.journal_salvage`): the chain breaks at the first of them."""
     check, verified, after = ChainCheck(), [], []
     broken: JournalBroken | None = None
+    table_id: str | None = None  # the first record found's, when none could be verified
     for record in journal.records():
         if broken is None and held is not None and record.seq >= held.seq:
             broken = held
@@ -139,16 +177,38 @@ def read_as_found(journal: Journal, held: JournalBroken | None = None) -> AsFoun
             except JournalBroken as error:
                 broken = error
         try:
-            after.append((record, wire.to_event(check_alone(record, check.table_id))))
+            envelope = check_alone(record, check.table_id or table_id)
+            table_id = table_id or envelope.table_id
+            after.append((record, wire.to_event(envelope)))
         except JournalBroken:
             pass  # damaged beyond reading: the archived journal keeps it as it is
     if broken is None and held is not None:  # the daemon's break lies past the last record
         broken = held
+    bound = journal.seq_bound()
+    if journal.unreadable:
+        damage = described(journal.unreadable, bound, journal.stored_last_seq is None)
+        if journal.stored_last_seq is None:
+            damage += (f"; the journal's end cannot be read: its seqs are bounded by seq "
+                       f"{bound} (the file's size)")
+        first = journal.unreadable[0].first
+        if broken is None or broken.seq >= first:
+            broken = JournalBroken(first, damage)
+        else:
+            broken = JournalBroken(broken.seq, f"{broken.reason}; and {damage}")
     if broken is None and (missing := journal.missing_triggers()):
         broken = JournalBroken(check.last_seq + 1, f"append-only trigger(s) missing: "
                                                    f"{', '.join(missing)}")
-    return AsFound(broken, verified, after, journal.last_record(),
-                   check.table_id or journal.table_id)
+    return AsFound(broken, verified, after, journal.last_read,
+                   check.table_id or table_id or _table_of(journal.last_read),
+                   journal.unreadable, bound)
+
+
+def _table_of(record: JournalRecord | None) -> str | None:
+    """The table id the record's message names, sound or not; None if it does not parse."""
+    try:
+        return None if record is None else wire.decode_event(record.message).table_id
+    except wire.WireError:
+        return None
 
 
 def quarantine(state_dir: str | Path, reason: str, by: str | None = None) -> Quarantined:
@@ -178,26 +238,40 @@ def quarantine(state_dir: str | Path, reason: str, by: str | None = None) -> Qua
         _remove(continuing)  # an unfinished run's new journal (step 2): written again
         by = by or getpass.getuser()
         mark = mark_path(state_dir)
-        with Journal.open_readonly(path) as journal:
+        folder = state_dir / QUARANTINE_DIR
+        try:
+            journal = SalvagedJournal(path)
+        except JournalError as error:
+            raise QuarantineRefused(f"{error}: {_restore(path, folder)}") from None
+        with journal:
             found = read_as_found(journal, read_mark(state_dir))
             if found.broken is None:
                 raise QuarantineRefused(f"{path}: the hash chain is sound "
                                         f"({len(found.verified)} records): nothing to "
                                         f"quarantine")
-            if found.table_id is None:
-                raise QuarantineRefused(f"{path}: no record names the table: cannot "
-                                        f"continue it")
+            if found.head is None or found.table_id is None:
+                what = "no record can be read" if found.head is None else \
+                    "no record that can be read names the table"
+                if found.unreadable:
+                    raise QuarantineRefused(f"{path}: {what} ({found.broken.reason}): "
+                                            f"{_restore(path, folder)}")
+                raise QuarantineRefused(f"{path}: {what}: cannot continue it")
             stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-            folder = state_dir / QUARANTINE_DIR
-            hand_number = _last_hand_number(journal, found, folder)
+            hand_number, hands_skipped = _last_hand_number(journal, found, folder)
             folder.mkdir(exist_ok=True)
             archived = folder / f"journal-{stamp}-broken-at-seq-{found.broken.seq}.sqlite3"
-            _copy(journal, Path(f"{archived.with_suffix('')}{COPY_SUFFIX}"), found.head)
+            whole = _copy(journal, Path(f"{archived.with_suffix('')}{COPY_SUFFIX}"))
         record, voided, meter_after, claimed = _continuation(
             found, archived.relative_to(state_dir), by, reason.strip())
+        if not whole:
+            record = record._replace(broken=f"{record.broken}; {BYTE_COPY_NOTE}")
         record = record._replace(hand_number=hand_number)
-        first_seq = found.head.seq + 1 if found.head is not None else 1
-        with Journal(continuing, first_seq=first_seq) as fresh:
+        if found.unreadable or not whole:
+            _log.warning("quarantine of %s: %s; %d record(s) read; hands numbered after %d "
+                         "(%d more than read: the records that cannot be read may have "
+                         "used them)", path, record.broken, len(found.verified) +
+                         len(found.found_after), hand_number, hands_skipped)
+        with Journal(continuing, first_seq=found.seq_bound + 1) as fresh:
             fresh.append(record, table_id=found.table_id, hand_id=None)
             if claimed is not None:
                 fresh.append(claimed, table_id=found.table_id, hand_id=claimed.hand_id)
@@ -214,9 +288,16 @@ def quarantine(state_dir: str | Path, reason: str, by: str | None = None) -> Qua
         _archive_mark(mark, archived)
         os.rename(continuing, path)
         fsync_path(state_dir)
-        return Quarantined(archived, record, voided, claimed)
+        return Quarantined(archived, record, voided, claimed, found.unreadable, not whole,
+                           hands_skipped, len(found.verified) + len(found.found_after))
     finally:
         lock.release()
+
+
+def _restore(path: Path, folder: Path) -> str:
+    return (f"nothing moved. Restore the journal from a backup (or from the single-file "
+            f"copy an earlier quarantine left in {folder}, if it holds the table's last "
+            f"records) to {path}, then start the daemon or run the quarantine again")
 
 
 def _continuation(found: AsFound, archived: Path, by: str, reason: str
@@ -236,8 +317,9 @@ def _continuation(found: AsFound, archived: Path, by: str, reason: str
     carried = () if jackpot is None else (CarriedJackpot(
         jackpot.hand_id, jackpot.seats, jackpot.amount, jackpot.meter_after_reset),)
     record = JournalContinued(
-        archived=str(archived), archived_seq=head.seq if head else 0,
-        archived_hash=head.hash if head else "", first_bad_seq=broken.seq,
+        archived=str(archived), archived_seq=found.seq_bound,
+        archived_hash=head.hash if head is not None and head.seq == found.seq_bound else "",
+        first_bad_seq=broken.seq,
         broken=broken.reason, meter=meter, meter_from=meter_from,
         verified_meter=verified_meter, verified_meter_from=verified_from,
         meter_held=meter is not None, by=by, reason=reason, pending_jackpots=carried,
@@ -257,37 +339,46 @@ def _continuation(found: AsFound, archived: Path, by: str, reason: str
     return record, voided, [MeterChanged(meter - contributed, f"hand {hand_id} voided")], claimed
 
 
-def _last_hand_number(journal: Journal, found: AsFound, folder: Path) -> int:
-    """The highest hand number the table has used: from the hand id column of every record of
-    ``journal``, sound or not (a damaged ``hand_started`` still holds its hand's id: a number
+def _last_hand_number(journal: SalvagedJournal, found: AsFound, folder: Path
+                      ) -> tuple[int, int]:
+    """The highest hand number the table may have used, and how many of it were added for the
+    records that cannot be read. From the hand id column of every record of ``journal`` that
+    can be read, sound or not (a damaged ``hand_started`` still holds its hand's id: a number
     skipped is harmless, one used twice is not), from the ``journal_continued`` it opens with
     if it continues a quarantined journal in its turn, and from the single-file copies of the
     journals archived before it in ``folder`` (that ``journal_continued`` may be the record
-    found damaged)."""
+    found damaged). A hand numbers after the one before it and journals at least one record,
+    so the records that cannot be read after the highest numbered one read hide at most as
+    many hands as there are of them: the number goes up by that many."""
     highest = max((event.hand_number for _, event in found.verified + found.found_after
                    if type(event) is JournalContinued), default=0)
     if found.table_id is None:
-        return highest
+        return highest, 0
     prefix = f"{found.table_id}-"
-    highest = max(highest, _highest_hand(journal, prefix))
+    own, seen_at = _highest_hand(journal, prefix)
+    highest = max(highest, own)
     for copy in sorted(folder.glob(f"*{COPY_SUFFIX}")) if folder.is_dir() else ():
         try:
-            with Journal.open_readonly(copy) as earlier:
-                highest = max(highest, _highest_hand(earlier, prefix))
-        except (JournalError, sqlite3.Error):
+            with SalvagedJournal(copy) as earlier:
+                highest = max(highest, _highest_hand(earlier, prefix)[0])
+        except (JournalError, sqlite3.Error, OSError):
             continue  # not a journal any more: it numbers nothing
-    return highest
+    hidden = count(found.unreadable, seen_at, found.seq_bound)
+    return min(highest + hidden, 10 ** HAND_NUMBER_DIGITS - 1), hidden
 
 
-def _highest_hand(journal: Journal, prefix: str) -> int:
-    highest = 0
+def _highest_hand(journal: SalvagedJournal, prefix: str) -> tuple[int, int]:
+    """The highest hand number in the hand ids of the records of ``journal`` that can be read,
+    and the seq of the first record that names it (0 and 0: none)."""
+    highest, seen_at = 0, 0
     for record in journal.records():
         hand_id = record.hand_id
         if isinstance(hand_id, str) and hand_id.startswith(prefix):
             number = hand_id[len(prefix):]
-            if number.isascii() and number.isdigit() and len(number) <= HAND_NUMBER_DIGITS:
-                highest = max(highest, int(number))
-    return highest
+            if number.isascii() and number.isdigit() and len(number) <= HAND_NUMBER_DIGITS \
+                    and int(number) > highest:
+                highest, seen_at = int(number), record.seq
+    return highest, seen_at
 
 
 def _last_meter(records: Found) -> tuple[int | None, str, int]:
@@ -304,39 +395,87 @@ def _replayed(records: Found, table_id: str | None) -> Table | None:
     """The table ``records`` leave, rebuilt as a start rebuilds it (under the configuration
     they journaled), or None when they cannot rebuild one."""
     events = [event for _, event in records]
-    config = next((event for event in events if type(event) is ConfigApplied), None)
-    if config is None or table_id is None:
+    opened = [at for at, event in enumerate(events) if type(event) is ConfigApplied]
+    if not opened or table_id is None:
         return None  # no table was opened on this journal: no hand either
-    try:
-        table = Table(table_id, GameSettings.from_document(json.loads(config.config)))
-        table.replay(events)
-    except Exception:  # noqa: BLE001 - records past a break are not verified: any failure
-        return None    # to replay them means they do not describe the table
-    return table
+    # From the first configuration, as a start replays; failing that (records lost to damaged
+    # pages before it), from the input that journaled the last one (a closed table opening:
+    # no hand, no jackpot pending, the meter journaled after it).
+    last = opened[-1] - 1 if opened[-1] and type(events[opened[-1] - 1]) is CommandAccepted \
+        else opened[-1]
+    for start, config in dict.fromkeys(((0, events[opened[0]]), (last, events[opened[-1]]))):
+        assert type(config) is ConfigApplied
+        hands = {row.hand_id for row, _ in records[start:] if row.hand_id is not None}
+        try:
+            table = Table(table_id, GameSettings.from_document(json.loads(config.config)))
+            if start:  # the hands before it are not replayed: number its first as journaled
+                table.hand_number = _first_hand_number(records[start:], table_id) - 1
+            table.replay(events[start:])
+        except Exception:  # noqa: BLE001, S112 - records past a break are not verified: any
+            continue       # failure to replay them means they do not describe the table
+        if start and table.hand_id is not None and table.hand_id not in hands:
+            continue  # rebuilt under another hand id than the journal's: not this table
+        return table
+    return None
 
 
-def _copy(journal: Journal, target: Path, head: JournalRecord | None) -> None:
-    """A synced single-file copy of ``journal`` (its log included), checked to end with the
-    same record as the journal."""
+def _first_hand_number(records: Found, table_id: str) -> int:
+    """The number of the first hand of ``table_id`` that ``records`` name (1 if none)."""
+    prefix = f"{table_id}-"
+    for row, _ in records:
+        number = row.hand_id[len(prefix):] if row.hand_id is not None and \
+            row.hand_id.startswith(prefix) else ""
+        if number.isascii() and number.isdigit() and len(number) <= HAND_NUMBER_DIGITS:
+            return int(number)
+    return 1
+
+
+def _copy(journal: SalvagedJournal, target: Path) -> bool:
+    """A synced single-file copy of ``journal`` (its log included) at ``target``, checked to
+    end with the same stored record as the journal: True. When SQLite's backup cannot read the
+    file (damaged pages), the file's bytes and its log's, as they are, at ``target`` and
+    ``target``-wal, synced and not checked: False."""
     partial = Path(f"{target}.partial")
     _remove(partial)
-    source = sqlite3.connect(f"{journal.path.resolve().as_uri()}?mode=ro", uri=True)
+    _remove(target)
     try:
-        copy = sqlite3.connect(partial)
+        source = sqlite3.connect(f"{journal.path.resolve().as_uri()}?mode=ro", uri=True)
         try:
-            source.backup(copy)
+            copy = sqlite3.connect(partial)
+            try:
+                source.backup(copy)
+            finally:
+                copy.close()
         finally:
-            copy.close()
-    finally:
-        source.close()
-    _single_file(partial)
+            source.close()
+        _single_file(partial)
+    except sqlite3.Error as error:
+        _log.warning("quarantine of %s: SQLite's backup cannot read it (%s): its copy %s is "
+                     "a byte copy", journal.path, error, target)
+        _remove(partial)
+        for suffix in ("-wal", ""):  # the log first: never a database copy without its log
+            if Path(f"{journal.path}{suffix}").is_file():
+                _copy_bytes(Path(f"{journal.path}{suffix}"), Path(f"{partial}{suffix}"))
+                os.rename(f"{partial}{suffix}", f"{target}{suffix}")
+                fsync_path(target.parent)
+        return False
     os.rename(partial, target)
     fsync_path(target.parent)
-    with Journal.open_readonly(target) as copied:
-        last = copied.last_record()
-    if last != head:
-        raise QuarantineRefused(f"{target}: the copy ends at seq {last.seq if last else 0}, "
-                                f"the journal at seq {head.seq if head else 0}: nothing moved")
+    with SalvagedJournal(target) as copied:
+        last, last_seq = copied.stored_head(), copied.stored_last_seq
+    head, head_seq = journal.stored_head(), journal.stored_last_seq
+    if (last, last_seq) != (head, head_seq):
+        raise QuarantineRefused(f"{target}: the copy ends at seq {last_seq}, the journal at "
+                                f"seq {head_seq} (None: unreadable), or their last records "
+                                f"differ: nothing moved")
+    return True
+
+
+def _copy_bytes(source: Path, target: Path) -> None:
+    with source.open("rb") as reading, target.open("wb") as writing:
+        shutil.copyfileobj(reading, writing, 1 << 20)
+        writing.flush()
+        os.fsync(writing.fileno())
 
 
 def _single_file(path: Path) -> None:

@@ -267,7 +267,8 @@ class JournalContinued(NamedTuple):
     """The first record of a journal that continues one a supervisor quarantined because its
     hash chain was broken (``lowball-table journal quarantine``). ``archived`` is the file the
     broken journal was moved to, kept whole; ``archived_seq`` and ``archived_hash`` its last
-    record as found; ``first_bad_seq`` and ``broken`` where and how its chain broke. ``meter``
+    record as found (when damaged pages hide its end: a bound on its seqs, and "");
+    ``first_bad_seq`` and ``broken`` where and how its chain broke. ``meter``
     is the jackpot meter carried over (the players' money): the last one the archived journal
     holds, read past the break (``meter_from`` names its record and says when it comes after
     the first bad one, so is found, not verified; null and "none" when no meter was journaled:

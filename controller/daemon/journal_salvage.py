@@ -1,0 +1,225 @@
+"""Reading what can be read of a journal whose file is damaged (pages a failing disk wrote
+over), for the quarantine (:mod:`controller.daemon.journal_quarantine`).
+
+SQLite answers a query that reaches a damaged page with ``sqlite3.Error`` (``database disk
+image is malformed``), and a damaged page under the b-tree's first or last leaf fails even
+the opening look at the journal's ends. :class:`SalvagedJournal` reads the records in seq
+batches as :meth:`controller.stream.journal.Journal.records` does; when a batch fails it reads
+the window of seqs after the last record read one by one (``WHERE seq = ?``), notes the seqs
+it cannot read (:class:`Unreadable`) and goes on past them. Once it has read one by one as
+many seqs as the file can hold records (its size over :data:`MIN_RECORD_BYTES`), a window in
+which no record can be read doubles the next one, of which only the first seqs are tried: a
+wholly damaged file ends in bounded time whatever seqs it claims (up to 2**63 - 1).
+
+The seqs it could not read are neither verified nor found: the chain breaks at the first of
+them. The stored end (``MAX(seq)``) is read apart from the records: when it cannot be read,
+:meth:`SalvagedJournal.seq_bound` bounds the seqs the file can hold from its size, so the
+journal that continues it never reuses one.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from controller.stream.journal import (
+    APPLICATION_ID,
+    FORMAT_VERSION,
+    MAX_SEQ,
+    JournalError,
+    JournalRecord,
+)
+
+_COLUMNS = "seq, ts, type, hand_id, message, prev_hash, hash"
+#: Seqs read in one batch, and point-read when a batch fails.
+WINDOW = 500
+#: Seqs tried at the start of a window after a window in which none could be read.
+PROBE = 16
+#: No record of the journal table takes fewer bytes of the file: its two hashes alone are 128
+#: characters. The file (with its log) holds at most its size / this many records.
+MIN_RECORD_BYTES = 128
+#: The most ranges of unreadable seqs named in a record or a message (the rest are counted).
+NAMED_RANGES = 4
+_TRIGGERS = ("journal_no_update", "journal_no_delete", "journal_gapless")
+
+
+class Unreadable(NamedTuple):
+    """Seqs ``first`` to ``last`` (inclusive) could not be read (``error``: SQLite's words),
+    or were not tried, past a run of seqs that could not be read."""
+
+    first: int
+    last: int
+    error: str
+
+
+class SalvagedJournal:
+    """A damaged journal, opened read-only, read as far as it can be (module docstring).
+    :class:`JournalError` if it cannot be opened as a lowball-table journal at all."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise JournalError(f"no journal at {self.path}")
+        try:
+            self._connection = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro",
+                                               uri=True, isolation_level=None)
+        except sqlite3.Error as error:
+            raise JournalError(f"{self.path}: cannot open the journal: {error}") from None
+        try:
+            application_id = self._one("PRAGMA application_id")
+            version = self._one("PRAGMA user_version")
+        except sqlite3.Error as error:
+            self._connection.close()
+            raise JournalError(f"{self.path}: cannot read the journal's header: "
+                               f"{error}") from None
+        if application_id != APPLICATION_ID or version != FORMAT_VERSION:
+            self._connection.close()
+            raise JournalError(f"{self.path}: not a lowball-table journal of format "
+                               f"{FORMAT_VERSION} (application_id {application_id:#x}, "
+                               f"format {version})")
+        #: ``MAX(seq)`` as stored (0: no record), or None when the end cannot be read
+        self.stored_last_seq: int | None = self._end("MAX")
+        self._first: int | None = self._end("MIN")
+        #: the seqs the last full pass of :meth:`records` could not read
+        self.unreadable: tuple[Unreadable, ...] = ()
+        #: the last record that pass read
+        self.last_read: JournalRecord | None = None
+
+    def _one(self, sql: str, *parameters: Any) -> Any:
+        return self._connection.execute(sql, parameters).fetchone()[0]
+
+    def _end(self, which: str) -> int | None:
+        try:
+            value = self._one(f"SELECT COALESCE({which}(seq), 0) FROM journal")
+        except sqlite3.Error:
+            return None
+        return value if type(value) is int and 0 <= value <= MAX_SEQ else None
+
+    def stored_head(self) -> JournalRecord | None:
+        """The stored last record, or None if there is none or it cannot be read."""
+        try:
+            row = self._connection.execute(f"SELECT {_COLUMNS} FROM journal "
+                                           f"ORDER BY seq DESC LIMIT 1").fetchone()
+        except sqlite3.Error:
+            return None
+        return None if row is None else _record(row)
+
+    def records(self) -> Iterator[JournalRecord]:
+        """Every record that can be read, in seq order; :attr:`unreadable` and
+        :attr:`last_read` are set once the pass ends."""
+        unreadable: list[Unreadable] = []
+        limit = self.stored_last_seq if self.stored_last_seq is not None else MAX_SEQ
+        after = max(self._first - 1, 0) if self._first else 0
+        stride, budget = WINDOW, self._most_records() + WINDOW
+        self.last_read = None
+        while after < limit:
+            try:
+                rows = [_record(row) for row in self._connection.execute(
+                    f"SELECT {_COLUMNS} FROM journal WHERE seq > ? ORDER BY seq LIMIT ?",
+                    (after, WINDOW)).fetchall()]
+            except sqlite3.Error as error:
+                end = min(after + stride, limit)
+                tried = min(after + (WINDOW if stride == WINDOW else PROBE), end)
+                budget -= tried - after
+                read = False
+                for seq in range(after + 1, tried + 1):
+                    try:
+                        row = self._connection.execute(
+                            f"SELECT {_COLUMNS} FROM journal WHERE seq = ?", (seq,)).fetchone()
+                    except sqlite3.Error as point_error:
+                        _note(unreadable, seq, seq, str(point_error))
+                        continue
+                    if row is not None:
+                        read = True
+                        self.last_read = _record(row)
+                        yield self.last_read
+                if tried < end:
+                    _note(unreadable, tried + 1, end, f"not tried, past unreadable seqs "
+                                                      f"({error})")
+                # Seqs run without a gap: past as many seqs as the file can hold records, the
+                # rest are probed, ever further apart.
+                after = end
+                stride = WINDOW if read or budget > 0 else min(stride * 2, MAX_SEQ)
+                continue
+            stride = WINDOW
+            for record in rows:
+                self.last_read = record
+                yield record
+            if len(rows) < WINDOW:
+                break  # the b-tree's end, reached without an error
+            after = rows[-1].seq
+        self.unreadable = tuple(unreadable)
+
+    def seq_bound(self) -> int:
+        """The highest seq the file can hold: the stored ``MAX(seq)`` when it can be read, else
+        the last record read + the most records the file and its log could hold past it
+        (seqs run without a gap: the journal's trigger refuses any other). At least the last
+        record read; read :meth:`records` first."""
+        last = self.last_read.seq if self.last_read is not None else 0
+        if self.stored_last_seq is not None:
+            return max(self.stored_last_seq, last)
+        return min(max(last, self._first or 0) + self._most_records(), MAX_SEQ - 1)
+
+    def _most_records(self) -> int:
+        """The most records the file and its log can hold."""
+        size = 0
+        for suffix in ("", "-wal"):
+            try:
+                size += Path(f"{self.path}{suffix}").stat().st_size
+            except OSError:
+                continue
+        return size // MIN_RECORD_BYTES + 1
+
+    def missing_triggers(self) -> list[str]:
+        """The append-only triggers not in place; none named if the schema cannot be read
+        (the damaged pages are the break then)."""
+        try:
+            present = {row[0] for row in self._connection.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+        except sqlite3.Error:
+            return []
+        return [name for name in _TRIGGERS if name not in present]
+
+    def close(self) -> None:
+        self._connection.close()
+
+    def __enter__(self) -> SalvagedJournal:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def count(unreadable: tuple[Unreadable, ...], after: int, through: int) -> int:
+    """How many of the seqs after ``after`` through ``through`` ``unreadable`` names."""
+    return sum(max(0, min(gap.last, through) - max(gap.first, after + 1) + 1)
+               for gap in unreadable)
+
+
+def described(unreadable: tuple[Unreadable, ...], through: int, open_end: bool = False) -> str:
+    """``unreadable`` in words, up to seq ``through``, naming at most :data:`NAMED_RANGES`
+    ranges. ``open_end``: the journal's end cannot be read, so a range that reaches
+    ``through`` is named as from its first seq on (the seqs after the last record are not
+    known to exist)."""
+    shown = [gap for gap in unreadable if gap.first <= through]
+    spans = [f"{gap.first} on" if open_end and gap.last >= through
+             else f"{gap.first}" if gap.first == min(gap.last, through)
+             else f"{gap.first}-{min(gap.last, through)}" for gap in shown[:NAMED_RANGES]]
+    more = f" and {len(shown) - NAMED_RANGES} more range(s)" if len(shown) > NAMED_RANGES else ""
+    error = shown[0].error if shown else ""
+    return (f"seqs unreadable (damaged pages: {error[:80]}): {', '.join(spans)}{more}")
+
+
+def _note(unreadable: list[Unreadable], first: int, last: int, error: str) -> None:
+    if unreadable and unreadable[-1].last + 1 == first:
+        unreadable[-1] = unreadable[-1]._replace(last=last)
+    else:
+        unreadable.append(Unreadable(first, last, error))
+
+
+def _record(row: tuple[Any, ...]) -> JournalRecord:
+    seq, ts, kind, hand_id, message, prev_hash, hash_ = row
+    return JournalRecord(seq, ts, kind, hand_id, bytes(message) if isinstance(
+        message, bytes | bytearray | memoryview) else str(message).encode(), prev_hash, hash_)
