@@ -449,3 +449,30 @@ def test_an_archive_rewritten_after_it_was_found_is_served_from_its_copy_a_minut
     assert isinstance(run, Run) and isinstance(gap, Lost)
     assert {record.seq: record.message for record in run.records} == \
         {seq: as_archived[seq] for seq in range(1, 10)}
+
+
+def test_an_archived_record_whose_columns_no_longer_check_ends_the_run_before_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import controller.stream.archive as archive
+
+    monkeypatch.setattr(archive, "MARK_EVERY", 4)
+    append(tmp_path, 10)
+    alter(journal_path(tmp_path), 10)
+    archived = quarantine(tmp_path, "disk damage", by="sam").archived
+    journal, archives = _archives(tmp_path, [0.0])
+    try:
+        assert archives.find() == 1
+        writer = sqlite3.connect(archived, isolation_level=None)   # a column, not the chain
+        try:
+            writer.execute("DROP TRIGGER IF EXISTS journal_no_update")
+            writer.execute("UPDATE journal SET type = 'table_closed' WHERE seq = 6")
+        finally:
+            writer.close()
+        run, lost = archives.serve(0, 10)
+        assert archives._retry is None             # the chain is the one verified: kept
+    finally:
+        archives.close()
+        journal.close()
+    assert isinstance(run, Run) and [record.seq for record in run.records] == [1, 2, 3, 4, 5]
+    assert isinstance(lost, Lost) and (lost.first, lost.last) == (6, 10)
+    assert "no longer checks at seq 6 (its message or columns" in lost.reason
