@@ -476,3 +476,36 @@ def test_an_archived_record_whose_columns_no_longer_check_ends_the_run_before_it
     assert isinstance(run, Run) and [record.seq for record in run.records] == [1, 2, 3, 4, 5]
     assert isinstance(lost, Lost) and (lost.first, lost.last) == (6, 10)
     assert "no longer checks at seq 6 (its message or columns" in lost.reason
+
+
+def test_the_daemon_checks_an_archive_put_back_at_its_heartbeat(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import controller.stream.archive as archive
+    from tests.reliability.test_startup_trust import run_config
+    from tests.test_reload import started
+
+    monkeypatch.setattr(archive, "RETRY_SECONDS", 0.0)  # looked for again at once
+    state = tmp_path / "state"
+    config = run_config(tmp_path)
+    with zmq.Context() as context:
+        with started(tmp_path, config, context) as table:
+            assert table.ask(command="open")["ok"]
+            assert table.ask(command="place", spot=2, wager="ante", amount=700)["ok"]
+            last = table.daemon.journal.last_seq
+        alter(journal_path(state), last)
+        archived = quarantine(state, "disk damage", by="sam").archived
+        copy = Path(f"{archived.with_suffix('')}{COPY_SUFFIX}")
+        aside = tmp_path / "aside.sqlite3"
+        os.replace(archived, aside)
+        copy.unlink()
+        with started(tmp_path, config, context) as table:   # found at start: not served
+            publisher = table.daemon.publisher
+            assert publisher is not None
+            os.replace(aside, archived)                      # put back
+            (lost,) = publisher._archives.serve(0, last - 1)  # a replay: no search on it
+            assert isinstance(lost, Lost) and "is being checked again" in lost.reason
+            table.daemon._next_heartbeat = 0.0
+            table.daemon._tick()                             # the heartbeat checks it
+            (run,) = publisher._archives.serve(0, last - 1)
+    assert isinstance(run, Run) and [record.seq for record in run.records] == \
+        [*range(1, last)]
