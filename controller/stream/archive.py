@@ -475,6 +475,8 @@ def _checked_run(span: _Span, after: int, through: int, table_id: str
                 problem = f"record seq {expected} is missing"
             elif prev_hash != prev:
                 problem = "its prev_hash does not match the record before"
+            elif not isinstance(message, bytes):
+                problem = "its message is not stored as bytes"
             elif hash_ != (prev := chain_hash(prev, message)):
                 problem = "its hash does not match its message"
             elif seq == span.verified and prev != span.anchor:
