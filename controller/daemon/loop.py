@@ -434,6 +434,7 @@ class TableDaemon:
                 self.table.state, broken_at=None if broken is None else broken.seq,
                 verified_at_start=None if chain is None else chain.verified_at_start,
                 verified_through=None if chain is None else chain.verified_through)
+            self.publisher.check_archives()  # a slice of a search made again, if one is due
             self._next_heartbeat = now + self.loaded.config.stream.heartbeat_s
         for count in (*self.refusals.due(now), *self.pool_refusals.due(now)):
             if self.journal_broken is None:

@@ -300,6 +300,15 @@ class EventPublisher:
         many were found."""
         return self._archives.find()
 
+    def check_archives(self) -> int:
+        """Go on with a search for the archived journals due or under way (one made again
+        after an archive could not be served, or the first of a table started held), a
+        bounded slice of it: the daemon calls it at each heartbeat, on the table's turn. The
+        records read (at most :data:`controller.stream.archive.SLICE`)."""
+        if self._journal.first_seq <= 1:
+            return 0  # it continues no quarantined journal
+        return self._archives.check()
+
     def take_refusals(self) -> list[tuple[str, str, str]]:
         """The requests refused since the last call, as ``(family, client, reason)``: the
         daemon journals them (in bounded form, see :mod:`controller.daemon.refusal_ledger`)."""

@@ -189,10 +189,6 @@ def test_a_command_and_its_withdrawal_end_withdrawn_behind_more_than_the_deferre
 # --- archived replay: the anchor is checked when the archive is found, never again --------------
 
 
-@pytest.mark.xfail(strict=True, reason="archive._checked_run checks each record served against "
-                   "the one before and itself, not against verified_hash (checked once, when "
-                   "found at the daemon's start): records rewritten and chained again after "
-                   "the start are served as the quarantine's verified records")
 def test_an_archive_rewritten_and_chained_again_after_it_was_found_is_not_served(
         tmp_path: Path) -> None:
     import sqlite3
@@ -309,10 +305,6 @@ def test_one_machine_in_the_sites_48_does_not_keep_the_supervisor_out(
 # --- archived replay: an archive found again is checked on the table's turn -----------------------
 
 
-@pytest.mark.xfail(strict=True, reason="archive.Archives._found makes the search made again "
-                   "(RETRY_SECONDS after an archive could not be served) inside serve, on the "
-                   "publisher's turn of the daemon's loop: a subscriber's replay request then "
-                   "reads the whole chain of an archive put back before the turn ends")
 def test_an_archive_put_back_is_not_checked_on_the_tables_turn(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import os

@@ -165,6 +165,8 @@ class TableLoop:
             replay_endpoint="tcp://127.0.0.1:*", journal=journal,
             snapshot=lambda: {"journaled": journal.last_seq})
         try:
+            if journal.first_seq > 1:  # as the daemon does at start: not on a replay's turn
+                publisher.find_archives()
             pipe.send_pyobj((publisher.pub_endpoint, publisher.replay_endpoint))
             poller = zmq.Poller()
             poller.register(pipe, zmq.POLLIN)

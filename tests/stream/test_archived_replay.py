@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 import zmq
 
 from controller.core.table_events import TableClosed
@@ -113,8 +114,11 @@ def test_an_archive_altered_since_it_was_archived_is_served_from_its_copy_or_nam
     assert name in lost.reason and str(tmp_path) not in lost.reason
 
 
-def test_an_archive_altered_after_it_was_found_is_served_up_to_the_alteration(
-        context: zmq.Context[Any], tmp_path: Path) -> None:
+def test_an_archive_altered_after_it_was_found_is_served_up_to_the_hash_kept_before_it(
+        context: zmq.Context[Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import controller.stream.archive as archive
+
+    monkeypatch.setattr(archive, "MARK_EVERY", 4)     # hashes kept for seqs 4 and 8 (and 9)
     append(tmp_path, 10)
     alter(journal_path(tmp_path), 10)
     archived = quarantine(tmp_path, "disk damage", by="sam").archived
@@ -123,15 +127,16 @@ def test_an_archive_altered_after_it_was_found_is_served_up_to_the_alteration(
                           replay_endpoint=loop.replay_endpoint)
     try:
         assert [event.seq for event in client.replay(0, until=2, timeout=10)] == [1, 2]
-        alter(archived, 4)                              # found and checked: altered since
+        alter(archived, 6)                              # found and checked: altered since
         events = client.replay(2, timeout=10)
     finally:
         client.close()
         loop.stop()
-    assert [event.seq for event in events] == [3, 11]
+    assert [event.seq for event in events] == [3, 4, 11]   # 5 is not tied to a kept hash
     (lost,) = client.lost
-    assert (lost.first, lost.last) == (4, 10)
-    assert "no longer checks at seq 4" in lost.reason
+    assert (lost.first, lost.last) == (5, 10)
+    assert "no longer checks at seq 6" in lost.reason
+    assert "altered since it was found" in lost.reason
 
 
 def test_an_archive_missing_or_outside_the_state_directory_is_named_not_read(
@@ -174,14 +179,19 @@ def test_an_archive_that_cannot_be_served_is_looked_for_again_once_a_minute(
     now = [1000.0]
     journal, archives = _archives(tmp_path, now)
     try:
+        assert archives.find() == 1
         (lost,) = archives.serve(0, 6)
         assert isinstance(lost, Lost)
         assert (lost.first, lost.last) == (1, 6) and "cannot be served" in lost.reason
         os.replace(aside, copy)                       # the copy put back
         now[0] += RETRY_SECONDS - 1
-        assert [type(served) for served in archives.serve(0, 6)] == [Lost]  # not looked for
+        assert archives.check() == 0                  # a heartbeat: not looked for yet
+        assert [type(served) for served in archives.serve(0, 6)] == [Lost]
         now[0] += 1
-        run, gap = archives.serve(0, 6)               # a minute on: found, and served
+        (lost,) = archives.serve(0, 6)                # a minute on: looked for, not on a turn
+        assert isinstance(lost, Lost) and "is being checked again" in lost.reason
+        assert archives.check() == 5                  # the next heartbeat checks it
+        run, gap = archives.serve(0, 6)               # found, and served
         assert isinstance(run, Run) and [record.seq for record in run.records] == [1, 2, 3, 4, 5]
         assert isinstance(gap, Lost) and (gap.first, gap.last) == (6, 6)
         assert "found, not verified" in gap.reason
@@ -207,10 +217,12 @@ def test_a_file_found_not_to_be_the_archive_is_read_again_only_once_it_changed(
     try:
         assert archives.find() == 1 and checked.call_count == 1
         now[0] += RETRY_SECONDS
+        assert archives.check() == 0                 # the search made again, at a heartbeat
         assert [type(served) for served in archives.serve(0, 6)] == [Lost]
         assert checked.call_count == 1               # unchanged: not read again
         os.replace(aside, copy)                      # the copy put back: that one is read
         now[0] += RETRY_SECONDS
+        archives.check()
         run, _ = archives.serve(0, 6)
         assert isinstance(run, Run) and checked.call_count == 2
     finally:
@@ -219,14 +231,18 @@ def test_a_file_found_not_to_be_the_archive_is_read_again_only_once_it_changed(
 
 
 def test_an_archive_that_fails_to_read_while_served_ends_the_run_and_is_found_again(
-        tmp_path: Path) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import controller.stream.archive as archive
+
+    monkeypatch.setattr(archive, "MARK_EVERY", 2)     # hashes kept for seqs 2, 4, 6 (and 7)
     append(tmp_path, 8)
     alter(journal_path(tmp_path), 8)
     quarantine(tmp_path, "disk damage", by="sam")
     now = [0.0]
     journal, archives = _archives(tmp_path, now)
     try:
-        assert [type(served) for served in archives.serve(0, 1)] == [Run]  # found
+        assert archives.find() == 1
+        assert [type(served) for served in archives.serve(0, 1)] == [Run]
         spans = archives._spans  # a damaged page met while serving, simulated (the pages
         assert spans is not None  # read when it was found are in SQLite's cache)
         archived = spans[0].journal
@@ -240,11 +256,12 @@ def test_an_archive_that_fails_to_read_while_served_ends_the_run_and_is_found_ag
                 yield record
 
         setattr(archived, "records", failing)
-        run, lost = archives.serve(0, 8)
-        assert isinstance(run, Run) and [record.seq for record in run.records] == [1, 2, 3]
-        assert isinstance(lost, Lost) and (lost.first, lost.last) == (4, 8)
+        run, lost = archives.serve(0, 8)          # 3 is read, but tied to no kept hash
+        assert isinstance(run, Run) and [record.seq for record in run.records] == [1, 2]
+        assert isinstance(lost, Lost) and (lost.first, lost.last) == (3, 8)
         assert "cannot be read at seq 4" in lost.reason and "malformed" not in lost.reason
         now[0] += RETRY_SECONDS                   # a minute on: found again, read again
+        archives.check()
         run, gap = archives.serve(0, 8)
         assert isinstance(run, Run) and [record.seq for record in run.records] == [*range(1, 8)]
         assert isinstance(gap, Lost) and (gap.first, gap.last) == (8, 8)
@@ -266,6 +283,7 @@ def test_a_replay_gap_names_the_archive_by_its_name_and_the_problem_in_fixed_wor
         file.write(b"\xa5" * (size - 4096))
     journal, archives = _archives(tmp_path, [0.0])
     try:
+        assert archives.find() == 1
         (lost,) = archives.serve(0, 399)
     finally:
         archives.close()
@@ -299,3 +317,195 @@ def test_a_journal_continued_journaled_before_the_anchor_reads_without_one() -> 
     older = message.replace(b',"verified_hash":""', b"")
     assert older != message
     assert getattr(wire.decode_event(older).data, "verified_hash") == ""
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts the records read through Journal.links and Journal.records from now on."""
+    read = [0]
+    links, records = Journal.links, Journal.records
+
+    def counted_links(self: Journal, after_seq: int, limit: int
+                      ) -> Iterator[tuple[int, str, str, bytes]]:
+        for link in links(self, after_seq, limit):
+            read[0] += 1
+            yield link
+
+    def counted_records(self: Journal, after_seq: int = 0, limit: int | None = None
+                        ) -> Iterator[JournalRecord]:
+        for record in records(self, after_seq, limit):
+            read[0] += 1
+            yield record
+
+    monkeypatch.setattr(Journal, "links", counted_links)
+    monkeypatch.setattr(Journal, "records", counted_records)
+    return read
+
+
+def test_an_archive_put_back_is_checked_in_slices_at_the_heartbeat_and_named_meanwhile(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import controller.stream.archive as archive
+
+    monkeypatch.setattr(archive, "SLICE", 2000)
+    monkeypatch.setattr(archive, "_CHUNK", 500)
+    append(tmp_path, 5000)
+    alter(journal_path(tmp_path), 5000)                # 1-4999 verified
+    archived = quarantine(tmp_path, "disk damage", by="sam").archived
+    copy = Path(f"{archived.with_suffix('')}{COPY_SUFFIX}")
+    aside = tmp_path / "aside.sqlite3"
+    os.replace(archived, aside)
+    copy.unlink()
+    now = [1000.0]
+    journal, archives = _archives(tmp_path, now)
+    try:
+        assert archives.find() == 1                    # not served: looked for in a minute
+        os.replace(aside, archived)                    # put back
+        now[0] += RETRY_SECONDS
+        read = _counting(monkeypatch)
+        slices, named = [], []
+        while True:
+            read[0] = 0
+            served = list(archives.serve(0, 1000))     # a replay on the table's turn
+            assert read[0] == 0 or isinstance(served[0], Run), read[0]
+            if isinstance(served[0], Run):
+                break
+            (lost,) = served
+            assert isinstance(lost, Lost)
+            named.append((lost.first, lost.last))
+            assert "is being checked again" in lost.reason and "ask for them again" in \
+                lost.reason
+            read[0] = 0
+            archives.check()                           # a heartbeat
+            slices.append(read[0])
+        run, *_ = served
+        assert isinstance(run, Run) and [record.seq for record in run.records] == \
+            [*range(1, 1001)]
+    finally:
+        archives.close()
+        journal.close()
+    assert named == [(1, 1000)] * 3
+    # three heartbeats, each a slice of the chain (and the first reads the journal_continued
+    # that names the archive)
+    assert max(slices) <= 2000 + 1 and sum(slices) >= 4999, slices
+
+
+def test_a_replay_of_an_archive_reads_the_run_and_at_most_the_hashes_kept_around_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import controller.stream.archive as archive
+
+    monkeypatch.setattr(archive, "MARK_EVERY", 100)
+    append(tmp_path, 1000)
+    alter(journal_path(tmp_path), 1000)                # 1-999 verified
+    quarantine(tmp_path, "disk damage", by="sam")
+    journal, archives = _archives(tmp_path, [0.0])
+    try:
+        assert archives.find() == 1
+        read = _counting(monkeypatch)
+        for after, through in ((150, 350), (0, 100), (899, 999), (998, 999), (301, 302)):
+            read[0] = 0
+            (run,) = archives.serve(after, through)
+            assert isinstance(run, Run)
+            assert [record.seq for record in run.records] == [*range(after + 1, through + 1)]
+            assert read[0] <= through - after + 2 * (100 - 1), (after, through, read[0])
+    finally:
+        archives.close()
+        journal.close()
+
+
+def test_an_archive_rewritten_after_it_was_found_is_served_from_its_copy_a_minute_on(
+        tmp_path: Path) -> None:
+    from controller.stream.journal import chain_hash
+
+    append(tmp_path, 10)
+    alter(journal_path(tmp_path), 10)
+    archived = quarantine(tmp_path, "disk damage", by="sam").archived
+    with Journal.open_readonly(archived) as kept:
+        as_archived = {record.seq: record.message for record in kept.records()}
+    now = [0.0]
+    journal, archives = _archives(tmp_path, now)
+    try:
+        assert archives.find() == 1
+        writer = sqlite3.connect(archived, isolation_level=None)   # rewritten, chained again
+        try:
+            writer.execute("DROP TRIGGER IF EXISTS journal_no_update")
+            (prev,), = writer.execute("SELECT hash FROM journal WHERE seq = 2")
+            for seq in range(3, 10):
+                message = as_archived[seq] + b" "
+                prev = chain_hash(prev, message)
+                writer.execute("UPDATE journal SET message = ?, prev_hash = (SELECT hash FROM "
+                               "journal WHERE seq = ?), hash = ? WHERE seq = ?",
+                               (message, seq - 1, prev, seq))
+        finally:
+            writer.close()
+        (lost,) = archives.serve(0, 10)
+        assert isinstance(lost, Lost) and (lost.first, lost.last) == (1, 10)
+        assert "no longer checks at seq 9" in lost.reason
+        assert "altered since it was found" in lost.reason
+        now[0] += RETRY_SECONDS
+        archives.check()                               # found again: the copy is the one
+        run, gap = archives.serve(0, 10)
+    finally:
+        archives.close()
+        journal.close()
+    assert isinstance(run, Run) and isinstance(gap, Lost)
+    assert {record.seq: record.message for record in run.records} == \
+        {seq: as_archived[seq] for seq in range(1, 10)}
+
+
+def test_an_archived_record_whose_columns_no_longer_check_ends_the_run_before_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import controller.stream.archive as archive
+
+    monkeypatch.setattr(archive, "MARK_EVERY", 4)
+    append(tmp_path, 10)
+    alter(journal_path(tmp_path), 10)
+    archived = quarantine(tmp_path, "disk damage", by="sam").archived
+    journal, archives = _archives(tmp_path, [0.0])
+    try:
+        assert archives.find() == 1
+        writer = sqlite3.connect(archived, isolation_level=None)   # a column, not the chain
+        try:
+            writer.execute("DROP TRIGGER IF EXISTS journal_no_update")
+            writer.execute("UPDATE journal SET type = 'table_closed' WHERE seq = 6")
+        finally:
+            writer.close()
+        run, lost = archives.serve(0, 10)
+        assert archives._retry is None             # the chain is the one verified: kept
+    finally:
+        archives.close()
+        journal.close()
+    assert isinstance(run, Run) and [record.seq for record in run.records] == [1, 2, 3, 4, 5]
+    assert isinstance(lost, Lost) and (lost.first, lost.last) == (6, 10)
+    assert "no longer checks at seq 6 (its message or columns" in lost.reason
+
+
+def test_the_daemon_checks_an_archive_put_back_at_its_heartbeat(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import controller.stream.archive as archive
+    from tests.reliability.test_startup_trust import run_config
+    from tests.test_reload import started
+
+    monkeypatch.setattr(archive, "RETRY_SECONDS", 0.0)  # looked for again at once
+    state = tmp_path / "state"
+    config = run_config(tmp_path)
+    with zmq.Context() as context:
+        with started(tmp_path, config, context) as table:
+            assert table.ask(command="open")["ok"]
+            assert table.ask(command="place", spot=2, wager="ante", amount=700)["ok"]
+            last = table.daemon.journal.last_seq
+        alter(journal_path(state), last)
+        archived = quarantine(state, "disk damage", by="sam").archived
+        copy = Path(f"{archived.with_suffix('')}{COPY_SUFFIX}")
+        aside = tmp_path / "aside.sqlite3"
+        os.replace(archived, aside)
+        copy.unlink()
+        with started(tmp_path, config, context) as table:   # found at start: not served
+            publisher = table.daemon.publisher
+            assert publisher is not None
+            os.replace(aside, archived)                      # put back
+            (lost,) = publisher._archives.serve(0, last - 1)  # a replay: no search on it
+            assert isinstance(lost, Lost) and "is being checked again" in lost.reason
+            table.daemon._next_heartbeat = 0.0
+            table.daemon._tick()                             # the heartbeat checks it
+            (run,) = publisher._archives.serve(0, last - 1)
+    assert isinstance(run, Run) and [record.seq for record in run.records] == \
+        [*range(1, last)]
