@@ -20,8 +20,9 @@ from tests.test_daemon import RigFactory, rig_factory  # noqa: F401 (fixture)
 
 #: An id in small Latin letters and one in another script's capitals that draw the id in Latin
 #: capitals: "kim-7" is "KIM-7" but for case, and "KIM-7" is Cyrillic "КІМ-7" (or Greek "ΚΙ-7")
-#: to the eye. Neither key joins the two: case folding keeps the Cyrillic small letters (к, і,
-#: м) apart from Latin ones, and as written the Latin small "i" is no capital "I" ("l").
+#: to the eye. Neither the case-folded key nor the key as written joins the two (case folding
+#: keeps the Cyrillic small letters к, і, м apart from Latin ones; as written the Latin small
+#: "i" is no capital "I", which is "l"): their keys in capitals do.
 CASE_AND_SCRIPT = [("kim-7", "\u041a\u0406\u041c-7"),       # Cyrillic КІМ
                    ("ki-7", "\u039a\u0399-7")]                # Greek ΚΙ
 
@@ -29,23 +30,9 @@ CASE_AND_SCRIPT = [("kim-7", "\u041a\u0406\u041c-7"),       # Cyrillic КІМ
 @pytest.mark.parametrize(("latin", "lookalike"), CASE_AND_SCRIPT)
 def test_an_id_in_small_letters_and_its_capitals_in_another_script_are_one_player(
         latin: str, lookalike: str) -> None:
-    from controller.core.table_events import CommandAccepted, LockRefused
-    from controller.settings.validation import InputError
-    from tests.test_table import Driver
+    from tests.redteam.test_redteam9 import assert_one_player_on_five_spots
 
-    d = Driver("three_card_lowball")
-    d.do(command="open")
-    for spot in range(1, 5):
-        for wager in ("ante", "bonus"):
-            assert type(d.do(command="place", spot=spot, wager=wager, amount=1000,
-                             player=latin)[0]) is CommandAccepted
-    try:
-        d.do(command="place", spot=5, wager="ante", amount=1000, player=lookalike)
-    except InputError:                                # refused where it is parsed: held
-        return
-    d.do(command="place", spot=5, wager="bonus", amount=1000, player=lookalike)
-    refused = [event for event in d.do(command="lock") if type(event) is LockRefused]
-    assert refused, f"{latin!r} on spots 1-4 and {lookalike!r} on spot 5 locked as two players"
+    assert_one_player_on_five_spots(latin, lookalike)
 
 
 # --- the shared credential and a supervisor's name: lookalikes TR39 does not list ---------------
@@ -92,7 +79,7 @@ def test_a_supervisor_at_a_new_screen_is_not_kept_out_by_a_full_line() -> None:
                          f"addresses ({failures} wrong guesses, none of them locked out)")
 
 
-# --- the console's sign-in: lock-outs kept for ever ---------------------------------------------
+# --- the console's sign-in: lock-outs of addresses never seen again ------------------------------
 
 
 def test_lock_outs_of_addresses_never_seen_again_are_forgotten() -> None:
@@ -186,7 +173,7 @@ def test_a_command_and_its_withdrawal_end_withdrawn_behind_more_than_the_deferre
         context.term()
 
 
-# --- archived replay: the anchor is checked when the archive is found, never again --------------
+# --- archived replay: an archive rewritten after it was found -------------------------------------
 
 
 def test_an_archive_rewritten_and_chained_again_after_it_was_found_is_not_served(
@@ -235,7 +222,7 @@ def test_an_archive_rewritten_and_chained_again_after_it_was_found_is_not_served
                          f"them, though rewritten since: {served[7]!r}")
 
 
-# --- the console's sign-in: a trusted podium's failures forgotten after a minute ----------------
+# --- the console's sign-in: a trusted podium's failures since her sign-in ------------------------
 
 
 def test_a_podium_that_failed_five_times_since_her_sign_in_is_slowed_like_any_screen() -> None:
@@ -302,7 +289,7 @@ def test_one_machine_in_the_sites_48_does_not_keep_the_supervisor_out(
                          f"/48 ({guesses} guesses, every turn)")
 
 
-# --- archived replay: an archive found again is checked on the table's turn -----------------------
+# --- archived replay: an archive looked for again, off the table's turn ---------------------------
 
 
 def test_an_archive_put_back_is_not_checked_on_the_tables_turn(
