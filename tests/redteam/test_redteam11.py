@@ -22,6 +22,8 @@ from tests.test_daemon import RigFactory, rig_factory  # noqa: F401 (fixture)
 from tests.test_reload import Daemon
 
 TABLE_ID = "TCL-01"
+#: The journal's page size (SQLite's default).
+PAGE = 4096
 
 # --- the shared credential and a supervisor's name, in capitals ---------------------------------
 
@@ -127,6 +129,21 @@ def a_played_table(root: Path) -> Path:
     return root / "state"
 
 
+def play_hands(root: Path, config: Path, context: zmq.Context[Any], hands: int) -> int:
+    """``hands`` hands played and voided on the table of ``root`` (a daemon started and
+    stopped); the last seq journaled."""
+    table = Daemon(root, config, context)
+    table.daemon.start()
+    try:
+        for _ in range(hands):
+            play_a_hand(table.ask)
+            assert table.ask(command="void", reason="test", supervisor=True)["ok"]
+            assert table.ask(command="close")["ok"]
+        return table.daemon.journal.last_seq
+    finally:
+        table.daemon.close()
+
+
 def renumber_last_record(state: Path, seq: int) -> int:
     """The last record's seq as stored becomes ``seq`` (what a failing disk that wrote over the
     last leaf's cell leaves: the b-tree still in order, its rowid another number); the triggers
@@ -166,10 +183,51 @@ def test_a_stored_end_past_any_seq_is_salvaged_or_refused_never_a_traceback(
     assert first.seq < 2**53, f"the new journal's seqs begin at {first.seq}"
 
 
+# --- the quarantine: a hand in play whose start is on a damaged page ----------------------------
+
+
+@pytest.mark.xfail(strict=True, reason="journal_quarantine._replayed rebuilds the hand in play "
+                   "from the first or the last table opening, and a hand whose hand_started is "
+                   "on a damaged page fails both: the quarantine voids nothing, though the "
+                   "records read after the damage name the hand (locked, its contribution on "
+                   "the meter carried over): its wagers are never returned in the record")
+def test_a_hand_in_play_whose_start_is_on_a_damaged_page_is_still_voided(
+        tmp_path: Path) -> None:
+    config = run_config(tmp_path)
+    path = journal_path(tmp_path / "state")
+    with zmq.Context() as context:
+        play_hands(tmp_path, config, context, 3)
+        table = Daemon(tmp_path, config, context)
+        table.daemon.start()
+        try:
+            play_a_hand(table.ask)                      # locked: the meter took its share
+            in_play = table.daemon.table.hand_id
+        finally:
+            table.daemon.close()
+    with Journal.open_readonly(path) as journal:
+        records = list(journal.records())
+    started = next(record for record in records
+                   if record.type == "hand_started" and record.hand_id == in_play)
+    data = path.read_bytes()
+    page = data.find(started.hash.encode()) // PAGE    # its leaf: the disk writes over it
+    after = [record for record in records if record.seq > started.seq
+             and data.find(record.hash.encode()) // PAGE != page]
+    assert any(record.hand_id == in_play for record in after), \
+        "every record of the hand in play is on the damaged page: nothing names it"
+    with path.open("r+b") as file:
+        file.seek(page * PAGE)
+        file.write(b"\xa5" * PAGE)
+    done = quarantine(tmp_path / "state", "disk damage", by="sam")
+    assert done.unreadable, "the damaged page lost no record: nothing to test"
+    assert done.voided is not None and done.voided.hand_id == in_play, (
+        f"hand {in_play} was in play (records {[r.seq for r in after]} name it), yet the "
+        f"quarantine voided {done.voided!r}")
+
+
 # --- a power cut, then a disk that wrote over a frame of the write-ahead log --------------------
 
 #: The write-ahead log's header and each frame's header (SQLite's file format, section 4.1).
-WAL_HEADER, FRAME_HEADER, PAGE = 32, 24, 4096
+WAL_HEADER, FRAME_HEADER = 32, 24
 
 
 @pytest.mark.xfail(strict=True, reason="Journal opens the database through SQLite, which reads "
@@ -225,21 +283,6 @@ def test_committed_records_past_a_damaged_frame_of_the_log_hold_the_table(
 
 
 # --- a lost write: the b-tree's root page as it was an hour ago ---------------------------------
-
-
-def play_hands(root: Path, config: Path, context: zmq.Context[Any], hands: int) -> int:
-    """``hands`` hands played and voided on the table of ``root`` (a daemon started and
-    stopped); the last seq journaled."""
-    table = Daemon(root, config, context)
-    table.daemon.start()
-    try:
-        for _ in range(hands):
-            play_a_hand(table.ask)
-            assert table.ask(command="void", reason="test", supervisor=True)["ok"]
-            assert table.ask(command="close")["ok"]
-        return table.daemon.journal.last_seq
-    finally:
-        table.daemon.close()
 
 
 @pytest.mark.xfail(strict=True, reason="the daemon's start checks the chain of the records the "
