@@ -224,6 +224,52 @@ def test_a_hand_in_play_whose_start_is_on_a_damaged_page_is_still_voided(
         f"quarantine voided {done.voided!r}")
 
 
+# --- the quarantine: a journal that continues far into the table's seqs, its first page damaged -
+
+
+@pytest.mark.xfail(strict=True, reason="journal_salvage.SalvagedJournal.records starts at seq 1 "
+                   "when MIN(seq) cannot be read (the first leaf damaged), point-reads WINDOW "
+                   "seqs a window until the file's size in records is spent, then only PROBE "
+                   "seqs of windows that double: a journal that continues a quarantined one at "
+                   "seq 200,001 is never reached, and the quarantine refuses ('no record can be "
+                   "read') a file of which all pages but one read")
+def test_a_continuing_journal_with_a_damaged_first_page_is_salvaged(tmp_path: Path) -> None:
+    config = run_config(tmp_path)
+    state = tmp_path / "state"
+    path = journal_path(state)
+    with zmq.Context() as context:
+        play_hands(tmp_path, config, context, 3)
+        # A table's first journal after a long life (200,000 records take an hour to play:
+        # its last record is renumbered so): broken, and quarantined.
+        renumber_last_record(state, 200_000)
+        assert quarantine(state, "the first break").record.archived_seq == 200_000
+        table = Daemon(tmp_path, config, context)
+        table.daemon.start()
+        try:
+            assert table.ask(command="adjust_meter", amount=table.daemon.table.meter,
+                             reason="confirmed", supervisor=True)["ok"]
+        finally:
+            table.daemon.close()
+        play_hands(tmp_path, config, context, 4)
+    with Journal.open_readonly(path) as journal:
+        records = list(journal.records())
+    assert records[0].seq == 200_001
+    data = path.read_bytes()
+    first_page = data.find(records[0].hash.encode()) // PAGE
+    readable = [record for record in records
+                if data.find(record.hash.encode()) // PAGE != first_page]
+    assert len(readable) > 50 and len(data) // PAGE > 8
+    with path.open("r+b") as file:                     # the disk fails under its first leaf
+        file.seek(first_page * PAGE)
+        file.write(b"\xa5" * PAGE)
+    try:
+        done = quarantine(state, "disk damage", by="sam")
+    except QuarantineRefused as refused:
+        raise AssertionError(f"{len(readable)} of {len(records)} records are on sound pages, "
+                             f"yet: {refused}") from None
+    assert done.records_read >= len(readable)
+
+
 # --- a power cut, then a disk that wrote over a frame of the write-ahead log --------------------
 
 #: The write-ahead log's header and each frame's header (SQLite's file format, section 4.1).
