@@ -270,6 +270,45 @@ def test_a_continuing_journal_with_a_damaged_first_page_is_salvaged(tmp_path: Pa
     assert done.records_read >= len(readable)
 
 
+# --- the quarantine: a page that loops the b-tree -------------------------------------------------
+
+
+@pytest.mark.xfail(strict=True, reason="journal_salvage.SalvagedJournal.records goes on from the "
+                   "last row of each batch (after = rows[-1].seq) without checking that seqs "
+                   "rise: a root page whose right-most child is the root itself makes SQLite's "
+                   "scan wrap back to seq 1 without an error, so the salvage reads the same "
+                   "records for ever (the daemon refuses to start on the file, and the "
+                   "quarantine, the way out, never returns)")
+def test_a_root_page_that_points_to_itself_is_read_once(tmp_path: Path) -> None:
+    import struct
+
+    from controller.daemon.journal_salvage import SalvagedJournal
+
+    config = run_config(tmp_path)
+    path = journal_path(tmp_path / "state")
+    with zmq.Context() as context:
+        play_hands(tmp_path, config, context, 6)
+    connection = sqlite3.connect(path)
+    try:
+        (root,), = connection.execute(
+            "SELECT rootpage FROM sqlite_master WHERE name = 'journal'")
+    finally:
+        connection.close()
+    data = bytearray(path.read_bytes())
+    header = (root - 1) * PAGE
+    assert data[header] == 0x05, "the journal's root is a leaf: nothing to loop"
+    data[header + 8:header + 12] = struct.pack(">I", root)   # its right-most child: itself
+    path.write_bytes(bytes(data))
+    with SalvagedJournal(path) as journal:
+        most = journal._most_records()
+        seen: list[int] = []
+        for record in journal.records():
+            seen.append(record.seq)
+            assert len(seen) < 2 or seen[-1] > seen[-2], (
+                f"seq {seen[-1]} read after seq {seen[-2]}: the salvage goes round the loop")
+            assert len(seen) <= most, f"{len(seen)} records read from a file that holds {most}"
+
+
 # --- a power cut, then a disk that wrote over a frame of the write-ahead log --------------------
 
 #: The write-ahead log's header and each frame's header (SQLite's file format, section 4.1).
