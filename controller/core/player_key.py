@@ -68,14 +68,28 @@ def _key_in_capitals(player: str) -> str:
     return key_as_written(player.upper())
 
 
+#: Pairs of Latin letters that draw another letter, which TR39 does not list (it has rn for
+#: m): read as that letter in every key.
+DRAWN_AS = (("vv", "w"), ("cl", "d"))
+
+
+def lookalike_keys(player: str) -> tuple[str, str, str]:
+    """Every key ``player`` is compared by: case-folded (:func:`player_key`), as written
+    (:func:`key_as_written`) and in capitals, each with :data:`DRAWN_AS` read as the letter
+    drawn. Two ids are one player when one of them is the same."""
+    keys = [player_key(player), key_as_written(player), _key_in_capitals(player)]
+    for pair, letter in DRAWN_AS:
+        keys = [key.replace(pair, letter) for key in keys]
+    return keys[0], keys[1], keys[2]
+
+
 Seat = TypeVar("Seat")
 
 
 def one_player_each(players: Mapping[Seat, str]) -> list[dict[Seat, str]]:
     """``players`` (a seat -> the id written there) grouped into players: two ids are one when
-    a key is the same (:func:`player_key`, :func:`key_as_written`, or that of the ids written
-    in capitals), and so is a third that is one with either of them. Groups in the order of
-    their first seat."""
+    one of their :func:`lookalike_keys` is the same, and so is a third that is one with either
+    of them. Groups in the order of their first seat."""
     seats = list(players)
     group = {seat: index for index, seat in enumerate(seats)}
 
@@ -85,10 +99,11 @@ def one_player_each(players: Mapping[Seat, str]) -> list[dict[Seat, str]]:
             index = group[seats[index]]
         return index
 
-    for keyed in (player_key, key_as_written, _key_in_capitals):
+    keyed = {seat: lookalike_keys(players[seat]) for seat in seats}
+    for which in range(3):
         first: dict[str, Seat] = {}
         for seat in seats:
-            other = first.setdefault(keyed(players[seat]), seat)
+            other = first.setdefault(keyed[seat][which], seat)
             low, high = sorted((root(seat), root(other)))
             group[seats[high]] = low
     grouped: dict[int, dict[Seat, str]] = {}

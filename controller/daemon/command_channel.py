@@ -53,7 +53,7 @@ import zmq
 from controller.core import vocabulary
 from controller.core.cards import DECK
 from controller.core.commands import AcknowledgeAlarm
-from controller.core.player_key import key_as_written, player_key
+from controller.core.player_key import lookalike_keys
 from controller.core.table_events import CommandAccepted, CommandRefused, LockRefused
 from controller.daemon.chain_watch import TableHeld
 from controller.daemon.refusal_ledger import CredentialWatch
@@ -201,20 +201,17 @@ def _holds_credential(pieces: set[str], digests: frozenset[str]) -> bool:
                for piece in pieces)
 
 
-#: Pairs of Latin letters that draw another letter (TR39 lists rn for m, not these).
-_DRAWN_AS = (("vv", "w"), ("cl", "d"))
+#: Printable ASCII a name may hold that draws a letter a player id's key does not cover.
+_NAME_LOOKALIKES = str.maketrans({"|": "l"})
 
 
 def _name_keys(name: str) -> tuple[str, ...]:
     """A name as compared with a supervisor's: case, spacing and lookalike letters (capital I
-    for l, rn for m, vv for w, cl for d, another script's) do not tell two apart: the players'
-    keys (TR39), with the pairs of :data:`_DRAWN_AS` read as the letter they draw, and the
-    name case-folded (a name may hold what an id may not)."""
+    for l, rn for m, vv for w, cl for d, | for l, another script's, capitals) do not tell two
+    apart: the players' lookalike keys (TR39 and more), and the name case-folded (a name may
+    hold what an id may not)."""
     spaced = " ".join(name.split())
-    keys = [spaced.casefold(), player_key(spaced), key_as_written(spaced)]
-    for pair, letter in _DRAWN_AS:
-        keys[1:] = [key.replace(pair, letter) for key in keys[1:]]
-    return tuple(keys)
+    return spaced.casefold(), *lookalike_keys(spaced.translate(_NAME_LOOKALIKES))
 
 
 def _is_withdrawal(payload: bytes) -> bool:

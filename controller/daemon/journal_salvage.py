@@ -24,13 +24,17 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from controller.stream.event_encoder import MAX_EVENT_INT
 from controller.stream.journal import (
     APPLICATION_ID,
     FORMAT_VERSION,
-    MAX_SEQ,
     JournalError,
     JournalRecord,
 )
+
+#: The highest seq a journal continued past this one could name: ``journal_continued``
+#: carries the archived last seq as an event's integer (and a journal may hold no more).
+MAX_SEQ = MAX_EVENT_INT
 
 _COLUMNS = "seq, ts, type, hand_id, message, prev_hash, hash"
 #: Seqs read in one batch, and point-read when a batch fails.
@@ -95,7 +99,8 @@ class SalvagedJournal:
             value = self._one(f"SELECT COALESCE({which}(seq), 0) FROM journal")
         except sqlite3.Error:
             return None
-        return value if type(value) is int and 0 <= value <= MAX_SEQ else None
+        # a stored end past any seq a journal could continue from is damage, not an end
+        return value if type(value) is int and 0 <= value <= MAX_SEQ // 2 else None
 
     def stored_head(self) -> JournalRecord | None:
         """The stored last record, or None if there is none or it cannot be read."""

@@ -238,7 +238,7 @@ class TableDaemon:
             secure=self.security.server)
         if self.journal_broken is not None:
             self.publisher.hold(self.journal_broken.seq)
-        elif self.journal.first_seq > 1:
+        if self.journal.first_seq > 1:  # held or not: a subscriber behind still gets them
             started = time.monotonic()
             found = self.publisher.find_archives()
             self.log.info("archived journals found and checked", archives=found,

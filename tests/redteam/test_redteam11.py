@@ -28,11 +28,6 @@ PAGE = 4096
 # --- the shared credential and a supervisor's name, in capitals ---------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="command_channel._name_keys compares a name's case-folded "
-                   "form, its player key and its key as written, but not its key in capitals "
-                   "(player_key._key_in_capitals, which one_player_each uses since red team 10): "
-                   "'KlM' and 'ALlCE' (a small L among capitals) draw 'KIM' and 'ALICE', which "
-                   "are 'kim' and 'alice' but for case")
 @pytest.mark.parametrize(("supervisor", "lookalike"), [("kim", "KlM"), ("alice", "ALlCE")])
 def test_the_shared_credential_cannot_sign_as_a_supervisors_name_in_lookalike_capitals(
         rig_factory: RigFactory, supervisor: str, lookalike: str) -> None:  # noqa: F811
@@ -44,10 +39,6 @@ def test_the_shared_credential_cannot_sign_as_a_supervisors_name_in_lookalike_ca
     assert not forged["ok"], f"the shared credential signed as {lookalike!r} ({supervisor})"
 
 
-@pytest.mark.xfail(strict=True, reason="command_channel._name_keys keys a name with the players' "
-                   "tables (player_key_data.PROTOTYPES), which hold only what a player id may "
-                   "hold: a name (any printable ASCII) keeps '|', which TR39 lists as a small L, "
-                   "as it is: 'a|ice' and 'wi||' are no supervisor's name")
 @pytest.mark.parametrize(("supervisor", "lookalike"), [("alice", "a|ice"), ("will", "wi||")])
 def test_the_shared_credential_cannot_sign_as_a_supervisors_name_with_a_bar_for_l(
         rig_factory: RigFactory, supervisor: str, lookalike: str) -> None:  # noqa: F811
@@ -70,10 +61,6 @@ DRAWN_AS = [("wendy-7", "vvendy-7"), ("dave-7", "clave-7")]
 STROKE_FOR_L = [("paul-7", "pau\u4e28-7"), ("paul-7", "pau\u1175-7")]
 
 
-@pytest.mark.xfail(strict=True, reason="player_key.one_player_each keys ids by TR39 alone (rn for "
-                   "m, not vv for w nor cl for d); only command_channel._name_keys reads those "
-                   "pairs, for supervisors' names: 'vvendy-7' on a fifth spot beside 'wendy-7' "
-                   "on four locks as two players")
 @pytest.mark.parametrize(("latin", "lookalike"), DRAWN_AS)
 def test_an_id_with_a_pair_of_letters_that_draws_another_is_the_same_player(
         latin: str, lookalike: str) -> None:
@@ -161,11 +148,6 @@ def renumber_last_record(state: Path, seq: int) -> int:
     return int(last)
 
 
-@pytest.mark.xfail(strict=True, reason="journal_salvage._end takes any stored MAX(seq) up to "
-                   "journal.MAX_SEQ (2**63 - 1) as the journal's end, and the quarantine "
-                   "continues after it: journal_continued's archived_seq is bounded by the wire "
-                   "(2**53 - 1) and Journal's first_seq by MAX_SEQ, so the quarantine dies with "
-                   "WireError or ValueError, not QuarantineRefused, and the table stays held")
 @pytest.mark.parametrize("stored", [2**53, 2**63 - 1], ids=["past-the-wire", "max-seq"])
 def test_a_stored_end_past_any_seq_is_salvaged_or_refused_never_a_traceback(
         tmp_path: Path, stored: int) -> None:
