@@ -118,6 +118,7 @@ class SalvagedJournal:
         limit = self.stored_last_seq if self.stored_last_seq is not None else MAX_SEQ
         after = max(self._first - 1, 0) if self._first else 0
         stride, budget = WINDOW, self._most_records() + WINDOW
+        most, read_in_all = budget, 0  # no file gives more records than it can hold
         self.last_read = None
         while after < limit:
             try:
@@ -150,11 +151,17 @@ class SalvagedJournal:
                 continue
             stride = WINDOW
             for record in rows:
-                self.last_read = record
+                if record.seq <= after or read_in_all >= most:
+                    # a b-tree that leads back (a page pointing to itself or to an earlier
+                    # one) reads the same records again: damage, the rest is not read
+                    _note(unreadable, after + 1, limit, "the pages lead back to records read "
+                                                        "already: the rest cannot be found")
+                    self.unreadable = tuple(unreadable)
+                    return
+                self.last_read, after, read_in_all = record, record.seq, read_in_all + 1
                 yield record
             if len(rows) < WINDOW:
                 break  # the b-tree's end, reached without an error
-            after = rows[-1].seq
         self.unreadable = tuple(unreadable)
 
     def seq_bound(self) -> int:

@@ -255,12 +255,6 @@ def test_a_continuing_journal_with_a_damaged_first_page_is_salvaged(tmp_path: Pa
 # --- the quarantine: a page that loops the b-tree -------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="journal_salvage.SalvagedJournal.records goes on from the "
-                   "last row of each batch (after = rows[-1].seq) without checking that seqs "
-                   "rise: a root page whose right-most child is the root itself makes SQLite's "
-                   "scan wrap back to seq 1 without an error, so the salvage reads the same "
-                   "records for ever (the daemon refuses to start on the file, and the "
-                   "quarantine, the way out, never returns)")
 def test_a_root_page_that_points_to_itself_is_read_once(tmp_path: Path) -> None:
     import struct
 
