@@ -86,6 +86,10 @@ class SalvagedJournal:
         #: ``MAX(seq)`` as stored (0: no record), or None when the end cannot be read
         self.stored_last_seq: int | None = self._end("MAX")
         self._first: int | None = self._end("MIN")
+        if self._first is None and self.stored_last_seq:
+            # its seqs run without a gap to the stored end, and the file holds so many at
+            # most: the first is no lower (a journal that continues another starts high)
+            self._first = max(1, self.stored_last_seq - self._most_records() + 1)
         #: the seqs the last full pass of :meth:`records` could not read
         self.unreadable: tuple[Unreadable, ...] = ()
         #: the last record that pass read

@@ -209,12 +209,6 @@ def test_a_hand_in_play_whose_start_is_on_a_damaged_page_is_still_voided(
 # --- the quarantine: a journal that continues far into the table's seqs, its first page damaged -
 
 
-@pytest.mark.xfail(strict=True, reason="journal_salvage.SalvagedJournal.records starts at seq 1 "
-                   "when MIN(seq) cannot be read (the first leaf damaged), point-reads WINDOW "
-                   "seqs a window until the file's size in records is spent, then only PROBE "
-                   "seqs of windows that double: a journal that continues a quarantined one at "
-                   "seq 200,001 is never reached, and the quarantine refuses ('no record can be "
-                   "read') a file of which all pages but one read")
 def test_a_continuing_journal_with_a_damaged_first_page_is_salvaged(tmp_path: Path) -> None:
     config = run_config(tmp_path)
     state = tmp_path / "state"
