@@ -184,6 +184,11 @@ class Archives:
         if after < through:
             yield Lost(after + 1, through, self._below(after + 1, through))
 
+    def checking(self) -> str | None:
+        """What a search under way does (a replay reaching the archives is then answered "ask
+        again": what it would find is not known yet), or None when none is."""
+        return self._before_oldest if self._searching is not None else None
+
     def _below(self, first: int, last: int) -> str:
         """Why the seqs ``first`` to ``last``, before the oldest archive found, are lost."""
         if self._searching is not None:

@@ -371,6 +371,11 @@ class EventPublisher:
         ceiling = last + limit
         if last < self._journal.first_seq - 1:
             # the seqs before the journal's first are the archived journals'
+            if (checking := self._archives.checking()) is not None:
+                # not known yet: neither served nor lost (a gap would be final to the client)
+                yield wire.error_reply(f"seq {last + 1} on are in archived journals not "
+                                       f"checked yet ({checking}): ask again in a few seconds")
+                return
             for served in self._archives.serve(last, min(ceiling, self._journal.first_seq - 1)):
                 if isinstance(served, Lost):
                     yield wire.replay_gap(*served)
