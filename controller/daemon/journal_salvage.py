@@ -9,7 +9,8 @@ the window of seqs after the last record read one by one (``WHERE seq = ?``), no
 it cannot read (:class:`Unreadable`) and goes on past them. Once it has read one by one as
 many seqs as the file can hold records (its size over :data:`MIN_RECORD_BYTES`), a window in
 which no record can be read doubles the next one, of which only the first seqs are tried: a
-wholly damaged file ends in bounded time whatever seqs it claims (up to 2**63 - 1).
+wholly damaged file ends in bounded time whatever seqs it claims (a stored end past any seq a
+journal could continue from, :data:`MAX_SEQ`, is taken for damage).
 
 The seqs it could not read are neither verified nor found: the chain breaks at the first of
 them. The stored end (``MAX(seq)``) is read apart from the records: when it cannot be read,
