@@ -195,6 +195,11 @@ def read_as_found(journal: SalvagedJournal, held: JournalBroken | None = None) -
             broken = JournalBroken(first, damage)
         else:
             broken = JournalBroken(broken.seq, f"{broken.reason}; and {damage}")
+    if broken is None and (problems := journal.file_problems()):
+        # every record read chains, but SQLite finds pages it does not reach, or damaged
+        # ones: what lay past the last record read may be lost
+        broken = JournalBroken(check.last_seq + 1, f"SQLite's check of the file finds it "
+                                                   f"damaged: {'; '.join(problems)}")
     if broken is None and (missing := journal.missing_triggers()):
         broken = JournalBroken(check.last_seq + 1, f"append-only trigger(s) missing: "
                                                    f"{', '.join(missing)}")

@@ -84,8 +84,10 @@ class SalvagedJournal:
             raise JournalError(f"{self.path}: not a lowball-table journal of format "
                                f"{FORMAT_VERSION} (application_id {application_id:#x}, "
                                f"format {version})")
-        #: ``MAX(seq)`` as stored (0: no record), or None when the end cannot be read
-        self.stored_last_seq: int | None = self._end("MAX")
+        #: ``MAX(seq)`` as stored (0: no record), or None when the end cannot be read, or
+        #: cannot be trusted: SQLite's own check finds pages its b-tree does not reach (an
+        #: older page a lost write put back hides the records under the newer one)
+        self.stored_last_seq: int | None = None if self._damaged() else self._end("MAX")
         self._first: int | None = self._end("MIN")
         if self._first is None and self.stored_last_seq:
             # its seqs run without a gap to the stored end, and the file holds so many at
@@ -95,6 +97,22 @@ class SalvagedJournal:
         self.unreadable: tuple[Unreadable, ...] = ()
         #: the last record that pass read
         self.last_read: JournalRecord | None = None
+
+    def _damaged(self) -> bool:
+        """Whether SQLite finds pages its b-tree does not reach ("never used"): an older page
+        a lost write put back hides the records under the newer one, and ``MAX(seq)`` is then
+        the end of what is left, not of what was written. (A damaged page leaves the stored
+        end as it was.)"""
+        return any("never used" in problem for problem in self.file_problems(20))
+
+    def file_problems(self, most: int = 5) -> list[str]:
+        """What SQLite's ``quick_check`` finds wrong with the file (none in a sound one)."""
+        try:
+            rows = self._connection.execute(f"PRAGMA quick_check({int(most)})").fetchall()
+        except sqlite3.Error as error:
+            return [f"the file cannot be checked: {type(error).__name__}"]
+        found = [str(row[0]) for row in rows]
+        return [] if found == ["ok"] else found
 
     def _one(self, sql: str, *parameters: Any) -> Any:
         return self._connection.execute(sql, parameters).fetchone()[0]

@@ -269,6 +269,11 @@ class TableDaemon:
             if missing := self.journal.missing_triggers():
                 raise JournalBroken(check.last_seq + 1, f"append-only trigger(s) missing: "
                                                         f"{', '.join(missing)}")
+            if problems := self.journal.file_problems():
+                # the chain of what SQLite reaches is sound, but the file holds more than it
+                # reaches (or is damaged): records past the last one read may be lost
+                raise JournalBroken(check.last_seq + 1, f"SQLite's check of the file finds "
+                                                        f"it damaged: {'; '.join(problems)}")
         except JournalBroken as broken:
             self.journal_broken = broken
         # A break the daemon found while it ran is not in the chain: its mark holds the table.

@@ -209,7 +209,9 @@ def test_a_damaged_index_page_loses_the_records_under_it_only(
     assert not more and gap.last - gap.first > 100, done.unreadable   # a page of leaves
     assert gap.last < shift.last.seq
     assert done.records_read == shift.last.seq - (gap.last - gap.first + 1)
-    assert (record.archived_seq, record.archived_hash) == (shift.last.seq, shift.last.hash)
+    # Pages no b-tree reaches (those under the damaged one) could as well be a lost write
+    # hiding the end: the stored end is not trusted, the seqs go on past what the file can hold
+    assert record.archived_seq > shift.last.seq and record.archived_hash == ""
     assert record.first_bad_seq <= gap.first
     assert done.voided is not None and done.voided.hand_id == shift.hand_in_play
     runs_on(tmp_path, config, context, done, shift)
