@@ -98,6 +98,7 @@ from controller.stream.journal import (
     journal_path,
     leftovers,
 )
+from controller.stream.write_ahead_log import frames_lost
 
 QUARANTINE_DIR = EVIDENCE_DIR
 #: The most digits of a hand number read from a damaged journal's hand ids (a million hands
@@ -195,6 +196,9 @@ def read_as_found(journal: SalvagedJournal, held: JournalBroken | None = None) -
             broken = JournalBroken(first, damage)
         else:
             broken = JournalBroken(broken.seq, f"{broken.reason}; and {damage}")
+    if broken is None and (lost := frames_lost(journal.path)) is not None:
+        broken = JournalBroken(check.last_seq + 1, f"{lost}: the records past seq "
+                                                   f"{check.last_seq} are lost")
     if broken is None and (problems := journal.file_problems()):
         # every record read chains, but SQLite finds pages it does not reach, or damaged
         # ones: what lay past the last record read may be lost
@@ -438,12 +442,16 @@ def _first_hand_number(records: Found, table_id: str) -> int:
 def _copy(journal: SalvagedJournal, target: Path) -> bool:
     """A synced single-file copy of ``journal`` (its log included) at ``target``, checked to
     end with the same stored record as the journal: True. When SQLite's backup cannot read the
-    file (damaged pages), the file's bytes and its log's, as they are, at ``target`` and
-    ``target``-wal, synced and not checked: False."""
+    file (damaged pages), or its end cannot be read or trusted, the file's bytes and its
+    log's, as they are, at ``target`` and ``target``-wal, synced and not checked: False."""
     partial = Path(f"{target}.partial")
     _remove(partial)
     _remove(target)
     try:
+        if journal.stored_last_seq is None:
+            # its end cannot be read, or SQLite does not reach all it holds: a copy through
+            # SQLite would keep what SQLite reads, not the evidence
+            raise sqlite3.DatabaseError("the end of the file cannot be read or trusted")
         source = sqlite3.connect(f"{journal.path.resolve().as_uri()}?mode=ro", uri=True)
         try:
             copy = sqlite3.connect(partial)
@@ -455,8 +463,8 @@ def _copy(journal: SalvagedJournal, target: Path) -> bool:
             source.close()
         _single_file(partial)
     except sqlite3.Error as error:
-        _log.warning("quarantine of %s: SQLite's backup cannot read it (%s): its copy %s is "
-                     "a byte copy", journal.path, error, target)
+        _log.warning("quarantine of %s: SQLite's backup cannot read it whole (%s): its copy "
+                     "%s is a byte copy", journal.path, error, target)
         _remove(partial)
         for suffix in ("-wal", ""):  # the log first: never a database copy without its log
             if Path(f"{journal.path}{suffix}").is_file():

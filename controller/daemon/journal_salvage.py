@@ -32,6 +32,7 @@ from controller.stream.journal import (
     JournalError,
     JournalRecord,
 )
+from controller.stream.write_ahead_log import frames_lost
 
 #: The highest seq a journal continued past this one could name: ``journal_continued``
 #: carries the archived last seq as an event's integer (and a journal may hold no more).
@@ -103,7 +104,8 @@ class SalvagedJournal:
         a lost write put back hides the records under the newer one, and ``MAX(seq)`` is then
         the end of what is left, not of what was written. (A damaged page leaves the stored
         end as it was.)"""
-        return any("never used" in problem for problem in self.file_problems(20))
+        return frames_lost(self.path) is not None or \
+            any("never used" in problem for problem in self.file_problems(20))
 
     def file_problems(self, most: int = 5) -> list[str]:
         """What SQLite's ``quick_check`` finds wrong with the file (none in a sound one)."""

@@ -40,6 +40,7 @@ from controller.daemon.state_lock import StateDirLocked, StateLock
 from controller.stream.security import StreamSecurity
 from controller.daemon.systemd_notify import Notifier, Watchdog
 from controller.stream.transport_identity import LOCAL_CLIENT
+from controller.stream.write_ahead_log import frames_lost
 from controller.daemon.refusal_ledger import RefusalLedger
 from controller.daemon.alarm_book import NOTED, AlarmBook
 from controller.daemon.chain_watch import ChainWatch, TableHeld
@@ -136,8 +137,10 @@ class TableDaemon:
         #: a break found while the table ran whose mark could not be written yet
         self._unmarked: JournalBroken | None = None
         try:
-            # An existing journal is opened read-only until its chain has been checked.
+            # An existing journal is opened read-only until its chain has been checked; its
+            # log is read as bytes first (SQLite drops committed frames past a damaged one).
             path = journal_path(self.state_dir)
+            self._log_lost = frames_lost(path) if path.is_file() else None
             self.journal = Journal.open_readonly(path) if path.is_file() \
                 else Journal(path, durability=durability)
         except JournalError as error:
@@ -269,6 +272,9 @@ class TableDaemon:
             if missing := self.journal.missing_triggers():
                 raise JournalBroken(check.last_seq + 1, f"append-only trigger(s) missing: "
                                                         f"{', '.join(missing)}")
+            if self._log_lost is not None:
+                raise JournalBroken(check.last_seq + 1, f"{self._log_lost}: the records "
+                                                        f"past seq {check.last_seq} are lost")
             if problems := self.journal.file_problems():
                 # the chain of what SQLite reaches is sound, but the file holds more than it
                 # reaches (or is damaged): records past the last one read may be lost
