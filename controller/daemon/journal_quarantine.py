@@ -98,7 +98,6 @@ from controller.stream.journal import (
     journal_path,
     leftovers,
 )
-from controller.stream.write_ahead_log import frames_lost
 
 QUARANTINE_DIR = EVIDENCE_DIR
 #: The most digits of a hand number read from a damaged journal's hand ids (a million hands
@@ -196,10 +195,10 @@ def read_as_found(journal: SalvagedJournal, held: JournalBroken | None = None) -
             broken = JournalBroken(first, damage)
         else:
             broken = JournalBroken(broken.seq, f"{broken.reason}; and {damage}")
-    if broken is None and (lost := frames_lost(journal.path)) is not None:
-        broken = JournalBroken(check.last_seq + 1, f"{lost}: the records past seq "
-                                                   f"{check.last_seq} are lost")
-    if broken is None and (problems := journal.file_problems()):
+    if broken is None and journal.log_lost is not None:
+        broken = JournalBroken(check.last_seq + 1, f"{journal.log_lost}: the records past "
+                                                   f"seq {check.last_seq} are lost")
+    if broken is None and (problems := journal.file_problems[:5]):
         # every record read chains, but SQLite finds pages it does not reach, or damaged
         # ones: what lay past the last record read may be lost
         broken = JournalBroken(check.last_seq + 1, f"SQLite's check of the file finds it "

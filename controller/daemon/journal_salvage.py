@@ -31,6 +31,7 @@ from controller.stream.journal import (
     FORMAT_VERSION,
     JournalError,
     JournalRecord,
+    file_problems,
 )
 from controller.stream.write_ahead_log import frames_lost
 
@@ -85,10 +86,18 @@ class SalvagedJournal:
             raise JournalError(f"{self.path}: not a lowball-table journal of format "
                                f"{FORMAT_VERSION} (application_id {application_id:#x}, "
                                f"format {version})")
+        #: committed frames of the log SQLite drops (:func:`frames_lost`), or None
+        self.log_lost = frames_lost(self.path)
+        #: what SQLite's own check finds wrong with the file (:func:`file_problems`)
+        self.file_problems = file_problems(self._connection, 20)
         #: ``MAX(seq)`` as stored (0: no record), or None when the end cannot be read, or
-        #: cannot be trusted: SQLite's own check finds pages its b-tree does not reach (an
-        #: older page a lost write put back hides the records under the newer one)
-        self.stored_last_seq: int | None = None if self._damaged() else self._end("MAX")
+        #: cannot be trusted: the log drops committed frames, or SQLite's check finds pages
+        #: its b-tree does not reach ("never used": an older page a lost write put back
+        #: hides the records under the newer one, and ``MAX(seq)`` is then the end of what is
+        #: left; a damaged page leaves the stored end as it was)
+        untrusted = self.log_lost is not None or \
+            any("never used" in problem for problem in self.file_problems)
+        self.stored_last_seq: int | None = None if untrusted else self._end("MAX")
         self._first: int | None = self._end("MIN")
         if self._first is None and self.stored_last_seq:
             # its seqs run without a gap to the stored end, and the file holds so many at
@@ -98,23 +107,6 @@ class SalvagedJournal:
         self.unreadable: tuple[Unreadable, ...] = ()
         #: the last record that pass read
         self.last_read: JournalRecord | None = None
-
-    def _damaged(self) -> bool:
-        """Whether SQLite finds pages its b-tree does not reach ("never used"): an older page
-        a lost write put back hides the records under the newer one, and ``MAX(seq)`` is then
-        the end of what is left, not of what was written. (A damaged page leaves the stored
-        end as it was.)"""
-        return frames_lost(self.path) is not None or \
-            any("never used" in problem for problem in self.file_problems(20))
-
-    def file_problems(self, most: int = 5) -> list[str]:
-        """What SQLite's ``quick_check`` finds wrong with the file (none in a sound one)."""
-        try:
-            rows = self._connection.execute(f"PRAGMA quick_check({int(most)})").fetchall()
-        except sqlite3.Error as error:
-            return [f"the file cannot be checked: {type(error).__name__}"]
-        found = [str(row[0]) for row in rows]
-        return [] if found == ["ok"] else found
 
     def _one(self, sql: str, *parameters: Any) -> Any:
         return self._connection.execute(sql, parameters).fetchone()[0]

@@ -429,16 +429,8 @@ class Journal:
         return [name for name in _TRIGGERS if name not in present]
 
     def file_problems(self, most: int = 5) -> list[str]:
-        """What SQLite's ``quick_check`` finds wrong with the file (none in a sound one): pages
-        no b-tree reaches (a lost write that put an older page back hides the records under
-        the newer one from every query, and the chain of the rest still checks), pages in two
-        places, a damaged page. The first ``most`` it names."""
-        try:
-            rows = self._connection.execute(f"PRAGMA quick_check({int(most)})").fetchall()
-        except sqlite3.Error as error:
-            return [f"the file cannot be checked: {type(error).__name__}"]
-        found = [str(row[0]) for row in rows]
-        return [] if found == ["ok"] else found
+        """What SQLite finds wrong with the file (:func:`file_problems`)."""
+        return file_problems(self._connection, most)
 
     def close(self) -> None:
         self._connection.close()
@@ -448,6 +440,19 @@ class Journal:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def file_problems(connection: sqlite3.Connection, most: int = 5) -> list[str]:
+    """What SQLite's ``quick_check`` finds wrong with the journal's file (none in a sound one):
+    pages no b-tree reaches (a lost write that put an older page back hides the records under
+    the newer one from every query, and the chain of the rest still checks), pages in two
+    places, a damaged page. The first ``most`` it names."""
+    try:
+        rows = connection.execute(f"PRAGMA quick_check({int(most)})").fetchall()
+    except sqlite3.Error as error:
+        return [f"the file cannot be checked: {type(error).__name__}"]
+    found = [str(row[0]) for row in rows]
+    return [] if found == ["ok"] else found
 
 
 def leftovers(path: Path) -> list[Path]:
