@@ -115,62 +115,17 @@ def test_lock_outs_of_addresses_never_seen_again_are_forgotten() -> None:
 @pytest.mark.parametrize("between", ["many clients", "many frames"])
 def test_a_command_and_its_withdrawal_end_withdrawn_behind_more_than_the_deferred_turns_read(
         tmp_path: Path, between: str) -> None:
-    import secrets
+    from controller.daemon.command_channel import MAX_DEFERRED_TURNS, MAX_WITHDRAWALS_PER_TURN
+    from controller.stream.frames import DRAIN_FRAMES
+    from tests.redteam.test_redteam9 import withdrawal_behind_others
 
-    from controller.daemon.command_channel import (
-        MAX_COMMAND_FRAMES,
-        MAX_DEFERRED_TURNS,
-        MAX_WITHDRAWALS_PER_TURN,
-    )
-    from controller.stream.frames import DRAIN_FRAMES, FrameReader
-    from tests.reliability.test_startup_trust import run_config
-    from tests.test_reload import Daemon
-
-    context = zmq.Context()
-    context.setsockopt(zmq.MAX_SOCKETS, 4096)
-    table = Daemon(tmp_path, run_config(tmp_path), context)
-    table.daemon.start()
-    channel = table.daemon.channel
-    # The daemon's socket on an in-process endpoint: what a client sends is on the socket
-    # when its send returns, so the turn meets every message waiting.
-    router, console = context.socket(zmq.ROUTER), context.socket(zmq.DEALER)
-    others = [context.socket(zmq.DEALER) for _ in range(
-        1 if between == "many frames" else (MAX_DEFERRED_TURNS + 2) * MAX_WITHDRAWALS_PER_TURN)]
-    for socket in (router, console, *others):
-        socket.setsockopt(zmq.LINGER, 0)
-        socket.setsockopt(zmq.SNDHWM, 0)
-        socket.setsockopt(zmq.RCVHWM, 0)
-    router.bind("inproc://commands")
-    for socket in (console, *others):
-        socket.connect("inproc://commands")
-    (real, channel.socket), real_reader = (channel.socket, router), channel._reader
-    channel._reader = FrameReader(router, MAX_COMMAND_FRAMES)
-    try:
-        console.send_multipart([b"", json.dumps(
-            {"command": "open", "request_id": "open-0001"}).encode()])
-        for other in others:              # another client's message of too many frames, or
-            other.send_multipart(                   # other clients', one withdrawal each
-                [b""] * ((MAX_DEFERRED_TURNS + 4) * DRAIN_FRAMES) if between == "many frames"
-                else [b"", json.dumps({"command": "withdraw",
-                                       "requests": [secrets.token_hex(8)]}).encode()])
-        console.send_multipart([b"", json.dumps(             # the console gave up on it
-            {"command": "withdraw", "requests": ["open-0001"]}).encode()])
-        replies: list[dict[str, Any]] = []
-        for _ in range(8 * MAX_DEFERRED_TURNS):              # the daemon's turns
-            channel.serve_turn()
-            while console.poll(0):
-                replies.append(json.loads(console.recv_multipart()[-1]))
-            if len(replies) == 2:
-                break
-        withdrawal = next(reply for reply in replies if "withdrawn" in reply)
-        assert withdrawal["withdrawn"] == ["open-0001"], (
-            f"the withdrawn command was carried out: {replies}")
-    finally:
-        channel.socket, channel._reader = real, real_reader
-        for socket in (router, console, *others):
-            socket.close(0)
-        table.daemon.close()
-        context.term()
+    # another client's message of too many frames, or other clients', one withdrawal each
+    withdrawal, replies = withdrawal_behind_others(
+        tmp_path, *((1, (MAX_DEFERRED_TURNS + 4) * DRAIN_FRAMES) if between == "many frames"
+                    else ((MAX_DEFERRED_TURNS + 2) * MAX_WITHDRAWALS_PER_TURN, 0)),
+        turns=8 * MAX_DEFERRED_TURNS)
+    assert withdrawal["withdrawn"] == ["open-0001"], (
+        f"the withdrawn command was carried out: {replies}")
 
 
 # --- archived replay: an archive rewritten after it was found -------------------------------------

@@ -17,6 +17,7 @@ import zmq
 
 from controller.daemon.journal_quarantine import QuarantineRefused, quarantine
 from controller.stream.journal import Journal, journal_path
+from tests.redteam.test_redteam9 import assert_one_player_on_five_spots
 from tests.reliability.test_startup_trust import play_a_hand, run_config
 from tests.test_daemon import RigFactory, rig_factory  # noqa: F401 (fixture)
 from tests.test_reload import Daemon
@@ -64,7 +65,7 @@ STROKE_FOR_L = [("paul-7", "pau\u4e28-7"), ("paul-7", "pau\u1175-7")]
 @pytest.mark.parametrize(("latin", "lookalike"), DRAWN_AS)
 def test_an_id_with_a_pair_of_letters_that_draws_another_is_the_same_player(
         latin: str, lookalike: str) -> None:
-    five_spots_lock_as_one_player(latin, lookalike)
+    assert_one_player_on_five_spots(latin, lookalike)
 
 
 @pytest.mark.xfail(strict=True, reason="player_key: Latin may mix with Han and with Hangul, and "
@@ -73,29 +74,7 @@ def test_an_id_with_a_pair_of_letters_that_draws_another_is_the_same_player(
 @pytest.mark.parametrize(("latin", "lookalike"), STROKE_FOR_L)
 def test_an_id_with_a_han_stroke_for_a_latin_letter_is_the_same_player(
         latin: str, lookalike: str) -> None:
-    five_spots_lock_as_one_player(latin, lookalike)
-
-
-def five_spots_lock_as_one_player(latin: str, lookalike: str) -> None:
-    """``latin`` wagers on spots 1-4 and ``lookalike`` on spot 5: the lock is refused (or the
-    id where it is parsed)."""
-    from controller.core.table_events import CommandAccepted, LockRefused
-    from controller.settings.validation import InputError
-    from tests.test_table import Driver
-
-    d = Driver("three_card_lowball")
-    d.do(command="open")
-    for spot in range(1, 5):
-        for wager in ("ante", "bonus"):
-            assert type(d.do(command="place", spot=spot, wager=wager, amount=1000,
-                             player=latin)[0]) is CommandAccepted
-    try:
-        d.do(command="place", spot=5, wager="ante", amount=1000, player=lookalike)
-    except InputError:                                # refused where it is parsed: held
-        return
-    d.do(command="place", spot=5, wager="bonus", amount=1000, player=lookalike)
-    refused = [event for event in d.do(command="lock") if type(event) is LockRefused]
-    assert refused, f"{latin!r} on spots 1-4 and {lookalike!r} on spot 5 locked as two players"
+    assert_one_player_on_five_spots(latin, lookalike)
 
 
 # --- the quarantine: a stored end past what a seq may be ----------------------------------------

@@ -164,59 +164,72 @@ def test_failures_in_a_supervisors_name_do_not_keep_her_out_for_good() -> None:
 
 # --- the command channel: a withdrawal behind other clients' traffic ----------------------------
 
-@pytest.mark.parametrize("between", ["many frames", "32 withdrawals"])
-def test_a_command_and_its_withdrawal_waiting_together_end_withdrawn(
-        tmp_path: Path, between: str) -> None:
+def withdrawal_behind_others(tmp_path: Path, others: int, frames: int, turns: int
+                             ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A console's ``open`` then its withdrawal, with ``others`` other clients' messages
+    between them on the daemon's command socket: each a message of ``frames`` empty frames,
+    or (``frames`` 0) one withdrawal of an id of its own. The console's reply to its
+    withdrawal after at most ``turns`` turns of the daemon, and every reply it got."""
     import secrets
 
-    from controller.daemon.command_channel import MAX_COMMAND_FRAMES, MAX_WITHDRAWALS_PER_TURN
+    from controller.daemon.command_channel import MAX_COMMAND_FRAMES
     from controller.stream.frames import FrameReader
     from tests.reliability.test_startup_trust import run_config
     from tests.test_reload import Daemon
 
     context = zmq.Context()
+    context.setsockopt(zmq.MAX_SOCKETS, 4096)
     table = Daemon(tmp_path, run_config(tmp_path), context)
     table.daemon.start()
     channel = table.daemon.channel
     # The daemon's socket on an in-process endpoint: what a client sends is on the socket
     # when its send returns, so the turn meets every message waiting.
     router, console = context.socket(zmq.ROUTER), context.socket(zmq.DEALER)
-    others = [context.socket(zmq.DEALER)
-              for _ in range(1 if between == "many frames" else MAX_WITHDRAWALS_PER_TURN)]
-    for socket in (router, console, *others):
+    clients = [context.socket(zmq.DEALER) for _ in range(others)]
+    for socket in (router, console, *clients):
         socket.setsockopt(zmq.LINGER, 0)
         socket.setsockopt(zmq.SNDHWM, 0)
         socket.setsockopt(zmq.RCVHWM, 0)
     router.bind("inproc://commands")
-    for socket in (console, *others):
+    for socket in (console, *clients):
         socket.connect("inproc://commands")
     (real, channel.socket), real_reader = (channel.socket, router), channel._reader
     channel._reader = FrameReader(router, MAX_COMMAND_FRAMES)
     try:
         console.send_multipart([b"", json.dumps(
             {"command": "open", "request_id": "open-0001"}).encode()])
-        for other in others:                                 # other clients'
-            other.send_multipart([b""] * 100_000 if between == "many frames" else [
+        for client in clients:                               # other clients'
+            client.send_multipart([b""] * frames if frames else [
                 b"", json.dumps({"command": "withdraw",
                                  "requests": [secrets.token_hex(8)]}).encode()])
         console.send_multipart([b"", json.dumps(             # the console gave up on it
             {"command": "withdraw", "requests": ["open-0001"]}).encode()])
         replies: list[dict[str, Any]] = []
-        for _ in range(30):                                  # the daemon's turns
+        for _ in range(turns):                               # the daemon's turns
             channel.serve_turn()
             while console.poll(0):
                 replies.append(json.loads(console.recv_multipart()[-1]))
             if len(replies) == 2:
                 break
-        withdrawal = next(reply for reply in replies if "withdrawn" in reply)
-        assert withdrawal["withdrawn"] == ["open-0001"], (
-            f"the withdrawn command was carried out: {replies}")
+        return next(reply for reply in replies if "withdrawn" in reply), replies
     finally:
         channel.socket, channel._reader = real, real_reader
-        for socket in (router, console, *others):
+        for socket in (router, console, *clients):
             socket.close(0)
         table.daemon.close()
         context.term()
+
+
+@pytest.mark.parametrize("between", ["many frames", "32 withdrawals"])
+def test_a_command_and_its_withdrawal_waiting_together_end_withdrawn(
+        tmp_path: Path, between: str) -> None:
+    from controller.daemon.command_channel import MAX_WITHDRAWALS_PER_TURN
+
+    withdrawal, replies = withdrawal_behind_others(
+        tmp_path, *((1, 100_000) if between == "many frames" else (MAX_WITHDRAWALS_PER_TURN, 0)),
+        turns=30)
+    assert withdrawal["withdrawn"] == ["open-0001"], (
+        f"the withdrawn command was carried out: {replies}")
 
 
 # --- ChainWatch: a damaged page while the table runs ----------------------------------------------
