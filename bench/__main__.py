@@ -2,7 +2,7 @@
 
 import random
 
-from bench import core, floor, par_check, pipeline, pool_link
+from bench import core, daemon_cpu, floor, par_check, pipeline, pool_link
 from bench.machine import describe
 
 
@@ -23,6 +23,8 @@ def main() -> None:
     par_check.main()
     # The whole pipeline: latency, hands/s, memory, idle CPU, soak (bench/pipeline.py).
     pipeline.run_all()
+    print("\nthe daemon's CPU per input, thread by thread (bench/daemon_cpu.py)")
+    daemon_cpu.main([])
     # Many tables into one PostgreSQL (bench/floor.py).
     floor.run_all()
     # The linked pool's reach: one table's contribution or hit on the other signs.
