@@ -4,8 +4,10 @@
 daemon process over the simulators (``--durability batched``: the software's own cost, not
 the disk's), after 20 to warm up, and prints each thread's user and system CPU per input,
 read from ``/proc/PID/task/*/stat`` before and after: the main thread (the loop: table,
-journal, stream) apart from the device threads and ZeroMQ's I/O thread. Run it in two
-checkouts alternately to compare them (the figures move by some 10 % from run to run).
+journal, stream) apart from the device threads and ZeroMQ's I/O thread. To compare two
+trees, run this file alternately with each tree's venv and the tree on ``PYTHONPATH`` (it
+uses only ``bench.pipeline``, which older trees have): the figures move by some 10 % from
+run to run.
 """
 
 from __future__ import annotations
