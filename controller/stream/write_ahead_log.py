@@ -13,6 +13,8 @@ one's leftovers). The format is SQLite's (https://www.sqlite.org/fileformat2.htm
 
 from __future__ import annotations
 
+import os
+import stat
 import struct
 from pathlib import Path
 
@@ -36,7 +38,16 @@ def frames_lost(database: Path) -> str | None:
     bytes only: call it before SQLite opens the journal (a writer's checkpoint would reset
     the log)."""
     try:
-        with open(f"{database}-wal", "rb") as log:
+        # not blocking: a FIFO at the log's name would wait for a writer for ever
+        descriptor = os.open(f"{database}-wal", os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        return f"the write-ahead log cannot be read ({error.strerror})"
+    with os.fdopen(descriptor, "rb") as log:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            return "the write-ahead log is not a file"
+        try:
             header = log.read(HEADER)
             if len(header) < HEADER:
                 return None
@@ -65,5 +76,5 @@ def frames_lost(database: Path) -> str | None:
                 elif ours and committed:
                     return (f"the write-ahead log's frame {failed_at} is damaged, and frame "
                             f"{frame} after it commits a transaction SQLite will not read")
-    except OSError:
-        return None
+        except OSError:
+            return None

@@ -97,8 +97,6 @@ def test_committed_frames_behind_a_damaged_log_header_hold_the_table(
 # --- a FIFO where the log should be ----------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="frames_lost opens the -wal with open(): a FIFO there "
-                                       "blocks the daemon's start for ever")
 def test_a_fifo_as_the_log_does_not_hang_the_start(tmp_path: Path) -> None:
     database = tmp_path / "journal.sqlite3"
     database.write_bytes(b"")
