@@ -6,12 +6,15 @@ the file is on a disk others can reach. At each heartbeat :class:`ChainWatch`
 
 * reads back the records written since the last check and follows the chain from where the
   start-up check left it (each seq the last + 1, each ``prev_hash`` the last hash, each
-  ``hash`` that of ``prev_hash`` and the message), and checks that the last record it read is
-  the one the daemon wrote last and that none it wrote is missing: :attr:`verified_through`;
+  ``hash`` that of ``prev_hash`` and the message: a record byte for byte the one the daemon
+  wrote, which the journal keeps of its last appends, needs no hashing again), and checks
+  that the last record it read is the one the daemon wrote last and that none it wrote is
+  missing: :attr:`verified_through`;
 * re-reads a batch of the whole chain from its first record (seq 1, or the
   ``journal_continued`` a quarantine opened it with), pass after pass: a pass must end in the
   hash the daemon verified, so a record rewritten after it was checked (the chain recomputed
-  after it, the triggers put back) is found within a pass;
+  after it, the triggers put back) is found within a pass, which lasts at most
+  :data:`PASS_S` (:func:`sweep_size`);
 * checks that the append-only triggers are in place;
 * checks that the chain does not run *past* the daemon's last record either: a record the
   daemon did not write (another process's, chained as well as any) is a break at the first
@@ -28,6 +31,8 @@ wrote, and the chain binds each to all before it.
 
 from __future__ import annotations
 
+import hashlib
+import math
 import sqlite3
 
 from controller.errors import LowballError
@@ -35,15 +40,30 @@ from controller.stream.journal import (
     GENESIS_HASH,
     Journal,
     JournalBroken,
-    chain_hash,
+    JournalRecord,
 )
 
 #: The most new records one check reads (a heartbeat's worth of a table dealing flat out,
 #: many times over); a longer backlog is caught up at the next heartbeats.
 BATCH = 5000
-#: The records of the whole chain one check re-reads (a journal of a million records is
-#: re-read every few minutes).
-SWEEP = 5000
+#: A pass re-reading the whole chain takes at most this long (up to :data:`SWEEP_MOST`
+#: records a check; a journal of a million records is re-read every few minutes).
+PASS_S = 60.0
+#: The records of the chain one check re-reads: at least the least (a small journal is
+#: re-read whole at every heartbeat), at most the most (a check holds the table's turn:
+#: 5,000 records are some 13 ms).
+SWEEP_LEAST, SWEEP_MOST = 500, 5000
+
+
+def sweep_size(records: int, heartbeat_s: float) -> int:
+    """The records a check at every ``heartbeat_s`` re-reads of a chain of ``records`` for a
+    pass over all of them within :data:`PASS_S` (between :data:`SWEEP_LEAST` and
+    :data:`SWEEP_MOST`).
+
+    >>> sweep_size(300, 1.0), sweep_size(120_000, 1.0), sweep_size(120_000, 5.0)
+    (500, 2000, 5000)
+    """
+    return min(SWEEP_MOST, max(SWEEP_LEAST, math.ceil(records * heartbeat_s / PASS_S)))
 
 
 class JournalReplaced(JournalBroken):
@@ -69,7 +89,7 @@ class ChainWatch:
         #: the first seq the check is reading (where a read that fails is said to break)
         self._reading = seq + 1
 
-    def check(self, limit: int = BATCH, sweep: int = SWEEP) -> JournalBroken | None:
+    def check(self, limit: int = BATCH, sweep: int = SWEEP_MOST) -> JournalBroken | None:
         """Verify the records written since the last check (at most ``limit``) and the next
         ``sweep`` records of the pass: None when they are sound, else where and how the chain
         broke. A journal that cannot be read (a damaged page, a failing disk) is broken where
@@ -89,7 +109,8 @@ class ChainWatch:
         # Only the daemon's own records are followed: what lies past them is not verified.
         follow = _Follow(self.verified_through, self._hash)
         wanted = min(limit, journal.last_seq - self.verified_through)
-        if (broken := follow.read(journal, wanted)) is not None:
+        if (broken := follow.read(journal, wanted,
+                                  journal.written_after(self.verified_through))) is not None:
             return broken
         self.verified_through, self._hash = follow.seq, follow.hash
         if follow.read_count < wanted:
@@ -146,22 +167,37 @@ class _Follow:
     def __init__(self, seq: int, hash_: str) -> None:
         self.seq, self.hash, self.read_count = seq, hash_, 0
 
-    def read(self, journal: Journal, limit: int) -> JournalBroken | None:
+    def read(self, journal: Journal, limit: int,
+             written: list[JournalRecord] | None = None) -> JournalBroken | None:
+        """Follow at most ``limit`` records. ``written``: records as the daemon wrote them
+        (consecutive seqs): a stored record byte for byte equal to its written one is sound
+        without hashing it again (the daemon hashed it as it wrote it); any other is hashed."""
         if limit <= 0:
             return None
         # Thousands of records at every heartbeat: the chain alone is read (no record built,
         # nothing parsed), and the follower's place is kept in locals until the end.
         seq, hash_, count = self.seq, self.hash, self.read_count
+        written = written or []
+        first, kept, sha256 = written[0].seq if written else 0, len(written), hashlib.sha256
         try:
             for record_seq, prev_hash, record_hash, message in journal.links(seq, limit):
                 count += 1
-                if record_seq != seq + 1 or prev_hash != hash_ or \
-                        record_hash != chain_hash(prev_hash, message):
+                index = record_seq - first
+                if record_seq != seq + 1 or prev_hash != hash_ or not (
+                        0 <= index < kept and _as_written(written[index], prev_hash,
+                                                          record_hash, message)
+                        or record_hash == sha256(prev_hash.encode("ascii") + message).hexdigest()):
                     return _problem(seq, hash_, record_seq, prev_hash, record_hash, message)
                 seq, hash_ = record_seq, record_hash
         finally:
             self.seq, self.hash, self.read_count = seq, hash_, count
         return None
+
+
+def _as_written(record: JournalRecord, prev_hash: str, hash_: str, message: bytes) -> bool:
+    """Whether a stored record's link, hash and message are the ones the daemon wrote (and
+    hashed as it wrote them: then ``hash_`` is that of ``prev_hash`` and ``message``)."""
+    return record.hash == hash_ and record.prev_hash == prev_hash and record.message == message
 
 
 def _problem(last_seq: int, last_hash: str, seq: int, prev_hash: str, hash_: str,

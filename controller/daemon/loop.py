@@ -43,7 +43,7 @@ from controller.stream.transport_identity import LOCAL_CLIENT
 from controller.stream.write_ahead_log import frames_lost
 from controller.daemon.refusal_ledger import RefusalLedger
 from controller.daemon.alarm_book import NOTED, AlarmBook
-from controller.daemon.chain_watch import ChainWatch, TableHeld
+from controller.daemon.chain_watch import ChainWatch, TableHeld, sweep_size
 from controller.daemon import held_mark
 from controller.core.commands import SUPERVISOR_ROLE, AcknowledgeAlarm
 from controller.core.vocabulary import Device, DeviceCondition, LinkStatus, PoolState
@@ -346,7 +346,9 @@ class TableDaemon:
             self._mark(self._unmarked)
         if self.journal_broken is not None or self.chain is None:
             return
-        broken = self.chain.check()
+        journal = self.journal
+        broken = self.chain.check(sweep=sweep_size(journal.last_seq - journal.first_seq + 1,
+                                                   self.loaded.config.stream.heartbeat_s))
         if broken is None:
             return
         self.journal_broken = broken

@@ -13,7 +13,7 @@ import zmq
 from controller.core.table_events import TableClosed
 from controller.daemon.chain_watch import ChainWatch
 from controller.stream import wire
-from controller.stream.journal import GENESIS_HASH, Journal, journal_path
+from controller.stream.journal import GENESIS_HASH, Journal, chain_hash, journal_path
 from tests.reliability.test_startup_trust import run_config, tamper
 from tests.test_reload import Daemon, started
 from tests.test_daemon import wait_for
@@ -45,6 +45,57 @@ def test_a_record_rewritten_after_its_check_is_found_by_the_next_pass(tmp_path: 
     tamper(tmp_path, 4, b"closer 3", b"closer 9")   # a checked record, triggers put back
     broken = watch.check(sweep=10)
     assert broken is not None and broken.seq == 4 and "altered" in broken.reason
+    journal.close()
+
+
+def rewrite(tmp_path: Path, statements: list[tuple[str, tuple[object, ...]]]) -> None:
+    """Another process changes the journal's file, its triggers dropped and put back."""
+    connection = sqlite3.connect(journal_path(tmp_path), isolation_level=None)
+    triggers = connection.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger'") \
+        .fetchall()
+    connection.execute("DROP TRIGGER journal_no_update")
+    for statement, values in statements:
+        connection.execute(statement, values)
+    for (sql,) in triggers:
+        if "journal_no_update" in sql:
+            connection.execute(sql)
+    connection.close()
+
+
+def test_records_compared_with_the_daemons_copy_break_as_the_chain_would(
+        tmp_path: Path) -> None:
+    # The follow takes a record equal to the one the daemon wrote without hashing it: a
+    # record rewritten with its hash recomputed, and the next one pointing at it but holding
+    # the daemon's own hash and message, is still found where the chain breaks.
+    journal = journal_of(tmp_path, 5)
+    watch = ChainWatch(journal, 2, journal.written_after(0)[1].hash)
+    assert len(journal.written_after(2)) == 3 and journal.written_after(5) == []
+    message = journal.written_after(2)[0].message.replace(b"closer 2", b"closer 7")
+    prev_hash = journal.written_after(1)[0].hash
+    forged = chain_hash(prev_hash, message)
+    rewrite(tmp_path, [("UPDATE journal SET message = ?, hash = ? WHERE seq = 3",
+                        (message, forged)),
+                       ("UPDATE journal SET prev_hash = ? WHERE seq = 4", (forged,))])
+    broken = watch.check()
+    assert broken is not None and broken.seq == 4 and "altered" in broken.reason
+    journal.close()
+
+
+def test_a_chain_recomputed_over_the_daemons_records_is_not_the_one_it_wrote(
+        tmp_path: Path) -> None:
+    journal = journal_of(tmp_path, 4)
+    watch = ChainWatch(journal, 0, GENESIS_HASH)
+    statements: list[tuple[str, tuple[object, ...]]] = []
+    prev_hash = GENESIS_HASH
+    for record in journal.written_after(0):
+        message = record.message.replace(b"closer", b"opener")
+        hash_ = chain_hash(prev_hash, message)
+        statements.append(("UPDATE journal SET message = ?, prev_hash = ?, hash = ? "
+                           "WHERE seq = ?", (message, prev_hash, hash_, record.seq)))
+        prev_hash = hash_
+    rewrite(tmp_path, statements)
+    broken = watch.check()
+    assert broken is not None and broken.seq == 4 and "not the one" in broken.reason
     journal.close()
 
 
