@@ -24,6 +24,7 @@ The tables are generated from Unicode's data (``player_key_gen.py``, run by hand
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 from bisect import bisect_right
 from collections.abc import Mapping
@@ -73,6 +74,7 @@ def _key_in_capitals(player: str) -> str:
 DRAWN_AS = (("vv", "w"), ("cl", "d"))
 
 
+@functools.lru_cache(maxsize=1024)  # a table's regulars lock hand after hand
 def lookalike_keys(player: str) -> tuple[str, str, str]:
     """Every key ``player`` is compared by: case-folded (:func:`player_key`), as written
     (:func:`key_as_written`) and in capitals, each with :data:`DRAWN_AS` read as the letter
