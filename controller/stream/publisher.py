@@ -118,8 +118,9 @@ class EventPublisher:
         self._families: list[_Family] = []
         #: the family handle_replay served first last time (the other goes first next time)
         self._first_family = 0
-        #: event type -> its surveillance topic
+        #: event type -> its topic on the surveillance family, and on the CMS family
         self._topics: dict[str, bytes] = {}
+        self._cms_topics: dict[str, bytes] = {}
         try:
             self._families.append(self._bind(wire.SURVEILLANCE, pub_endpoint, replay_endpoint))
             if (cms_pub_endpoint is None) != (cms_replay_endpoint is None):
@@ -201,11 +202,16 @@ class EventPublisher:
             message = cms_view.cms_message(record.type, record.hand_id, record.message,
                                            self.open_hand)
             if message is not None:
-                self._send(family.pub, [wire.topic(self.table_id, record.type, wire.CMS),
-                                        message])
+                self._send(family.pub, [self._cms_topic(record.type), message])
         if record.type in HAND_ENDS and record.hand_id == self.open_hand:
             self._release(record.seq)
         return sent
+
+    def _cms_topic(self, kind: str) -> bytes:
+        topic = self._cms_topics.get(kind)
+        if topic is None:  # one per event type, as the surveillance family's
+            topic = self._cms_topics[kind] = wire.topic(self.table_id, kind, wire.CMS)
+        return topic
 
     def _release(self, end_seq: int) -> None:
         """The hand is over: send the CMS family the records it held, in seq order."""
@@ -217,8 +223,7 @@ class EventPublisher:
         for record in self._journal.records(after_seq=start, limit=end_seq - start):
             if record.hand_id == hand and record.type in cms_view.CARD_TYPES:
                 for family in self._families[1:]:
-                    self._send(family.pub, [wire.topic(self.table_id, record.type, wire.CMS),
-                                            record.message])
+                    self._send(family.pub, [self._cms_topic(record.type), record.message])
 
     def hold(self, broken_at: int) -> None:
         """The journal is broken at seq ``broken_at``: from now on no record from it on is
