@@ -9,8 +9,10 @@ own ``.venv`` (compiled core and all), the order of the trees alternating from r
 round. Measured: hand evaluations per second (five-card ace-to-five, three-card low), engine
 hands per second (seven seats, both games), the card frame -> subscriber latency through the
 daemon process (synced journal), and the daemon's CPU per hand and per input (one-spot Cali
-LowBall hands, journal not synced, so the CPU is the software's own). The best of the rounds is
-printed for rates, the median of the rounds for latencies and CPU.
+LowBall hands, journal not synced, so the CPU is the software's own). Both trees' daemons are
+sent the same requests, bare JSON as the older bench sent them (:mod:`bench.plain_requests`:
+this tree's client adds a ``request_id`` to every command, which an older daemon would refuse).
+The best of the rounds is printed for rates, the median of the rounds for latencies and CPU.
 """
 
 from __future__ import annotations
@@ -25,8 +27,9 @@ HERE = Path(__file__).resolve().parent.parent
 
 #: Runs inside the measured tree: prints one JSON object.
 PROBE = """
-import json, random, sys
+import json, random, runpy, sys
 from bench import core, pipeline
+runpy.run_path(sys.argv[3])["install"](pipeline)
 rng = random.Random(2026)
 rates = core.rankings(rng)
 engines = core.engines(rng)
@@ -48,7 +51,8 @@ HIGHER_IS_BETTER = ("/s",)
 
 
 def measure(tree: Path, cards: int, hands: int) -> dict[str, float]:
-    done = subprocess.run([str(tree / ".venv/bin/python"), "-c", PROBE, str(cards), str(hands)],
+    done = subprocess.run([str(tree / ".venv/bin/python"), "-c", PROBE, str(cards), str(hands),
+                           str(HERE / "bench" / "plain_requests.py")],
                           cwd=tree, capture_output=True, text=True, timeout=1800, check=False)
     if done.returncode != 0:
         raise SystemExit(f"{tree}: the probe failed:\n{done.stderr[-2000:]}")

@@ -6,14 +6,17 @@ the disk's), after 20 to warm up, and prints each thread's user and system CPU p
 read from ``/proc/PID/task/*/stat`` before and after: the main thread (the loop: table,
 journal, stream) apart from the device threads and ZeroMQ's I/O thread. To compare two
 trees, run this file alternately with each tree's venv and the tree on ``PYTHONPATH`` (it
-uses only ``bench.pipeline``, which older trees have): the figures move by some 10 % from
-run to run.
+uses only ``bench.pipeline``, which older trees have) and ``--plain-requests`` (the same
+requests to both: :mod:`bench.plain_requests`); the figures move by some 10 % from run to
+run, so compare the medians of many alternations.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import runpy
+from pathlib import Path
 
 from bench import pipeline
 
@@ -59,7 +62,11 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--hands", type=int, default=1000, choices=range(50, 100_001),
                         metavar="50-100000")
+    parser.add_argument("--plain-requests", action="store_true",
+                        help="commands without request_id, as a tree older than it sent them")
     args = parser.parse_args(argv)
+    if args.plain_requests:
+        runpy.run_path(str(Path(__file__).with_name("plain_requests.py")))["install"](pipeline)
     rate, rows = measure(args.hands)
     print(f"{args.hands:,} one-spot Cali LowBall hands, {rate:.0f} hands/s; CPU per input: "
           f"{sum(user + system for _, _, user, system in rows):.0f} µs")
