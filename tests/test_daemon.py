@@ -301,12 +301,13 @@ def test_bad_commands_are_answered_journaled_and_published(rig_factory: RigFacto
 
 def test_a_stop_request_wakes_the_main_loop_at_once(rig_factory: RigFactory) -> None:
     """SIGTERM's handler calls request_stop: the loop must not sleep on to its next deadline
-    (here the heartbeat, made an hour away by a clock that stands still)."""
+    (here the heartbeat and the chain check, made an hour away by a clock that stands
+    still)."""
     rig = rig_factory("cali_lowball")
     daemon, thread = rig.daemon, rig.thread
     now = time.monotonic()
     daemon.clock = lambda: now
-    daemon._next_heartbeat = now + 3600
+    daemon._next_heartbeat = daemon._next_chain_check = now + 3600
     long_wait = threading.Event()
     poll_timeout = daemon._poll_timeout
 
@@ -322,7 +323,7 @@ def test_a_stop_request_wakes_the_main_loop_at_once(rig_factory: RigFactory) -> 
     deadline = time.monotonic() + DEADLINE_S
     while not long_wait.wait(0.05):
         assert time.monotonic() < deadline, "the loop never took up the hour-long wait"
-        daemon._next_heartbeat = now + 3600
+        daemon._next_heartbeat = daemon._next_chain_check = now + 3600
         daemon.devices.wake_loop()
     daemon.request_stop()
     thread.join(DEADLINE_S)

@@ -2,7 +2,8 @@
 
 At start the daemon checks every record (:class:`controller.stream.journal.ChainCheck`) and
 rebuilds the table only from a sound journal. From then on it writes the journal itself, but
-the file is on a disk others can reach. At each heartbeat :class:`ChainWatch`
+the file is on a disk others can reach. At every heartbeat, and at least every second,
+:class:`ChainWatch`
 
 * reads back the records written since the last check and follows the chain from where the
   start-up check left it (each seq the last + 1, each ``prev_hash`` the last hash, each
@@ -14,7 +15,7 @@ the file is on a disk others can reach. At each heartbeat :class:`ChainWatch`
   ``journal_continued`` a quarantine opened it with), pass after pass: a pass must end in the
   hash the daemon verified, so a record rewritten after it was checked (the chain recomputed
   after it, the triggers put back) is found within a pass, which lasts at most
-  :data:`PASS_S` (:func:`sweep_size`);
+  :data:`PASS_S` (:func:`sweep_size`; the check runs at least every :data:`CHECK_EVERY_S`);
 * checks that the append-only triggers are in place;
 * checks that the chain does not run *past* the daemon's last record either: a record the
   daemon did not write (another process's, chained as well as any) is a break at the first
@@ -41,29 +42,46 @@ from controller.stream.journal import (
     Journal,
     JournalBroken,
     JournalRecord,
+    as_stored,
 )
 
-#: The most new records one check reads (a heartbeat's worth of a table dealing flat out,
-#: many times over); a longer backlog is caught up at the next heartbeats.
+#: The most new records one check reads (a second's worth of a table dealing flat out,
+#: many times over); a longer backlog is caught up at the next checks.
 BATCH = 5000
-#: A pass re-reading the whole chain takes at most this long (up to :data:`SWEEP_MOST`
-#: records a check; a journal of a million records is re-read every few minutes).
-PASS_S = 60.0
+#: The chain is checked at every heartbeat, and at least this often (heartbeats may be set as
+#: much as a minute apart).
+CHECK_EVERY_S = 1.0
+#: A record rewritten after it was verified is found within this long (on a journal of up to
+#: 150,000 records; a larger one is re-read at SWEEP_MOST records a check)...
+FOUND_WITHIN_S = 60.0
+#: ...since a pass re-reading the whole chain lasts at most half of it: a record rewritten
+#: just behind the pass is found by the next pass, whatever the table appends meanwhile.
+PASS_S = FOUND_WITHIN_S / 2
 #: The records of the chain one check re-reads: at least the least (a small journal is
-#: re-read whole at every heartbeat), at most the most (a check holds the table's turn:
-#: 5,000 records are some 13 ms).
+#: re-read whole at every check), at most the most (a check holds the table's turn: 5,000
+#: records are some 13 ms).
 SWEEP_LEAST, SWEEP_MOST = 500, 5000
 
 
-def sweep_size(records: int, heartbeat_s: float) -> int:
-    """The records a check at every ``heartbeat_s`` re-reads of a chain of ``records`` for a
-    pass over all of them within :data:`PASS_S` (between :data:`SWEEP_LEAST` and
+def check_interval(heartbeat_s: float) -> float:
+    """How often the daemon checks the chain at ``heartbeat_s``: at every heartbeat, and at
+    least every :data:`CHECK_EVERY_S`.
+
+    >>> check_interval(0.5), check_interval(60.0)
+    (0.5, 1.0)
+    """
+    return min(heartbeat_s, CHECK_EVERY_S)
+
+
+def sweep_size(records: int, interval_s: float) -> int:
+    """The records a check every ``interval_s`` re-reads of a chain of ``records`` for a pass
+    over all of them within :data:`PASS_S` (between :data:`SWEEP_LEAST` and
     :data:`SWEEP_MOST`).
 
-    >>> sweep_size(300, 1.0), sweep_size(120_000, 1.0), sweep_size(120_000, 5.0)
+    >>> sweep_size(300, 1.0), sweep_size(60_000, 1.0), sweep_size(60_000, 5.0)
     (500, 2000, 5000)
     """
-    return min(SWEEP_MOST, max(SWEEP_LEAST, math.ceil(records * heartbeat_s / PASS_S)))
+    return min(SWEEP_MOST, max(SWEEP_LEAST, math.ceil(records * interval_s / PASS_S)))
 
 
 class JournalReplaced(JournalBroken):
@@ -174,7 +192,7 @@ class _Follow:
         without hashing it again (the daemon hashed it as it wrote it); any other is hashed."""
         if limit <= 0:
             return None
-        # Thousands of records at every heartbeat: the chain alone is read (no record built,
+        # Thousands of records at every check: the chain alone is read (no record built,
         # nothing parsed), and the follower's place is kept in locals until the end.
         seq, hash_, count = self.seq, self.hash, self.read_count
         written = written or []
@@ -182,6 +200,8 @@ class _Follow:
         try:
             for record_seq, prev_hash, record_hash, message in journal.links(seq, limit):
                 count += 1
+                if type(message) is not bytes:  # not stored as the daemon stores it
+                    message = as_stored(message)
                 index = record_seq - first
                 if record_seq != seq + 1 or prev_hash != hash_ or not (
                         0 <= index < kept and _as_written(written[index], prev_hash,

@@ -43,7 +43,7 @@ from controller.stream.transport_identity import LOCAL_CLIENT
 from controller.stream.write_ahead_log import frames_lost
 from controller.daemon.refusal_ledger import RefusalLedger
 from controller.daemon.alarm_book import NOTED, AlarmBook
-from controller.daemon.chain_watch import ChainWatch, TableHeld, sweep_size
+from controller.daemon.chain_watch import ChainWatch, TableHeld, check_interval, sweep_size
 from controller.daemon import held_mark
 from controller.core.commands import SUPERVISOR_ROLE, AcknowledgeAlarm
 from controller.core.vocabulary import Device, DeviceCondition, LinkStatus, PoolState
@@ -158,6 +158,8 @@ class TableDaemon:
         self._stopping = False
         self._stopped_threads: list[str] = []
         self._next_heartbeat = 0.0
+        #: the chain is checked at every heartbeat and at least every CHECK_EVERY_S
+        self._next_chain_check = 0.0
         #: refused commands and replay requests, journaled in full or counted
         self.refusals = RefusalLedger()
         #: the pool's claims that do not add up, journaled in full or counted
@@ -347,8 +349,9 @@ class TableDaemon:
         if self.journal_broken is not None or self.chain is None:
             return
         journal = self.journal
+        interval = check_interval(self.loaded.config.stream.heartbeat_s)
         broken = self.chain.check(sweep=sweep_size(journal.last_seq - journal.first_seq + 1,
-                                                   self.loaded.config.stream.heartbeat_s))
+                                                   interval))
         if broken is None:
             return
         self.journal_broken = broken
@@ -427,7 +430,7 @@ class TableDaemon:
         if self.channel.pending:  # requests already read wait for their turn
             return 0
         now = self.clock()
-        waits = [max(0.0, self._next_heartbeat - now)]
+        waits = [max(0.0, min(self._next_heartbeat, self._next_chain_check) - now)]
         if self.pool_link is not None and self.table.pool == self.pool_link.pool_id \
                 and self.table.pool_link != LinkStatus.LOST:
             waits.append(self.pool_link.stale_in())
@@ -448,7 +451,12 @@ class TableDaemon:
                 verified_at_start=None if chain is None else chain.verified_at_start,
                 verified_through=None if chain is None else chain.verified_through)
             self.publisher.check_archives()  # a slice of a search made again, if one is due
-            self._next_heartbeat = now + self.loaded.config.stream.heartbeat_s
+            heartbeat_s = self.loaded.config.stream.heartbeat_s
+            self._next_heartbeat = now + heartbeat_s
+            self._next_chain_check = now + check_interval(heartbeat_s)
+        elif now >= self._next_chain_check:  # heartbeats set further apart than that
+            self.check_chain()
+            self._next_chain_check = now + check_interval(self.loaded.config.stream.heartbeat_s)
         for count in (*self.refusals.due(now), *self.pool_refusals.due(now)):
             if self.journal_broken is None:
                 self.apply([count])

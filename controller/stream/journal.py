@@ -560,7 +560,24 @@ def _free_bytes(directory: Path) -> int | None:
 
 def _record(row: tuple[Any, ...]) -> JournalRecord:
     seq, ts, kind, hand_id, message, prev_hash, hash_ = row
-    return JournalRecord(seq, ts, kind, hand_id, bytes(message), prev_hash, hash_)
+    return JournalRecord(seq, ts, kind, hand_id, as_stored(message), prev_hash, hash_)
+
+
+def as_stored(message: object) -> bytes:
+    """A record's message as read from the file. The daemon writes every message as a BLOB;
+    a message of another storage class (TEXT, which SQLite's ``||`` makes of any edit, a
+    number, NULL) was put there by another process, and is read as bytes that begin with its
+    type's name between NULs: never a message's JSON, never the bytes its hash was made of,
+    so every check finds the record altered where it is, and none fails on a type.
+
+    >>> as_stored(b'{"seq":1}'), as_stored('{"seq":1}')
+    (b'{"seq":1}', b'\\x00str\\x00{"seq":1}')
+    """
+    if type(message) is bytes:
+        return message
+    text = message.encode("utf-8", "surrogatepass") if isinstance(message, str) else \
+        repr(message).encode("ascii", "backslashreplace")
+    return b"\0" + type(message).__name__.encode("ascii") + b"\0" + text
 
 
 class JournalBroken(JournalError):

@@ -11,7 +11,7 @@ from pathlib import Path
 import zmq
 
 from controller.core.table_events import TableClosed
-from controller.daemon.chain_watch import ChainWatch
+from controller.daemon.chain_watch import ChainWatch, check_interval
 from controller.stream import wire
 from controller.stream.journal import GENESIS_HASH, Journal, chain_hash, journal_path
 from tests.reliability.test_startup_trust import run_config, tamper
@@ -157,3 +157,24 @@ def test_the_daemon_states_it_and_holds_the_table_when_it_fails(tmp_path: Path) 
         assert heartbeat.journal_broken_at == placed.seq
         refused = table.ask(command="place", spot=3, wager="ante", amount=700)
         assert not refused["ok"] and f"broken at seq {placed.seq}" in refused["error"]
+
+
+def test_the_chain_is_checked_every_second_between_heartbeats_set_further_apart(
+        tmp_path: Path) -> None:
+    # heartbeat_s may be set to a minute: the check must not wait for it (a rewrite is to be
+    # found within FOUND_WITHIN_S whatever the heartbeat).
+    with beating(tmp_path) as (table, _):
+        daemon = table.daemon
+        assert table.ask(command="open")["ok"]
+        now = daemon.clock()
+        daemon.clock = lambda: now
+        daemon._next_heartbeat = now + 3600
+        daemon._next_chain_check = now + 3600
+        assert daemon._poll_timeout() > 3_000_000  # nothing due: the loop may sleep an hour
+        assert table.ask(command="place", spot=2, wager="ante", amount=700)["ok"]
+        daemon._next_chain_check = 0.0
+        daemon._tick()                  # what the loop does at its next turn (no loop runs here)
+        assert daemon.chain is not None
+        assert daemon.chain.verified_through == daemon.journal.last_seq
+        assert daemon._next_heartbeat == now + 3600      # no heartbeat was sent for it
+        assert daemon._poll_timeout() <= check_interval(60.0) * 1000 + 1
