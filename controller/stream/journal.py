@@ -69,7 +69,8 @@ APPLICATION_ID = 0x4C42544A
 FORMAT_VERSION = 1
 _BATCH = 500
 #: The records a journal keeps of its own last appends (:meth:`Journal.written_after`): a
-#: heartbeat's worth of a table dealing flat out, about 3 MB.
+#: second's worth of a table dealing flat out, about 3 MB (some 20 MB were every record as
+#: long as a command may make it).
 WRITTEN_KEPT = 5000
 #: The most records one INSERT statement holds (7 values each, well inside SQLite's 32,766
 #: bound variables); a larger input is one explicit transaction of single-row INSERTs.
