@@ -2,7 +2,7 @@
 
 import random
 
-from bench import core, daemon_cpu, floor, par_check, pipeline, pool_link
+from bench import core, daemon_cpu, daemon_path, floor, par_check, pipeline, pool_link
 from bench.machine import describe
 
 
@@ -25,6 +25,9 @@ def main() -> None:
     pipeline.run_all()
     print("\nthe daemon's CPU per input, thread by thread (bench/daemon_cpu.py)")
     daemon_cpu.main([])
+    print("\nthe per-input path alone, in one thread: no loop, sockets or heartbeat "
+          "(bench/daemon_path.py)")
+    daemon_path.main([])
     # Many tables into one PostgreSQL (bench/floor.py).
     floor.run_all()
     # The linked pool's reach: one table's contribution or hit on the other signs.
