@@ -12,6 +12,7 @@ daemon process (synced journal), and the daemon's CPU per hand and per input (on
 LowBall hands, journal not synced, so the CPU is the software's own). Both trees' daemons are
 sent the same requests, bare JSON as the older bench sent them (:mod:`bench.plain_requests`:
 this tree's client adds a ``request_id`` to every command, which an older daemon would refuse).
+``--pin`` puts each daemon on one CPU and its bench on another (:mod:`bench.pinning`).
 The best of the rounds is printed for rates, the median of the rounds for latencies and CPU.
 """
 
@@ -30,6 +31,8 @@ PROBE = """
 import json, random, runpy, sys
 from bench import core, pipeline
 runpy.run_path(sys.argv[3])["install"](pipeline)
+if sys.argv[4] == "pin":
+    runpy.run_path(sys.argv[3].replace("plain_requests.py", "pinning.py"))["install"](pipeline)
 rng = random.Random(2026)
 rates = core.rankings(rng)
 engines = core.engines(rng)
@@ -50,9 +53,9 @@ print(json.dumps({
 HIGHER_IS_BETTER = ("/s",)
 
 
-def measure(tree: Path, cards: int, hands: int) -> dict[str, float]:
+def measure(tree: Path, cards: int, hands: int, pin: bool) -> dict[str, float]:
     done = subprocess.run([str(tree / ".venv/bin/python"), "-c", PROBE, str(cards), str(hands),
-                           str(HERE / "bench" / "plain_requests.py")],
+                           str(HERE / "bench" / "plain_requests.py"), "pin" if pin else "-"],
                           cwd=tree, capture_output=True, text=True, timeout=1800, check=False)
     if done.returncode != 0:
         raise SystemExit(f"{tree}: the probe failed:\n{done.stderr[-2000:]}")
@@ -68,13 +71,16 @@ def main(argv: list[str] | None = None) -> None:
                         metavar="50-5000")
     parser.add_argument("--hands", type=int, default=300, choices=range(50, 5001),
                         metavar="50-5000")
+    parser.add_argument("--pin", action="store_true",
+                        help="each daemon on the last CPU, its bench on the first "
+                             "(bench/pinning.py): runs move by some 5 %% instead of 15 %%")
     args = parser.parse_args(argv)
     trees = {"before": args.before.resolve(), "after": HERE}
     runs: dict[str, list[dict[str, float]]] = {"before": [], "after": []}
     for round_number in range(args.rounds):
         order = ("before", "after") if round_number % 2 == 0 else ("after", "before")
         for name in order:
-            runs[name].append(measure(trees[name], args.cards, args.hands))
+            runs[name].append(measure(trees[name], args.cards, args.hands, args.pin))
             print(f"round {round_number + 1}, {name}: done", flush=True)
     print(f"\n{'':<38} {'before':>14} {'after':>14} {'change':>8}")
     for key in runs["before"][0]:

@@ -17,6 +17,7 @@ import argparse
 import os
 import runpy
 from pathlib import Path
+from typing import Any
 
 from bench import pipeline
 
@@ -36,13 +37,9 @@ def _threads(pid: int) -> dict[int, tuple[str, int, int]]:
     return found
 
 
-def _pin(pid: int, cpu: int) -> None:
-    """Every thread of process ``pid`` onto ``cpu`` (a thread's affinity is its own)."""
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        try:
-            os.sched_setaffinity(int(tid), {cpu})
-        except OSError:  # a thread that ended meanwhile
-            continue
+def _loaded(name: str) -> dict[str, Any]:
+    """A module of this folder loaded by path (it runs in an older tree's process too)."""
+    return runpy.run_path(str(Path(__file__).with_name(name)))
 
 
 def measure(hands: int, pin: bool = False) -> tuple[float, list[tuple[int, str, float, float]]]:
@@ -55,8 +52,8 @@ def measure(hands: int, pin: bool = False) -> tuple[float, list[tuple[int, str, 
         assert daemon.ask({"command": "open"})["ok"]
         if pin:
             cpus = sorted(os.sched_getaffinity(0))
-            _pin(daemon.process.pid, cpus[-1])
-            _pin(os.getpid(), cpus[0])
+            _loaded("pinning.py")["pin"](daemon.process.pid, cpus[-1])
+            _loaded("pinning.py")["pin"](os.getpid(), cpus[0])
         for _ in range(20):
             dealer.hand()
         dealer.cards = dealer.inputs = 0
@@ -83,7 +80,7 @@ def main(argv: list[str] | None = None) -> None:
                         help="the daemon on the last CPU, the bench on the first")
     args = parser.parse_args(argv)
     if args.plain_requests:
-        runpy.run_path(str(Path(__file__).with_name("plain_requests.py")))["install"](pipeline)
+        _loaded("plain_requests.py")["install"](pipeline)
     rate, rows = measure(args.hands, pin=args.pin)
     print(f"{args.hands:,} one-spot Cali LowBall hands, {rate:.0f} hands/s; CPU per input: "
           f"{sum(user + system for _, _, user, system in rows):.0f} µs")
