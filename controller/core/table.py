@@ -231,9 +231,9 @@ class Table:
 
         Returns ``[CommandAccepted, effects...]``, or ``[CommandRefused]`` naming why.
         """
-        name, arguments = command.command, command.arguments()
         if type(command).supervisor_only and role != SUPERVISOR_ROLE:
-            return [CommandRefused(name, arguments, by, role,
+            name = command.command
+            return [CommandRefused(name, command.arguments(), by, role,
                                    f"'{name}' needs the supervisor credential")]
         return self._carry_out(command, by, role)
 
