@@ -164,7 +164,7 @@ def render(record: JournalRecord) -> str:
     """One line per record: seq, time, hand, type, the event's data, and the hash's start."""
     try:
         payload = canonical_json(json.loads(record.message)["data"]).decode()
-    except (ValueError, KeyError, TypeError):  # a damaged record: show it as it is
-        payload = record.message.decode(errors="replace")
+    except (ValueError, KeyError, TypeError):  # a damaged record: its bytes as they are,
+        payload = repr(record.message)           # escaped (no control byte reaches a terminal)
     return (f"{record.seq:>8}  {record.ts}  {record.hand_id or '-':<16} {record.type:<20} "
             f"{payload}  #{record.hash[:12]}")

@@ -75,13 +75,18 @@ def check_interval(heartbeat_s: float) -> float:
 
 def sweep_size(records: int, interval_s: float) -> int:
     """The records a check every ``interval_s`` re-reads of a chain of ``records`` for a pass
-    over all of them within :data:`PASS_S` (between :data:`SWEEP_LEAST` and
-    :data:`SWEEP_MOST`).
+    over all of them within :data:`PASS_S`: between :data:`SWEEP_LEAST` and
+    :data:`SWEEP_MOST` a second (heartbeats a few milliseconds apart, which the config
+    allows, re-read no more a second than heartbeats a second apart).
 
     >>> sweep_size(300, 1.0), sweep_size(60_000, 1.0), sweep_size(60_000, 5.0)
     (500, 2000, 5000)
+    >>> sweep_size(300, 0.001), sweep_size(150_000, 0.001)
+    (1, 5)
     """
-    return min(SWEEP_MOST, max(SWEEP_LEAST, math.ceil(records * interval_s / PASS_S)))
+    least = max(1, math.ceil(SWEEP_LEAST * min(interval_s, 1.0)))
+    most = max(1, math.ceil(SWEEP_MOST * min(interval_s, 1.0)))
+    return min(most, max(least, math.ceil(records * interval_s / PASS_S)))
 
 
 class JournalReplaced(JournalBroken):

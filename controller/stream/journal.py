@@ -328,18 +328,16 @@ class Journal:
         return self._table_id
 
     def last_record(self) -> JournalRecord | None:
-        row = self._connection.execute(
-            "SELECT seq, ts, type, hand_id, message, prev_hash, hash FROM journal "
-            "ORDER BY seq DESC LIMIT 1").fetchone()
-        return _record(row) if row else None
+        rows = self._rows("SELECT seq, ts, type, hand_id, message, prev_hash, hash FROM journal "
+                          "ORDER BY seq DESC LIMIT 1", ())
+        return _record(rows[0]) if rows else None
 
     def last_of(self, *types: str) -> JournalRecord | None:
         """The last record of one of ``types`` (event wire names), or None."""
         marks = ", ".join("?" * len(types))
-        row = self._connection.execute(
-            "SELECT seq, ts, type, hand_id, message, prev_hash, hash FROM journal "
-            f"WHERE type IN ({marks}) ORDER BY seq DESC LIMIT 1", types).fetchone()
-        return None if row is None else _record(row)
+        rows = self._rows("SELECT seq, ts, type, hand_id, message, prev_hash, hash FROM journal "
+                          f"WHERE type IN ({marks}) ORDER BY seq DESC LIMIT 1", types)
+        return _record(rows[0]) if rows else None
 
     def records(self, after_seq: int = 0, limit: int | None = None) -> Iterator[JournalRecord]:
         """Records with seq > ``after_seq`` in seq order, at most ``limit`` of them.
@@ -349,9 +347,9 @@ class Journal:
         remaining = limit
         while remaining is None or remaining > 0:
             batch = _BATCH if remaining is None else min(_BATCH, remaining)
-            rows = self._connection.execute(
-                "SELECT seq, ts, type, hand_id, message, prev_hash, hash FROM journal "
-                "WHERE seq > ? ORDER BY seq LIMIT ?", (after_seq, batch)).fetchall()
+            rows = self._rows("SELECT seq, ts, type, hand_id, message, prev_hash, hash "
+                              "FROM journal WHERE seq > ? ORDER BY seq LIMIT ?",
+                              (after_seq, batch))
             for row in rows:
                 yield _record(row)
             if len(rows) < batch:
@@ -365,13 +363,28 @@ class Journal:
         order, at most ``limit`` of them: the chain alone, for a check that hashes every
         record again (:mod:`controller.daemon.chain_watch`), read as :meth:`records` reads."""
         while limit > 0:
-            rows: list[tuple[int, str, str, bytes]] = self._connection.execute(
+            rows: list[tuple[int, str, str, bytes]] = self._rows(
                 "SELECT seq, prev_hash, hash, message FROM journal WHERE seq > ? "
-                "ORDER BY seq LIMIT ?", (after_seq, min(_BATCH, limit))).fetchall()
+                "ORDER BY seq LIMIT ?", (after_seq, min(_BATCH, limit)))
             yield from rows
             if len(rows) < min(_BATCH, limit):
                 return
             after_seq, limit = rows[-1][0], limit - len(rows)
+
+    def _rows(self, sql: str, parameters: Sequence[Any]) -> list[Any]:
+        """The rows of a query on the journal. The daemon writes every text as UTF-8; text
+        another process stored that is not (SQLite never checks) cannot be read as ``str``:
+        the query is then read again with such text decoded as it is (``surrogateescape``),
+        so the record that holds it breaks the chain where it is, and no reader fails on it."""
+        connection = self._connection
+        try:
+            return connection.execute(sql, parameters).fetchall()
+        except sqlite3.OperationalError:
+            connection.text_factory = _as_stored_text
+            try:
+                return connection.execute(sql, parameters).fetchall()
+            finally:
+                connection.text_factory = str
 
     def written_after(self, seq: int) -> list[JournalRecord]:
         """The records this object appended after ``seq`` that it still keeps (the last
@@ -391,9 +404,8 @@ class Journal:
 
     def hash_at(self, seq: int) -> str | None:
         """The stored hash of record ``seq``, or None if there is no such record."""
-        row = self._connection.execute("SELECT hash FROM journal WHERE seq = ?",
-                                       (seq,)).fetchone()
-        return None if row is None else str(row[0])
+        rows = self._rows("SELECT hash FROM journal WHERE seq = ?", (seq,))
+        return str(rows[0][0]) if rows else None
 
     def replaced_files(self) -> list[str]:
         """The journal's files (the database, its ``-wal``) whose name no longer leads to the
@@ -562,6 +574,12 @@ def _free_bytes(directory: Path) -> int | None:
 def _record(row: tuple[Any, ...]) -> JournalRecord:
     seq, ts, kind, hand_id, message, prev_hash, hash_ = row
     return JournalRecord(seq, ts, kind, hand_id, as_stored(message), prev_hash, hash_)
+
+
+def _as_stored_text(stored: bytes) -> str:
+    """Text as SQLite holds it, valid UTF-8 or not (each byte that is not: a lone surrogate,
+    which no hash, seq or event type the daemon wrote contains)."""
+    return stored.decode("utf-8", "surrogateescape")
 
 
 def as_stored(message: object) -> bytes:
