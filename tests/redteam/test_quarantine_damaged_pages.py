@@ -29,7 +29,7 @@ from controller.daemon.journal_quarantine import (
 )
 from controller.stream.archive import Archives, Lost, Run
 from controller.stream.journal import Journal, JournalRecord, journal_path
-from tests.reliability.test_startup_trust import play_a_hand, run_config
+from tests.reliability.test_startup_trust import play_a_hand, play_a_voided_hand, run_config
 from tests.test_reload import Daemon
 
 TABLE = "TCL-01"
@@ -55,9 +55,7 @@ def shift(tmp_path_factory: pytest.TempPathFactory) -> Shift:
         table.daemon.start()
         try:
             for _ in range(HANDS):
-                play_a_hand(table.ask)
-                assert table.ask(command="void", reason="test", supervisor=True)["ok"]
-                assert table.ask(command="close")["ok"]
+                play_a_voided_hand(table.ask)
             play_a_hand(table.ask)
             hand, meter = table.daemon.table.hand_id, table.daemon.table.meter
             assert hand == f"{TABLE}-{HANDS + 1:06d}"

@@ -41,6 +41,13 @@ def test_an_id_in_small_letters_and_its_capitals_in_another_script_are_one_playe
 @pytest.mark.parametrize(("supervisor", "lookalike"), [("wendy", "vvendy"), ("dave", "clave")])
 def test_the_shared_credential_cannot_sign_as_an_ascii_lookalike_of_a_named_supervisor(
         rig_factory: RigFactory, supervisor: str, lookalike: str) -> None:  # noqa: F811
+    assert_shared_credential_cannot_sign_as(rig_factory, supervisor, lookalike)
+
+
+def assert_shared_credential_cannot_sign_as(rig_factory: RigFactory, supervisor: str,
+                                            lookalike: str) -> None:
+    """The table's shared credential, signing as ``lookalike``, is refused on a table where
+    ``supervisor`` has her own credential."""
     from tests.test_daemon import CREDENTIAL
 
     rig = rig_factory("three-card-lowball",

@@ -18,7 +18,9 @@ import zmq
 from controller.daemon.journal_quarantine import QuarantineRefused, quarantine
 from controller.stream.journal import Journal, journal_path
 from tests.redteam.test_redteam9 import assert_one_player_on_five_spots
-from tests.reliability.test_startup_trust import play_a_hand, run_config
+from tests.redteam.test_redteam10 import assert_shared_credential_cannot_sign_as
+from tests.reliability.test_startup_trust import play_a_hand, play_a_voided_hand, run_config
+from tests.stream.conftest import serve
 from tests.test_daemon import RigFactory, rig_factory  # noqa: F401 (fixture)
 from tests.test_reload import Daemon
 
@@ -32,23 +34,13 @@ PAGE = 4096
 @pytest.mark.parametrize(("supervisor", "lookalike"), [("kim", "KlM"), ("alice", "ALlCE")])
 def test_the_shared_credential_cannot_sign_as_a_supervisors_name_in_lookalike_capitals(
         rig_factory: RigFactory, supervisor: str, lookalike: str) -> None:  # noqa: F811
-    from tests.test_daemon import CREDENTIAL
-
-    rig = rig_factory("three-card-lowball",
-                      supervisors={supervisor: f"{supervisor}-own-credential"})
-    forged = rig.ask({"command": "sign_in", "by": lookalike, "credential": CREDENTIAL})
-    assert not forged["ok"], f"the shared credential signed as {lookalike!r} ({supervisor})"
+    assert_shared_credential_cannot_sign_as(rig_factory, supervisor, lookalike)
 
 
 @pytest.mark.parametrize(("supervisor", "lookalike"), [("alice", "a|ice"), ("will", "wi||")])
 def test_the_shared_credential_cannot_sign_as_a_supervisors_name_with_a_bar_for_l(
         rig_factory: RigFactory, supervisor: str, lookalike: str) -> None:  # noqa: F811
-    from tests.test_daemon import CREDENTIAL
-
-    rig = rig_factory("three-card-lowball",
-                      supervisors={supervisor: f"{supervisor}-own-credential"})
-    forged = rig.ask({"command": "sign_in", "by": lookalike, "credential": CREDENTIAL})
-    assert not forged["ok"], f"the shared credential signed as {lookalike!r} ({supervisor})"
+    assert_shared_credential_cannot_sign_as(rig_factory, supervisor, lookalike)
 
 
 # --- a player id: Latin pairs and a Han stroke that draw a Latin letter ----------------------
@@ -102,9 +94,7 @@ def play_hands(root: Path, config: Path, context: zmq.Context[Any], hands: int) 
     table.daemon.start()
     try:
         for _ in range(hands):
-            play_a_hand(table.ask)
-            assert table.ask(command="void", reason="test", supervisor=True)["ok"]
-            assert table.ask(command="close")["ok"]
+            play_a_voided_hand(table.ask)
         return table.daemon.journal.last_seq
     finally:
         table.daemon.close()
@@ -264,6 +254,24 @@ def test_a_root_page_that_points_to_itself_is_read_once(tmp_path: Path) -> None:
 WAL_HEADER, FRAME_HEADER = 32, 24
 
 
+def assert_held_or_refused(root: Path, config: Path, context: zmq.Context[Any],
+                           lost: str) -> None:
+    """A daemon started on the state dir of ``root`` after a journal lost ``lost`` (what the
+    failure message says is gone) holds the table, or refuses to start: either keeps the seqs
+    the floor holds from being used again."""
+    after = Daemon(root, config, context)
+    try:
+        after.daemon.start()
+    except Exception:  # noqa: BLE001 - refusing to start on it keeps the seqs too
+        return
+    try:
+        status: dict[str, Any] = after.daemon.journal_status()
+        assert status["broken_at"] is not None, \
+            f"{lost}, yet the table plays on from seq {status['seq']}"
+    finally:
+        after.daemon.close()
+
+
 def test_committed_records_past_a_damaged_frame_of_the_log_hold_the_table(
         tmp_path: Path) -> None:
     context = zmq.Context()
@@ -273,9 +281,7 @@ def test_committed_records_past_a_damaged_frame_of_the_log_hold_the_table(
         table.daemon.start()
         try:
             for _ in range(3):
-                play_a_hand(table.ask)
-                assert table.ask(command="void", reason="test", supervisor=True)["ok"]
-                assert table.ask(command="close")["ok"]
+                play_a_voided_hand(table.ask)
             # The power cut: the files as they are on disk (each commit synced), the log
             # not yet checkpointed into the database.
             shutil.copytree(tmp_path / "state", cut / "state")
@@ -295,18 +301,9 @@ def test_committed_records_past_a_damaged_frame_of_the_log_hold_the_table(
             visible = damaged.stored_last_seq()
         assert visible < journaled, "the damaged frame hid no record: nothing to test"
 
-        after = Daemon(cut, tmp_path / "table.toml", context)
-        try:
-            after.daemon.start()
-        except Exception:  # noqa: BLE001 - refusing to start on it keeps the seqs too
-            return
-        try:
-            status: dict[str, Any] = after.daemon.journal_status()
-            assert status["broken_at"] is not None, (
-                f"records {visible + 1} to {journaled} were committed and are gone, yet the "
-                f"table plays on from seq {status['seq']}")
-        finally:
-            after.daemon.close()
+        assert_held_or_refused(cut, tmp_path / "table.toml", context,
+                               f"records {visible + 1} to {journaled} were committed and are "
+                               f"gone")
         done = quarantine(cut / "state", "a damaged log", by="sam")     # the way out
         assert done.record.archived_seq >= journaled, (
             f"the new journal continues after seq {done.record.archived_seq}: seqs up to "
@@ -339,18 +336,9 @@ def test_a_root_page_reverted_by_a_lost_write_holds_the_table(tmp_path: Path) ->
         with Journal.open_readonly(path) as reverted:
             reached = reverted.stored_last_seq()
         assert before <= reached < journaled, "the old root reaches every record: nothing lost"
-        table = Daemon(tmp_path, config, context)
-        try:
-            table.daemon.start()
-        except Exception:  # noqa: BLE001 - refusing to start keeps the seqs too
-            return
-        try:
-            status: dict[str, Any] = table.daemon.journal_status()
-            assert status["broken_at"] is not None, (
-                f"seqs {reached + 1} to {journaled} are on pages the b-tree no longer reaches, "
-                f"yet the table plays on from seq {status['seq']}")
-        finally:
-            table.daemon.close()
+        assert_held_or_refused(tmp_path, config, context,
+                               f"seqs {reached + 1} to {journaled} are on pages the b-tree no "
+                               f"longer reaches")
     done = quarantine(tmp_path / "state", "a lost write", by="sam")   # the way out
     assert done.record.archived_seq >= journaled, (
         f"the new journal continues after seq {done.record.archived_seq}: seqs "
@@ -418,26 +406,18 @@ class CmsTable:
             daemon.start()
             publisher = daemon.publisher
             pipe.send_pyobj(daemon.journal.first_seq)
-            poller = zmq.Poller()
-            poller.register(pipe, zmq.POLLIN)
-            for socket in publisher.sockets:
-                poller.register(socket, zmq.POLLIN)
-            while True:
-                ready = dict(poller.poll())
-                if any(socket in ready for socket in publisher.sockets):
-                    publisher.handle_replay()
-                if pipe in ready:
-                    command, *args = pipe.recv_pyobj()
-                    if command == "stop":
-                        pipe.send_pyobj(None)
-                        return
-                    if command == "tick":
-                        daemon._next_heartbeat = 0.0
-                        daemon._tick()
-                        pipe.send_pyobj(None)
-                    elif command == "serves":  # (through,): the kinds served from 0
-                        pipe.send_pyobj([type(piece).__name__ for piece in
-                                         publisher._archives.serve(0, args[0])])
+
+            def handle(command: str, args: list[Any]) -> Any:
+                if command == "tick":
+                    daemon._next_heartbeat = 0.0
+                    daemon._tick()
+                    return None
+                if command == "serves":  # (through,): the kinds served from 0
+                    return [type(piece).__name__ for piece in
+                            publisher._archives.serve(0, args[0])]
+                raise AssertionError(f"no command {command!r} for the table's thread")
+
+            serve(pipe, publisher, handle)
         except BaseException as error:  # reported by the next call()
             self.error = error
             raise
@@ -474,9 +454,7 @@ def test_the_floor_stores_the_verified_archived_records_once_their_check_is_done
     with zmq.Context() as context:
         with started(tmp_path, config, context) as table:
             for _ in range(3):
-                play_a_hand(table.ask)
-                assert table.ask(command="void", reason="test", supervisor=True)["ok"]
-                assert table.ask(command="close")["ok"]
+                play_a_voided_hand(table.ask)
             last = table.daemon.journal.last_seq
         alter(journal_path(state), last)                   # the break: the last record
         archived = quarantine(state, "disk damage", by="sam").archived

@@ -67,11 +67,19 @@ def files_digest(state_dir: Path, name: str = "journal.sqlite3") -> dict[str, st
 
 
 def play_a_hand(ask: Callable[..., dict[str, Any]]) -> None:
-    """Open, wagers with the progressive on spot 1, lock (the meter takes 20), void."""
+    """Open, wagers with the progressive on spot 1, lock (the meter takes 20): a hand in
+    play."""
     assert ask(command="open")["ok"]
     for wager, amount in (("ante", 500), ("bonus", 500), ("progressive", 100)):
         assert ask(command="place", spot=1, wager=wager, amount=amount)["ok"]
     assert ask(command="lock")["ok"]
+
+
+def play_a_voided_hand(ask: Callable[..., dict[str, Any]]) -> None:
+    """:func:`play_a_hand`, voided by a supervisor, and the table closed."""
+    play_a_hand(ask)
+    assert ask(command="void", reason="test", supervisor=True)["ok"]
+    assert ask(command="close")["ok"]
 
 
 # --- 9. one daemon per state directory ----------------------------------------------------

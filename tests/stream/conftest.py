@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 import time
 import types
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
@@ -132,6 +132,27 @@ def publisher(context: zmq.Context[Any], journal: Journal) -> Iterator[EventPubl
     publisher.close()
 
 
+def serve(pipe: zmq.Socket[bytes], publisher: EventPublisher,
+          handle: Callable[[str, list[Any]], Any]) -> None:
+    """A table's loop in a test's thread: the publisher's replay requests answered, and the
+    test's ``(command, *args)`` over ``pipe``, each answered ``handle(command, args)``, until
+    ``stop``."""
+    poller = zmq.Poller()
+    poller.register(pipe, zmq.POLLIN)
+    for socket in publisher.sockets:
+        poller.register(socket, zmq.POLLIN)
+    while True:
+        ready = dict(poller.poll())
+        if any(socket in ready for socket in publisher.sockets):
+            publisher.handle_replay()
+        if pipe in ready:
+            command, *args = pipe.recv_pyobj()
+            if command == "stop":
+                pipe.send_pyobj(None)
+                return
+            pipe.send_pyobj(handle(command, args))
+
+
 class TableLoop:
     """A stand-in for the daemon's main loop: one thread owns the journal and the publisher,
     serves the ROUTER when it is readable, and takes commands from the test over an inproc
@@ -168,29 +189,21 @@ class TableLoop:
             if journal.first_seq > 1:  # as the daemon does at start: not on a replay's turn
                 publisher.find_archives()
             pipe.send_pyobj((publisher.pub_endpoint, publisher.replay_endpoint))
-            poller = zmq.Poller()
-            poller.register(pipe, zmq.POLLIN)
-            for socket in publisher.sockets:
-                poller.register(socket, zmq.POLLIN)
-            while True:
-                ready = dict(poller.poll())
-                if any(socket in ready for socket in publisher.sockets):
-                    publisher.handle_replay()
-                if pipe in ready:
-                    command, *args = pipe.recv_pyobj()
-                    if command == "stop":
-                        pipe.send_pyobj(None)
-                        return
-                    if command == "append":  # (events, publish: bool)
-                        for event in args[0]:
-                            record = journal.append(event, table_id=TABLE, hand_id=HAND)
-                            if args[1]:
-                                publisher.publish(record)
-                            else:  # published, but lost on the way to this subscriber
-                                publisher.last_seq = record.seq
-                        pipe.send_pyobj(journal.last_seq)
-                    elif command == "heartbeat":  # (broken_at,), optional
-                        pipe.send_pyobj(publisher.heartbeat("OPEN", broken_at=(args or [None])[0]))
+
+            def handle(command: str, args: list[Any]) -> Any:
+                if command == "append":  # (events, publish: bool)
+                    for event in args[0]:
+                        record = journal.append(event, table_id=TABLE, hand_id=HAND)
+                        if args[1]:
+                            publisher.publish(record)
+                        else:  # published, but lost on the way to this subscriber
+                            publisher.last_seq = record.seq
+                    return journal.last_seq
+                if command == "heartbeat":  # (broken_at,), optional
+                    return publisher.heartbeat("OPEN", broken_at=(args or [None])[0])
+                raise AssertionError(f"no command {command!r} for the table loop")
+
+            serve(pipe, publisher, handle)
         except BaseException as error:  # reported by the next call()
             self.error = error
             raise
