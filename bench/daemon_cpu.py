@@ -51,9 +51,9 @@ def measure(hands: int, pin: bool = False) -> tuple[float, list[tuple[int, str, 
     try:
         assert daemon.ask({"command": "open"})["ok"]
         if pin:
-            cpus = sorted(os.sched_getaffinity(0))
-            _loaded("pinning.py")["pin"](daemon.process.pid, cpus[-1])
-            _loaded("pinning.py")["pin"](os.getpid(), cpus[0])
+            cpus, pin_to = sorted(os.sched_getaffinity(0)), _loaded("pinning.py")["pin"]
+            pin_to(daemon.process.pid, cpus[-1])
+            pin_to(os.getpid(), cpus[0])
         for _ in range(20):
             dealer.hand()
         dealer.cards = dealer.inputs = 0
