@@ -30,9 +30,8 @@ HERE = Path(__file__).resolve().parent.parent
 PROBE = """
 import json, random, runpy, sys
 from bench import core, pipeline
-runpy.run_path(sys.argv[3])["install"](pipeline)
-if sys.argv[4] == "pin":
-    runpy.run_path(sys.argv[3].replace("plain_requests.py", "pinning.py"))["install"](pipeline)
+for installed in sys.argv[3:]:  # bench/plain_requests.py (and pinning.py) of the comparing tree
+    runpy.run_path(installed)["install"](pipeline)
 rng = random.Random(2026)
 rates = core.rankings(rng)
 engines = core.engines(rng)
@@ -54,8 +53,9 @@ HIGHER_IS_BETTER = ("/s",)
 
 
 def measure(tree: Path, cards: int, hands: int, pin: bool) -> dict[str, float]:
+    installs = ["plain_requests.py", "pinning.py"] if pin else ["plain_requests.py"]
     done = subprocess.run([str(tree / ".venv/bin/python"), "-c", PROBE, str(cards), str(hands),
-                           str(HERE / "bench" / "plain_requests.py"), "pin" if pin else "-"],
+                           *(str(HERE / "bench" / name) for name in installs)],
                           cwd=tree, capture_output=True, text=True, timeout=1800, check=False)
     if done.returncode != 0:
         raise SystemExit(f"{tree}: the probe failed:\n{done.stderr[-2000:]}")
