@@ -32,6 +32,7 @@ from controller.stream.journal import (
     JournalError,
     JournalRecord,
     file_problems,
+    missing_triggers,
 )
 from controller.stream.write_ahead_log import frames_lost
 
@@ -49,7 +50,6 @@ PROBE = 16
 MIN_RECORD_BYTES = 128
 #: The most ranges of unreadable seqs named in a record or a message (the rest are counted).
 NAMED_RANGES = 4
-_TRIGGERS = ("journal_no_update", "journal_no_delete", "journal_gapless")
 
 
 class Unreadable(NamedTuple):
@@ -205,11 +205,9 @@ class SalvagedJournal:
         """The append-only triggers not in place; none named if the schema cannot be read
         (the damaged pages are the break then)."""
         try:
-            present = {row[0] for row in self._connection.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+            return missing_triggers(self._connection)
         except sqlite3.Error:
             return []
-        return [name for name in _TRIGGERS if name not in present]
 
     def close(self) -> None:
         self._connection.close()

@@ -454,10 +454,8 @@ class Journal:
         return VerifyReport(True, check.checked, None, "", check.last_seq, check.last_hash)
 
     def missing_triggers(self) -> list[str]:
-        """The append-only triggers that are not in place (none in a sound journal)."""
-        present = {row[0] for row in self._connection.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'trigger'")}
-        return [name for name in _TRIGGERS if name not in present]
+        """The append-only triggers that are not in place (:func:`missing_triggers`)."""
+        return missing_triggers(self._connection)
 
     def file_problems(self, most: int = 5) -> list[str]:
         """What SQLite finds wrong with the file (:func:`file_problems`)."""
@@ -471,6 +469,14 @@ class Journal:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def missing_triggers(connection: sqlite3.Connection) -> list[str]:
+    """The append-only triggers not in place in the journal ``connection`` reads (none in a
+    sound journal)."""
+    present = {row[0] for row in connection.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+    return [name for name in _TRIGGERS if name not in present]
 
 
 def file_problems(connection: sqlite3.Connection, most: int = 5) -> list[str]:
