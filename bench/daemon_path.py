@@ -6,7 +6,7 @@ devices (``--durability batched``), opens the table and deals N one-spot Cali Lo
 (after 20 to warm up): each command through ``daemon.command`` (parsed, checked, carried out,
 journaled, published, answered), each card through ``daemon.handle_report`` (as the shoe's
 thread reports it: journaled, published, acknowledged, lamps). It prints the thread's CPU per
-input. Set against ``bench/daemon_cpu.py`` (the whole process as systemd runs it), the
+input, and apart a command's and a card's. Set against ``bench/daemon_cpu.py`` (the whole process as systemd runs it), the
 difference is the loop, the sockets' transport and the running chain check.
 
 It runs in an older tree too, with that tree on ``PYTHONPATH`` and its own venv (``python
@@ -72,13 +72,23 @@ class DealtInProcess:
                                             durability="batched")
         self.daemon.start()
         self.rng, self.inputs, self.cards = random.Random(7), 0, 0
+        #: this thread's CPU (ns) and count of commands, and of cards, since the last reset
+        self.spent = {"command": [0, 0], "card": [0, 0]}
         self.ask({"command": "open"})
 
     def ask(self, request: dict[str, Any]) -> None:
-        reply = self.daemon.command(json.dumps(request).encode())
-        self.inputs += 1
+        payload = json.dumps(request).encode()
+        started = time.thread_time_ns()
+        reply = self.daemon.command(payload)
+        self._spent("command", started)
         if not reply["ok"]:
             raise RuntimeError(f"refused: {request}: {reply}")
+
+    def _spent(self, kind: str, started: int) -> None:
+        spent = self.spent[kind]
+        spent[0] += time.thread_time_ns() - started
+        spent[1] += 1
+        self.inputs += 1
 
     def hand(self) -> None:
         wagers = {1: {"ante": 1000, "xtra_bonus": 1000}}
@@ -93,10 +103,12 @@ class DealtInProcess:
                 for _ in range(expected):
                     card = deck.pop()
                     self.cards += 1  # the shoe's frame seq and its count of cards dealt
-                    self.daemon.handle_report(M["hub"].Report(
-                        "card", (card, self.cards % 65_535 + 1, "", self.cards)))
+                    report = M["hub"].Report("card",
+                                             (card, self.cards % 65_535 + 1, "", self.cards))
+                    started = time.thread_time_ns()
+                    self.daemon.handle_report(report)
+                    self._spent("card", started)
                     hand.deal(card)
-                    self.inputs += 1
                 continue
             step = hand.next_step()
             if step.kind == "settled":
@@ -124,7 +136,7 @@ def main(argv: list[str] | None = None) -> None:
                 table.hand()
             gc.collect()
             gc.freeze()  # as `lowball-table run` does once started
-            table.inputs = 0
+            table.inputs, table.spent = 0, {"command": [0, 0], "card": [0, 0]}
             started = time.thread_time()
             for _ in range(args.hands):
                 table.hand()
@@ -133,6 +145,8 @@ def main(argv: list[str] | None = None) -> None:
             table.close()
     print(f"{args.hands:,} one-spot Cali LowBall hands, {table.inputs:,} inputs: "
           f"{cpu / table.inputs * 1e6:.0f} µs of this thread's CPU an input")
+    for kind, (spent, count) in table.spent.items():
+        print(f"  a {kind}: {spent / count / 1000:.0f} µs ({count:,})")
 
 
 if __name__ == "__main__":
