@@ -156,3 +156,29 @@ def test_the_quarantine_names_a_record_not_utf8_altered_where_verify_does(tmp_pa
     out = done.stdout.decode(errors="replace")
     assert "broken at seq 3: hash does not match" in out and "damaged pages" not in out, out
     assert "closer 2" not in out, out  # the altered record's text is evidence, not a reason
+
+
+# --- 6. a hash read with surrogates reaches the heartbeat ----------------------------------------
+
+@pytest.mark.xfail(strict=True, reason="held at seq 3, Publisher.hold takes hash_at(2): the hash "
+                                       "column not UTF-8 is now read (surrogates) instead of "
+                                       "failing as sqlite3.Error, and every heartbeat raises "
+                                       "WireError out of the daemon's loop")
+def test_a_held_table_beats_when_the_hash_before_the_break_is_not_utf8(
+        tmp_path: Path, context: zmq.Context[Any]) -> None:
+    with started(tmp_path, config_file(tmp_path), context) as table:
+        for command in ("open", "close", "open", "close"):
+            assert table.ask(command=command)["ok"]
+        daemon = table.daemon
+        assert daemon.chain is not None and daemon.journal.last_seq > 3
+        # a pass that re-reads the chain in slices (any journal over SWEEP_LEAST records) has
+        # got past seq 2 when another process rewrites seq 2's hash and seq 3's message
+        assert daemon.chain.check(sweep=2) is None
+        rewrite(tmp_path / "state", "UPDATE journal SET hash = CAST(hash || X'ff' AS TEXT) "
+                                    "WHERE seq = ?", (2,))
+        rewrite(tmp_path / "state", "UPDATE journal SET message = message || 'x' "
+                                    "WHERE seq = ?", (3,))
+        daemon.check_chain()
+        assert daemon.journal_broken is not None and daemon.journal_broken.seq == 3
+        daemon._next_heartbeat = daemon.clock()  # the next heartbeat is due
+        daemon._tick()  # held, the daemon beats on: status, the break's seq, the quarantine
