@@ -83,7 +83,8 @@ def run(args: argparse.Namespace) -> int:
             if args.action == "verify":
                 return _verify(journal)
             for record in journal.records(after_seq=args.after, limit=args.limit):
-                print(record.message.decode() if args.json else render(record))
+                print(_printable(record.message.decode("utf-8", "backslashreplace"))
+                      if args.json else render(record))
             return 0
     except JournalError as error:
         print(f"lowball-table journal: {error}", file=sys.stderr)
@@ -164,7 +165,18 @@ def render(record: JournalRecord) -> str:
     """One line per record: seq, time, hand, type, the event's data, and the hash's start."""
     try:
         payload = canonical_json(json.loads(record.message)["data"]).decode()
-    except (ValueError, KeyError, TypeError):  # a damaged record: its bytes as they are,
-        payload = repr(record.message)           # escaped (no control byte reaches a terminal)
-    return (f"{record.seq:>8}  {record.ts}  {record.hand_id or '-':<16} {record.type:<20} "
-            f"{payload}  #{record.hash[:12]}")
+    except (ValueError, KeyError, TypeError):  # a damaged record: its bytes as they are
+        payload = repr(record.message)
+    return _printable(f"{record.seq:>8}  {record.ts}  {record.hand_id or '-':<16} "
+                      f"{record.type:<20} {payload}  #{record.hash[:12]}")
+
+
+def _printable(line: str) -> str:
+    """``line`` with every character a terminal would act on, or a strict output could not
+    write (a control, a byte that was not UTF-8), escaped: what another process stored is
+    shown, never obeyed."""
+    if line.isprintable():
+        return line
+    return "".join(char if char.isprintable() else
+                   char.encode("unicode_escape", "backslashreplace").decode("ascii")
+                   for char in line)

@@ -63,14 +63,20 @@ PASS_S = FOUND_WITHIN_S / 2
 SWEEP_LEAST, SWEEP_MOST = 500, 5000
 
 
+#: The loop turns at most this often (its poll waits whole milliseconds, at least one): no
+#: check comes sooner after the last, whatever the heartbeat.
+SHORTEST_TURN_S = 0.001
+
+
 def check_interval(heartbeat_s: float) -> float:
     """How often the daemon checks the chain at ``heartbeat_s``: at every heartbeat, and at
-    least every :data:`CHECK_EVERY_S`.
+    least every :data:`CHECK_EVERY_S`; a heartbeat shorter than the loop's turn comes once a
+    turn.
 
-    >>> check_interval(0.5), check_interval(60.0)
-    (0.5, 1.0)
+    >>> check_interval(0.5), check_interval(60.0), check_interval(0.0001)
+    (0.5, 1.0, 0.001)
     """
-    return min(heartbeat_s, CHECK_EVERY_S)
+    return min(max(heartbeat_s, SHORTEST_TURN_S), CHECK_EVERY_S)
 
 
 def sweep_size(records: int, interval_s: float) -> int:

@@ -51,6 +51,7 @@ import functools
 import hashlib
 import itertools
 import os
+import re
 import sqlite3
 from collections import deque
 from collections.abc import Iterator, Sequence
@@ -64,6 +65,8 @@ from controller.stream import wire
 JOURNAL_FILE = "journal.sqlite3"
 MAX_SEQ = wire.MAX_SEQ
 GENESIS_HASH = "0" * 64
+#: A record's hash (and prev_hash) as the daemon writes it.
+_HASH = re.compile(r"[0-9a-f]{64}")
 #: ``PRAGMA application_id``: marks the file as a lowball-table journal ("LBTJ").
 APPLICATION_ID = 0x4C42544A
 FORMAT_VERSION = 1
@@ -403,9 +406,12 @@ class Journal:
             "SELECT COALESCE(MAX(seq), 0) FROM journal").fetchone()[0])
 
     def hash_at(self, seq: int) -> str | None:
-        """The stored hash of record ``seq``, or None if there is no such record."""
+        """The stored hash of record ``seq``, or None if there is no such record or what it
+    holds is not a hash (64 hexadecimal digits)."""
         rows = self._rows("SELECT hash FROM journal WHERE seq = ?", (seq,))
-        return str(rows[0][0]) if rows else None
+        stored = rows[0][0] if rows else None
+        # what another process left there that is no hash the daemon writes is none
+        return stored if isinstance(stored, str) and _HASH.fullmatch(stored) else None
 
     def replaced_files(self) -> list[str]:
         """The journal's files (the database, its ``-wal``) whose name no longer leads to the
@@ -588,6 +594,15 @@ def _as_stored_text(stored: bytes) -> str:
     return stored.decode("utf-8", "surrogateescape")
 
 
+def _stored_bytes(text: str) -> bytes:
+    """The bytes SQLite holds for ``text`` read by :func:`_as_stored_text` (bytes that are not
+    UTF-8 come back as they are)."""
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a surrogate no byte escaped: there is no other way to write it
+        return text.encode("utf-8", "surrogatepass")
+
+
 def as_stored(message: object) -> bytes:
     """A record's message as read from the file. The daemon writes every message as a BLOB;
     a message of another storage class (TEXT, which SQLite's ``||`` makes of any edit, a
@@ -600,7 +615,7 @@ def as_stored(message: object) -> bytes:
     """
     if type(message) is bytes:
         return message
-    text = message.encode("utf-8", "surrogatepass") if isinstance(message, str) else \
+    text = _stored_bytes(message) if isinstance(message, str) else \
         repr(message).encode("ascii", "backslashreplace")
     return b"\0" + type(message).__name__.encode("ascii") + b"\0" + text
 
