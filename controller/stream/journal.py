@@ -47,7 +47,6 @@ daemon writes: WAL lets readers and the writer proceed together.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import itertools
 import os
@@ -75,9 +74,11 @@ _BATCH = 500
 #: second's worth of a table dealing flat out, about 3 MB (some 20 MB were every record as
 #: long as a command may make it).
 WRITTEN_KEPT = 5000
-#: The most records one INSERT statement holds (7 values each, well inside SQLite's 32,766
-#: bound variables); a larger input is one explicit transaction of single-row INSERTs.
-_ROWS_PER_STATEMENT = 128
+#: One record's INSERT. Never several rows in one statement: with the ``journal_gapless``
+#: trigger, SQLite first copies a multi-row ``VALUES`` into an ephemeral table (a pager of
+#: its own, fresh memory at every input), which costs the daemon more than a transaction.
+_INSERT = "INSERT INTO journal (seq, ts, type, hand_id, message, prev_hash, hash) " \
+          "VALUES (?, ?, ?, ?, ?, ?, ?)"
 #: The files SQLite keeps beside a journal in WAL mode: the log holds committed records that
 #: may not be in the database file yet, so they belong to that database and no other.
 COMPANIONS = ("-wal", "-shm")
@@ -137,13 +138,6 @@ class VerifyReport(NamedTuple):
 def chain_hash(prev_hash: str, message: bytes) -> str:
     """``sha256(prev_hash + message)`` in hex; ``prev_hash`` is hashed as its ASCII hex."""
     return hashlib.sha256(prev_hash.encode("ascii") + message).hexdigest()
-
-
-@functools.cache
-def _insert_statement(rows: int) -> str:
-    """``INSERT INTO journal ... VALUES (...), (...)`` with ``rows`` rows of parameters."""
-    return ("INSERT INTO journal (seq, ts, type, hand_id, message, prev_hash, hash) VALUES " +
-            ", ".join(["(?, ?, ?, ?, ?, ?, ?)"] * rows))
 
 
 def journal_path(state_dir: str | Path) -> Path:
@@ -287,19 +281,18 @@ class Journal:
         return records
 
     def _insert(self, records: list[JournalRecord]) -> None:
-        """One input's records in one transaction. Up to :data:`_ROWS_PER_STATEMENT` of them
-        (every input a table makes) are one INSERT statement, its own transaction in
-        autocommit: atomic (a refused row, by a trigger or a full disk, undoes the whole
-        statement) and committed, with ``synchronous=FULL`` synced, when it returns, without
-        the BEGIN and COMMIT statements around it."""
+        """One input's records in one transaction: a lone record is one INSERT in autocommit
+        (committed, with ``synchronous=FULL`` synced, when it returns); several are single-row
+        INSERTs between BEGIN IMMEDIATE and COMMIT (see :data:`_INSERT` for why not one
+        statement). Atomic either way: a refused row (by a trigger, a full disk) undoes
+        them all."""
         connection = self._connection
-        if len(records) <= _ROWS_PER_STATEMENT:
-            connection.execute(_insert_statement(len(records)),
-                               [value for record in records for value in record])
+        if len(records) == 1:
+            connection.execute(_INSERT, records[0])
             return
         connection.execute("BEGIN IMMEDIATE")
         try:
-            connection.executemany(_insert_statement(1), records)
+            connection.executemany(_INSERT, records)
             connection.execute("COMMIT")
         except BaseException:
             # SQLite ends the transaction itself on some errors (a full disk): a ROLLBACK
