@@ -41,13 +41,15 @@ from controller.stream.journal import (
     GENESIS_HASH,
     Journal,
     JournalBroken,
-    JournalRecord,
+    WrittenLinks,
     as_stored,
 )
 
 #: The most new records one check reads (a second's worth of a table dealing flat out,
 #: many times over); a longer backlog is caught up at the next checks.
 BATCH = 5000
+#: No records kept as written: every record followed is hashed.
+_NONE_WRITTEN = WrittenLinks(0, [], [])
 #: The chain is checked at every heartbeat, and at least this often (heartbeats may be set as
 #: much as a minute apart).
 CHECK_EVERY_S = 1.0
@@ -197,17 +199,18 @@ class _Follow:
         self.seq, self.hash, self.read_count = seq, hash_, 0
 
     def read(self, journal: Journal, limit: int,
-             written: list[JournalRecord] | None = None) -> JournalBroken | None:
-        """Follow at most ``limit`` records. ``written``: records as the daemon wrote them
-        (consecutive seqs): a stored record byte for byte equal to its written one is sound
-        without hashing it again (the daemon hashed it as it wrote it); any other is hashed."""
+             written: WrittenLinks | None = None) -> JournalBroken | None:
+        """Follow at most ``limit`` records. ``written``: records as the daemon wrote them: a
+        stored record whose link, hash and message are byte for byte the written ones is
+        sound without hashing it again (the daemon hashed it as it wrote it); any other is
+        hashed."""
         if limit <= 0:
             return None
         # Thousands of records at every check: the chain alone is read (no record built,
         # nothing parsed), and the follower's place is kept in locals until the end.
         seq, hash_, count = self.seq, self.hash, self.read_count
-        written = written or []
-        first, kept, sha256 = written[0].seq if written else 0, len(written), hashlib.sha256
+        first, hashes, messages = written or _NONE_WRITTEN
+        kept, sha256 = len(messages), hashlib.sha256
         try:
             for record_seq, prev_hash, record_hash, message in journal.links(seq, limit):
                 count += 1
@@ -215,20 +218,14 @@ class _Follow:
                     message = as_stored(message)
                 index = record_seq - first
                 if record_seq != seq + 1 or prev_hash != hash_ or not (
-                        0 <= index < kept and _as_written(written[index], prev_hash,
-                                                          record_hash, message)
+                        0 <= index < kept and message == messages[index]
+                        and record_hash == hashes[index + 1] and prev_hash == hashes[index]
                         or record_hash == sha256(prev_hash.encode("ascii") + message).hexdigest()):
                     return _problem(seq, hash_, record_seq, prev_hash, record_hash, message)
                 seq, hash_ = record_seq, record_hash
         finally:
             self.seq, self.hash, self.read_count = seq, hash_, count
         return None
-
-
-def _as_written(record: JournalRecord, prev_hash: str, hash_: str, message: bytes) -> bool:
-    """Whether a stored record's link, hash and message are the ones the daemon wrote (and
-    hashed as it wrote them: then ``hash_`` is that of ``prev_hash`` and ``message``)."""
-    return record.hash == hash_ and record.prev_hash == prev_hash and record.message == message
 
 
 def _problem(last_seq: int, last_hash: str, seq: int, prev_hash: str, hash_: str,

@@ -123,6 +123,14 @@ class JournalRecord(NamedTuple):
     hash: str
 
 
+class WrittenLinks(NamedTuple):
+    """A journal's own last appends as it wrote them: record ``first_seq + i`` links to the
+    hash ``hashes[i]``, has the hash ``hashes[i + 1]`` and the message ``messages[i]``."""
+    first_seq: int
+    hashes: list[str]
+    messages: list[bytes]
+
+
 class VerifyReport(NamedTuple):
     """``ok`` with ``records_checked``; else the first record found bad and why. A problem
     that is no single record's (a missing trigger) has ``first_bad_seq`` None."""
@@ -184,8 +192,11 @@ class Journal:
         self._last_seq = last.seq if last else self._first_seq - 1
         self._last_hash = last.hash if last else GENESIS_HASH
         self._table_id = _table_of(last)
-        #: the last records this object appended, as it wrote them
-        self._written: deque[JournalRecord] = deque(maxlen=WRITTEN_KEPT)
+        #: the last records this object appended, as it wrote them: their messages, and their
+        #: hashes after the hash each links to (see :class:`WrittenLinks`). Texts and bytes
+        #: only: the collector never walks them, as it would thousands of kept records.
+        self._written_messages: deque[bytes] = deque(maxlen=WRITTEN_KEPT)
+        self._written_hashes: deque[str] = deque([self._last_hash], maxlen=WRITTEN_KEPT + 1)
 
     @classmethod
     def open_readonly(cls, path: str | Path) -> Journal:
@@ -277,7 +288,8 @@ class Journal:
                                f"{'' if len(records) == 1 else f'-{seq}'}: "
                                f"{_cause(error, self.path)}") from None
         self._last_seq, self._last_hash, self._table_id = seq, prev_hash, table_id
-        self._written.extend(records)
+        self._written_messages.extend([record.message for record in records])
+        self._written_hashes.extend([record.hash for record in records])
         return records
 
     def _insert(self, records: list[JournalRecord]) -> None:
@@ -382,15 +394,17 @@ class Journal:
             finally:
                 connection.text_factory = str
 
-    def written_after(self, seq: int) -> list[JournalRecord]:
+    def written_after(self, seq: int) -> WrittenLinks:
         """The records this object appended after ``seq`` that it still keeps (the last
-        :data:`WRITTEN_KEPT`), in seq order, as it wrote them: what a check of the file
-        compares the stored records with (an equal record needs no hashing again)."""
-        written = self._written
-        if not written or written[-1].seq <= seq:
-            return []
-        skip = seq + 1 - written[0].seq
-        return list(written) if skip <= 0 else list(itertools.islice(written, skip, None))
+        :data:`WRITTEN_KEPT`), as it wrote them: what a check of the file compares the stored
+        records with (an equal record needs no hashing again)."""
+        messages = self._written_messages
+        first = self._last_seq - len(messages) + 1
+        skip = max(0, seq + 1 - first)
+        if skip >= len(messages):
+            return WrittenLinks(self._last_seq + 1, [], [])
+        return WrittenLinks(first + skip, list(itertools.islice(self._written_hashes, skip, None)),
+                            list(itertools.islice(messages, skip, None)))
 
     def stored_last_seq(self) -> int:
         """The last seq in the file, whoever wrote it (:attr:`last_seq` is this object's own

@@ -67,7 +67,7 @@ def test_a_message_stored_as_text_is_a_break_not_a_crash(tmp_path: Path, where: 
         watch = ChainWatch(journal, 0, GENESIS_HASH)
         assert watch.check() is None and watch.verified_through == 5
     else:  # the start-up check verified seq 2; 3 to 5 are the daemon's since
-        watch = ChainWatch(journal, 2, journal.written_after(1)[0].hash)
+        watch = ChainWatch(journal, 2, journal.hash_at(2) or "")
     rewrite(tmp_path, f"UPDATE journal SET message = {edit} WHERE seq = 3", ())
     broken = watch.check()
     assert broken is not None and broken.seq == 3 and "altered" in broken.reason

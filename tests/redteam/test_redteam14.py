@@ -105,7 +105,7 @@ def test_the_running_check_finds_a_message_not_utf8_altered_where_it_is(
         watch = ChainWatch(journal, 0, GENESIS_HASH)
         assert watch.check() is None and watch.verified_through == 5
     else:  # the start-up check verified seq 1; 2 to 5 are the daemon's since
-        watch = ChainWatch(journal, 1, journal.written_after(0)[0].hash)
+        watch = ChainWatch(journal, 1, journal.hash_at(1) or "")
     not_utf8(tmp_path, NOT_UTF8["edited"], 3)
     broken = watch.check()
     journal.close()

@@ -68,10 +68,13 @@ def test_records_compared_with_the_daemons_copy_break_as_the_chain_would(
     # record rewritten with its hash recomputed, and the next one pointing at it but holding
     # the daemon's own hash and message, is still found where the chain breaks.
     journal = journal_of(tmp_path, 5)
-    watch = ChainWatch(journal, 2, journal.written_after(0)[1].hash)
-    assert len(journal.written_after(2)) == 3 and journal.written_after(5) == []
-    message = journal.written_after(2)[0].message.replace(b"closer 2", b"closer 7")
-    prev_hash = journal.written_after(1)[0].hash
+    prev_hash = journal.hash_at(2)
+    assert prev_hash is not None
+    watch = ChainWatch(journal, 2, prev_hash)
+    kept = journal.written_after(2)
+    assert (kept.first_seq, kept.hashes[0], len(kept.messages)) == (3, prev_hash, 3)
+    assert journal.written_after(5).messages == []
+    message = kept.messages[0].replace(b"closer 2", b"closer 7")
     forged = chain_hash(prev_hash, message)
     rewrite(tmp_path, [("UPDATE journal SET message = ?, hash = ? WHERE seq = 3",
                         (message, forged)),
@@ -87,7 +90,7 @@ def test_a_chain_recomputed_over_the_daemons_records_is_not_the_one_it_wrote(
     watch = ChainWatch(journal, 0, GENESIS_HASH)
     statements: list[tuple[str, tuple[object, ...]]] = []
     prev_hash = GENESIS_HASH
-    for record in journal.written_after(0):
+    for record in list(journal.records()):
         message = record.message.replace(b"closer", b"opener")
         hash_ = chain_hash(prev_hash, message)
         statements.append(("UPDATE journal SET message = ?, prev_hash = ?, hash = ? "
