@@ -18,7 +18,6 @@ from typing import Any
 import zmq
 
 
-
 def plain_ask(self: Any, request: dict[str, Any], timeout_s: float = 10.0,
               supervisor: bool = False) -> dict[str, Any]:
     """``DaemonProcess.ask`` as the older bench had it: the reply to ``request`` as sent."""
@@ -33,9 +32,21 @@ def plain_ask(self: Any, request: dict[str, Any], timeout_s: float = 10.0,
         request = {**request, "credential": CREDENTIAL}
     socket.send(json.dumps(request).encode())
     if not socket.poll(int(timeout_s * 1000)):
-        raise TimeoutError(f"no reply to {request.get('command')!r} within {timeout_s} s")
+        socket.close()  # a REQ socket waits for that reply forever: the next ask gets a new one
+        self._plain_req = None
+        raise _timeout()(f"no reply to {request.get('command')!r} within {timeout_s} s")
     reply: dict[str, Any] = json.loads(socket.recv())
     return reply
+
+
+def _timeout() -> type[Exception]:
+    """What the tree's ``DaemonProcess`` waits out while its daemon starts: this tree's
+    ``CommandTimeout``; an older tree's ``RuntimeError``."""
+    try:
+        from controller.stream.command_client import CommandTimeout
+    except ImportError:
+        return RuntimeError
+    return CommandTimeout
 
 
 def install(pipeline: Any) -> None:
