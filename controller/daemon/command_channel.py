@@ -411,7 +411,9 @@ class CommandChannel:
             request = json.loads(payload.decode("utf-8"), parse_constant=_not_json)
             # A lone surrogate escape ("\ud800") decodes to text that no UTF-8 message can
             # carry: refuse it here, before the table acts on a command it could not journal.
-            json.dumps(request, ensure_ascii=False).encode("utf-8")
+            # Only a \u escape makes one (UTF-8 cannot encode a surrogate).
+            if b"\\u" in payload:
+                json.dumps(request, ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError:
             return _refused("not valid JSON: a \\u escape names a lone surrogate, not a "
                             "character")
