@@ -67,7 +67,7 @@ from controller.stream.command_replies import (
     Withdrawn,
     encode,
 )
-from controller.stream.frames import FrameReader, TooManyFrames
+from controller.stream.frames import FrameReader, TooManyFrames, send_whole
 from controller.stream.security import COMMANDS_DOMAIN, StreamSecurity, bind
 from controller.stream.table_commands import (
     COMMANDS,
@@ -360,7 +360,7 @@ class CommandChannel:
 
     def _reply(self, socket: zmq.Socket[bytes], envelope: list[bytes], reply: Reply) -> None:
         try:
-            socket.send_multipart([*envelope, encode(reply)], zmq.NOBLOCK)
+            send_whole(socket, [*envelope, encode(reply)])
         except zmq.ZMQError as error:  # the client went away: its command still stands
             self.daemon.log.warning("command reply not delivered", error=str(error))
 

@@ -17,9 +17,26 @@ from dataclasses import dataclass, field
 
 import zmq
 
+#: Send flags as plain ints (never blocking; more frames follow, or the last one).
+_SEND_MORE, _SEND_LAST = int(zmq.NOBLOCK | zmq.SNDMORE), int(zmq.NOBLOCK)
+
 #: Frames of a message too long to keep that one call reads and drops (about 10 to 50 ms on
 #: the table PC); the rest in the next calls.
 DRAIN_FRAMES = 10_000
+
+
+def send_whole(socket: zmq.Socket[bytes], frames: list[bytes]) -> None:
+    """Send ``frames`` as one message, never blocking; raises what ``send`` raises
+    (``zmq.Again`` when the message cannot be queued now).
+
+    Frame by frame with plain-int flags: ``send_multipart`` combines enum flags and checks
+    every frame's buffer on each call, twice the cost of these sends (2.3 against 5 µs). A
+    multipart message is all or nothing: if its first frame is queued, so is the rest (as with
+    ``send_multipart``, which sends frame by frame too). Every frame is bytes here, so
+    ``send_multipart``'s up-front buffer check is the one thing skipped."""
+    for frame in frames[:-1]:
+        socket.send(frame, _SEND_MORE)
+    socket.send(frames[-1], _SEND_LAST)
 
 
 @dataclass
