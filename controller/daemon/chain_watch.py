@@ -159,9 +159,8 @@ class ChainWatch:
                                         f"seq {journal.last_seq}")
         if (broken := self._sweep(sweep)) is not None:
             return broken
-        if missing := journal.missing_triggers():
-            return JournalBroken(self.verified_through + 1, f"append-only trigger(s) missing: "
-                                                            f"{', '.join(missing)}")
+        if (problem := journal.trigger_problem()) is not None:
+            return JournalBroken(self.verified_through + 1, problem)
         return None
 
     def _sweep(self, count: int) -> JournalBroken | None:

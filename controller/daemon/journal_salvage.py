@@ -32,7 +32,7 @@ from controller.stream.journal import (
     JournalError,
     JournalRecord,
     file_problems,
-    missing_triggers,
+    trigger_problem,
 )
 from controller.stream.write_ahead_log import frames_lost
 
@@ -201,13 +201,13 @@ class SalvagedJournal:
                 continue
         return size // MIN_RECORD_BYTES + 1
 
-    def missing_triggers(self) -> list[str]:
-        """The append-only triggers not in place; none named if the schema cannot be read
-        (the damaged pages are the break then)."""
+    def trigger_problem(self) -> str | None:
+        """What is wrong with the journal's triggers; None if the schema cannot be read (the
+        damaged pages are the break then)."""
         try:
-            return missing_triggers(self._connection)
+            return trigger_problem(self._connection)
         except sqlite3.Error:
-            return []
+            return None
 
     def close(self) -> None:
         self._connection.close()

@@ -300,11 +300,11 @@ class Journal:
         them all."""
         connection = self._connection
         if len(records) == 1:
-            connection.execute(_INSERT, records[0])
+            _all_written(connection.execute(_INSERT, records[0]), 1)
             return
         connection.execute("BEGIN IMMEDIATE")
         try:
-            connection.executemany(_INSERT, records)
+            _all_written(connection.executemany(_INSERT, records), len(records))
             connection.execute("COMMIT")
         except BaseException:
             # SQLite ends the transaction itself on some errors (a full disk): a ROLLBACK
@@ -460,15 +460,14 @@ class Journal:
         except JournalBroken as broken:
             return VerifyReport(False, check.checked, broken.seq, broken.reason,
                                 check.last_seq, check.last_hash)
-        if missing := self.missing_triggers():
-            return VerifyReport(False, check.checked, None,
-                                f"append-only trigger(s) missing: {', '.join(missing)}",
-                                check.last_seq, check.last_hash)
+        if (problem := self.trigger_problem()) is not None:
+            return VerifyReport(False, check.checked, None, problem, check.last_seq,
+                                check.last_hash)
         return VerifyReport(True, check.checked, None, "", check.last_seq, check.last_hash)
 
-    def missing_triggers(self) -> list[str]:
-        """The append-only triggers that are not in place (:func:`missing_triggers`)."""
-        return missing_triggers(self._connection)
+    def trigger_problem(self) -> str | None:
+        """What is wrong with the journal's triggers, or None (:func:`trigger_problem`)."""
+        return trigger_problem(self._connection)
 
     def file_problems(self, most: int = 5) -> list[str]:
         """What SQLite finds wrong with the file (:func:`file_problems`)."""
@@ -484,12 +483,27 @@ class Journal:
         self.close()
 
 
-def missing_triggers(connection: sqlite3.Connection) -> list[str]:
-    """The append-only triggers not in place in the journal ``connection`` reads (none in a
-    sound journal)."""
+def _all_written(cursor: sqlite3.Cursor, records: int) -> None:
+    """Raise unless the INSERTs ``cursor`` ran wrote all ``records`` rows: a trigger of
+    another process may skip a row (``RAISE(IGNORE)``) without an error."""
+    if cursor.rowcount != records:
+        raise sqlite3.IntegrityError(f"{cursor.rowcount} of {records} record(s) written: a "
+                                     f"trigger the journal does not have skipped the rest")
+
+
+def trigger_problem(connection: sqlite3.Connection) -> str | None:
+    """What is wrong with the triggers of the journal ``connection`` reads, or None: one of
+    the append-only triggers missing, or a trigger the journal does not have (another
+    process's: one that skips a row, ``RAISE(IGNORE)``, would drop records the daemon then
+    publishes; :meth:`Journal.append_all` refuses such a write too)."""
     present = {row[0] for row in connection.execute(
         "SELECT name FROM sqlite_master WHERE type = 'trigger'")}
-    return [name for name in _TRIGGERS if name not in present]
+    problems = []
+    if missing := [name for name in _TRIGGERS if name not in present]:
+        problems.append(f"append-only trigger(s) missing: {', '.join(missing)}")
+    if foreign := sorted(present.difference(_TRIGGERS)):
+        problems.append(f"trigger(s) the journal does not have: {', '.join(foreign)}")
+    return "; ".join(problems) or None
 
 
 def file_problems(connection: sqlite3.Connection, most: int = 5) -> list[str]:

@@ -48,6 +48,21 @@ def test_a_record_rewritten_after_its_check_is_found_by_the_next_pass(tmp_path: 
     journal.close()
 
 
+def test_a_trigger_another_process_added_breaks_the_chain_at_the_next_record(
+        tmp_path: Path) -> None:
+    journal = journal_of(tmp_path, 3)
+    watch = ChainWatch(journal, 0, GENESIS_HASH)
+    assert watch.check() is None
+    connection = sqlite3.connect(journal_path(tmp_path), isolation_level=None)
+    connection.execute("CREATE TRIGGER quiet BEFORE INSERT ON journal "
+                       "BEGIN SELECT RAISE(IGNORE); END")
+    connection.close()
+    broken = watch.check()
+    assert broken is not None and broken.seq == 4
+    assert broken.reason == "trigger(s) the journal does not have: quiet"
+    journal.close()
+
+
 def rewrite(tmp_path: Path, statements: list[tuple[str, tuple[object, ...]]]) -> None:
     """Another process changes the journal's file, its triggers dropped and put back."""
     connection = sqlite3.connect(journal_path(tmp_path), isolation_level=None)

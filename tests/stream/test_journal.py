@@ -233,6 +233,27 @@ def test_verify_reports_missing_triggers(journal: Journal) -> None:
     assert "journal_no_delete" in report.reason
 
 
+@pytest.mark.parametrize("records", [1, 3])
+def test_a_trigger_of_another_process_that_skips_a_record_refuses_the_write(
+        journal: Journal, records: int) -> None:
+    # RAISE(IGNORE) drops a row without an error: the daemon would publish a record its
+    # journal does not hold. The write is refused whole, and verify names the trigger.
+    fill(journal, 2)
+    connection = raw(journal.path)
+    connection.execute(f"CREATE TRIGGER quiet BEFORE INSERT ON journal "  # the input's last
+                       f"WHEN NEW.seq = {2 + records} BEGIN SELECT RAISE(IGNORE); END")
+    connection.close()
+    before = (journal.last_seq, journal.last_hash, journal.written_after(0))
+    events = sample_events(records)
+    with pytest.raises(JournalError, match="a trigger the journal does not have"):
+        journal.append_all(events, table_id=TABLE, hand_id=HAND)
+    assert (journal.last_seq, journal.last_hash, journal.written_after(0)) == before
+    assert [record.seq for record in journal.records()] == [1, 2]
+    report = journal.verify()
+    assert (report.ok, report.first_bad_seq) == (False, None)
+    assert report.reason == "trigger(s) the journal does not have: quiet"
+
+
 def test_an_empty_journal_verifies(journal: Journal) -> None:
     assert journal.verify() == (True, 0, None, "", 0, GENESIS_HASH)
 
