@@ -196,3 +196,26 @@ def test_the_chain_is_checked_every_second_between_heartbeats_set_further_apart(
         assert daemon.chain.verified_through == daemon.journal.last_seq
         assert daemon._next_heartbeat == now + 3600      # no heartbeat was sent for it
         assert daemon._poll_timeout() <= check_interval(60.0) * 1000 + 1
+
+
+def test_a_command_a_foreign_trigger_would_drop_holds_the_table_and_publishes_nothing(
+        tmp_path: Path) -> None:
+    # Another process adds a trigger that skips the daemon's next rows without an error: the
+    # command is not carried out (nothing published that the journal lacks), the table is held
+    # with the trigger named, and the daemon goes on serving.
+    with beating(tmp_path) as (table, beat):
+        assert table.ask(command="open")["ok"]
+        last = table.daemon.journal.last_seq
+        connection = sqlite3.connect(journal_path(tmp_path / "state"), isolation_level=None)
+        connection.execute("CREATE TRIGGER quiet BEFORE INSERT ON journal "
+                           "BEGIN SELECT RAISE(IGNORE); END")
+        connection.close()
+        refused = table.ask(command="place", spot=2, wager="ante", amount=700)
+        assert not refused["ok"] and "trigger(s) the journal does not have: quiet" \
+            in refused["error"]
+        assert table.daemon.journal.last_seq == last
+        assert table.daemon.publisher is not None
+        assert table.daemon.publisher.last_seq == last
+        heartbeat = wait_for(beat, "a heartbeat")
+        assert heartbeat.journal_broken_at == last + 1
+        assert table.ask(command="status")["ok"]
