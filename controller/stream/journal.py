@@ -107,6 +107,9 @@ BEGIN SELECT RAISE(ABORT, 'the journal is gapless: seq must be the last seq + 1'
 #: The event type that may open a journal above seq 1 (see the module docstring).
 CONTINUED = "journal_continued"
 _TRIGGERS = ("journal_no_update", "journal_no_delete", "journal_gapless")
+#: Of the triggers another process added, the most a reason names, and the characters of a
+#: name it shows.
+_NAMED_TRIGGERS, _TRIGGER_NAME_SHOWN = 5, 64
 
 
 class JournalError(LowballError, RuntimeError):
@@ -502,8 +505,20 @@ def trigger_problem(connection: sqlite3.Connection) -> str | None:
     if missing := [name for name in _TRIGGERS if name not in present]:
         problems.append(f"append-only trigger(s) missing: {', '.join(missing)}")
     if foreign := sorted(present.difference(_TRIGGERS)):
-        problems.append(f"trigger(s) the journal does not have: {', '.join(foreign)}")
+        named = ", ".join(_named(name) for name in foreign[:_NAMED_TRIGGERS])
+        more = len(foreign) - _NAMED_TRIGGERS
+        problems.append(f"trigger(s) the journal does not have: {named}"
+                        f"{f' and {more} more' if more > 0 else ''}")
     return "; ".join(problems) or None
+
+
+def _named(name: object) -> str:
+    """A trigger's name as a reason may carry it: the name another process chose goes to
+    replies, logs and terminals, so it is shown short and without a control character."""
+    text = str(name)
+    if text.isprintable() and len(text) <= _TRIGGER_NAME_SHOWN:
+        return text
+    return ascii(text[:_TRIGGER_NAME_SHOWN]) + ("..." if len(text) > _TRIGGER_NAME_SHOWN else "")
 
 
 def file_problems(connection: sqlite3.Connection, most: int = 5) -> list[str]:

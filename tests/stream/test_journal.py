@@ -254,6 +254,26 @@ def test_a_trigger_of_another_process_that_skips_a_record_refuses_the_write(
     assert report.reason == "trigger(s) the journal does not have: quiet"
 
 
+def test_the_names_of_foreign_triggers_are_shown_short_escaped_and_few(journal: Journal) -> None:
+    # Another process chooses the names; the reason goes to replies, logs and terminals.
+    fill(journal, 1)
+    connection = raw(journal.path)
+    names = ["\x1b[2Jwiped\nline", "x" * 100, *(f"t{number}" for number in range(5))]
+    for name in names:
+        quoted = name.replace('"', '""')
+        connection.execute(f'CREATE TRIGGER "{quoted}" AFTER INSERT ON journal BEGIN '
+                           f"SELECT 1; END")
+    connection.close()
+    assert journal.verify().reason == ("trigger(s) the journal does not have: "
+                                       "'\\x1b[2Jwiped\\nline', t0, t1, t2, t3 and 2 more")
+    connection = raw(journal.path)
+    for name in names[2:]:
+        connection.execute(f"DROP TRIGGER {name}")
+    connection.close()
+    assert journal.verify().reason == ("trigger(s) the journal does not have: "
+                                       f"'\\x1b[2Jwiped\\nline', '{'x' * 64}'...")
+
+
 def test_an_empty_journal_verifies(journal: Journal) -> None:
     assert journal.verify() == (True, 0, None, "", 0, GENESIS_HASH)
 
