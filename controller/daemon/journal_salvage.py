@@ -31,7 +31,9 @@ from controller.stream.journal import (
     FORMAT_VERSION,
     JournalError,
     JournalRecord,
+    as_stored_text,
     file_problems,
+    stored_bytes,
     trigger_problem,
 )
 from controller.stream.write_ahead_log import frames_lost
@@ -74,6 +76,10 @@ class SalvagedJournal:
                                                uri=True, isolation_level=None)
         except sqlite3.Error as error:
             raise JournalError(f"{self.path}: cannot open the journal: {error}") from None
+        # Text that is not UTF-8 (another process's edit) is read as stored, as the journal
+        # reads it: an altered record where it is, not an unreadable page with SQLite's error
+        # quoting its text.
+        self._connection.text_factory = as_stored_text
         try:
             application_id = self._one("PRAGMA application_id")
             version = self._one("PRAGMA user_version")
@@ -249,4 +255,5 @@ def _note(unreadable: list[Unreadable], first: int, last: int, error: str) -> No
 def _record(row: tuple[Any, ...]) -> JournalRecord:
     seq, ts, kind, hand_id, message, prev_hash, hash_ = row
     return JournalRecord(seq, ts, kind, hand_id, bytes(message) if isinstance(
-        message, bytes | bytearray | memoryview) else str(message).encode(), prev_hash, hash_)
+        message, bytes | bytearray | memoryview) else stored_bytes(str(message)), prev_hash,
+                         hash_)

@@ -391,7 +391,7 @@ class Journal:
         try:
             return connection.execute(sql, parameters).fetchall()
         except sqlite3.OperationalError:
-            connection.text_factory = _as_stored_text
+            connection.text_factory = as_stored_text
             try:
                 return connection.execute(sql, parameters).fetchall()
             finally:
@@ -624,14 +624,14 @@ def _record(row: tuple[Any, ...]) -> JournalRecord:
     return JournalRecord(seq, ts, kind, hand_id, as_stored(message), prev_hash, hash_)
 
 
-def _as_stored_text(stored: bytes) -> str:
+def as_stored_text(stored: bytes) -> str:
     """Text as SQLite holds it, valid UTF-8 or not (each byte that is not: a lone surrogate,
     which no hash, seq or event type the daemon wrote contains)."""
     return stored.decode("utf-8", "surrogateescape")
 
 
-def _stored_bytes(text: str) -> bytes:
-    """The bytes SQLite holds for ``text`` read by :func:`_as_stored_text` (bytes that are not
+def stored_bytes(text: str) -> bytes:
+    """The bytes SQLite holds for ``text`` read by :func:`as_stored_text` (bytes that are not
     UTF-8 come back as they are)."""
     try:
         return text.encode("utf-8", "surrogateescape")
@@ -651,7 +651,7 @@ def as_stored(message: object) -> bytes:
     """
     if type(message) is bytes:
         return message
-    text = _stored_bytes(message) if isinstance(message, str) else \
+    text = stored_bytes(message) if isinstance(message, str) else \
         repr(message).encode("ascii", "backslashreplace")
     return b"\0" + type(message).__name__.encode("ascii") + b"\0" + text
 

@@ -125,13 +125,8 @@ def test_a_pass_lasts_at_most_pass_s_at_any_accepted_heartbeat(
         assert pass_s <= PASS_S, f"heartbeat_s {heartbeat_s}: a pass lasts {pass_s:.0f} s"
 
 
-# --- 5. the quarantine reads without the fix -----------------------------------------------------
+# --- 5. the quarantine reads text not UTF-8 as the journal does -----------------------------------
 
-@pytest.mark.xfail(strict=True, reason="the quarantine reads through SalvagedJournal's own "
-                                       "connection, not Journal._rows: a record not UTF-8 is "
-                                       "'unreadable (damaged pages)', left out of what is read, "
-                                       "a hand number skipped, and SQLite's error echoes the "
-                                       "stored text into the journaled reason")
 def test_the_quarantine_names_a_record_not_utf8_altered_where_verify_does(tmp_path: Path) -> None:
     journal_of(tmp_path, 5).close()
     # any edit of a message with SQLite's || (BLOB || BLOB is TEXT) and a stray byte
