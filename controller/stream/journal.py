@@ -386,11 +386,15 @@ class Journal:
         """The rows of a query on the journal. The daemon writes every text as UTF-8; text
         another process stored that is not (SQLite never checks) cannot be read as ``str``:
         the query is then read again with such text decoded as it is (``surrogateescape``),
-        so the record that holds it breaks the chain where it is, and no reader fails on it."""
+        so the record that holds it breaks the chain where it is, and no reader fails on it.
+        Only that failure is read again: it is Python's module's, not SQLite's, and carries
+        no SQLite error code (a locked database or a failing disk does, and fails once)."""
         connection = self._connection
         try:
             return connection.execute(sql, parameters).fetchall()
-        except sqlite3.OperationalError:
+        except sqlite3.OperationalError as error:
+            if getattr(error, "sqlite_errorcode", None) is not None:
+                raise
             connection.text_factory = as_stored_text
             try:
                 return connection.execute(sql, parameters).fetchall()

@@ -85,12 +85,8 @@ def test_show_lets_no_control_byte_of_any_column_reach_the_terminal(
     assert b"\x1b" not in done.stdout and b"\x9b" not in done.stdout, done.stdout[-400:]
 
 
-# --- 3. the retry runs any failed query again ---------------------------------------------------
+# --- 3. the retry runs only a query whose text could not be decoded ----------------------------
 
-@pytest.mark.xfail(strict=True, reason="Journal._rows runs the query a second time on any "
-                                       "OperationalError (a locked database waits its busy "
-                                       "timeout twice, an I/O error is read twice), not only on "
-                                       "text it could not decode")
 def test_a_query_failing_for_another_reason_than_its_text_is_not_run_again(
         tmp_path: Path) -> None:
     journal_of(tmp_path, 5).close()
