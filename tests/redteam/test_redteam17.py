@@ -4,8 +4,9 @@ present by name, no other trigger) and ``_all_written`` (a write that stores few
 its input is refused whole and rolled back), as ``Journal.verify``, ``journal verify`` and the
 quarantine use them.
 
-Each test is a hole found, marked strict xfail until it is mended; each states the promise it
-checks and the attack that breaks it."""
+Each xfail test is a hole found, marked strict until it is mended; the one plain test pins the
+sound behaviour an attack found (an input of several records rolled back whole). Each states
+the promise it checks and the attack that breaks it."""
 
 from __future__ import annotations
 
@@ -14,12 +15,15 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
+import zmq
 
 from controller.cli.main import main
 from controller.core.events import PhaseStarted
-from controller.daemon.journal_quarantine import quarantine
+from controller.daemon.journal_quarantine import QuarantineRefused, quarantine
 from controller.stream import client
 from controller.stream.journal import Journal, JournalError, journal_path
+from tests.reliability.test_startup_trust import run_config
+from tests.test_reload import started
 
 TABLE = "CALI-01"
 HAND = "CALI-01-000017"
@@ -168,3 +172,58 @@ def test_a_huge_foreign_trigger_name_keeps_the_quarantine_record_readable(
         first = next(iter(continued.records()))
     assert first.type == "journal_continued"
     assert len(first.message) <= client.MAX_MESSAGE_BYTES
+
+
+def undecodable_trigger(path: Path) -> None:
+    """Another process adds a trigger that skips every row, named with a byte that is not
+    UTF-8 (SQLite stores what it is given; its schema parses, its quick_check is clean)."""
+    with closing(sqlite3.connect(path, isolation_level=None)) as connection:
+        connection.execute("CREATE TRIGGER qq BEFORE INSERT ON journal "
+                           "BEGIN SELECT RAISE(IGNORE); END")
+        sql = connection.execute("SELECT sql FROM sqlite_master WHERE name = 'qq'").fetchone()[0]
+        connection.execute("PRAGMA writable_schema=ON")
+        connection.execute("UPDATE sqlite_master SET name = CAST(x'71ff' AS TEXT), "
+                           "sql = CAST(? AS TEXT) WHERE name = 'qq'",
+                           (sql.encode().replace(b"qq", b"q\xff"),))
+
+
+@pytest.mark.xfail(strict=True, reason="trigger_problem reads the names as text: a foreign "
+                   "trigger named with a byte that is not UTF-8 makes verify raise "
+                   "sqlite3.OperationalError (journal verify ends in a traceback)")
+def test_verify_reports_a_foreign_trigger_whose_name_is_not_utf8(tmp_path: Path) -> None:
+    journal_of(tmp_path, 2).close()
+    undecodable_trigger(journal_path(tmp_path))
+    with Journal.open_readonly(journal_path(tmp_path)) as journal:
+        assert journal.file_problems() == []
+        report = journal.verify()
+    assert not report.ok
+
+
+@pytest.mark.xfail(strict=True, reason="the salvage's trigger_problem takes the decode error "
+                   "for an unreadable schema and returns None: the quarantine calls a journal "
+                   "with an active foreign trigger sound and refuses to set it aside")
+def test_quarantine_sets_aside_a_journal_with_a_foreign_trigger_not_utf8(
+        tmp_path: Path) -> None:
+    journal_of(tmp_path, 2).close()
+    undecodable_trigger(journal_path(tmp_path))
+    try:
+        done = quarantine(tmp_path, "foreign trigger", "supervisor-7")
+    except QuarantineRefused as refused:
+        pytest.fail(f"refused: {refused}")
+    assert done.record.first_bad_seq == 3
+
+
+@pytest.mark.xfail(strict=True, reason="the start's trigger check is not guarded: a foreign "
+                   "trigger named with a byte that is not UTF-8 ends the start with "
+                   "sqlite3.OperationalError instead of holding the table")
+def test_the_daemon_holds_on_a_foreign_trigger_not_utf8_rather_than_ending(
+        tmp_path: Path) -> None:
+    path = run_config(tmp_path)
+    with zmq.Context() as context:
+        with started(tmp_path, path, context) as table:
+            assert table.ask(command="open")["ok"]
+        undecodable_trigger(journal_path(tmp_path / "state"))
+        with started(tmp_path, path, context) as table:
+            assert table.daemon.journal_broken is not None
+            assert table.ask(command="status")["ok"]
+            assert table.ask(command="close")["ok"] is False
