@@ -1,0 +1,253 @@
+"""Red team 17: the journal's trigger checks (commit cc5695d) attacked as another process with
+write access to the journal's file would: ``trigger_problem`` (the three append-only triggers
+present by name, no other trigger) and ``_all_written`` (a write that stores fewer rows than
+its input is refused whole and rolled back), as ``Journal.verify``, ``journal verify`` and the
+quarantine use them.
+
+Each xfail test is a hole found, marked strict until it is mended; the one plain test pins the
+sound behaviour an attack found (an input of several records rolled back whole). Each states
+the promise it checks and the attack that breaks it."""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+import zmq
+
+from controller.cli.main import main
+from controller.core.events import PhaseStarted
+from controller.daemon.journal_quarantine import QuarantineRefused, quarantine
+from controller.stream import client
+from controller.stream.journal import Journal, JournalError, journal_path
+from tests.reliability.test_startup_trust import run_config
+from tests.test_reload import started
+
+TABLE = "CALI-01"
+HAND = "CALI-01-000017"
+#: A trigger name that, printed raw, erases the terminal's line and writes a sound verdict.
+FORGED_VERDICT = "x\x1b[2K\rjournal OK: 2 records\njournal OK: 2 records"
+
+
+def journal_of(state: Path, records: int) -> Journal:
+    """A journal of ``records`` records in ``state``, open for writing."""
+    journal = Journal(journal_path(state))
+    for _ in range(records):
+        journal.append(PhaseStarted("hole cards"), table_id=TABLE, hand_id=HAND)
+    return journal
+
+
+def schema(path: Path, *statements: str) -> None:
+    """Another process changes the journal's schema."""
+    with closing(sqlite3.connect(path, isolation_level=None)) as connection:
+        for statement in statements:
+            connection.execute(statement)
+
+
+def seqs_in(path: Path) -> list[int]:
+    with closing(sqlite3.connect(path)) as connection:
+        return [row[0] for row in connection.execute("SELECT seq FROM journal ORDER BY seq")]
+
+
+@pytest.mark.xfail(strict=True, reason="a lone record is one autocommit INSERT: a foreign "
+                   "trigger that writes the row itself and then RAISE(IGNORE)s the INSERT "
+                   "leaves the row journaled though the write is refused (nothing rolls it back)")
+def test_a_lone_record_refused_for_a_foreign_trigger_is_not_left_in_the_journal(
+        tmp_path: Path) -> None:
+    # Promise: a write that reports fewer rows than records is refused whole and rolled back.
+    # The trigger inserts the daemon's own row (its chain is sound) and skips the INSERT:
+    # rowcount 0, the daemon refuses the command and publishes nothing, but the file keeps
+    # seq 3; with the trigger dropped, verify is OK and a quarantine replays the refused input.
+    journal = journal_of(tmp_path, 2)
+    schema(journal.path, "CREATE TRIGGER keeper BEFORE INSERT ON journal "
+                         "WHEN NOT EXISTS (SELECT 1 FROM journal WHERE seq = NEW.seq) BEGIN "
+                         "INSERT INTO journal VALUES (NEW.seq, NEW.ts, NEW.type, NEW.hand_id, "
+                         "NEW.message, NEW.prev_hash, NEW.hash); SELECT RAISE(IGNORE); END")
+    with pytest.raises(JournalError, match="0 of 1 record"):
+        journal.append(PhaseStarted("deal"), table_id=TABLE, hand_id=HAND)
+    assert journal.last_seq == 2
+    journal.close()
+    assert seqs_in(journal_path(tmp_path)) == [1, 2]
+
+
+def test_a_refused_input_of_several_records_is_rolled_back_whole(tmp_path: Path) -> None:
+    # The same trigger against an input of several records: BEGIN IMMEDIATE ... ROLLBACK
+    # undoes the rows the trigger wrote (the sound behaviour the lone record lacks).
+    journal = journal_of(tmp_path, 2)
+    schema(journal.path, "CREATE TRIGGER keeper BEFORE INSERT ON journal "
+                         "WHEN NOT EXISTS (SELECT 1 FROM journal WHERE seq = NEW.seq) BEGIN "
+                         "INSERT INTO journal VALUES (NEW.seq, NEW.ts, NEW.type, NEW.hand_id, "
+                         "NEW.message, NEW.prev_hash, NEW.hash); SELECT RAISE(IGNORE); END")
+    with pytest.raises(JournalError, match="0 of 2 record"):
+        journal.append_all([PhaseStarted("deal"), PhaseStarted("showdown")], table_id=TABLE,
+                           hand_id=HAND)
+    journal.close()
+    assert seqs_in(journal_path(tmp_path)) == [1, 2]
+
+
+@pytest.mark.xfail(strict=True, reason="trigger_problem reads sqlite_master's type column, "
+                   "which another process sets (writable_schema): a foreign trigger stored "
+                   "with type 'Trigger' stays active and verify reports the journal OK")
+def test_a_foreign_trigger_with_another_schema_type_breaks_verify(tmp_path: Path) -> None:
+    # Promise: a trigger the journal does not have breaks the chain (verify, start, running
+    # check, quarantine). SQLite loads a schema row by its SQL, not by its type column.
+    journal = journal_of(tmp_path, 2)
+    schema(journal.path,
+           "CREATE TRIGGER quiet BEFORE INSERT ON journal BEGIN SELECT RAISE(IGNORE); END",
+           "PRAGMA writable_schema=ON",
+           "UPDATE sqlite_master SET type = 'Trigger' WHERE name = 'quiet'")
+    journal.close()
+    journal = Journal(journal_path(tmp_path))
+    with pytest.raises(JournalError, match="0 of 1 record"):   # the trigger is active
+        journal.append(PhaseStarted("deal"), table_id=TABLE, hand_id=HAND)
+    report = journal.verify()
+    journal.close()
+    assert not report.ok and "quiet" in report.reason
+
+
+@pytest.mark.xfail(strict=True, reason="trigger_problem checks the three triggers by name "
+                   "only: journal_no_delete replaced by a trigger of that name that refuses "
+                   "nothing passes verify, and the journal's tail can be deleted")
+def test_an_append_only_trigger_of_the_right_name_that_refuses_nothing_breaks_verify(
+        tmp_path: Path) -> None:
+    # Promise: the journal is append-only while verify (and the running check) report it
+    # sound. The impostor stays in the file after the attacker has gone.
+    journal = journal_of(tmp_path, 3)
+    schema(journal.path, "DROP TRIGGER journal_no_delete",
+           "CREATE TRIGGER journal_no_delete BEFORE DELETE ON journal WHEN 0 "
+           "BEGIN SELECT 1; END")
+    schema(journal.path, "DELETE FROM journal WHERE seq = 3")   # not refused
+    journal.close()
+    with Journal.open_readonly(journal_path(tmp_path)) as reopened:
+        report = reopened.verify()
+    assert not report.ok and "journal_no_delete" in report.reason
+
+
+@pytest.mark.xfail(strict=True, reason="journal verify prints the reason raw: a foreign "
+                   "trigger's name with ESC, CR and newline rewrites the terminal's line into "
+                   "'journal OK' (journal show escapes what another process stored)")
+def test_journal_verify_shows_a_foreign_trigger_name_escaped(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    journal = journal_of(tmp_path, 2)
+    journal.close()
+    name = FORGED_VERDICT.replace('"', '""')
+    schema(journal_path(tmp_path),
+           f'CREATE TRIGGER "{name}" AFTER INSERT ON journal BEGIN SELECT 1; END')
+    assert main(["journal", "verify", "--journal", str(journal_path(tmp_path))]) == 1
+    shown = capsys.readouterr().out
+    assert "\x1b" not in shown and "\r" not in shown
+    assert not any(line.startswith("journal OK") for line in shown.splitlines())
+
+
+@pytest.mark.xfail(strict=True, reason="journal quarantine prints the journaled reason raw: "
+                   "a foreign trigger's name with ESC, CR and newline reaches the terminal")
+def test_journal_quarantine_shows_a_foreign_trigger_name_escaped(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    journal = journal_of(tmp_path, 2)
+    journal.close()
+    name = FORGED_VERDICT.replace('"', '""')
+    schema(journal_path(tmp_path),
+           f'CREATE TRIGGER "{name}" AFTER INSERT ON journal BEGIN SELECT 1; END')
+    assert main(["journal", "quarantine", "--state-dir", str(tmp_path), "--reason",
+                 "foreign trigger", "--by", "supervisor-7"]) == 0
+    shown = capsys.readouterr().out
+    assert "\x1b" not in shown and "\r" not in shown
+
+
+@pytest.mark.xfail(strict=True, reason="the trigger names in the reason are not bounded: a "
+                   "2 MiB name makes the quarantine journal a journal_continued bigger than a "
+                   "stream client accepts (MAXMSGSIZE 1 MiB), so no client ever reads it")
+def test_a_huge_foreign_trigger_name_keeps_the_quarantine_record_readable(
+        tmp_path: Path) -> None:
+    # Promise: what another process chose is bounded before it is journaled and published.
+    journal = journal_of(tmp_path, 2)
+    journal.close()
+    schema(journal_path(tmp_path), f'CREATE TRIGGER "{"t" * (2 * 1024 * 1024)}" AFTER INSERT '
+                                   f'ON journal BEGIN SELECT 1; END')
+    done = quarantine(tmp_path, "foreign trigger", "supervisor-7")
+    assert done.record.first_bad_seq == 3
+    with Journal.open_readonly(journal_path(tmp_path)) as continued:
+        first = next(iter(continued.records()))
+    assert first.type == "journal_continued"
+    assert len(first.message) <= client.MAX_MESSAGE_BYTES
+
+
+def undecodable_trigger(path: Path) -> None:
+    """Another process adds a trigger that skips every row, named with a byte that is not
+    UTF-8 (SQLite stores what it is given; its schema parses, its quick_check is clean)."""
+    with closing(sqlite3.connect(path, isolation_level=None)) as connection:
+        connection.execute("CREATE TRIGGER qq BEFORE INSERT ON journal "
+                           "BEGIN SELECT RAISE(IGNORE); END")
+        sql = connection.execute("SELECT sql FROM sqlite_master WHERE name = 'qq'").fetchone()[0]
+        connection.execute("PRAGMA writable_schema=ON")
+        connection.execute("UPDATE sqlite_master SET name = CAST(x'71ff' AS TEXT), "
+                           "sql = CAST(? AS TEXT) WHERE name = 'qq'",
+                           (sql.encode().replace(b"qq", b"q\xff"),))
+
+
+@pytest.mark.xfail(strict=True, reason="trigger_problem reads the names as text: a foreign "
+                   "trigger named with a byte that is not UTF-8 makes verify raise "
+                   "sqlite3.OperationalError (journal verify ends in a traceback)")
+def test_verify_reports_a_foreign_trigger_whose_name_is_not_utf8(tmp_path: Path) -> None:
+    journal_of(tmp_path, 2).close()
+    undecodable_trigger(journal_path(tmp_path))
+    with Journal.open_readonly(journal_path(tmp_path)) as journal:
+        assert journal.file_problems() == []
+        report = journal.verify()
+    assert not report.ok
+
+
+@pytest.mark.xfail(strict=True, reason="the salvage's trigger_problem takes the decode error "
+                   "for an unreadable schema and returns None: the quarantine calls a journal "
+                   "with an active foreign trigger sound and refuses to set it aside")
+def test_quarantine_sets_aside_a_journal_with_a_foreign_trigger_not_utf8(
+        tmp_path: Path) -> None:
+    journal_of(tmp_path, 2).close()
+    undecodable_trigger(journal_path(tmp_path))
+    try:
+        done = quarantine(tmp_path, "foreign trigger", "supervisor-7")
+    except QuarantineRefused as refused:
+        pytest.fail(f"refused: {refused}")
+    assert done.record.first_bad_seq == 3
+
+
+@pytest.mark.xfail(strict=True, reason="the start's trigger check is not guarded: a foreign "
+                   "trigger named with a byte that is not UTF-8 ends the start with "
+                   "sqlite3.OperationalError instead of holding the table")
+def test_the_daemon_holds_on_a_foreign_trigger_not_utf8_rather_than_ending(
+        tmp_path: Path) -> None:
+    path = run_config(tmp_path)
+    with zmq.Context() as context:
+        with started(tmp_path, path, context) as table:
+            assert table.ask(command="open")["ok"]
+        undecodable_trigger(journal_path(tmp_path / "state"))
+        with started(tmp_path, path, context) as table:
+            assert table.daemon.journal_broken is not None
+            assert table.ask(command="status")["ok"]
+            assert table.ask(command="close")["ok"] is False
+
+
+@pytest.mark.xfail(strict=True, reason="a foreign trigger stored with type 'Trigger' is not "
+                   "found by the check the refused write runs: the JournalError goes out of "
+                   "the command (the daemon ends) instead of the table being held")
+def test_a_command_a_hidden_foreign_trigger_drops_holds_the_table(tmp_path: Path) -> None:
+    # Promise (as for a trigger of type 'trigger'): the command is not carried out, the table
+    # is held, the daemon goes on serving status.
+    path = run_config(tmp_path)
+    with zmq.Context() as context, started(tmp_path, path, context) as table:
+        assert table.ask(command="open")["ok"]
+        last = table.daemon.journal.last_seq
+        schema(journal_path(tmp_path / "state"),
+               "CREATE TRIGGER quiet BEFORE INSERT ON journal BEGIN SELECT RAISE(IGNORE); END",
+               "PRAGMA writable_schema=ON",
+               "UPDATE sqlite_master SET type = 'Trigger' WHERE name = 'quiet'")
+        try:
+            refused = table.ask(command="place", spot=2, wager="ante", amount=700)
+        except JournalError as error:
+            pytest.fail(f"the command ended in {error}")
+        assert not refused["ok"]
+        assert table.daemon.journal.last_seq == last
+        assert table.daemon.journal_broken is not None
+        assert table.ask(command="status")["ok"]
