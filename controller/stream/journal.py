@@ -47,6 +47,8 @@ daemon writes: WAL lets readers and the writer proceed together.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
 import itertools
 import os
@@ -110,6 +112,9 @@ _TRIGGERS = ("journal_no_update", "journal_no_delete", "journal_gapless")
 #: Of the triggers another process added, the most a reason names, and the characters of a
 #: name it shows.
 _NAMED_TRIGGERS, _TRIGGER_NAME_SHOWN = 5, 64
+#: A number no journal's seq before its first is written as: where it stands in the schema,
+#: the statements the journal expects take any seq.
+_ANY_SEQ = 987_654_321_987_654_321
 
 
 class JournalError(LowballError, RuntimeError):
@@ -296,18 +301,21 @@ class Journal:
         return records
 
     def _insert(self, records: list[JournalRecord]) -> None:
-        """One input's records in one transaction: a lone record is one INSERT in autocommit
-        (committed, with ``synchronous=FULL`` synced, when it returns); several are single-row
-        INSERTs between BEGIN IMMEDIATE and COMMIT (see :data:`_INSERT` for why not one
-        statement). Atomic either way: a refused row (by a trigger, a full disk) undoes
-        them all."""
+        """One input's records in one transaction: single-row INSERTs between BEGIN
+        IMMEDIATE and COMMIT (see :data:`_INSERT` for why not one statement), committed, with
+        ``synchronous=FULL`` synced, when it returns. Atomic: a refused row (by a trigger, a
+        full disk) undoes them all, and so does a change the input did not make (a trigger of
+        another process that skips a row, ``RAISE(IGNORE)``, or writes one of its own)."""
         connection = self._connection
-        if len(records) == 1:
-            _all_written(connection.execute(_INSERT, records[0]), 1)
-            return
         connection.execute("BEGIN IMMEDIATE")
         try:
-            _all_written(connection.executemany(_INSERT, records), len(records))
+            changes = connection.total_changes
+            written = connection.executemany(_INSERT, records).rowcount
+            made = connection.total_changes - changes  # the triggers' changes too
+            if written != len(records) or made != len(records):
+                raise sqlite3.IntegrityError(
+                    f"{written} of {len(records)} record(s) written, {made} change(s) in all: "
+                    f"a trigger the journal does not have changed what was written")
             connection.execute("COMMIT")
         except BaseException:
             # SQLite ends the transaction itself on some errors (a full disk): a ROLLBACK
@@ -490,25 +498,34 @@ class Journal:
         self.close()
 
 
-def _all_written(cursor: sqlite3.Cursor, records: int) -> None:
-    """Raise unless the INSERTs ``cursor`` ran wrote all ``records`` rows: a trigger of
-    another process may skip a row (``RAISE(IGNORE)``) without an error."""
-    if cursor.rowcount != records:
-        raise sqlite3.IntegrityError(f"{cursor.rowcount} of {records} record(s) written: a "
-                                     f"trigger the journal does not have skipped the rest")
-
-
 def trigger_problem(connection: sqlite3.Connection) -> str | None:
     """What is wrong with the triggers of the journal ``connection`` reads, or None: one of
-    the append-only triggers missing, or a trigger the journal does not have (another
+    the append-only triggers missing or not the statement the journal was made with (one of
+    that name that refuses nothing), or a trigger the journal does not have (another
     process's: one that skips a row, ``RAISE(IGNORE)``, would drop records the daemon then
-    publishes; :meth:`Journal.append_all` refuses such a write too)."""
-    present = {row[0] for row in connection.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+    publishes; :meth:`Journal.append_all` refuses such a write too).
+
+    The schema is read as stored bytes, whatever its text holds, and a trigger is known by
+    its statement, which is what SQLite runs, not by the ``type`` column another process may
+    rewrite (``PRAGMA writable_schema``)."""
+    expected = _expected_triggers()
+    found: dict[bytes, bytes] = {}
+    foreign: list[bytes] = []
+    for name, sql in connection.execute(
+            "SELECT CAST(name AS BLOB), CAST(sql AS BLOB) FROM sqlite_master"):
+        name, sql = bytes(name or b""), bytes(sql or b"")
+        if name in expected:
+            found[name] = sql
+        elif _CREATE_TRIGGER.match(sql):
+            foreign.append(name)
     problems = []
-    if missing := [name for name in _TRIGGERS if name not in present]:
+    if missing := [name for name in _TRIGGERS if name.encode() not in found]:
         problems.append(f"append-only trigger(s) missing: {', '.join(missing)}")
-    if foreign := sorted(present.difference(_TRIGGERS)):
+    if changed := [name.decode() for name, sql in found.items()
+                   if not expected[name].fullmatch(sql)]:
+        problems.append(f"append-only trigger(s) not the journal's: {', '.join(changed)}")
+    if foreign:
+        foreign.sort()
         named = ", ".join(_named(name) for name in foreign[:_NAMED_TRIGGERS])
         more = len(foreign) - _NAMED_TRIGGERS
         problems.append(f"trigger(s) the journal does not have: {named}"
@@ -516,10 +533,28 @@ def trigger_problem(connection: sqlite3.Connection) -> str | None:
     return "; ".join(problems) or None
 
 
-def _named(name: object) -> str:
-    """A trigger's name as a reason may carry it: the name another process chose goes to
-    replies, logs and terminals, so it is shown short and without a control character."""
-    text = str(name)
+#: A statement that makes a trigger, as SQLite keeps it in the schema.
+_CREATE_TRIGGER = re.compile(rb"\s*CREATE\s+(?:TEMP\s+|TEMPORARY\s+)?TRIGGER\b", re.IGNORECASE)
+
+
+@functools.cache
+def _expected_triggers() -> dict[bytes, re.Pattern[bytes]]:
+    """Each append-only trigger's statement as the journal's schema makes it (SQLite keeps
+    the text as written), the gapless one with any seq before the first."""
+    with contextlib.closing(sqlite3.connect(":memory:")) as connection:
+        connection.executescript(_SCHEMA.format(before_first=_ANY_SEQ))
+        rows = connection.execute(
+            "SELECT CAST(name AS BLOB), CAST(sql AS BLOB) FROM sqlite_master "
+            "WHERE type = 'trigger'").fetchall()
+    return {bytes(name): re.compile(re.escape(bytes(sql)).replace(
+        str(_ANY_SEQ).encode(), rb"\d+")) for name, sql in rows}
+
+
+def _named(name: bytes) -> str:
+    """A trigger's name as a reason may carry it: another process chose it, and the reason
+    goes to replies, logs and terminals, so it is shown short and without a control
+    character or a byte that is not UTF-8."""
+    text = name.decode("utf-8", "backslashreplace")
     if text.isprintable() and len(text) <= _TRIGGER_NAME_SHOWN:
         return text
     return ascii(text[:_TRIGGER_NAME_SHOWN]) + ("..." if len(text) > _TRIGGER_NAME_SHOWN else "")

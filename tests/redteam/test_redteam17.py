@@ -4,9 +4,11 @@ present by name, no other trigger) and ``_all_written`` (a write that stores few
 its input is refused whole and rolled back), as ``Journal.verify``, ``journal verify`` and the
 quarantine use them.
 
-Each xfail test is a hole found, marked strict until it is mended; the one plain test pins the
-sound behaviour an attack found (an input of several records rolled back whole). Each states
-the promise it checks and the attack that breaks it."""
+Each test was a hole found (10, all mended in the same session: every input is one
+transaction whose direct and trigger changes are counted, and the schema is read as stored
+bytes, each append-only trigger compared with the journal's own statement); one pins the sound
+behaviour an attack found (an input of several records rolled back whole). Each states the
+promise it checks and the attack that broke it."""
 
 from __future__ import annotations
 
@@ -51,9 +53,6 @@ def seqs_in(path: Path) -> list[int]:
         return [row[0] for row in connection.execute("SELECT seq FROM journal ORDER BY seq")]
 
 
-@pytest.mark.xfail(strict=True, reason="a lone record is one autocommit INSERT: a foreign "
-                   "trigger that writes the row itself and then RAISE(IGNORE)s the INSERT "
-                   "leaves the row journaled though the write is refused (nothing rolls it back)")
 def test_a_lone_record_refused_for_a_foreign_trigger_is_not_left_in_the_journal(
         tmp_path: Path) -> None:
     # Promise: a write that reports fewer rows than records is refused whole and rolled back.
@@ -87,9 +86,6 @@ def test_a_refused_input_of_several_records_is_rolled_back_whole(tmp_path: Path)
     assert seqs_in(journal_path(tmp_path)) == [1, 2]
 
 
-@pytest.mark.xfail(strict=True, reason="trigger_problem reads sqlite_master's type column, "
-                   "which another process sets (writable_schema): a foreign trigger stored "
-                   "with type 'Trigger' stays active and verify reports the journal OK")
 def test_a_foreign_trigger_with_another_schema_type_breaks_verify(tmp_path: Path) -> None:
     # Promise: a trigger the journal does not have breaks the chain (verify, start, running
     # check, quarantine). SQLite loads a schema row by its SQL, not by its type column.
@@ -107,9 +103,6 @@ def test_a_foreign_trigger_with_another_schema_type_breaks_verify(tmp_path: Path
     assert not report.ok and "quiet" in report.reason
 
 
-@pytest.mark.xfail(strict=True, reason="trigger_problem checks the three triggers by name "
-                   "only: journal_no_delete replaced by a trigger of that name that refuses "
-                   "nothing passes verify, and the journal's tail can be deleted")
 def test_an_append_only_trigger_of_the_right_name_that_refuses_nothing_breaks_verify(
         tmp_path: Path) -> None:
     # Promise: the journal is append-only while verify (and the running check) report it
@@ -125,9 +118,6 @@ def test_an_append_only_trigger_of_the_right_name_that_refuses_nothing_breaks_ve
     assert not report.ok and "journal_no_delete" in report.reason
 
 
-@pytest.mark.xfail(strict=True, reason="journal verify prints the reason raw: a foreign "
-                   "trigger's name with ESC, CR and newline rewrites the terminal's line into "
-                   "'journal OK' (journal show escapes what another process stored)")
 def test_journal_verify_shows_a_foreign_trigger_name_escaped(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     journal = journal_of(tmp_path, 2)
@@ -141,8 +131,6 @@ def test_journal_verify_shows_a_foreign_trigger_name_escaped(
     assert not any(line.startswith("journal OK") for line in shown.splitlines())
 
 
-@pytest.mark.xfail(strict=True, reason="journal quarantine prints the journaled reason raw: "
-                   "a foreign trigger's name with ESC, CR and newline reaches the terminal")
 def test_journal_quarantine_shows_a_foreign_trigger_name_escaped(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     journal = journal_of(tmp_path, 2)
@@ -156,9 +144,6 @@ def test_journal_quarantine_shows_a_foreign_trigger_name_escaped(
     assert "\x1b" not in shown and "\r" not in shown
 
 
-@pytest.mark.xfail(strict=True, reason="the trigger names in the reason are not bounded: a "
-                   "2 MiB name makes the quarantine journal a journal_continued bigger than a "
-                   "stream client accepts (MAXMSGSIZE 1 MiB), so no client ever reads it")
 def test_a_huge_foreign_trigger_name_keeps_the_quarantine_record_readable(
         tmp_path: Path) -> None:
     # Promise: what another process chose is bounded before it is journaled and published.
@@ -187,9 +172,6 @@ def undecodable_trigger(path: Path) -> None:
                            (sql.encode().replace(b"qq", b"q\xff"),))
 
 
-@pytest.mark.xfail(strict=True, reason="trigger_problem reads the names as text: a foreign "
-                   "trigger named with a byte that is not UTF-8 makes verify raise "
-                   "sqlite3.OperationalError (journal verify ends in a traceback)")
 def test_verify_reports_a_foreign_trigger_whose_name_is_not_utf8(tmp_path: Path) -> None:
     journal_of(tmp_path, 2).close()
     undecodable_trigger(journal_path(tmp_path))
@@ -199,9 +181,6 @@ def test_verify_reports_a_foreign_trigger_whose_name_is_not_utf8(tmp_path: Path)
     assert not report.ok
 
 
-@pytest.mark.xfail(strict=True, reason="the salvage's trigger_problem takes the decode error "
-                   "for an unreadable schema and returns None: the quarantine calls a journal "
-                   "with an active foreign trigger sound and refuses to set it aside")
 def test_quarantine_sets_aside_a_journal_with_a_foreign_trigger_not_utf8(
         tmp_path: Path) -> None:
     journal_of(tmp_path, 2).close()
@@ -213,9 +192,6 @@ def test_quarantine_sets_aside_a_journal_with_a_foreign_trigger_not_utf8(
     assert done.record.first_bad_seq == 3
 
 
-@pytest.mark.xfail(strict=True, reason="the start's trigger check is not guarded: a foreign "
-                   "trigger named with a byte that is not UTF-8 ends the start with "
-                   "sqlite3.OperationalError instead of holding the table")
 def test_the_daemon_holds_on_a_foreign_trigger_not_utf8_rather_than_ending(
         tmp_path: Path) -> None:
     path = run_config(tmp_path)
@@ -229,9 +205,6 @@ def test_the_daemon_holds_on_a_foreign_trigger_not_utf8_rather_than_ending(
             assert table.ask(command="close")["ok"] is False
 
 
-@pytest.mark.xfail(strict=True, reason="a foreign trigger stored with type 'Trigger' is not "
-                   "found by the check the refused write runs: the JournalError goes out of "
-                   "the command (the daemon ends) instead of the table being held")
 def test_a_command_a_hidden_foreign_trigger_drops_holds_the_table(tmp_path: Path) -> None:
     # Promise (as for a trigger of type 'trigger'): the command is not carried out, the table
     # is held, the daemon goes on serving status.
