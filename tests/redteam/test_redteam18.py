@@ -4,13 +4,13 @@ salvage reading text that is not UTF-8 as stored (``SalvagedJournal``'s ``text_f
 ``_record``), and ``Journal._rows`` reading a failed query again only when its error carries no
 SQLite error code.
 
-Each test states the behaviour the project promises; the open holes are strict expected
-failures. Held (no test needed a fix): on Python 3.11 the decoding failure is the only
-``OperationalError`` a journal query raises without ``sqlite_errorcode`` (a missing table, a
-locked or failing file carry one; a failing text factory raises its own error, never read
-again); a trigger's name that is not UTF-8 is escaped in the reason; a column that is not UTF-8
-(ts, type, hand_id, prev_hash) is quoted with ``!r`` (escaped) in a break's reason, and a hand
-id that is not UTF-8 numbers no hand."""
+Each test states the behaviour the project promises; every hole found is open, a strict
+expected failure. Held, tried: on Python 3.11 the decoding failure is the only
+``OperationalError`` a journal query raised without ``sqlite_errorcode`` (a missing table
+carries one; a failing text factory raises its own error, which is not read again); WireError
+names no byte of a message that is not UTF-8. Read, not run: a column that is not UTF-8 (ts,
+type, hand_id) is quoted with ``!r`` (escaped) in a break's reason, a hand id that is not UTF-8
+numbers no hand (``isascii``), a trigger's name is escaped (``_named``)."""
 
 from __future__ import annotations
 
@@ -23,8 +23,9 @@ from pathlib import Path
 
 import pytest
 
+from controller.daemon.chain_watch import ChainWatch
 from controller.daemon.journal_quarantine import QuarantineRefused, quarantine
-from controller.stream.journal import Journal, journal_path
+from controller.stream.journal import GENESIS_HASH, Journal, JournalError, journal_path
 from tests.redteam.test_redteam13 import journal_of, rewrite
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -122,3 +123,62 @@ def test_the_quarantine_prints_no_control_byte_of_a_table_name(tmp_path: Path) -
     assert done.returncode == 0, done.stderr[-600:]
     out = done.stdout + done.stderr
     assert b"\x1b" not in out and "\x9b".encode() not in out, out[-400:]
+
+
+# --- 4. SQLite's own error quotes a name that is not UTF-8 ---------------------------------------
+
+def foreign_trigger_misnamed(state_dir: Path, name_sql: str) -> None:
+    """Another process adds a trigger and renames it in the schema to ``name_sql`` (an SQL text
+    expression), then bumps the schema's version so that every connection reads it again:
+    SQLite finds the schema malformed, its error naming the trigger as stored."""
+    with closing(sqlite3.connect(journal_path(state_dir), isolation_level=None)) as other:
+        other.execute("CREATE TRIGGER foreign_t AFTER INSERT ON journal BEGIN SELECT 1; END")
+        (version,) = other.execute("PRAGMA schema_version").fetchone()
+        other.execute("PRAGMA writable_schema=ON")
+        other.execute(f"UPDATE sqlite_master SET name = {name_sql} WHERE name = 'foreign_t'")
+        other.execute(f"PRAGMA schema_version = {int(version) + 1}")
+
+
+NOT_UTF8 = "CAST('foreign_t' || X'ff' AS TEXT)"
+SQLITE_ERROR_NOT_UTF8 = ("SQLite's error message ('malformed database schema (foreign_t\\xff)') "
+                         "is not UTF-8: Python's sqlite3 raises UnicodeDecodeError, not a "
+                         "sqlite3.Error, and ")
+
+
+@pytest.mark.xfail(strict=True, reason=SQLITE_ERROR_NOT_UTF8 + "the quarantine, which catches "
+                                       "sqlite3.Error, ends in a traceback instead of refusing "
+                                       "with what to do (an ASCII name is refused cleanly)")
+def test_the_quarantine_of_a_schema_naming_a_trigger_not_utf8_says_what_to_do(
+        tmp_path: Path) -> None:
+    journal_of(tmp_path, 5).close()
+    foreign_trigger_misnamed(tmp_path, NOT_UTF8)
+    with pytest.raises(QuarantineRefused, match="nothing moved"):
+        quarantine(tmp_path, "red team 18", by="alice")
+
+
+@pytest.mark.xfail(strict=True, reason=SQLITE_ERROR_NOT_UTF8 + "`journal verify` (and the "
+                                       "daemon's start, Journal's open) ends in a traceback, "
+                                       "not a JournalError naming the file")
+def test_a_journal_whose_schema_names_a_trigger_not_utf8_is_refused_by_name(
+        tmp_path: Path) -> None:
+    journal_of(tmp_path, 5).close()
+    foreign_trigger_misnamed(tmp_path, NOT_UTF8)
+    with pytest.raises(JournalError, match="cannot open the journal"):
+        Journal.open_readonly(journal_path(tmp_path)).close()
+
+
+@pytest.mark.xfail(strict=True, reason=SQLITE_ERROR_NOT_UTF8 + "the running chain check, which "
+                                       "catches sqlite3.Error only, raises it out of the "
+                                       "daemon's loop instead of holding the table (an ASCII "
+                                       "name holds it: 'the journal cannot be read')")
+def test_the_running_check_holds_when_the_schema_names_a_trigger_not_utf8(
+        tmp_path: Path) -> None:
+    journal = journal_of(tmp_path, 5)
+    try:
+        watch = ChainWatch(journal, 0, GENESIS_HASH)
+        assert watch.check() is None and watch.verified_through == 5
+        foreign_trigger_misnamed(tmp_path, NOT_UTF8)
+        broken = watch.check()
+        assert broken is not None and broken.seq == 6, broken
+    finally:
+        journal.close()
