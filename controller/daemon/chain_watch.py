@@ -34,12 +34,12 @@ from __future__ import annotations
 
 import hashlib
 import math
-import sqlite3
 
 from controller.errors import LowballError
 from controller.stream.journal import (
     GENESIS_HASH,
     Journal,
+    READ_ERRORS,
     JournalBroken,
     WrittenLinks,
     as_stored,
@@ -128,7 +128,7 @@ class ChainWatch:
         self._reading = self.verified_through + 1
         try:
             return self._check(limit, sweep)
-        except sqlite3.Error as error:
+        except READ_ERRORS as error:
             return JournalBroken(self._reading, f"the journal cannot be read from about seq "
                                                 f"{self._reading} ({type(error).__name__}: "
                                                 f"a damaged page, or a failing disk)")

@@ -88,6 +88,7 @@ from controller.stream.journal import (
     COMPANIONS,
     CONTINUING_SUFFIX,
     GENESIS_HASH,
+    READ_ERRORS,
     ChainCheck,
     Journal,
     JournalBroken,
@@ -95,6 +96,7 @@ from controller.stream.journal import (
     JournalRecord,
     check_alone,
     fsync_path,
+    is_hash,
     journal_path,
     leftovers,
 )
@@ -325,7 +327,9 @@ def _continuation(found: AsFound, archived: Path, by: str, reason: str
         jackpot.hand_id, jackpot.seats, jackpot.amount, jackpot.meter_after_reset),)
     record = JournalContinued(
         archived=str(archived), archived_seq=found.seq_bound,
-        archived_hash=head.hash if head is not None and head.seq == found.seq_bound else "",
+        # a hash another process made text that is no hash is no head to name
+        archived_hash=head.hash if head is not None and head.seq == found.seq_bound
+        and is_hash(head.hash) else "",
         first_bad_seq=broken.seq,
         broken=broken.reason, meter=meter, meter_from=meter_from,
         verified_meter=verified_meter, verified_meter_from=verified_from,
@@ -368,7 +372,7 @@ def _last_hand_number(journal: SalvagedJournal, found: AsFound, folder: Path
         try:
             with SalvagedJournal(copy) as earlier:
                 highest = max(highest, _highest_hand(earlier, prefix)[0])
-        except (JournalError, sqlite3.Error, OSError):
+        except (JournalError, sqlite3.Error, UnicodeDecodeError, OSError):
             continue  # not a journal any more: it numbers nothing
     hidden = count(found.unreadable, seen_at, found.seq_bound)
     return min(highest + hidden, 10 ** HAND_NUMBER_DIGITS - 1), hidden
@@ -460,7 +464,7 @@ def _copy(journal: SalvagedJournal, target: Path) -> bool:
         finally:
             source.close()
         _single_file(partial)
-    except sqlite3.Error as error:
+    except READ_ERRORS as error:
         _log.warning("quarantine of %s: SQLite's backup cannot read it whole (%s): its copy "
                      "%s is a byte copy", journal.path, error, target)
         _remove(partial)

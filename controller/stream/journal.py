@@ -68,6 +68,10 @@ MAX_SEQ = wire.MAX_SEQ
 GENESIS_HASH = "0" * 64
 #: A record's hash (and prev_hash) as the daemon writes it.
 _HASH = re.compile(r"[0-9a-f]{64}")
+#: What reading a file another process may have written raises: SQLite's errors, and
+#: ``UnicodeDecodeError`` when SQLite's own message quotes text of the file that is not UTF-8
+#: (a schema entry's name), which Python's sqlite3 then cannot decode.
+READ_ERRORS = (sqlite3.Error, UnicodeDecodeError)
 #: ``PRAGMA application_id``: marks the file as a lowball-table journal ("LBTJ").
 APPLICATION_ID = 0x4C42544A
 FORMAT_VERSION = 1
@@ -112,6 +116,8 @@ _TRIGGERS = ("journal_no_update", "journal_no_delete", "journal_gapless")
 #: Of the triggers another process added, the most a reason names, and the characters of a
 #: name it shows.
 _NAMED_TRIGGERS, _TRIGGER_NAME_SHOWN = 5, 64
+#: The characters of one of SQLite's file-check findings a reason shows.
+_PROBLEM_SHOWN = 200
 #: A number no journal's seq before its first is written as: where it stands in the schema,
 #: the statements the journal expects take any seq.
 _ANY_SEQ = 987_654_321_987_654_321
@@ -151,6 +157,12 @@ class VerifyReport(NamedTuple):
     last_hash: str = GENESIS_HASH
 
 
+def is_hash(text: object) -> bool:
+    """Whether ``text`` is a hash as the journal writes them: 64 lowercase hexadecimal
+    digits."""
+    return isinstance(text, str) and _HASH.fullmatch(text) is not None
+
+
 def chain_hash(prev_hash: str, message: bytes) -> str:
     """``sha256(prev_hash + message)`` in hex; ``prev_hash`` is hashed as its ASCII hex."""
     return hashlib.sha256(prev_hash.encode("ascii") + message).hexdigest()
@@ -187,7 +199,7 @@ class Journal:
         try:  # a sound header over damaged pages opens, and fails here
             last = self.last_record()
             first = self._connection.execute("SELECT MIN(seq) FROM journal").fetchone()[0]
-        except sqlite3.Error as error:
+        except READ_ERRORS as error:
             self._connection.close()
             raise JournalError(f"{self.path}: cannot read the journal: "
                                f"{_cause(error, self.path)}") from None
@@ -230,7 +242,7 @@ class Journal:
             except BaseException:
                 connection.close()
                 raise
-        except (sqlite3.Error, OSError) as error:
+        except (sqlite3.Error, UnicodeDecodeError, OSError) as error:
             raise JournalError(f"{self.path}: cannot open the journal: "
                                f"{_cause(error, self.path)}") from None
         return connection
@@ -433,7 +445,7 @@ class Journal:
         rows = self._rows("SELECT hash FROM journal WHERE seq = ?", (seq,))
         stored = rows[0][0] if rows else None
         # what another process left there that is no hash the daemon writes is none
-        return stored if isinstance(stored, str) and _HASH.fullmatch(stored) else None
+        return stored if is_hash(stored) else None
 
     def replaced_files(self) -> list[str]:
         """The journal's files (the database, its ``-wal``) whose name no longer leads to the
@@ -567,10 +579,28 @@ def file_problems(connection: sqlite3.Connection, most: int = 5) -> list[str]:
     places, a damaged page. The first ``most`` it names."""
     try:
         rows = connection.execute(f"PRAGMA quick_check({int(most)})").fetchall()
-    except sqlite3.Error as error:
+    except READ_ERRORS as error:
         return [f"the file cannot be checked: {type(error).__name__}"]
     found = [str(row[0]) for row in rows]
-    return [] if found == ["ok"] else found
+    # SQLite's words quote the file (a table's name another process chose): shown as ASCII
+    return [] if found == ["ok"] else [shown(problem, _PROBLEM_SHOWN) for problem in found]
+
+
+def shown(text: str | bytes, most: int) -> str:
+    """Text read from the file, as a reason, a log line or a terminal may carry it: at most
+    ``most`` characters, ASCII, every other character (a control, a byte that is not UTF-8)
+    escaped as Python writes it.
+
+    >>> shown("Page 5: never used", 80), shown(b"t\\xff\\x1b[2J", 80), shown("x" * 9, 4)
+    ('Page 5: never used', 't\\\\xff\\\\x1b[2J', 'xxxx...')
+    """
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "backslashreplace")
+    else:  # text read as stored: a byte that is not UTF-8 is a lone surrogate
+        text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    escaped = "".join(c if c.isascii() and c.isprintable() else ascii(c)[1:-1]
+                      for c in text[:most])
+    return escaped + ("..." if len(text) > most else "")
 
 
 def leftovers(path: Path) -> list[Path]:
@@ -624,7 +654,7 @@ def _table_of(record: JournalRecord | None) -> str | None:
         return None
 
 
-def _cause(error: sqlite3.Error | OSError, path: Path) -> str:
+def _cause(error: sqlite3.Error | UnicodeDecodeError | OSError, path: Path) -> str:
     """What stopped a journal write, in words that say what to do."""
     if isinstance(error, OSError):
         return f"{error.strerror or error} ({path.parent}); the daemon's user needs to " \

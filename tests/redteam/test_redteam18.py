@@ -4,8 +4,11 @@ salvage reading text that is not UTF-8 as stored (``SalvagedJournal``'s ``text_f
 ``_record``), and ``Journal._rows`` reading a failed query again only when its error carries no
 SQLite error code.
 
-Each test states the behaviour the project promises; every hole found is open, a strict
-expected failure. Held, tried: on Python 3.11 the decoding failure is the only
+Each test states the behaviour the project promises; the 6 holes found (9 tests) were mended
+in the same session: the quarantine reads a message of another storage class as the journal
+does, names no archived hash that is not one, shows SQLite's file-check words as ASCII, and
+every reader of the file takes SQLite's error quoting text that is not UTF-8 (Python raises
+``UnicodeDecodeError`` for it) as a file it cannot read. Held, tried: on Python 3.11 the decoding failure is the only
 ``OperationalError`` a journal query raised without ``sqlite_errorcode`` (a missing table
 carries one; a failing text factory raises its own error, which is not read again); WireError
 names no byte of a message that is not UTF-8. Read, not run: a column that is not UTF-8 (ts,
@@ -40,13 +43,6 @@ def verified_break(state_dir: Path) -> int | None:
 
 # --- 1. the last record's hash, not a hash, reaches journal_continued -----------------------------
 
-@pytest.mark.xfail(strict=True, reason="the quarantine names the last record's hash as found "
-                                       "for journal_continued's archived_hash, hash or not: "
-                                       "text that is not UTF-8 (read with a surrogate) cannot "
-                                       "be encoded, the quarantine ends in a traceback with its "
-                                       "copy and journal.sqlite3.continuing left, every run "
-                                       "again; an escape sequence goes into the new journal, "
-                                       "the stream and `journal quarantine`'s output")
 @pytest.mark.parametrize("edit", ["CAST(hash || X'ff' AS TEXT)", "hash || char(27) || '[2J'"],
                          ids=["not-utf8", "escape-sequence"])
 def test_the_quarantine_names_no_last_hash_that_is_not_a_hash(tmp_path: Path, edit: str) -> None:
@@ -64,12 +60,6 @@ def test_the_quarantine_names_no_last_hash_that_is_not_a_hash(tmp_path: Path, ed
 
 # --- 2. a message stored as TEXT is sound to the salvage -----------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="SalvagedJournal._record reads a TEXT message as its "
-                                       "bytes (stored_bytes), not as the journal reads it "
-                                       "(as_stored: a type prefix no hash matches): verify and "
-                                       "the daemon's start find the record altered, the "
-                                       "quarantine finds the chain sound and refuses, and the "
-                                       "table can neither start nor be quarantined")
 @pytest.mark.parametrize("seq", [3, 5])
 def test_the_quarantine_finds_a_message_stored_as_text_where_verify_does(
         tmp_path: Path, seq: int) -> None:
@@ -98,12 +88,6 @@ def foreign_table(state_dir: Path, name_sql: str) -> None:
                       f"WHERE name = 'evidence'")
 
 
-@pytest.mark.xfail(strict=True, reason="the salvage's connection reads quick_check's text "
-                                       "with surrogates for good: a table name that is not "
-                                       "UTF-8 reaches journal_continued's broken as it is, and "
-                                       "the new journal's first record cannot be encoded "
-                                       "(UnicodeEncodeError): the quarantine ends in a "
-                                       "traceback, every run again")
 def test_the_quarantine_of_a_file_check_naming_a_table_not_utf8_ends(tmp_path: Path) -> None:
     journal_of(tmp_path, 5).close()
     foreign_table(tmp_path, "CAST('ev' || X'ff' AS TEXT)")
@@ -112,10 +96,6 @@ def test_the_quarantine_of_a_file_check_naming_a_table_not_utf8_ends(tmp_path: P
     assert done.record.broken.isascii(), ascii(done.record.broken)
 
 
-@pytest.mark.xfail(strict=True, reason="quick_check's text (a table name another process "
-                                       "chose) goes unescaped into the reason, which `journal "
-                                       "quarantine` prints: an escape sequence reaches the "
-                                       "terminal (the trigger names and `show` are escaped)")
 def test_the_quarantine_prints_no_control_byte_of_a_table_name(tmp_path: Path) -> None:
     journal_of(tmp_path, 5).close()
     foreign_table(tmp_path, "'ev' || char(27) || '[2J' || char(155) || 'c'")
@@ -144,14 +124,8 @@ def foreign_trigger_misnamed(state_dir: Path, name_sql: str) -> None:
 
 
 NOT_UTF8 = "CAST('foreign_t' || X'ff' AS TEXT)"
-SQLITE_ERROR_NOT_UTF8 = ("SQLite's error message ('malformed database schema (foreign_t\\xff)') "
-                         "is not UTF-8: Python's sqlite3 raises UnicodeDecodeError, not a "
-                         "sqlite3.Error, and ")
 
 
-@pytest.mark.xfail(strict=True, reason=SQLITE_ERROR_NOT_UTF8 + "the quarantine, which catches "
-                                       "sqlite3.Error, ends in a traceback instead of refusing "
-                                       "with what to do (an ASCII name is refused cleanly)")
 def test_the_quarantine_of_a_schema_naming_a_trigger_not_utf8_says_what_to_do(
         tmp_path: Path) -> None:
     journal_of(tmp_path, 5).close()
@@ -160,9 +134,6 @@ def test_the_quarantine_of_a_schema_naming_a_trigger_not_utf8_says_what_to_do(
         quarantine(tmp_path, "red team 18", by="alice")
 
 
-@pytest.mark.xfail(strict=True, reason=SQLITE_ERROR_NOT_UTF8 + "`journal verify` (and the "
-                                       "daemon's start, Journal's open) ends in a traceback, "
-                                       "not a JournalError naming the file")
 def test_a_journal_whose_schema_names_a_trigger_not_utf8_is_refused_by_name(
         tmp_path: Path) -> None:
     journal_of(tmp_path, 5).close()
@@ -171,10 +142,6 @@ def test_a_journal_whose_schema_names_a_trigger_not_utf8_is_refused_by_name(
         Journal.open_readonly(journal_path(tmp_path)).close()
 
 
-@pytest.mark.xfail(strict=True, reason=SQLITE_ERROR_NOT_UTF8 + "the running chain check, which "
-                                       "catches sqlite3.Error only, raises it out of the "
-                                       "daemon's loop instead of holding the table (an ASCII "
-                                       "name holds it: 'the journal cannot be read')")
 def test_the_running_check_holds_when_the_schema_names_a_trigger_not_utf8(
         tmp_path: Path) -> None:
     journal = journal_of(tmp_path, 5)
