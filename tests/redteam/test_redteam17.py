@@ -53,35 +53,23 @@ def seqs_in(path: Path) -> list[int]:
         return [row[0] for row in connection.execute("SELECT seq FROM journal ORDER BY seq")]
 
 
-def test_a_lone_record_refused_for_a_foreign_trigger_is_not_left_in_the_journal(
-        tmp_path: Path) -> None:
+@pytest.mark.parametrize("phases", [("deal",), ("deal", "showdown")])
+def test_an_input_a_foreign_trigger_writes_itself_is_refused_and_rolled_back_whole(
+        tmp_path: Path, phases: tuple[str, ...]) -> None:
     # Promise: a write that reports fewer rows than records is refused whole and rolled back.
-    # The trigger inserts the daemon's own row (its chain is sound) and skips the INSERT:
-    # rowcount 0, the daemon refuses the command and publishes nothing, but the file keeps
-    # seq 3; with the trigger dropped, verify is OK and a quarantine replays the refused input.
+    # The trigger inserts the daemon's own row (its chain is sound) and skips the INSERT. A
+    # lone record was one autocommit INSERT: refused, but the file kept seq 3, and with the
+    # trigger dropped verify was OK and a quarantine replayed the refused input. Every input
+    # is now one transaction, undone whole.
     journal = journal_of(tmp_path, 2)
     schema(journal.path, "CREATE TRIGGER keeper BEFORE INSERT ON journal "
                          "WHEN NOT EXISTS (SELECT 1 FROM journal WHERE seq = NEW.seq) BEGIN "
                          "INSERT INTO journal VALUES (NEW.seq, NEW.ts, NEW.type, NEW.hand_id, "
                          "NEW.message, NEW.prev_hash, NEW.hash); SELECT RAISE(IGNORE); END")
-    with pytest.raises(JournalError, match="0 of 1 record"):
-        journal.append(PhaseStarted("deal"), table_id=TABLE, hand_id=HAND)
-    assert journal.last_seq == 2
-    journal.close()
-    assert seqs_in(journal_path(tmp_path)) == [1, 2]
-
-
-def test_a_refused_input_of_several_records_is_rolled_back_whole(tmp_path: Path) -> None:
-    # The same trigger against an input of several records: BEGIN IMMEDIATE ... ROLLBACK
-    # undoes the rows the trigger wrote (the sound behaviour the lone record lacks).
-    journal = journal_of(tmp_path, 2)
-    schema(journal.path, "CREATE TRIGGER keeper BEFORE INSERT ON journal "
-                         "WHEN NOT EXISTS (SELECT 1 FROM journal WHERE seq = NEW.seq) BEGIN "
-                         "INSERT INTO journal VALUES (NEW.seq, NEW.ts, NEW.type, NEW.hand_id, "
-                         "NEW.message, NEW.prev_hash, NEW.hash); SELECT RAISE(IGNORE); END")
-    with pytest.raises(JournalError, match="0 of 2 record"):
-        journal.append_all([PhaseStarted("deal"), PhaseStarted("showdown")], table_id=TABLE,
+    with pytest.raises(JournalError, match=f"0 of {len(phases)} record"):
+        journal.append_all([PhaseStarted(phase) for phase in phases], table_id=TABLE,
                            hand_id=HAND)
+    assert journal.last_seq == 2
     journal.close()
     assert seqs_in(journal_path(tmp_path)) == [1, 2]
 
@@ -118,13 +106,17 @@ def test_an_append_only_trigger_of_the_right_name_that_refuses_nothing_breaks_ve
     assert not report.ok and "journal_no_delete" in report.reason
 
 
-def test_journal_verify_shows_a_foreign_trigger_name_escaped(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    journal = journal_of(tmp_path, 2)
-    journal.close()
+def journal_with_a_forged_verdict_trigger(tmp_path: Path) -> None:
+    """A journal of 2 records and a trigger another process named :data:`FORGED_VERDICT`."""
+    journal_of(tmp_path, 2).close()
     name = FORGED_VERDICT.replace('"', '""')
     schema(journal_path(tmp_path),
            f'CREATE TRIGGER "{name}" AFTER INSERT ON journal BEGIN SELECT 1; END')
+
+
+def test_journal_verify_shows_a_foreign_trigger_name_escaped(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    journal_with_a_forged_verdict_trigger(tmp_path)
     assert main(["journal", "verify", "--journal", str(journal_path(tmp_path))]) == 1
     shown = capsys.readouterr().out
     assert "\x1b" not in shown and "\r" not in shown
@@ -133,11 +125,7 @@ def test_journal_verify_shows_a_foreign_trigger_name_escaped(
 
 def test_journal_quarantine_shows_a_foreign_trigger_name_escaped(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    journal = journal_of(tmp_path, 2)
-    journal.close()
-    name = FORGED_VERDICT.replace('"', '""')
-    schema(journal_path(tmp_path),
-           f'CREATE TRIGGER "{name}" AFTER INSERT ON journal BEGIN SELECT 1; END')
+    journal_with_a_forged_verdict_trigger(tmp_path)
     assert main(["journal", "quarantine", "--state-dir", str(tmp_path), "--reason",
                  "foreign trigger", "--by", "supervisor-7"]) == 0
     shown = capsys.readouterr().out
