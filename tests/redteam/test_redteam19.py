@@ -1,0 +1,158 @@
+"""Red team 19: red teams 17 and 18's fixes (commits c2842b6 and 84e1226) attacked as another
+process with write access to the journal's file would: ``Journal._insert`` (every input one
+transaction, refused unless the direct row count and ``total_changes`` both equal its records),
+``trigger_problem`` (the schema read as stored bytes, a foreign trigger known by a statement
+that starts ``CREATE [TEMP] TRIGGER``) and ``READ_ERRORS`` (SQLite's error quoting text that is
+not UTF-8, which Python raises as ``UnicodeDecodeError``, taken as a file that cannot be read).
+
+Each test states the promise it checks and the attack that breaks it; each is a hole found and
+is marked a strict expected failure until it is mended."""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+import zmq
+
+from controller.core.events import PhaseStarted
+from controller.stream.journal import (
+    _SCHEMA,
+    APPLICATION_ID,
+    FORMAT_VERSION,
+    GENESIS_HASH,
+    Journal,
+    JournalError,
+    journal_path,
+)
+from controller.stream.publisher import EventPublisher
+
+TABLE = "CALI-01"
+HAND = "CALI-01-000019"
+
+
+def journal_of(state: Path, records: int) -> Journal:
+    """A journal of ``records`` records in ``state``, open for writing."""
+    journal = Journal(journal_path(state))
+    for _ in range(records):
+        journal.append(PhaseStarted("deal"), table_id=TABLE, hand_id=HAND)
+    return journal
+
+
+def schema_row(path: Path, kind: str, name: bytes, sql: bytes) -> None:
+    """Another process writes a row of the schema itself (``PRAGMA writable_schema``), its
+    text stored as the bytes given, and bumps the schema's version so that every connection
+    loads the schema again."""
+    with closing(sqlite3.connect(path, isolation_level=None)) as connection:
+        connection.execute("PRAGMA writable_schema=ON")
+        connection.execute("INSERT INTO sqlite_master VALUES (?, CAST(? AS TEXT), 'journal', 0, "
+                           "CAST(? AS TEXT))", (kind, name, sql))
+        version = connection.execute("PRAGMA schema_version").fetchone()[0]
+        connection.execute(f"PRAGMA schema_version={int(version) + 1}")
+
+
+def seqs_in(path: Path) -> list[int]:
+    with closing(sqlite3.connect(path)) as connection:
+        return [row[0] for row in connection.execute("SELECT seq FROM journal ORDER BY seq")]
+
+
+@pytest.mark.xfail(strict=True, reason="trigger_problem knows a trigger by a regex of "
+                   r"'CREATE\s+TRIGGER'; SQLite runs 'CREATE/**/TRIGGER' (a comment between "
+                   "the words) as a trigger all the same: verify is OK with it in place")
+@pytest.mark.parametrize("between", [b"/**/", b"--\n", b" /* x */\n"])
+def test_a_foreign_trigger_with_a_comment_in_its_statement_breaks_verify(
+        tmp_path: Path, between: bytes) -> None:
+    # Promise: a trigger the journal does not have breaks verify (and the start, the running
+    # check, the quarantine). SQLite loads a schema row whose SQL begins "cr" by running it,
+    # and its parser skips comments between tokens; the check's regex does not.
+    journal = journal_of(tmp_path, 2)
+    schema_row(journal.path, "trigger", b"sneak",
+               b"CREATE" + between + b"TRIGGER sneak BEFORE INSERT ON journal "
+               b"WHEN NEW.type = 'phase_started' "
+               b"BEGIN SELECT RAISE(ABORT, 'refused by another process'); END")
+    journal.close()
+    with Journal(journal_path(tmp_path)) as again:
+        # the trigger is live: SQLite runs it at every append
+        with pytest.raises(JournalError, match="refused by another process"):
+            again.append(PhaseStarted("deal"), table_id=TABLE, hand_id=HAND)
+        report = again.verify()
+    assert not report.ok
+    assert "sneak" in report.reason
+
+
+@pytest.mark.xfail(strict=True, reason="append_all turns only sqlite3.Error into JournalError: "
+                   "a foreign trigger's RAISE message that is not UTF-8 comes out of the "
+                   "append as UnicodeDecodeError, which the daemon's apply does not hold on")
+def test_a_foreign_trigger_whose_refusal_is_not_utf8_fails_the_append_as_a_journal_error(
+        tmp_path: Path) -> None:
+    # Promise (append's docstring): a failed write raises JournalError, nothing written.
+    # The daemon's apply holds the table on JournalError; any other exception ends it. A
+    # trigger added while the daemon runs refuses the INSERT with RAISE(ABORT, '\xff'):
+    # SQLite's message is then not UTF-8, and Python's sqlite3 raises UnicodeDecodeError.
+    journal = journal_of(tmp_path, 1)
+    schema_row(journal.path, "trigger", b"refuser",
+               b"CREATE TRIGGER refuser BEFORE INSERT ON journal "
+               b"BEGIN SELECT RAISE(ABORT, '\xff\x1b[2J'); END")
+    with pytest.raises(JournalError, match="cannot append seq 2"):
+        journal.append(PhaseStarted("showdown"), table_id=TABLE, hand_id=HAND)
+    assert journal.last_seq == 1
+    journal.close()
+    assert seqs_in(journal_path(tmp_path)) == [1]
+
+
+@pytest.mark.xfail(strict=True, reason="_insert counts rows, and SQLite counts no row a "
+                   "REPLACE conflict clause deletes: a journal table declared UNIQUE(type) ON "
+                   "CONFLICT REPLACE loses a record at an append the journal takes as sound")
+def test_an_append_that_deletes_an_earlier_record_by_a_replace_clause_is_refused(
+        tmp_path: Path) -> None:
+    # Promise (_insert): an input is refused and rolled back when anything changes what it
+    # writes, a change the input did not make included. Another process made the journal
+    # before the daemon's first start: the journal's own statements (the three triggers as
+    # the journal makes them, so verify is OK), its header, and a table whose UNIQUE(type)
+    # ON CONFLICT REPLACE deletes the earlier record of the same type at each INSERT. Such a
+    # deletion fires no DELETE trigger (recursive_triggers is off), and is counted neither in
+    # the row count nor in total_changes.
+    path = journal_path(tmp_path)
+    table_end = "hash      TEXT NOT NULL\n"
+    assert table_end in _SCHEMA
+    made = _SCHEMA.format(before_first=0).replace(
+        table_end, "hash      TEXT NOT NULL, UNIQUE (type) ON CONFLICT REPLACE\n")
+    with closing(sqlite3.connect(path, isolation_level=None)) as connection:
+        connection.executescript(f"PRAGMA journal_mode=WAL; BEGIN; {made} "
+                                 f"PRAGMA application_id={APPLICATION_ID}; "
+                                 f"PRAGMA user_version={FORMAT_VERSION}; COMMIT;")
+    journal = Journal(path)
+    assert journal.verify().ok
+    journal.append(PhaseStarted("deal"), table_id=TABLE, hand_id=HAND)
+    try:
+        journal.append(PhaseStarted("showdown"), table_id=TABLE, hand_id=HAND)
+    except JournalError:
+        pass  # refused: what the promise asks
+    journal.close()
+    assert seqs_in(path)[:1] == [1], "record seq 1 was deleted by the daemon's own append"
+
+
+@pytest.mark.xfail(strict=True, reason="EventPublisher.hold catches sqlite3.Error only: a "
+                   "schema row named in bytes that are not UTF-8 makes hash_at raise "
+                   "UnicodeDecodeError, and hold (the daemon holding its table) fails")
+def test_a_held_publisher_over_a_schema_not_utf8_holds_without_a_hash(tmp_path: Path) -> None:
+    # Promise (hold): a file that cannot be read is held all the same, no hash vouched. The
+    # break the chain watch finds (READ_ERRORS, since 84e1226) is another process's schema row
+    # that SQLite calls malformed, quoting its name, which is not UTF-8.
+    journal = journal_of(tmp_path, 3)
+    context = zmq.Context()
+    publisher = EventPublisher(context, table_id=TABLE, pub_endpoint="tcp://127.0.0.1:*",
+                               replay_endpoint="tcp://127.0.0.1:*", journal=journal,
+                               snapshot=lambda: {})
+    try:
+        schema_row(journal.path, "table", b"\xff\xfe", b"not a statement")
+        with pytest.raises(UnicodeDecodeError):  # what every read of the file now raises
+            journal.hash_at(1)
+        publisher.hold(2)  # the seq before the break is no longer the daemon's last
+        assert publisher._head() == (1, GENESIS_HASH)
+    finally:
+        publisher.close()
+        journal.close()
+        context.term()
