@@ -156,3 +156,37 @@ def test_a_held_publisher_over_a_schema_not_utf8_holds_without_a_hash(tmp_path: 
         publisher.close()
         journal.close()
         context.term()
+
+
+@pytest.mark.xfail(strict=True, reason="the archive's reads (_checked_run, _not_the_one, "
+                   "_search) catch sqlite3.Error only: an archive whose schema another process "
+                   "gave a name not UTF-8 after it was found raises UnicodeDecodeError from "
+                   "serve, out of the publisher's replay")
+def test_an_archive_whose_schema_is_made_not_utf8_after_it_was_found_is_named_lost(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Promise (archive.py): an archive that cannot be read while served ends the run, the
+    # rest named lost ("cannot be read at seq N"), and is looked for again. Since 84e1226 a
+    # schema row SQLite quotes in bytes that are not UTF-8 is a file that cannot be read
+    # (READ_ERRORS) for the journal, the chain watch and the quarantine; not for the archive.
+    import controller.stream.archive as archive
+    from controller.daemon.journal_quarantine import quarantine
+    from controller.stream.archive import Lost, Run
+    from tests.stream.test_archived_replay import _archives, alter, append
+
+    monkeypatch.setattr(archive, "MARK_EVERY", 2)
+    append(tmp_path, 8)
+    alter(journal_path(tmp_path), 8)
+    quarantine(tmp_path, "disk damage", by="sam")
+    journal, archives = _archives(tmp_path, [0.0])
+    try:
+        assert archives.find() == 1
+        assert [type(served) for served in archives.serve(0, 1)] == [Run]
+        spans = archives._spans
+        assert spans is not None and spans[0].journal is not None
+        schema_row(spans[0].journal.path, "table", b"\xff\xfe", b"not a statement")
+        served = list(archives.serve(0, 8))
+        assert served and isinstance(served[-1], Lost)
+        assert "cannot be read" in served[-1].reason
+    finally:
+        archives.close()
+        journal.close()
