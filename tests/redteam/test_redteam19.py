@@ -83,18 +83,23 @@ def test_a_foreign_trigger_with_a_comment_in_its_statement_breaks_verify(
 
 
 @pytest.mark.xfail(strict=True, reason="append_all turns only sqlite3.Error into JournalError: "
-                   "a foreign trigger's RAISE message that is not UTF-8 comes out of the "
+                   "SQLite's message quoting a schema row in bytes not UTF-8 comes out of the "
                    "append as UnicodeDecodeError, which the daemon's apply does not hold on")
-def test_a_foreign_trigger_whose_refusal_is_not_utf8_fails_the_append_as_a_journal_error(
-        tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind, name, sql", [
+    ("trigger", b"refuser",
+     b"CREATE TRIGGER refuser BEFORE INSERT ON journal BEGIN SELECT RAISE(ABORT, '\xff'); END"),
+    # no trigger at all: an index whose collation SQLite names when the INSERT needs it
+    ("index", b"by_type", b'CREATE INDEX by_type ON journal(type COLLATE "\xff")'),
+])
+def test_a_schema_row_whose_refusal_is_not_utf8_fails_the_append_as_a_journal_error(
+        tmp_path: Path, kind: str, name: bytes, sql: bytes) -> None:
     # Promise (append's docstring): a failed write raises JournalError, nothing written.
     # The daemon's apply holds the table on JournalError; any other exception ends it. A
-    # trigger added while the daemon runs refuses the INSERT with RAISE(ABORT, '\xff'):
-    # SQLite's message is then not UTF-8, and Python's sqlite3 raises UnicodeDecodeError.
+    # schema row added while the daemon runs makes the INSERT fail with SQLite's message
+    # quoting bytes that are not UTF-8 (a trigger's RAISE(ABORT, '\xff'), an index's unknown
+    # collation '\xff'), and Python's sqlite3 raises UnicodeDecodeError.
     journal = journal_of(tmp_path, 1)
-    schema_row(journal.path, "trigger", b"refuser",
-               b"CREATE TRIGGER refuser BEFORE INSERT ON journal "
-               b"BEGIN SELECT RAISE(ABORT, '\xff\x1b[2J'); END")
+    schema_row(journal.path, kind, name, sql)
     with pytest.raises(JournalError, match="cannot append seq 2"):
         journal.append(PhaseStarted("showdown"), table_id=TABLE, hand_id=HAND)
     assert journal.last_seq == 1
