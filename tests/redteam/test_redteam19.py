@@ -238,3 +238,30 @@ def test_a_quarantine_archives_a_journal_whose_prev_hash_is_no_ascii_text(
     altered(tmp_path, "prev_hash", value_sql, 2)
     done = quarantine(tmp_path, "another process's edit", by="sam")
     assert done.record.first_bad_seq == 2
+
+
+@pytest.mark.xfail(strict=True, reason="_insert counts rows, not what they hold: a conflict "
+                   "clause another process writes into the live journal table's statement "
+                   "(NOT NULL ON CONFLICT REPLACE DEFAULT) stores a hand id the daemon did not "
+                   "write, no trigger involved, and the append is taken as sound")
+def test_an_append_whose_column_a_conflict_clause_rewrites_is_refused(tmp_path: Path) -> None:
+    # Promise (_insert): an input is refused and rolled back when anything changes what it
+    # writes. SQLite loads the table's statement from the schema as stored (writable_schema),
+    # and a NOT NULL ... ON CONFLICT REPLACE column takes its DEFAULT for the NULL hand id of
+    # a record outside a hand, uncounted: one row, one change.
+    journal = journal_of(tmp_path, 1)
+    with closing(sqlite3.connect(journal.path, isolation_level=None)) as connection:
+        connection.execute("PRAGMA writable_schema=ON")
+        connection.execute("UPDATE sqlite_master SET sql = replace(sql, 'hand_id   TEXT,', "
+                           "'hand_id   TEXT NOT NULL ON CONFLICT REPLACE DEFAULT "
+                           "''CALI-01-000666'',') WHERE name = 'journal'")
+        version = connection.execute("PRAGMA schema_version").fetchone()[0]
+        connection.execute(f"PRAGMA schema_version={int(version) + 1}")
+    try:
+        journal.append(PhaseStarted("showdown"), table_id=TABLE, hand_id=None)
+    except JournalError:
+        pass  # refused: what the promise asks
+    journal.close()
+    with closing(sqlite3.connect(journal_path(tmp_path))) as connection:
+        stored = connection.execute("SELECT hand_id FROM journal WHERE seq = 2").fetchall()
+    assert stored in ([], [(None,)]), f"the daemon's record stored with hand id {stored}"
