@@ -167,8 +167,9 @@ def render(record: JournalRecord) -> str:
         payload = canonical_json(json.loads(record.message)["data"]).decode()
     except (ValueError, KeyError, TypeError):  # a damaged record: its bytes as they are
         payload = repr(record.message)
-    return _printable(f"{record.seq:>8}  {record.ts}  {record.hand_id or '-':<16} "
-                      f"{record.type:<20} {payload}  #{record.hash[:12]}")
+    # str(): another process may have stored any column as a BLOB or a number
+    return _printable(f"{record.seq:>8}  {record.ts}  {str(record.hand_id or '-'):<16} "
+                      f"{str(record.type):<20} {payload}  #{str(record.hash)[:12]}")
 
 
 def _printable(line: str) -> str:

@@ -50,7 +50,6 @@ never an error's own text.
 from __future__ import annotations
 
 import os
-import sqlite3
 import stat
 import time
 from collections.abc import Callable, Generator, Iterator
@@ -61,6 +60,7 @@ from controller.stream.journal import (
     COMPANIONS,
     CONTINUED,
     GENESIS_HASH,
+    READ_ERRORS,
     Journal,
     JournalBroken,
     JournalError,
@@ -261,7 +261,7 @@ class Archives:
         while current is not None and len(spans) < MAX_ARCHIVES:
             try:
                 first = next(current.records(after_seq=current.first_seq - 1, limit=1), None)
-            except sqlite3.Error:
+            except READ_ERRORS:
                 self._before_oldest = (f"the archived journal {spans[-1].archived} cannot be "
                                        f"read to its first record" if spans else
                                        "the table's journal cannot be read to its first record")
@@ -423,7 +423,7 @@ def _not_the_one(journal: Journal, last: int, last_hash: str, verified: int, anc
     each :data:`_CHUNK` of them, so that a search can stop between two."""
     try:
         head = journal.last_record()
-    except sqlite3.Error:
+    except READ_ERRORS:
         return "cannot be read to its end (damaged)", ()
     if head is None or (head.seq, head.hash) != (last, last_hash):
         return (f"is not the one journal_continued names (it ends at seq "
@@ -434,7 +434,7 @@ def _not_the_one(journal: Journal, last: int, last_hash: str, verified: int, anc
     while sound and expected <= verified:
         try:
             chunk = list(journal.links(expected - 1, min(_CHUNK, verified - expected + 1)))
-        except sqlite3.Error:
+        except READ_ERRORS:
             return "cannot be read to its end (damaged)", ()
         for seq, prev_hash, hash_, message in chunk:
             if seq != expected or prev_hash != prev or not isinstance(message, bytes):
@@ -501,7 +501,7 @@ def _checked_run(span: _Span, after: int, through: int, table_id: str
                 if unsound is not None:  # what comes before it is tied: served
                     break
             expected += 1
-    except sqlite3.Error:
+    except READ_ERRORS:
         tied_run = [record for record in run if record.seq <= tied]
         return tied_run, max(after, tied), (
             f"the archived journal {span.archived} cannot be read at seq {expected} (damaged "

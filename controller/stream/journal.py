@@ -303,7 +303,7 @@ class Journal:
             return records
         try:
             self._insert(records)
-        except sqlite3.Error as error:
+        except READ_ERRORS as error:  # a schema's refusal quoting text not UTF-8 too
             raise JournalError(f"{self.path}: cannot append seq {records[0].seq}"
                                f"{'' if len(records) == 1 else f'-{seq}'}: "
                                f"{_cause(error, self.path)}") from None
@@ -520,7 +520,7 @@ def trigger_problem(connection: sqlite3.Connection) -> str | None:
     The schema is read as stored bytes, whatever its text holds, and a trigger is known by
     its statement, which is what SQLite runs, not by the ``type`` column another process may
     rewrite (``PRAGMA writable_schema``)."""
-    expected = _expected_triggers()
+    expected = _expected_schema()
     found: dict[bytes, bytes] = {}
     foreign: list[bytes] = []
     for name, sql in connection.execute(
@@ -528,13 +528,17 @@ def trigger_problem(connection: sqlite3.Connection) -> str | None:
         name, sql = bytes(name or b""), bytes(sql or b"")
         if name in expected:
             found[name] = sql
-        elif _CREATE_TRIGGER.match(sql):
+        elif _CREATE_TRIGGER.match(_SQL_COMMENT.sub(b" ", sql)):  # SQLite skips comments
             foreign.append(name)
     problems = []
+    if (table := found.get(b"journal")) is not None and not expected[b"journal"].fullmatch(table):
+        # a column's ON CONFLICT REPLACE or a UNIQUE constraint would rewrite or delete rows
+        # without an error, as a trigger could
+        problems.append("the journal's table is not the statement the journal was made with")
     if missing := [name for name in _TRIGGERS if name.encode() not in found]:
         problems.append(f"append-only trigger(s) missing: {', '.join(missing)}")
     if changed := [name.decode() for name, sql in found.items()
-                   if not expected[name].fullmatch(sql)]:
+                   if name != b"journal" and not expected[name].fullmatch(sql)]:
         problems.append(f"append-only trigger(s) not the journal's: {', '.join(changed)}")
     if foreign:
         foreign.sort()
@@ -545,19 +549,21 @@ def trigger_problem(connection: sqlite3.Connection) -> str | None:
     return "; ".join(problems) or None
 
 
-#: A statement that makes a trigger, as SQLite keeps it in the schema.
+#: A statement that makes a trigger, as SQLite keeps it in the schema (its comments blanked:
+#: ``CREATE/**/TRIGGER`` is one too).
 _CREATE_TRIGGER = re.compile(rb"\s*CREATE\s+(?:TEMP\s+|TEMPORARY\s+)?TRIGGER\b", re.IGNORECASE)
+_SQL_COMMENT = re.compile(rb"/\*.*?(?:\*/|\Z)|--[^\n]*", re.DOTALL)
 
 
 @functools.cache
-def _expected_triggers() -> dict[bytes, re.Pattern[bytes]]:
-    """Each append-only trigger's statement as the journal's schema makes it (SQLite keeps
-    the text as written), the gapless one with any seq before the first."""
+def _expected_schema() -> dict[bytes, re.Pattern[bytes]]:
+    """The journal's table and each append-only trigger's statement as the journal's schema
+    makes them (SQLite keeps the text as written), the gapless trigger with any seq before
+    the first."""
     with contextlib.closing(sqlite3.connect(":memory:")) as connection:
         connection.executescript(_SCHEMA.format(before_first=_ANY_SEQ))
         rows = connection.execute(
-            "SELECT CAST(name AS BLOB), CAST(sql AS BLOB) FROM sqlite_master "
-            "WHERE type = 'trigger'").fetchall()
+            "SELECT CAST(name AS BLOB), CAST(sql AS BLOB) FROM sqlite_master").fetchall()
     return {bytes(name): re.compile(re.escape(bytes(sql)).replace(
         str(_ANY_SEQ).encode(), rb"\d+")) for name, sql in rows}
 
@@ -782,6 +788,8 @@ def _checked(record: JournalRecord, prev_hash: str,
     seq = record.seq
     if record.prev_hash != prev_hash:
         raise JournalBroken(seq, "prev_hash does not match the previous record's hash")
+    if not is_hash(record.prev_hash):  # another process's text, blob or number
+        raise JournalBroken(seq, "prev_hash is not a hash")
     if record.hash != chain_hash(record.prev_hash, record.message):
         raise JournalBroken(seq, "hash does not match prev_hash + message "
                                  "(the message was altered)")

@@ -41,7 +41,6 @@ thread-safe); register :attr:`EventPublisher.sockets` with that loop's ``zmq.Pol
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -54,7 +53,7 @@ from controller.core.table_events import HAND_ENDS
 from controller.stream import cms_view, wire
 from controller.stream.archive import Archives, Lost
 from controller.stream.frames import FrameReader, TooManyFrames, send_whole
-from controller.stream.journal import GENESIS_HASH, Journal, JournalRecord
+from controller.stream.journal import GENESIS_HASH, READ_ERRORS, Journal, JournalRecord
 from controller.stream.transport_identity import client_of
 from controller.stream.security import bind
 
@@ -231,7 +230,7 @@ class EventPublisher:
         try:
             hash_ = self._journal.last_hash if seq == self._journal.last_seq else \
                 self._journal.hash_at(seq) or GENESIS_HASH
-        except sqlite3.Error:  # a file that cannot be read: held all the same, no hash vouched
+        except READ_ERRORS:  # a file that cannot be read: held all the same, no hash vouched
             hash_ = GENESIS_HASH
         if self._held_at is None or seq < self._held_at[0]:
             self._held_at = (seq, hash_)
