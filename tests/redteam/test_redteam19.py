@@ -37,17 +37,8 @@ from controller.stream.journal import (
     journal_path,
 )
 from controller.stream.publisher import EventPublisher
+from tests.redteam.test_redteam17 import HAND, TABLE, journal_of
 
-TABLE = "CALI-01"
-HAND = "CALI-01-000019"
-
-
-def journal_of(state: Path, records: int) -> Journal:
-    """A journal of ``records`` records in ``state``, open for writing."""
-    journal = Journal(journal_path(state))
-    for _ in range(records):
-        journal.append(PhaseStarted("deal"), table_id=TABLE, hand_id=HAND)
-    return journal
 
 
 def schema_row(path: Path, kind: str, name: bytes, sql: bytes) -> None:
