@@ -600,12 +600,11 @@ def shown(text: str | bytes, most: int) -> str:
     >>> shown("Page 5: never used", 80), shown(b"t\\xff\\x1b[2J", 80), shown("x" * 9, 4)
     ('Page 5: never used', 't\\\\xff\\\\x1b[2J', 'xxxx...')
     """
-    if isinstance(text, bytes):
-        text = text.decode("utf-8", "backslashreplace")
-    else:  # text read as stored: a byte that is not UTF-8 is a lone surrogate
-        text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    escaped = "".join(c if c.isascii() and c.isprintable() else ascii(c)[1:-1]
-                      for c in text[:most])
+    if isinstance(text, bytes):  # as text read as stored: a byte not UTF-8, a lone surrogate
+        text = text.decode("utf-8", "surrogateescape")
+    escaped = "".join(c if c.isascii() and c.isprintable() else
+                      f"\\x{ord(c) - 0xDC00:02x}" if "\udc80" <= c <= "\udcff" else
+                      ascii(c)[1:-1] for c in text[:most])
     return escaped + ("..." if len(text) > most else "")
 
 
@@ -705,7 +704,7 @@ def as_stored_text(stored: bytes) -> str:
     return stored.decode("utf-8", "surrogateescape")
 
 
-def stored_bytes(text: str) -> bytes:
+def _stored_bytes(text: str) -> bytes:
     """The bytes SQLite holds for ``text`` read by :func:`as_stored_text` (bytes that are not
     UTF-8 come back as they are)."""
     try:
@@ -726,7 +725,7 @@ def as_stored(message: object) -> bytes:
     """
     if type(message) is bytes:
         return message
-    text = stored_bytes(message) if isinstance(message, str) else \
+    text = _stored_bytes(message) if isinstance(message, str) else \
         repr(message).encode("ascii", "backslashreplace")
     return b"\0" + type(message).__name__.encode("ascii") + b"\0" + text
 
