@@ -159,7 +159,7 @@ class ChainWatch:
                                         f"seq {journal.last_seq}")
         if (broken := self._sweep(sweep)) is not None:
             return broken
-        if (problem := journal.trigger_problem()) is not None:
+        if (problem := journal.schema_problem()) is not None:
             return JournalBroken(self.verified_through + 1, problem)
         return None
 

@@ -205,7 +205,7 @@ def read_as_found(journal: SalvagedJournal, held: JournalBroken | None = None) -
         # ones: what lay past the last record read may be lost
         broken = JournalBroken(check.last_seq + 1, f"SQLite's check of the file finds it "
                                                    f"damaged: {'; '.join(problems)}")
-    if broken is None and (problem := journal.trigger_problem()) is not None:
+    if broken is None and (problem := journal.schema_problem()) is not None:
         broken = JournalBroken(check.last_seq + 1, problem)
     return AsFound(broken, verified, after, journal.last_read,
                    check.table_id or table_id or _table_of(journal.last_read),

@@ -35,7 +35,7 @@ from controller.stream.journal import (
     as_stored,
     as_stored_text,
     file_problems,
-    trigger_problem,
+    schema_problem,
 )
 from controller.stream.write_ahead_log import frames_lost
 
@@ -208,11 +208,11 @@ class SalvagedJournal:
                 continue
         return size // MIN_RECORD_BYTES + 1
 
-    def trigger_problem(self) -> str | None:
-        """What is wrong with the journal's triggers; None if the schema cannot be read (the
-        damaged pages are the break then)."""
+    def schema_problem(self) -> str | None:
+        """What is wrong with the journal's table or triggers; None if the schema cannot be
+        read (the damaged pages are the break then)."""
         try:
-            return trigger_problem(self._connection)
+            return schema_problem(self._connection)
         except READ_ERRORS:
             return None
 

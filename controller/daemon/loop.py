@@ -271,7 +271,7 @@ class TableDaemon:
                         START_PROGRESS_S * 3, f"checking the journal: seq {record.seq} of "
                                               f"{self.journal.last_seq}")
                     progress_due = now + START_PROGRESS_S
-            if (problem := self.journal.trigger_problem()) is not None:
+            if (problem := self.journal.schema_problem()) is not None:
                 raise JournalBroken(check.last_seq + 1, problem)
             if self._log_lost is not None:
                 raise JournalBroken(check.last_seq + 1, f"{self._log_lost}: the records "

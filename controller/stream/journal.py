@@ -487,14 +487,15 @@ class Journal:
         except JournalBroken as broken:
             return VerifyReport(False, check.checked, broken.seq, broken.reason,
                                 check.last_seq, check.last_hash)
-        if (problem := self.trigger_problem()) is not None:
+        if (problem := self.schema_problem()) is not None:
             return VerifyReport(False, check.checked, None, problem, check.last_seq,
                                 check.last_hash)
         return VerifyReport(True, check.checked, None, "", check.last_seq, check.last_hash)
 
-    def trigger_problem(self) -> str | None:
-        """What is wrong with the journal's triggers, or None (:func:`trigger_problem`)."""
-        return trigger_problem(self._connection)
+    def schema_problem(self) -> str | None:
+        """What is wrong with the journal's table or triggers, or None
+        (:func:`schema_problem`)."""
+        return schema_problem(self._connection)
 
     def file_problems(self, most: int = 5) -> list[str]:
         """What SQLite finds wrong with the file (:func:`file_problems`)."""
@@ -510,9 +511,10 @@ class Journal:
         self.close()
 
 
-def trigger_problem(connection: sqlite3.Connection) -> str | None:
-    """What is wrong with the triggers of the journal ``connection`` reads, or None: one of
-    the append-only triggers missing or not the statement the journal was made with (one of
+def schema_problem(connection: sqlite3.Connection) -> str | None:
+    """What is wrong with the schema of the journal ``connection`` reads, or None: its table
+    not the statement the journal was made with (a column's ON CONFLICT REPLACE), one of the
+    append-only triggers missing or not the statement the journal was made with (one of
     that name that refuses nothing), or a trigger the journal does not have (another
     process's: one that skips a row, ``RAISE(IGNORE)``, would drop records the daemon then
     publishes; :meth:`Journal.append_all` refuses such a write too).
