@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -32,25 +33,28 @@ ROOT = Path(__file__).resolve().parent.parent
 LAST_LEVEL = "--LL=1048576,8,64"
 #: The two runs whose difference is reported.
 SHORT, LONG = 50, 150
-#: Inputs a one-spot Cali LowBall hand of ``daemon_path`` makes (4 commands, 7 cards).
-INPUTS_PER_HAND = 11
 #: callgrind's events, in the order of its ``summary:`` line.
 EVENTS = ("Ir", "Dr", "Dw", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw")
 
 
-def _summary(tree: Path, hands: int, out: Path) -> dict[str, int]:
-    """callgrind's totals for the daemon's (the main) thread of one run."""
+def _summary(tree: Path, hands: int, out: Path) -> tuple[int, dict[str, int]]:
+    """The inputs ``daemon_path`` timed, and callgrind's totals for the daemon's (the main)
+    thread of the run."""
     python = tree / ".venv" / "bin" / "python"
-    subprocess.run(
+    done = subprocess.run(
         ["valgrind", "--tool=callgrind", "--separate-threads=yes", "--cache-sim=yes",
          LAST_LEVEL, f"--callgrind-out-file={out}/{hands}.%p", str(python),
          str(ROOT / "bench" / "daemon_path.py"), "--hands", str(hands)],
         cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)}, check=True,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        capture_output=True, text=True)
+    said = re.search(r"hands, ([\d,]+) inputs", done.stdout)
+    if said is None:
+        raise RuntimeError(f"daemon_path said no count of inputs: {done.stdout[-400:]}")
     main_thread = next(out.glob(f"{hands}.*-01"))
     for line in main_thread.read_text().splitlines():
         if line.startswith("summary:"):
-            return dict(zip(EVENTS, map(int, line.split()[1:]), strict=True))
+            return int(said[1].replace(",", "")), dict(
+                zip(EVENTS, map(int, line.split()[1:]), strict=True))
     raise RuntimeError(f"{main_thread}: no summary line")
 
 
@@ -58,9 +62,9 @@ def measure(tree: Path) -> dict[str, float]:
     """Each event an input of the daemon's thread: the long run less the short one."""
     with tempfile.TemporaryDirectory(prefix="lowball-misses-") as directory:
         with ThreadPoolExecutor(2) as pool:
-            short, long = pool.map(lambda hands: _summary(tree, hands, Path(directory)),
-                                   (SHORT, LONG))
-    inputs = (LONG - SHORT) * INPUTS_PER_HAND
+            (short_inputs, short), (long_inputs, long) = pool.map(
+                lambda hands: _summary(tree, hands, Path(directory)), (SHORT, LONG))
+    inputs = long_inputs - short_inputs
     return {event: (long[event] - short[event]) / inputs for event in EVENTS}
 
 
@@ -77,7 +81,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if shutil.which("valgrind") is None:
         sys.exit("valgrind is not installed: apt-get install valgrind")
-    print(f"an input of the daemon's thread ({(LONG - SHORT) * INPUTS_PER_HAND:,} inputs; "
+    print(f"an input of the daemon's thread ({LONG - SHORT} hands' worth; "
           f"last level {LAST_LEVEL[5:]}):")
     if args.before is not None:
         print(_row("before", measure(args.before.resolve())))
