@@ -34,19 +34,19 @@ def plain_ask(self: Any, request: dict[str, Any], timeout_s: float = 10.0,
     if not socket.poll(int(timeout_s * 1000)):
         socket.close()  # a REQ socket waits for that reply forever: the next ask gets a new one
         self._plain_req = None
-        raise _timeout()(f"no reply to {request.get('command')!r} within {timeout_s} s")
+        raise _timeout(self.endpoint, str(request.get("command")), timeout_s)
     reply: dict[str, Any] = json.loads(socket.recv())
     return reply
 
 
-def _timeout() -> type[Exception]:
+def _timeout(endpoint: str, command: str, timeout_s: float) -> Exception:
     """What the tree's ``DaemonProcess`` waits out while its daemon starts: this tree's
     ``CommandTimeout``; an older tree's ``RuntimeError``."""
     try:
         from controller.stream.command_client import CommandTimeout
     except ImportError:
-        return RuntimeError
-    return CommandTimeout
+        return RuntimeError(f"no reply to {command!r} within {timeout_s} s")
+    return CommandTimeout(endpoint, command, timeout_s)
 
 
 def install(pipeline: Any) -> None:
