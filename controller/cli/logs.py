@@ -21,16 +21,16 @@ def configure(*, json_lines: bool | None = None, level: int = logging.INFO,
         json_lines = not stream.isatty()
     renderer = structlog.processors.JSONRenderer() if json_lines \
         else structlog.dev.ConsoleRenderer(colors=stream.isatty())
+    # Only the processors a line of this project needs: the daemon writes some on the table's
+    # thread at every hand, each a cold path (no context variables or stack_info are used).
     structlog.configure(
         processors=[
-            structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
-            structlog.processors.StackInfoRenderer(),
             structlog.processors.format_exc_info,
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(level),
-        logger_factory=structlog.PrintLoggerFactory(file=stream),
+        logger_factory=structlog.WriteLoggerFactory(file=stream),
         cache_logger_on_first_use=False,
     )

@@ -13,6 +13,7 @@ the table is rebuilt from the journal's inputs (:meth:`controller.core.table.Tab
 
 from __future__ import annotations
 
+import operator
 import sqlite3
 import time
 from collections.abc import Callable
@@ -77,6 +78,7 @@ log = structlog.get_logger("lowball.daemon")
 
 #: Events that belong to a hand even when the table has just finished with it.
 HAND_EVENTS = frozenset(CORE_KINDS) | {HandStarted, HandVoided, JackpotPending}
+_TYPE = operator.attrgetter("type")  # a record's event type
 #: Events worth a log line of their own (the rest are in the journal and on the stream).
 NOTABLE = frozenset({"hand_started", "hand_settled", "fault", "hand_continued", "hand_voided",
                      "jackpot_pending", "jackpot_verified", "command_refused", "lock_refused",
@@ -499,8 +501,7 @@ class TableDaemon:
 
     def apply(self, events: list[Any]) -> list[Any]:
         """Journal ``events`` (one input and its effects), then publish and act on them."""
-        in_hand = self.table.hand is not None or any(type(event) in HAND_EVENTS
-                                                      for event in events)
+        in_hand = self.table.hand is not None or not HAND_EVENTS.isdisjoint(map(type, events))
         hand_id = self.table.hand_id if in_hand else None
         try:
             records = self.journal.append_all(events, table_id=self.table_id, hand_id=hand_id)
@@ -527,7 +528,7 @@ class TableDaemon:
         """One log line per journaled input (debug), and the ones an operator wants to see."""
         # Most inputs log nothing at the default level (info): then no bound logger is built.
         debug = self._log_debug
-        if not debug and not any(record.type in NOTABLE for record in records):
+        if not debug and NOTABLE.isdisjoint(map(_TYPE, records)):
             return
         log = self.log.bind(hand=hand_id, seq=records[-1].seq)
         if debug:

@@ -291,14 +291,17 @@ class Journal:
         when = ts if ts is not None else datetime.now(UTC)
         seq, prev_hash, records, when_text = self._last_seq, self._last_hash, [], ""
         kinds, encode = wire.EVENT_KINDS, wire.encode
+        messages, hashes = [], []  # kept as written once the write succeeds
         for event in events:
             seq += 1
             message = encode(event, table_id=table_id, seq=seq, ts=when, hand_id=hand_id)
             when_text = when_text or wire.format_ts(when)  # valid: the message took it
-            record = JournalRecord(seq, when_text, kinds[type(event)], hand_id, message,
-                                   prev_hash, chain_hash(prev_hash, message))
-            records.append(record)
-            prev_hash = record.hash
+            hash_ = chain_hash(prev_hash, message)
+            records.append(JournalRecord(seq, when_text, kinds[type(event)], hand_id, message,
+                                         prev_hash, hash_))
+            messages.append(message)
+            hashes.append(hash_)
+            prev_hash = hash_
         if not records:
             return records
         try:
@@ -308,8 +311,8 @@ class Journal:
                                f"{'' if len(records) == 1 else f'-{seq}'}: "
                                f"{_cause(error, self.path)}") from None
         self._last_seq, self._last_hash, self._table_id = seq, prev_hash, table_id
-        self._written_messages.extend([record.message for record in records])
-        self._written_hashes.extend([record.hash for record in records])
+        self._written_messages.extend(messages)
+        self._written_hashes.extend(hashes)
         return records
 
     def _insert(self, records: list[JournalRecord]) -> None:
@@ -393,11 +396,20 @@ class Journal:
         """``(seq, prev_hash, hash, message)`` of the records with seq > ``after_seq`` in seq
         order, at most ``limit`` of them: the chain alone, for a check that hashes every
         record again (:mod:`controller.daemon.chain_watch`), read as :meth:`records` reads."""
+        for rows in self.link_batches(after_seq, limit):
+            yield from rows
+
+    def link_batches(self, after_seq: int,
+                     limit: int) -> Iterator[list[tuple[int, str, str, bytes]]]:
+        """:meth:`links` as the lists each read returns (a list compares with another in one
+        step). A column holds what the file holds: another process may have stored a text
+        where the journal stores bytes, or the reverse."""
         while limit > 0:
             rows: list[tuple[int, str, str, bytes]] = self._rows(
                 "SELECT seq, prev_hash, hash, message FROM journal WHERE seq > ? "
                 "ORDER BY seq LIMIT ?", (after_seq, min(_BATCH, limit)))
-            yield from rows
+            if rows:
+                yield rows
             if len(rows) < min(_BATCH, limit):
                 return
             after_seq, limit = rows[-1][0], limit - len(rows)

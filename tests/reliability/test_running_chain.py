@@ -11,7 +11,7 @@ from pathlib import Path
 import zmq
 
 from controller.core.table_events import TableClosed
-from controller.daemon.chain_watch import ChainWatch, check_interval
+from controller.daemon.chain_watch import ChainWatch, _Follow, check_interval
 from controller.stream import wire
 from controller.stream.journal import GENESIS_HASH, Journal, chain_hash, journal_path
 from tests.reliability.test_startup_trust import run_config, tamper
@@ -96,6 +96,23 @@ def test_records_compared_with_the_daemons_copy_break_as_the_chain_would(
                        ("UPDATE journal SET prev_hash = ? WHERE seq = 4", (forged,))])
     broken = watch.check()
     assert broken is not None and broken.seq == 4 and "altered" in broken.reason
+    journal.close()
+
+
+def test_records_as_written_are_sound_together_only_linked_to_the_record_before(
+        tmp_path: Path) -> None:
+    # The follow takes a batch equal, row for row, to the records the daemon wrote in one
+    # comparison: only if its first record links to the one followed before it, which, read
+    # outside the daemon's copy or hashed, may not be the one the daemon wrote.
+    journal = journal_of(tmp_path, 5)
+    written = journal.written_after(2)
+    stray = _Follow(2, chain_hash(GENESIS_HASH, b"not the daemon's record 2"))
+    broken = stray.read(journal, 3, written)
+    assert broken is not None and broken.seq == 3 and "prev_hash" in broken.reason
+    assert stray.seq == 2
+    linked = _Follow(2, written.hashes[0])
+    assert linked.read(journal, 3, written) is None
+    assert (linked.seq, linked.hash, linked.read_count) == (5, journal.last_hash, 3)
     journal.close()
 
 
