@@ -13,13 +13,19 @@ LowBall hands, journal not synced, so the CPU is the software's own). Both trees
 sent the same requests, bare JSON as the older bench sent them (:mod:`bench.plain_requests`:
 this tree's client adds a ``request_id`` to every command, which an older daemon would refuse).
 ``--pin`` puts each daemon on one CPU and its bench on another (:mod:`bench.pinning`).
-The best of the rounds is printed for rates, the median of the rounds for latencies and CPU.
+The best of the rounds is printed for rates, the median of the rounds for latencies and CPU,
+and beside each the range of the rounds' own changes (each round's two trees side by side):
+on this machine a single figure moves by 5 to 15 % from run to run, so a change inside that
+range is no change. A daemon left running from an earlier run or experiment takes the CPU the
+measured ones need: the comparison refuses to start while one runs (``--allow-others`` to
+measure anyway).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 from pathlib import Path
@@ -63,6 +69,23 @@ def measure(tree: Path, cards: int, hands: int, pin: bool) -> dict[str, float]:
     return figures
 
 
+def running_daemons() -> list[int]:
+    """The process ids of table daemons running on this machine (of any tree: ``python -m
+    controller.cli run`` or ``python -m controller.cli.main run``)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            words = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:  # ended meanwhile, or not ours to read
+            continue
+        if b"run" in words and any(word in (b"controller.cli", b"controller.cli.main")
+                                   for word in words):
+            found.append(int(entry.name))
+    return sorted(found)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--before", type=Path, required=True, help="the other tree (checkout)")
@@ -74,7 +97,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--pin", action="store_true",
                         help="each daemon on the last CPU, its bench on the first "
                              "(bench/pinning.py): runs move by some 5 %% instead of 15 %%")
+    parser.add_argument("--allow-others", action="store_true",
+                        help="measure although other table daemons run on this machine")
     args = parser.parse_args(argv)
+    if (others := running_daemons()) and not args.allow_others:
+        raise SystemExit(f"table daemons already run on this machine (pid "
+                         f"{', '.join(map(str, others))}): they take the CPU the measured ones "
+                         f"need. Stop them, or measure anyway with --allow-others")
     trees = {"before": args.before.resolve(), "after": HERE}
     runs: dict[str, list[dict[str, float]]] = {"before": [], "after": []}
     for round_number in range(args.rounds):
@@ -82,14 +111,17 @@ def main(argv: list[str] | None = None) -> None:
         for name in order:
             runs[name].append(measure(trees[name], args.cards, args.hands, args.pin))
             print(f"round {round_number + 1}, {name}: done", flush=True)
-    print(f"\n{'':<38} {'before':>14} {'after':>14} {'change':>8}")
+    print(f"\n{'':<38} {'before':>14} {'after':>14} {'change':>8}   rounds' changes")
     for key in runs["before"][0]:
         rate = key.endswith(HIGHER_IS_BETTER)
         pick = max if rate else statistics.median
         before = pick(run[key] for run in runs["before"])
         after = pick(run[key] for run in runs["after"])
         change = (after - before) / before * 100
-        print(f"{key:<38} {before:>14,.2f} {after:>14,.2f} {change:>+7.1f}%")
+        rounds = [(a[key] - b[key]) / b[key] * 100
+                  for b, a in zip(runs["before"], runs["after"])]
+        print(f"{key:<38} {before:>14,.2f} {after:>14,.2f} {change:>+7.1f}%   "
+              f"{min(rounds):+.1f} to {max(rounds):+.1f}%")
 
 
 if __name__ == "__main__":
