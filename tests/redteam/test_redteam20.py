@@ -1,0 +1,235 @@
+"""Red team 20: session 14's commit 831ff24 attacked as another process with write access to the
+journal's file, its state directory and its log stream would: the running check's batch taken
+as sound in one list comparison (``_Follow.read``), the written copy extended from lists
+(``Journal.append_all``), the shorter log chain (``controller.cli.logs``).
+
+One hole, a strict expected failure: Python's ``==`` takes a REAL seq for the INTEGER the daemon
+wrote, so a journal table rebuilt with ``seq REAL`` (the triggers put back) is followed as the
+daemon's records; the break the schema check then finds is at a float seq, and the held
+table's heartbeat cannot be encoded (``WireError`` out of the loop's turn). Before 831ff24 the
+same rebuild raised ``TypeError`` out of the check (a float index into the written copy) or,
+after a reopen (no copy kept), gave the same floats: the comparison in one step makes the
+float path the usual one.
+
+Tried and held (a differential run of the old and new ``chain_watch`` over 1,344 tamperings:
+messages as TEXT, REAL, with a NUL; hashes in upper case, as BLOB or INTEGER; a deleted
+record; at seqs 1, 2, 499-502, 999-1001, the last, the edge of the kept copy after 5,300
+appends; limits 499/500/501/5000; with and without a reopen: same break, seq and reason every
+time); a continued journal's first seq; the follower's place after a read that fails between
+batches; the written copy after a refused append; a log line with a traceback, a value not
+UTF-8, a reader gone. Seen and left alone (as before 831ff24): with the daemon's stdout closed
+at start (``sys.stdout`` None) a log call raises, with ``PrintLoggerFactory`` too."""
+
+from __future__ import annotations
+
+import io
+import os
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import structlog
+
+from controller.cli import logs
+from controller.core.table_events import TableClosed
+from controller.daemon.chain_watch import ChainWatch, _Follow
+from controller.stream.journal import GENESIS_HASH, Journal, journal_path
+from tests.reliability.test_running_chain import beating
+
+TABLE = "CALI-01"
+_JOURNAL_TABLE = ("CREATE TABLE journal (seq REAL PRIMARY KEY, ts TEXT NOT NULL, "
+                  "type TEXT NOT NULL, hand_id TEXT, message BLOB NOT NULL, "
+                  "prev_hash TEXT NOT NULL, hash TEXT NOT NULL)")
+
+
+def journal_of(state_dir: Path, records: int, per_input: int = 1) -> Journal:
+    journal = Journal(journal_path(state_dir), durability="batched")
+    for start in range(0, records, per_input):
+        journal.append_all([TableClosed(f"closer {number}")
+                            for number in range(start, min(records, start + per_input))],
+                           table_id=TABLE, hand_id=None)
+    return journal
+
+
+def other_process(state_dir: Path, statements: list[tuple[str, tuple[object, ...]]]) -> None:
+    """Another process edits the journal's file: its triggers dropped, then put back."""
+    connection = sqlite3.connect(journal_path(state_dir), isolation_level=None)
+    triggers = connection.execute("SELECT name, sql FROM sqlite_master "
+                                  "WHERE type = 'trigger'").fetchall()
+    for name, _ in triggers:
+        connection.execute(f"DROP TRIGGER {name}")
+    for statement, values in statements:
+        connection.execute(statement, values)
+    for _, sql in triggers:
+        connection.execute(sql)
+    connection.close()
+
+
+def rebuilt_with_real_seqs(state_dir: Path) -> None:
+    """The journal's table made again with ``seq REAL``: the same rows, each seq a float."""
+    other_process(state_dir, [("ALTER TABLE journal RENAME TO kept", ()),
+                              (_JOURNAL_TABLE, ()),
+                              ("INSERT INTO journal SELECT * FROM kept", ()),
+                              ("DROP TABLE kept", ())])
+
+
+# --- the hole ------------------------------------------------------------------------------
+
+
+@pytest.mark.xfail(strict=True, reason="831ff24: the batch compared with == takes REAL seqs "
+                                       "for the daemon's: the break and verified_through "
+                                       "come out as floats")
+def test_a_table_rebuilt_with_real_seqs_breaks_at_an_integer_seq(tmp_path: Path) -> None:
+    journal = journal_of(tmp_path, 3)
+    watch = ChainWatch(journal, 0, GENESIS_HASH)
+    rebuilt_with_real_seqs(tmp_path)
+    broken = watch.check()
+    assert broken is not None
+    # A seq is an integer everywhere it is said (heartbeat, status, the held mark).
+    assert type(broken.seq) is int and type(watch.verified_through) is int
+    journal.close()
+
+
+@pytest.mark.xfail(strict=True, reason="831ff24: a break at a float seq: the held table's "
+                                       "heartbeat raises WireError out of the loop's turn")
+def test_the_held_table_still_beats_after_its_table_was_rebuilt_with_real_seqs(
+        tmp_path: Path) -> None:
+    with beating(tmp_path) as (table, beat):
+        assert table.ask(command="open")["ok"]
+        last = table.daemon.journal.last_seq
+        rebuilt_with_real_seqs(tmp_path / "state")
+        heartbeat = beat()  # today: WireError (journal_broken_at: a valid integer)
+        assert heartbeat is not None and heartbeat.journal_broken_at == last + 1
+        status = table.ask(command="status")["journal"]
+        assert type(status["broken_at"]) is int and type(status["verified_through"]) is int
+
+
+# --- what held -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seq", [500, 501])
+@pytest.mark.parametrize("edit", ["message = CAST(message AS TEXT)", "hash = upper(hash)"])
+def test_a_record_equal_but_for_its_storage_class_or_case_breaks_where_it_is(
+        tmp_path: Path, seq: int, edit: str) -> None:
+    # The record at a read's edge (500 rows a read): the list comparison must not take a TEXT
+    # message for the bytes, nor an upper-case hash for the daemon's.
+    journal = journal_of(tmp_path, 1001, per_input=250)
+    watch = ChainWatch(journal, 0, GENESIS_HASH)
+    other_process(tmp_path, [(f"UPDATE journal SET {edit} WHERE seq = ?", (seq,))])
+    broken = watch.check(sweep=1)
+    assert broken is not None
+    assert (broken.seq, "altered" in broken.reason) == (seq, True)
+    assert watch.verified_through == 0
+    journal.close()
+
+
+def test_a_record_altered_at_the_edge_of_the_kept_copy_is_found(tmp_path: Path) -> None:
+    # More than the 5,000 appends kept between two checks: the first records are hashed, the
+    # rest compared; the one just before the copy and the first in it are both checked.
+    journal = journal_of(tmp_path, 5300, per_input=500)
+    assert journal.written_after(0).first_seq == 301
+    for seq in (300, 301):
+        written = next(journal.records(seq - 1, 1)).message
+        watch = ChainWatch(journal, 0, GENESIS_HASH)
+        other_process(tmp_path, [("UPDATE journal SET message = ? WHERE seq = ?",
+                                  (written + b"\0", seq))])
+        broken = watch.check(sweep=1)
+        assert broken is not None and broken.seq == seq and "altered" in broken.reason
+        other_process(tmp_path, [("UPDATE journal SET message = ? WHERE seq = ?",
+                                  (written, seq))])
+    assert ChainWatch(journal, 0, GENESIS_HASH).check(sweep=1) is None
+    journal.close()
+
+
+def test_the_first_records_of_a_continued_journal_are_compared_from_its_first_seq(
+        tmp_path: Path) -> None:
+    # A journal that continues a quarantined one starts above seq 1, its first record linked
+    # to 64 zeros: the first read of its copy starts there, not at seq 1.
+    journal = Journal(journal_path(tmp_path), durability="batched", first_seq=9_000)
+    journal.append_all([TableClosed(f"closer {number}") for number in range(600)],
+                       table_id=TABLE, hand_id=None)
+    assert ChainWatch(journal, 8_999, GENESIS_HASH).check(sweep=1) is None
+    written = next(journal.records(8_999, 1)).message
+    other_process(tmp_path, [("UPDATE journal SET message = ? WHERE seq = 9000",
+                              (written.replace(b"closer 0", b"closer 9"),))])
+    watch = ChainWatch(journal, 8_999, GENESIS_HASH)
+    broken = watch.check(sweep=1)
+    assert broken is not None and broken.seq == 9_000 and "altered" in broken.reason
+    journal.close()
+
+
+def test_a_read_that_fails_between_batches_leaves_the_place_of_the_last_sound_batch(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    journal = journal_of(tmp_path, 1200, per_input=400)
+    reads = journal.link_batches
+
+    def failing(after_seq: int, limit: int) -> Iterator[list[tuple[int, str, str, bytes]]]:
+        batches = reads(after_seq, limit)
+        yield next(batches)
+        raise sqlite3.DatabaseError("database disk image is malformed")
+
+    monkeypatch.setattr(journal, "link_batches", failing)
+    follow = _Follow(0, GENESIS_HASH)
+    with pytest.raises(sqlite3.DatabaseError):
+        follow.read(journal, 1200, journal.written_after(0))
+    assert (follow.seq, follow.hash, follow.read_count) == (500, journal.hash_at(500), 500)
+    watch = ChainWatch(journal, 0, GENESIS_HASH)
+    broken = watch.check()
+    assert broken is not None and broken.seq == 1 and "cannot be read" in broken.reason
+    assert watch.verified_through == 0
+    journal.close()
+
+
+def test_a_refused_append_leaves_the_written_copy_as_the_file_is(tmp_path: Path) -> None:
+    journal = journal_of(tmp_path, 3)
+    before = journal.written_after(0)
+    connection = sqlite3.connect(journal_path(tmp_path), isolation_level=None)
+    connection.execute("CREATE TRIGGER quiet BEFORE INSERT ON journal "
+                       "BEGIN SELECT RAISE(IGNORE); END")
+    with pytest.raises(Exception, match="a trigger the journal does not have"):
+        journal.append_all([TableClosed("a"), TableClosed("b")], table_id=TABLE, hand_id=None)
+    assert journal.written_after(0) == before and journal.last_seq == 3
+    connection.execute("DROP TRIGGER quiet")
+    connection.close()
+    journal.append_all([TableClosed("c"), TableClosed("d")], table_id=TABLE, hand_id=None)
+    kept = journal.written_after(0)
+    stored = list(journal.links(0, 10))
+    assert [(seq, prev, hash_, message) for seq, prev, hash_, message in stored] == [
+        (1 + index, kept.hashes[index], kept.hashes[index + 1], kept.messages[index])
+        for index in range(5)]
+    assert ChainWatch(journal, 0, GENESIS_HASH).check() is None
+    journal.close()
+
+
+def test_a_log_line_keeps_its_traceback_and_text_not_utf8() -> None:
+    stream, kept = io.StringIO(), structlog.get_config()
+    logs.configure(json_lines=True, stream=stream)
+    try:
+        log = structlog.get_logger("lowball.test")
+        try:
+            raise ValueError("the shoe jammed")
+        except ValueError:
+            log.exception("device failed", value="\udcff" + "x" * 100_000)
+    finally:
+        structlog.configure(**kept)
+    line = stream.getvalue()
+    assert line.count("\n") == 1 and '"level": "error"' in line
+    assert "Traceback" in line and "the shoe jammed" in line and "\\udcff" in line
+
+
+def test_a_log_line_to_a_reader_gone_raises_as_before() -> None:
+    # The daemon's stdout a pipe whose reader has exited: as with print(), BrokenPipeError.
+    code = ("import structlog; from controller.cli import logs; logs.configure(json_lines=True)\n"
+            "try:\n    structlog.get_logger('x').info('hello')\n"
+            "except BrokenPipeError:\n    import os; os._exit(3)\n")
+    reader, writer = os.pipe()
+    os.close(reader)  # gone before the daemon writes its first line
+    try:
+        done = subprocess.run([sys.executable, "-c", code], stdout=writer, timeout=60,
+                              env={"PYTHONPATH": str(Path(__file__).parents[2])}, check=False)
+    finally:
+        os.close(writer)
+    assert done.returncode == 3
