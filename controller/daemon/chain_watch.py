@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import operator
 
 from controller.errors import LowballError
 from controller.stream.journal import (
@@ -43,11 +44,14 @@ from controller.stream.journal import (
     JournalBroken,
     WrittenLinks,
     as_stored,
+    shown,
 )
 
 #: The most new records one check reads (a second's worth of a table dealing flat out,
 #: many times over); a longer backlog is caught up at the next checks.
 BATCH = 5000
+#: A row's seq, and the only type a seq read back may have.
+_SEQ, _INT_ONLY = operator.itemgetter(0), {int}
 #: No records kept as written: every record followed is hashed.
 _NONE_WRITTEN = WrittenLinks(0, [], [])
 #: The chain is checked at every heartbeat, and at least this often (heartbeats may be set as
@@ -211,10 +215,12 @@ class _Follow:
             # record followed, is sound as a whole: one comparison in C instead of a step of
             # Python per record.
             start, end = self.seq + 1 - first, self.seq + 1 - first + len(rows)
+            # (== takes 4.0 for 4: a seq must also be an int, as a rowid always is)
             if 0 <= start and end <= len(messages) and hashes[start] == self.hash \
                     and rows == list(zip(range(self.seq + 1, self.seq + 1 + len(rows)),
                                          hashes[start:end], hashes[start + 1:end + 1],
-                                         messages[start:end])):
+                                         messages[start:end])) \
+                    and set(map(type, map(_SEQ, rows))) == _INT_ONLY:
                 self.seq, self.hash = rows[-1][0], rows[-1][2]
                 self.read_count += len(rows)
             elif (broken := self._read_each(rows, first, hashes, messages)) is not None:
@@ -232,6 +238,8 @@ class _Follow:
                 count += 1
                 if type(message) is not bytes:  # not stored as the daemon stores it
                     message = as_stored(message)
+                if type(record_seq) is not int:  # a table rebuilt by another process
+                    return _not_a_seq(seq, record_seq)
                 index = record_seq - first
                 if record_seq != seq + 1 or prev_hash != hash_ or not (
                         0 <= index < kept and message == messages[index]
@@ -242,6 +250,14 @@ class _Follow:
         finally:
             self.seq, self.hash, self.read_count = seq, hash_, count
         return None
+
+
+def _not_a_seq(last_seq: int, stored: object) -> JournalBroken:
+    """The break at a record whose seq is stored as no integer (the journal's own table makes
+    every seq one: the table was made again by another process)."""
+    return JournalBroken(last_seq + 1, f"the record after seq {last_seq} has the seq "
+                                       f"{shown(repr(stored), 40)}, not an integer: the "
+                                       f"journal's table was made again by another process")
 
 
 def _problem(last_seq: int, last_hash: str, seq: int, prev_hash: str, hash_: str,

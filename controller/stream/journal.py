@@ -767,6 +767,11 @@ class ChainCheck:
 
     def __call__(self, record: JournalRecord) -> wire.EnvelopeBase:
         expected_seq = self.last_seq + 1
+        if type(record.seq) is not int:  # the journal's own table makes every seq one
+            raise JournalBroken(expected_seq, f"the record after seq {self.last_seq} has the "
+                                              f"seq {shown(repr(record.seq), 40)}, not an "
+                                              f"integer: the journal's table was made again "
+                                              f"by another process")
         if self.checked == 0 and record.seq > expected_seq and record.type == CONTINUED:
             envelope = _checked(record, GENESIS_HASH, self.table_id)
             archived_seq = getattr(envelope.data, "archived_seq", None)

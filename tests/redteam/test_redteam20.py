@@ -3,13 +3,14 @@ journal's file, its state directory and its log stream would: the running check'
 as sound in one list comparison (``_Follow.read``), the written copy extended from lists
 (``Journal.append_all``), the shorter log chain (``controller.cli.logs``).
 
-One hole, a strict expected failure: Python's ``==`` takes a REAL seq for the INTEGER the daemon
-wrote, so a journal table rebuilt with ``seq REAL`` (the triggers put back) is followed as the
-daemon's records; the break the schema check then finds is at a float seq, and the held
-table's heartbeat cannot be encoded (``WireError`` out of the loop's turn). Before 831ff24 the
-same rebuild raised ``TypeError`` out of the check (a float index into the written copy) or,
-after a reopen (no copy kept), gave the same floats: the comparison in one step makes the
-float path the usual one.
+One hole, mended in session 14 (both tests pass now): Python's ``==`` takes a REAL seq for the
+INTEGER the daemon wrote, so a journal table rebuilt with ``seq REAL`` (the triggers put back)
+was followed as the daemon's records; the break the schema check then found was at a float
+seq, and the held table's heartbeat could not be encoded (``WireError`` out of the loop's
+turn). Before 831ff24 the same rebuild raised ``TypeError`` out of the check (a float index
+into the written copy) or, after a reopen (no copy kept), gave the same floats. A seq that is
+no int now breaks the chain where it is read, in the running check and at start (where a TEXT
+seq raised ``TypeError`` too).
 
 Tried and held (a differential run of the old and new ``chain_watch`` over 1,344 tamperings:
 messages as TEXT, REAL, with a NUL; hashes in upper case, as BLOB or INTEGER; a deleted
@@ -36,7 +37,7 @@ import structlog
 from controller.cli import logs
 from controller.core.table_events import TableClosed
 from controller.daemon.chain_watch import ChainWatch, _Follow
-from controller.stream.journal import GENESIS_HASH, Journal, journal_path
+from controller.stream.journal import GENESIS_HASH, ChainCheck, Journal, JournalBroken, journal_path
 from tests.reliability.test_running_chain import beating
 
 TABLE = "CALI-01"
@@ -79,9 +80,6 @@ def rebuilt_with_real_seqs(state_dir: Path) -> None:
 # --- the hole ------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="831ff24: the batch compared with == takes REAL seqs "
-                                       "for the daemon's: the break and verified_through "
-                                       "come out as floats")
 def test_a_table_rebuilt_with_real_seqs_breaks_at_an_integer_seq(tmp_path: Path) -> None:
     journal = journal_of(tmp_path, 3)
     watch = ChainWatch(journal, 0, GENESIS_HASH)
@@ -93,16 +91,14 @@ def test_a_table_rebuilt_with_real_seqs_breaks_at_an_integer_seq(tmp_path: Path)
     journal.close()
 
 
-@pytest.mark.xfail(strict=True, reason="831ff24: a break at a float seq: the held table's "
-                                       "heartbeat raises WireError out of the loop's turn")
 def test_the_held_table_still_beats_after_its_table_was_rebuilt_with_real_seqs(
         tmp_path: Path) -> None:
     with beating(tmp_path) as (table, beat):
         assert table.ask(command="open")["ok"]
-        last = table.daemon.journal.last_seq
         rebuilt_with_real_seqs(tmp_path / "state")
-        heartbeat = beat()  # today: WireError (journal_broken_at: a valid integer)
-        assert heartbeat is not None and heartbeat.journal_broken_at == last + 1
+        heartbeat = beat()  # was: WireError (journal_broken_at: a valid integer)
+        # Broken at the first record whose seq is no integer: none in the file is the daemon's.
+        assert heartbeat is not None and heartbeat.journal_broken_at == 1
         status = table.ask(command="status")["journal"]
         assert type(status["broken_at"]) is int and type(status["verified_through"]) is int
 
@@ -233,3 +229,25 @@ def test_a_log_line_to_a_reader_gone_raises_as_before() -> None:
     finally:
         os.close(writer)
     assert done.returncode == 3
+
+
+@pytest.mark.parametrize("column", ["REAL", "TEXT"])
+def test_a_journal_rebuilt_with_seqs_that_are_no_integers_is_broken_at_start(
+        tmp_path: Path, column: str) -> None:
+    # Found with the hole above: the start-up check took a REAL seq for the integer (the
+    # held table's heartbeat then said a float seq), and a TEXT one raised TypeError.
+    journal = journal_of(tmp_path, 3)
+    journal.close()
+    other_process(tmp_path, [("ALTER TABLE journal RENAME TO kept", ()),
+                             (_JOURNAL_TABLE.replace("seq REAL", f"seq {column}"), ()),
+                             ("INSERT INTO journal SELECT * FROM kept", ()),
+                             ("DROP TABLE kept", ())])
+    check, reopened = ChainCheck(), Journal.open_readonly(journal_path(tmp_path))
+    try:
+        with pytest.raises(JournalBroken) as broken:
+            for record in reopened.records():
+                check(record)
+    finally:
+        reopened.close()
+    assert broken.value.seq == 1 and type(broken.value.seq) is int
+    assert "not an integer" in broken.value.reason
