@@ -44,7 +44,7 @@ from controller.stream.journal import (
     JournalBroken,
     WrittenLinks,
     as_stored,
-    shown,
+    seq_not_an_integer,
 )
 
 #: The most new records one check reads (a second's worth of a table dealing flat out,
@@ -239,7 +239,7 @@ class _Follow:
                 if type(message) is not bytes:  # not stored as the daemon stores it
                     message = as_stored(message)
                 if type(record_seq) is not int:  # a table rebuilt by another process
-                    return _not_a_seq(seq, record_seq)
+                    return seq_not_an_integer(seq, record_seq)
                 index = record_seq - first
                 if record_seq != seq + 1 or prev_hash != hash_ or not (
                         0 <= index < kept and message == messages[index]
@@ -250,14 +250,6 @@ class _Follow:
         finally:
             self.seq, self.hash, self.read_count = seq, hash_, count
         return None
-
-
-def _not_a_seq(last_seq: int, stored: object) -> JournalBroken:
-    """The break at a record whose seq is stored as no integer (the journal's own table makes
-    every seq one: the table was made again by another process)."""
-    return JournalBroken(last_seq + 1, f"the record after seq {last_seq} has the seq "
-                                       f"{shown(repr(stored), 40)}, not an integer: the "
-                                       f"journal's table was made again by another process")
 
 
 def _problem(last_seq: int, last_hash: str, seq: int, prev_hash: str, hash_: str,

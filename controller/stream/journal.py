@@ -767,11 +767,8 @@ class ChainCheck:
 
     def __call__(self, record: JournalRecord) -> wire.EnvelopeBase:
         expected_seq = self.last_seq + 1
-        if type(record.seq) is not int:  # the journal's own table makes every seq one
-            raise JournalBroken(expected_seq, f"the record after seq {self.last_seq} has the "
-                                              f"seq {shown(repr(record.seq), 40)}, not an "
-                                              f"integer: the journal's table was made again "
-                                              f"by another process")
+        if type(record.seq) is not int:
+            raise seq_not_an_integer(self.last_seq, record.seq)
         if self.checked == 0 and record.seq > expected_seq and record.type == CONTINUED:
             envelope = _checked(record, GENESIS_HASH, self.table_id)
             archived_seq = getattr(envelope.data, "archived_seq", None)
@@ -798,6 +795,15 @@ def check_alone(record: JournalRecord, table_id: str | None) -> wire.EnvelopeBas
     record before it (for reading a broken journal past its first bad record, where such a
     record is found, not verified); :class:`JournalBroken` if it is not sound even so."""
     return _checked(record, record.prev_hash, table_id)
+
+
+def seq_not_an_integer(last_seq: int, stored: object) -> JournalBroken:
+    """The break at a record read back whose seq is no ``int``: the journal's own table makes
+    every seq one (a rowid), so its table was made again by another process (``==`` alone
+    would take 4.0 for 4)."""
+    return JournalBroken(last_seq + 1, f"the record after seq {last_seq} has the seq "
+                                       f"{shown(repr(stored), 40)}, not an integer: the "
+                                       f"journal's table was made again by another process")
 
 
 def _checked(record: JournalRecord, prev_hash: str,
