@@ -7,6 +7,9 @@ Holes, each a strict expected failure:
 
 * a ``seq TEXT`` table: the daemon's start raises ``TypeError`` (``ChainWatch`` is made from
   ``Journal.first_seq``, the text ``'1'`` read by ``MIN(seq)``) instead of holding the table;
+* a row another process put after the daemon's, while it runs, with a TEXT or BLOB seq (a
+  ``seq NUMERIC`` or ``BLOB`` table): ``ValueError`` out of the running check, out of the
+  daemon's turn (``Journal.stored_last_seq`` is ``int()`` of ``MAX(seq)``);
 * a ``seq REAL`` table: the held table's status reply says the journal's seq as a float
   (``Journal.last_seq`` is the last row's seq as read), and ``withdraw`` answers a request id
   recalled from a record of the rebuilt table as carried out at a float seq;
@@ -87,6 +90,22 @@ def test_the_daemon_holds_a_table_rebuilt_with_text_seqs(tmp_path: Path) -> None
         broken = table.daemon.journal_broken
         assert broken is not None and broken.seq == 1
         assert "not an integer" in broken.reason
+
+
+@pytest.mark.xfail(strict=True, reason="Journal.stored_last_seq is int() of MAX(seq): "
+                                       "ValueError out of the running check, out of the "
+                                       "daemon's turn")
+@pytest.mark.parametrize(("column", "seq"), [("NUMERIC", "'NaN'"), ("BLOB", "x'01'")])
+def test_the_running_check_breaks_at_a_row_after_the_daemons_whose_seq_is_no_number(
+        tmp_path: Path, column: str, seq: str) -> None:
+    with beating(tmp_path) as (table, beat):
+        assert table.ask(command="open")["ok"]
+        first = beat()
+        assert first is not None and first.journal_verified_through == 6
+        rebuilt(tmp_path / "state", column,
+                _ANOTHER_LAST.format(seq=seq).replace("seq = 3", "seq = 6"))
+        heartbeat = beat()  # today: ValueError out of check_chain, out of the turn
+        assert heartbeat is not None and heartbeat.journal_broken_at == 7
 
 
 @pytest.mark.xfail(strict=True, reason="Journal.last_seq is the last row's seq as read: the "
