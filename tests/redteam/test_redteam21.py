@@ -20,6 +20,10 @@ Holes, each a strict expected failure:
   table, its triggers put back: the schema is sound): the command channel recalls the request
   ids of the records before that seq, none, so a request carried out at a verified seq is
   answered as withdrawn (never carried out) to the client that asks;
+* an archived journal whose table another process rebuilt with ``seq REAL``: found to be the
+  one the quarantine read (its head compared with ``==``), then serving it raises
+  ``TypeError`` (a float index into its kept hashes): the replay request fails, no gap names
+  the records not served;
 * ``lowball-table journal show`` on a table with a BLOB seq: ``TypeError`` out of ``render``
   (a bytes value takes no ``>8`` format), a traceback instead of the record shown;
 * ``lowball-table journal quarantine`` on a rebuilt table: ``ValueError`` (``REAL``: the new
@@ -36,6 +40,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -43,6 +48,8 @@ import pytest
 import zmq
 
 from controller.cli.main import main
+from controller.stream.archive import Lost, Run
+from controller.stream.journal import journal_path
 from tests.redteam.test_redteam20 import _JOURNAL_TABLE, journal_of, other_process
 from tests.reliability.test_running_chain import beating
 from tests.reliability.test_startup_trust import run_config
@@ -152,6 +159,35 @@ def test_a_request_carried_out_is_answered_so_after_a_row_at_a_huge_seq(
         reply = table.ask(command="withdraw", requests=["request-1"])
         assert reply["ok"] and reply["withdrawn"] == [], reply
         assert reply["carried_out"] == {"request-1": 1}
+
+
+@pytest.mark.xfail(strict=True, reason="the archive is found sound (6.0 == 6) and serving it "
+                                       "indexes its marks with a float seq: TypeError, the "
+                                       "replay request fails instead of a gap naming why")
+def test_an_archive_rebuilt_with_real_seqs_is_served_or_named_lost(tmp_path: Path) -> None:
+    state_dir = tmp_path / "state"
+    with beating(tmp_path) as (table, _):
+        assert table.ask(command="open")["ok"]
+    connection = sqlite3.connect(journal_path(state_dir), isolation_level=None)
+    connection.execute("DROP TRIGGER journal_no_update")
+    connection.execute("UPDATE journal SET message = message || x'20' WHERE seq = 5")
+    connection.close()
+    status, said = cli("journal", "quarantine", "--state-dir", str(state_dir),
+                       "--reason", "an altered record", "--by", "inspector")
+    assert status == 0, said
+    archived = next((state_dir / "quarantine").glob("journal-*-broken-at-seq-5.sqlite3"))
+    archived_copy = archived.parent / "journal.sqlite3"
+    archived.rename(archived_copy)  # ``rebuilt`` edits the journal of a directory
+    rebuilt(archived.parent, "REAL")
+    archived_copy.rename(archived)
+    with beating(tmp_path) as (table, _):
+        publisher = table.daemon.publisher
+        assert publisher is not None and table.daemon.journal.first_seq == 7
+        served = list(publisher._archives.serve(0, 6))  # today: TypeError
+        assert all(type(seq) is int for part in served
+                   for seq in ((part.first, part.last) if isinstance(part, Lost)
+                               else [record.seq for record in part.records]))
+        assert served and isinstance(served[-1], (Lost, Run))
 
 
 # --- the CLI -------------------------------------------------------------------------------
