@@ -35,8 +35,8 @@ x'01', 1e300, 'NaN', 2**64 as REAL, -0.0; first, last and out-of-order rows: bro
 integer seq, exit 1); ``journal show --json``; the held table's heartbeat after a restart on a
 rebuilt table, continued or not (its head is the last seq before the break, an int); a
 ``BLOB`` or ``NUMERIC`` table holding the daemon's integers (they stay integers: the schema
-check breaks it, at an integer seq); an archive rebuilt with ``seq TEXT`` (found not to be
-the one: a gap). Seen and left alone: -0.0 in a ``NUMERIC`` table is stored as 0, which
+check breaks it, at an integer seq); an archive rebuilt with ``seq TEXT`` (not the one: its
+single-file copy served). Seen and left alone: -0.0 in a ``NUMERIC`` table is stored as 0, which
 ``journal show`` never lists (it reads seq > 0; verify names seq 1 missing); a row at 1e300
 after the daemon's makes the running check's reason spell a 301-digit seq."""
 
