@@ -168,7 +168,7 @@ def render(record: JournalRecord) -> str:
     except (ValueError, KeyError, TypeError):  # a damaged record: its bytes as they are
         payload = repr(record.message)
     # str(): another process may have stored any column as a BLOB or a number
-    return _printable(f"{record.seq:>8}  {record.ts}  {str(record.hand_id or '-'):<16} "
+    return _printable(f"{str(record.seq):>8}  {record.ts}  {str(record.hand_id or '-'):<16} "
                       f"{str(record.type):<20} {payload}  #{str(record.hash)[:12]}")
 
 

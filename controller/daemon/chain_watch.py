@@ -155,7 +155,9 @@ class ChainWatch:
         if follow.seq == journal.last_seq and follow.hash != journal.last_hash:
             return JournalBroken(follow.seq, "the journal's last record is not the one the "
                                              "daemon wrote")
-        if (stored := journal.stored_last_seq()) > journal.last_seq:
+        if type(stored := journal.stored_end()) is not int:
+            return seq_not_an_integer(journal.last_seq, stored)
+        if stored > journal.last_seq:
             first = journal.last_seq + 1
             return JournalBroken(first, f"record{'' if stored == first else 's'} seq {first}"
                                         f"{'' if stored == first else f' to {stored}'} "

@@ -372,8 +372,12 @@ class CommandChannel:
         self._recalled = True
         journal = self.daemon.journal
         try:
-            self.withdrawals.recall(journal.records(
-                after_seq=max(0, journal.last_seq - RECALLED_RECORDS)))
+            # Only records the start-up check verified: past them may lie rows another
+            # process wrote (at any seq, stored as anything), which are not the table's.
+            chain = self.daemon.chain
+            end = journal.last_seq if chain is None else chain.verified_at_start
+            after = max(journal.first_seq - 1, end - RECALLED_RECORDS)
+            self.withdrawals.recall(journal.records(after_seq=after, limit=max(0, end - after)))
         except Exception:  # a broken journal: the table is held, nothing is carried out
             self.daemon.log.exception("request ids not recalled from the journal")
 

@@ -55,6 +55,12 @@ MIN_RECORD_BYTES = 128
 NAMED_RANGES = 4
 
 
+
+#: Why a record whose seq is stored as no integer is not read: the journal's own table makes
+#: every seq one (a rowid), so the table was made again by another process.
+_NOT_AN_INTEGER = "a seq stored as no integer: the journal's table was made again by " \
+                  "another process"
+
 class Unreadable(NamedTuple):
     """Seqs ``first`` to ``last`` (inclusive) could not be read (``error``: SQLite's words),
     or were not tried, past a run of seqs that could not be read."""
@@ -161,7 +167,9 @@ class SalvagedJournal:
                     except READ_ERRORS as point_error:
                         _note(unreadable, seq, seq, str(point_error))
                         continue
-                    if row is not None:
+                    if row is not None and type(row[0]) is not int:  # 3.0 = 3 in SQL
+                        _note(unreadable, seq, seq, _NOT_AN_INTEGER)
+                    elif row is not None:
                         read = True
                         self.last_read = _record(row)
                         yield self.last_read
@@ -175,6 +183,12 @@ class SalvagedJournal:
                 continue
             stride = WINDOW
             for record in rows:
+                if type(record.seq) is not int:
+                    # the rest sorts after it (SQLite puts texts and blobs after numbers) or
+                    # is of the same table, made again: none of it is the journal's to copy
+                    _note(unreadable, after + 1, limit, _NOT_AN_INTEGER)
+                    self.unreadable = tuple(unreadable)
+                    return
                 if record.seq <= after or read_in_all >= most:
                     # a b-tree that leads back (a page pointing to itself or to an earlier
                     # one) reads the same records again: damage, the rest is not read

@@ -437,7 +437,9 @@ def _not_the_one(journal: Journal, last: int, last_hash: str, verified: int, anc
         except READ_ERRORS:
             return "cannot be read to its end (damaged)", ()
         for seq, prev_hash, hash_, message in chunk:
-            if seq != expected or prev_hash != prev or not isinstance(message, bytes):
+            # (a seq another process stored as a float would pass ==: 4.0 == 4)
+            if type(seq) is not int or seq != expected or prev_hash != prev \
+                    or not isinstance(message, bytes):
                 sound = False
                 break
             prev = chain_hash(prev, message)
@@ -476,7 +478,7 @@ def _checked_run(span: _Span, after: int, through: int, table_id: str
     problem = None
     try:
         for seq, prev_hash, hash_, message, record in _read(journal, at, after, through, end):
-            if seq != expected:
+            if type(seq) is not int or seq != expected:
                 problem = f"record seq {expected} is missing"
             elif prev_hash != prev:
                 problem = "its prev_hash does not match the record before"

@@ -110,6 +110,8 @@ CREATE TRIGGER journal_gapless BEFORE INSERT ON journal
 WHEN NEW.seq IS NOT (SELECT COALESCE(MAX(seq), {before_first}) + 1 FROM journal)
 BEGIN SELECT RAISE(ABORT, 'the journal is gapless: seq must be the last seq + 1'); END;
 """
+#: The rows whose seq is stored as an integer: every row of the journal's own table (a rowid).
+_INTEGER_SEQ = "typeof(seq) = 'integer'"
 #: The event type that may open a journal above seq 1 (see the module docstring).
 CONTINUED = "journal_continued"
 _TRIGGERS = ("journal_no_update", "journal_no_delete", "journal_gapless")
@@ -198,7 +200,11 @@ class Journal:
         self._connection = self._open(durability)
         try:  # a sound header over damaged pages opens, and fails here
             last = self.last_record()
-            first = self._connection.execute("SELECT MIN(seq) FROM journal").fetchone()[0]
+            # Only a seq stored as an integer is one: a table made again by another process
+            # may hold others, and the check that reads them says where (never this open).
+            row = self._connection.execute(
+                f"SELECT seq FROM journal WHERE {_INTEGER_SEQ} ORDER BY seq LIMIT 1").fetchone()
+            first = None if row is None else row[0]
         except READ_ERRORS as error:
             self._connection.close()
             raise JournalError(f"{self.path}: cannot read the journal: "
@@ -362,8 +368,10 @@ class Journal:
         return self._table_id
 
     def last_record(self) -> JournalRecord | None:
+        """The record with the highest seq stored as an integer (what another process stored
+        as anything else is no seq of the journal's: the checks that read it break there)."""
         rows = self._rows("SELECT seq, ts, type, hand_id, message, prev_hash, hash FROM journal "
-                          "ORDER BY seq DESC LIMIT 1", ())
+                          f"WHERE {_INTEGER_SEQ} ORDER BY seq DESC LIMIT 1", ())
         return _record(rows[0]) if rows else None
 
     def last_of(self, *types: str) -> JournalRecord | None:
@@ -445,11 +453,21 @@ class Journal:
         return WrittenLinks(first + skip, list(itertools.islice(self._written_hashes, skip, None)),
                             list(itertools.islice(messages, skip, None)))
 
+    def stored_end(self) -> object:
+        """The last seq in the file, whoever wrote it, as stored (:attr:`last_seq` is this
+        object's own last append): one look at the primary key's end. Not always an int: in a
+        table another process made, a seq may be stored as anything (and SQLite sorts a text
+        or a blob after every number); 0 for an empty file."""
+        return self._connection.execute(
+            "SELECT COALESCE(MAX(seq), 0) FROM journal").fetchone()[0]
+
     def stored_last_seq(self) -> int:
-        """The last seq in the file, whoever wrote it (:attr:`last_seq` is this object's own
-        last append): one look at the primary key's end."""
-        return int(self._connection.execute(
-            "SELECT COALESCE(MAX(seq), 0) FROM journal").fetchone()[0])
+        """:meth:`stored_end` when it is an integer; :class:`JournalError` naming it when it is
+        not."""
+        if type(stored := self.stored_end()) is not int:
+            raise JournalError(f"{self.path}: the last seq is stored as "
+                               f"{shown(repr(stored), 40)}, not an integer")
+        return stored
 
     def hash_at(self, seq: int) -> str | None:
         """The stored hash of record ``seq``, or None if there is no such record or what it

@@ -3,7 +3,9 @@
 journal's table with ``seq REAL``, ``TEXT``, ``BLOB`` or ``NUMERIC`` (the rows copied, the
 triggers put back, as red team 20 did) and the daemon, its replies and the CLI read it.
 
-Holes, each a strict expected failure:
+Holes, all mended in session 14 (each a test that passes now): every read of a seq from the
+file takes only a seq stored as an integer (the journal's open, its last records, the
+archives' and the quarantine's reads), and one stored as anything else is a break:
 
 * a ``seq TEXT`` table: the daemon's start raises ``TypeError`` (``ChainWatch`` is made from
   ``Journal.first_seq``, the text ``'1'`` read by ``MIN(seq)``) instead of holding the table;
@@ -94,8 +96,6 @@ def cli(*argv: str) -> tuple[int, str]:
 # --- the daemon ----------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="ChainWatch is made from Journal.first_seq, the TEXT "
-                                       "'1' of MIN(seq): TypeError out of the daemon's start")
 def test_the_daemon_holds_a_table_rebuilt_with_text_seqs(tmp_path: Path) -> None:
     with restarted_on(tmp_path, "TEXT") as table:
         broken = table.daemon.journal_broken
@@ -103,9 +103,6 @@ def test_the_daemon_holds_a_table_rebuilt_with_text_seqs(tmp_path: Path) -> None
         assert "not an integer" in broken.reason
 
 
-@pytest.mark.xfail(strict=True, reason="Journal.stored_last_seq is int() of MAX(seq): "
-                                       "ValueError out of the running check, out of the "
-                                       "daemon's turn")
 @pytest.mark.parametrize(("column", "seq"), [("NUMERIC", "'NaN'"), ("BLOB", "x'01'")])
 def test_the_running_check_breaks_at_a_row_after_the_daemons_whose_seq_is_no_number(
         tmp_path: Path, column: str, seq: str) -> None:
@@ -120,8 +117,6 @@ def test_the_running_check_breaks_at_a_row_after_the_daemons_whose_seq_is_no_num
         assert (journal["broken_at"], journal["verified_through"]) == (7, 6)
 
 
-@pytest.mark.xfail(strict=True, reason="Journal.last_seq is the last row's seq as read: the "
-                                       "status reply says 6.0")
 def test_the_status_of_a_table_rebuilt_with_real_seqs_says_integer_seqs(
         tmp_path: Path) -> None:
     with restarted_on(tmp_path, "REAL") as table:
@@ -130,8 +125,6 @@ def test_the_status_of_a_table_rebuilt_with_real_seqs_says_integer_seqs(
         assert type(status["seq"]) is int and type(status["journal"]["seq"]) is int
 
 
-@pytest.mark.xfail(strict=True, reason="withdrawals.recall keeps the record's seq as read: "
-                                       "carried out at 1.0")
 def test_a_withdrawal_on_a_table_rebuilt_with_real_seqs_answers_no_float_seq(
         tmp_path: Path) -> None:
     with restarted_on(tmp_path, "REAL") as table:
@@ -140,8 +133,6 @@ def test_a_withdrawal_on_a_table_rebuilt_with_real_seqs_answers_no_float_seq(
         assert all(type(seq) is int for seq in reply["carried_out"].values()), reply
 
 
-@pytest.mark.xfail(strict=True, reason="publisher.hold takes min() of the BLOB last seq and "
-                                       "an int: TypeError out of the daemon's start")
 @pytest.mark.parametrize(("column", "seq"), [("BLOB", "x'01'"), ("NUMERIC", "'NaN'")])
 def test_the_daemon_holds_a_table_whose_last_seq_is_no_number(
         tmp_path: Path, column: str, seq: str) -> None:
@@ -151,10 +142,6 @@ def test_the_daemon_holds_a_table_whose_last_seq_is_no_number(
         assert broken is not None and broken.seq == 7
 
 
-@pytest.mark.xfail(strict=True, reason="_recall reads the RECALLED_RECORDS before "
-                                       "Journal.last_seq, the huge seq of the row another "
-                                       "process added: a request carried out at a verified "
-                                       "seq is answered as withdrawn")
 @pytest.mark.parametrize(("column", "seq"), [("NUMERIC", "1e300"), ("INTEGER", str(2**62))])
 def test_a_request_carried_out_is_answered_so_after_a_row_at_a_huge_seq(
         tmp_path: Path, column: str, seq: str) -> None:
@@ -166,9 +153,6 @@ def test_a_request_carried_out_is_answered_so_after_a_row_at_a_huge_seq(
         assert reply["carried_out"] == {"request-1": 1}
 
 
-@pytest.mark.xfail(strict=True, reason="the archive is found sound (6.0 == 6) and serving it "
-                                       "indexes its marks with a float seq: TypeError, the "
-                                       "replay request fails instead of a gap naming why")
 def test_an_archive_rebuilt_with_real_seqs_is_served_or_named_lost(tmp_path: Path) -> None:
     state_dir = tmp_path / "state"
     with beating(tmp_path) as (table, _):
@@ -198,7 +182,6 @@ def test_an_archive_rebuilt_with_real_seqs_is_served_or_named_lost(tmp_path: Pat
 # --- the CLI -------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="render formats the seq with >8: TypeError on a BLOB")
 def test_journal_show_shows_a_record_whose_seq_is_a_blob(tmp_path: Path) -> None:
     journal_of(tmp_path, 3).close()
     rebuilt(tmp_path, "BLOB", _ANOTHER_LAST.format(seq="x'01'"))
@@ -207,10 +190,6 @@ def test_journal_show_shows_a_record_whose_seq_is_a_blob(tmp_path: Path) -> None
     assert "b'\\x01'" in shown.splitlines()[-1]
 
 
-@pytest.mark.xfail(strict=True, reason="quarantine: a REAL seq bound makes the new journal's "
-                                       "first seq a float (ValueError); a TEXT or BLOB seq is "
-                                       "compared with an int in SalvagedJournal.records "
-                                       "(TypeError)")
 @pytest.mark.parametrize("column", ["REAL", "TEXT", "BLOB"])
 def test_a_table_rebuilt_with_seqs_that_are_no_integers_is_quarantined(
         tmp_path: Path, column: str) -> None:
