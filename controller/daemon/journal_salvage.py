@@ -53,13 +53,11 @@ PROBE = 16
 MIN_RECORD_BYTES = 128
 #: The most ranges of unreadable seqs named in a record or a message (the rest are counted).
 NAMED_RANGES = 4
-
-
-
 #: Why a record whose seq is stored as no integer is not read: the journal's own table makes
 #: every seq one (a rowid), so the table was made again by another process.
 _NOT_AN_INTEGER = "a seq stored as no integer: the journal's table was made again by " \
                   "another process"
+
 
 class Unreadable(NamedTuple):
     """Seqs ``first`` to ``last`` (inclusive) could not be read (``error``: SQLite's words),
