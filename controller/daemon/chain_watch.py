@@ -157,6 +157,8 @@ class ChainWatch:
                                              "daemon wrote")
         if type(stored := journal.stored_end()) is not int:
             return seq_not_an_integer(journal.last_seq, stored)
+        if (before := journal.rows_before_first()) is not None:
+            return JournalBroken(journal.last_seq + 1, before)
         if stored > journal.last_seq:
             first = journal.last_seq + 1
             return JournalBroken(first, f"record{'' if stored == first else 's'} seq {first}"

@@ -372,12 +372,7 @@ class CommandChannel:
         self._recalled = True
         journal = self.daemon.journal
         try:
-            # Only records the start-up check verified: past them may lie rows another
-            # process wrote (at any seq, stored as anything), which are not the table's.
-            chain = self.daemon.chain
-            end = journal.last_seq if chain is None else chain.verified_at_start
-            after = max(journal.first_seq - 1, end - RECALLED_RECORDS)
-            self.withdrawals.recall(journal.records(after_seq=after, limit=max(0, end - after)))
+            self.withdrawals.recall(journal.recalled(RECALLED_RECORDS))
         except Exception:  # a broken journal: the table is held, nothing is carried out
             self.daemon.log.exception("request ids not recalled from the journal")
 

@@ -53,10 +53,11 @@ PROBE = 16
 MIN_RECORD_BYTES = 128
 #: The most ranges of unreadable seqs named in a record or a message (the rest are counted).
 NAMED_RANGES = 4
-#: Why a record whose seq is stored as no integer is not read: the journal's own table makes
-#: every seq one (a rowid), so the table was made again by another process.
-_NOT_AN_INTEGER = "a seq stored as no integer: the journal's table was made again by " \
-                  "another process"
+#: The rows read as records: those whose seq is stored as an integer, as every row of the
+#: journal's own table is (a rowid). A table made again by another process may hold others
+#: (3.0 = 3 in SQL, and a text or a blob sorts after every number): they are no records of the
+#: journal's, and are passed over, so no record after them is lost.
+_A_SEQ = "typeof(seq) = 'integer'"
 
 
 class Unreadable(NamedTuple):
@@ -151,7 +152,8 @@ class SalvagedJournal:
         while after < limit:
             try:
                 rows = [_record(row) for row in self._connection.execute(
-                    f"SELECT {_COLUMNS} FROM journal WHERE seq > ? ORDER BY seq LIMIT ?",
+                    f"SELECT {_COLUMNS} FROM journal WHERE seq > ? AND {_A_SEQ} "
+                    f"ORDER BY seq LIMIT ?",
                     (after, WINDOW)).fetchall()]
             except READ_ERRORS as error:
                 end = min(after + stride, limit)
@@ -161,13 +163,12 @@ class SalvagedJournal:
                 for seq in range(after + 1, tried + 1):
                     try:
                         row = self._connection.execute(
-                            f"SELECT {_COLUMNS} FROM journal WHERE seq = ?", (seq,)).fetchone()
+                            f"SELECT {_COLUMNS} FROM journal WHERE seq = ? AND {_A_SEQ}",
+                            (seq,)).fetchone()
                     except READ_ERRORS as point_error:
                         _note(unreadable, seq, seq, str(point_error))
                         continue
-                    if row is not None and type(row[0]) is not int:  # 3.0 = 3 in SQL
-                        _note(unreadable, seq, seq, _NOT_AN_INTEGER)
-                    elif row is not None:
+                    if row is not None:
                         read = True
                         self.last_read = _record(row)
                         yield self.last_read
@@ -181,12 +182,6 @@ class SalvagedJournal:
                 continue
             stride = WINDOW
             for record in rows:
-                if type(record.seq) is not int:
-                    # the rest sorts after it (SQLite puts texts and blobs after numbers) or
-                    # is of the same table, made again: none of it is the journal's to copy
-                    _note(unreadable, after + 1, limit, _NOT_AN_INTEGER)
-                    self.unreadable = tuple(unreadable)
-                    return
                 if record.seq <= after or read_in_all >= most:
                     # a b-tree that leads back (a page pointing to itself or to an earlier
                     # one) reads the same records again: damage, the rest is not read

@@ -275,6 +275,8 @@ class TableDaemon:
                     progress_due = now + START_PROGRESS_S
             if (problem := self.journal.schema_problem()) is not None:
                 raise JournalBroken(check.last_seq + 1, problem)
+            if (before := self.journal.rows_before_first()) is not None:
+                raise JournalBroken(check.last_seq + 1, before)
             if self._log_lost is not None:
                 raise JournalBroken(check.last_seq + 1, f"{self._log_lost}: the records "
                                                         f"past seq {check.last_seq} are lost")

@@ -110,8 +110,9 @@ CREATE TRIGGER journal_gapless BEFORE INSERT ON journal
 WHEN NEW.seq IS NOT (SELECT COALESCE(MAX(seq), {before_first}) + 1 FROM journal)
 BEGIN SELECT RAISE(ABORT, 'the journal is gapless: seq must be the last seq + 1'); END;
 """
-#: The rows whose seq is stored as an integer: every row of the journal's own table (a rowid).
-_INTEGER_SEQ = "typeof(seq) = 'integer'"
+#: The rows whose seq is one: stored as an integer (every row of the journal's own table is a
+#: rowid), from 1 (what lies below is no record of the journal's).
+_INTEGER_SEQ = "typeof(seq) = 'integer' AND seq >= 1"
 #: The event type that may open a journal above seq 1 (see the module docstring).
 CONTINUED = "journal_continued"
 _TRIGGERS = ("journal_no_update", "journal_no_delete", "journal_gapless")
@@ -460,6 +461,28 @@ class Journal:
         or a blob after every number); 0 for an empty file."""
         return self._connection.execute(
             "SELECT COALESCE(MAX(seq), 0) FROM journal").fetchone()[0]
+
+    def rows_before_first(self) -> str | None:
+        """What another process put before the journal's first record (at seq 0 or below, at
+        a seq that is no integer below the first, or a lower seq of a table made again),
+        which no check that reads from the first record meets: one look at the primary key's
+        start. None when there is nothing."""
+        stored = self._connection.execute("SELECT MIN(seq) FROM journal").fetchone()[0]
+        if stored is None or (type(stored) is int and stored >= self._first_seq):
+            return None
+        return (f"a row at seq {shown(repr(stored), 40)}, before the journal's first record "
+                f"(seq {self._first_seq}): written by another process")
+
+    def recalled(self, count: int) -> Iterator[JournalRecord]:
+        """The last ``count`` records (or a few more) in seq order, ending with the last:
+        counted by position, not by seq arithmetic, so a gap or a huge seq another process
+        wrote does not hide the records before it. Rows whose seq is no integer are skipped."""
+        rows = self._rows(f"SELECT seq FROM journal WHERE {_INTEGER_SEQ} ORDER BY seq DESC "
+                          "LIMIT 1 OFFSET ?", (max(0, count - 1),))
+        start = rows[0][0] if rows else self._first_seq
+        for record in self.records(after_seq=max(start, self._first_seq) - 1):
+            if type(record.seq) is int:
+                yield record
 
     def stored_last_seq(self) -> int:
         """:meth:`stored_end` when it is an integer; :class:`JournalError` naming it when it is

@@ -3,7 +3,11 @@ to the journal's file edits it while the daemon is stopped (its triggers dropped
 or its table rebuilt with ``seq NUMERIC``, as red teams 20 and 21 did), then the daemon starts,
 a client withdraws, or a supervisor quarantines.
 
-Holes, each a strict expected failure:
+Holes, all mended in session 14 (each a test that passes now): the recall reads the last
+records by position, from the journal's first (seq 1 and up, integers only), not only the
+verified ones; a row before the journal's first record breaks the chain (at start and
+while it runs); the salvage reads only rows whose seq is an integer and passes over the
+rest:
 
 * a held journal (one record altered at seq 1, every later record the daemon's own, sound):
   the command channel now recalls request ids only up to ``verified_at_start`` (0 here), so a
@@ -44,9 +48,6 @@ from tests.reliability.test_startup_trust import run_config
 from tests.test_reload import started
 
 
-@pytest.mark.xfail(strict=True, reason="the recall stops at verified_at_start: a request "
-                                       "carried out after an earlier break is answered "
-                                       "withdrawn after a restart")
 def test_a_request_carried_out_is_not_answered_withdrawn_after_a_restart_on_a_held_journal(
         tmp_path: Path) -> None:
     with beating(tmp_path) as (table, _):
@@ -64,8 +65,6 @@ def test_a_request_carried_out_is_not_answered_withdrawn_after_a_restart_on_a_he
         assert "request-1" not in after.get("withdrawn", []), after
 
 
-@pytest.mark.xfail(strict=True, reason="the recall reads from first_seq - 1, a row at seq 0 "
-                                       "or below the start-up check never read")
 @pytest.mark.parametrize("seq", ["0", "-1"])
 def test_a_row_another_process_put_at_seq_0_or_below_is_no_request_carried_out(
         tmp_path: Path, seq: str) -> None:
@@ -85,8 +84,6 @@ def test_a_row_another_process_put_at_seq_0_or_below_is_no_request_carried_out(
         assert reply["withdrawn"] == ["forged-request"]
 
 
-@pytest.mark.xfail(strict=True, reason="older than 75f5f15: the start-up check reads from "
-                                       "seq 1, a row at seq 0 or below is never checked")
 @pytest.mark.parametrize("seq", ["0", "-1"])
 def test_the_daemon_holds_a_journal_with_a_row_at_seq_0_or_below(
         tmp_path: Path, seq: str) -> None:
@@ -99,8 +96,6 @@ def test_the_daemon_holds_a_journal_with_a_row_at_seq_0_or_below(
         assert table.daemon.journal_broken is not None
 
 
-@pytest.mark.xfail(strict=True, reason="the salvage stops at a REAL seq amid the integers: "
-                                       "the sound records after it, the meter, are dropped")
 def test_a_quarantine_keeps_the_meter_journaled_after_a_real_row_amid_the_integers(
         tmp_path: Path) -> None:
     state_dir = tmp_path / "state"
@@ -115,8 +110,6 @@ def test_a_quarantine_keeps_the_meter_journaled_after_a_real_row_amid_the_intege
     assert "meter 500000" in said and "meter none journaled" not in said, said
 
 
-@pytest.mark.xfail(strict=True, reason="the salvage stops at a REAL seq before seq 1: no "
-                                       "record is read, the quarantine refuses")
 def test_a_table_with_a_real_row_before_seq_1_is_quarantined(tmp_path: Path) -> None:
     state_dir = tmp_path / "state"
     with beating(tmp_path) as (table, _):
