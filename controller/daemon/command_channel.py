@@ -372,7 +372,12 @@ class CommandChannel:
         self._recalled = True
         journal = self.daemon.journal
         try:
-            self.withdrawals.recall(journal.recalled(RECALLED_RECORDS))
+            # Only records the start-up check verified tell what was carried out: past them
+            # (a held journal) may lie records altered or written by another process.
+            chain = self.daemon.chain
+            end = journal.last_seq if chain is None else chain.verified_at_start
+            self.withdrawals.recall(record for record in journal.recalled(RECALLED_RECORDS)
+                                    if record.seq <= end)
         except Exception:  # a broken journal: the table is held, nothing is carried out
             self.daemon.log.exception("request ids not recalled from the journal")
 
@@ -435,6 +440,8 @@ class CommandChannel:
             except InputError as error:
                 return _refused("; ".join(error.problems), name, "", by)
             self._recall()
+            if (uncertain := self._uncertain()) is not None:
+                return _refused(uncertain, name, "", by)
             try:
                 done, withdrawn = self.withdrawals.withdraw(withdraw.requests, client,
                                                             daemon.clock())
@@ -499,6 +506,21 @@ class CommandChannel:
             events[0] = events[0]._replace(credential=signed, client=client,
                                            request_id=request_id or "")
         return events
+
+    def _uncertain(self) -> str | None:
+        """Why a withdrawal cannot be answered: the table is held and its journal holds
+        records past the ones verified. Any of them may be a request's command, and any
+        record before them may be another process's (a chain recomputed from seq 1 verifies
+        as well as the daemon's): neither "carried out" nor "withdrawn" can be told."""
+        daemon, chain = self.daemon, self.daemon.chain
+        if daemon.journal_broken is None or chain is None:
+            return None
+        verified, stored = chain.verified_through, daemon.journal.stored_end()
+        if type(stored) is int and stored <= verified:
+            return None  # every record the file holds from the first on was verified
+        return (f"the table is held and its journal holds records past seq {verified} that "
+                f"were not verified: whether a request was carried out cannot be told from "
+                f"it (a supervisor reads the journal: lowball-table journal show)")
 
     def _journaled(self, events: list[Any], client: str) -> Reply:
         """Journal what a command caused and say so. A refusal is journaled in full, or

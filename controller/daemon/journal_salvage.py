@@ -124,8 +124,9 @@ class SalvagedJournal:
         return self._connection.execute(sql, parameters).fetchone()[0]
 
     def _end(self, which: str) -> int | None:
-        try:
-            value = self._one(f"SELECT COALESCE({which}(seq), 0) FROM journal")
+        try:  # the first or last row read as a record (an index walk that stops at once)
+            value = self._one(f"SELECT COALESCE((SELECT seq FROM journal WHERE {_A_SEQ} ORDER "
+                              f"BY seq {'DESC' if which == 'MAX' else 'ASC'} LIMIT 1), 0)")
         except READ_ERRORS:
             return None
         # a stored end past any seq a journal could continue from is damage, not an end

@@ -258,7 +258,8 @@ class TableDaemon:
     def _rebuild(self) -> None:
         """Check the hash chain record by record as the journal is read, then rebuild the
         table from it; a broken chain leaves the table unbuilt (:attr:`journal_broken`)."""
-        check, events = ChainCheck(), []
+        # a record of another table's journal (copied in) is no record of this one
+        check, events = ChainCheck(self.table_id), []
         started = progress_due = time.monotonic()
         try:
             book = self.alarm_book

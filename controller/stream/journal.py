@@ -798,13 +798,15 @@ class ChainCheck:
     call it with each record; it returns the record's envelope, or raises
     :class:`JournalBroken` at the first bad one. ``last_seq`` and ``last_hash`` are those of the
     last sound record. The first record is seq 1, or a ``journal_continued`` whose seq follows
-    the ``archived_seq`` it names (a journal that continues a quarantined one)."""
+    the ``archived_seq`` it names (a journal that continues a quarantined one). ``table_id``:
+    the table every record must be of (a reader that knows it: the daemon); else the first
+    record's."""
 
-    def __init__(self) -> None:
+    def __init__(self, table_id: str | None = None) -> None:
         self.checked = 0
         self.last_seq = 0
         self.last_hash = GENESIS_HASH
-        self.table_id: str | None = None
+        self.table_id = table_id
 
     def __call__(self, record: JournalRecord) -> wire.EnvelopeBase:
         expected_seq = self.last_seq + 1
