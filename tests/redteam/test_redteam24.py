@@ -1,0 +1,110 @@
+"""Red team 24: red team 23's mends (82809ef) broken again. Another process with write access
+to the journal's file edits it while the daemon is stopped (as red teams 20 to 23 did), or a
+supervisor quarantines it; then the daemon starts and a client withdraws what it timed out on.
+
+Holes, each a strict expected failure:
+
+* a journal quarantined and continued: the requests carried out in the archived journal are
+  in no record the recall reads (``journal_continued`` names none), so a client that timed out
+  on one before the quarantine is answered withdrawn after it ("not carried out and never
+  will be: give it again", docs/command-channel.md), though it was (seq 7 of the archive);
+* a journal whose last records another process deleted (no hash recomputed: a plain DELETE):
+  the start-up check finds a sound chain ending at seq 6, the table is not held, and the
+  request carried out at seq 7 is answered withdrawn. Nothing the daemon keeps outside the
+  journal says how far it wrote;
+* the config's table id changed over a sound journal: the start-up check (now taking the
+  daemon's id for every record) holds the table as "journal broken at seq 1" and tells a
+  supervisor to quarantine it, but the quarantine (its check takes the first record's id)
+  finds "the hash chain is sound: nothing to quarantine": held with no remedy that works.
+
+Tried and held: a record verified at start-up damaged while the table runs, then withdrawn
+(answered carried out: the recall is read before the first request); a row put at seq -1 while
+the table runs (held; withdrawals still answered carried out, on a restart too; refused
+commands journal nothing, so a client cannot push the file past the verified records); an
+empty journal restarted (not held); a table rebuilt with REAL or TEXT seqs quarantined ("no
+record can be read: cannot continue it")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import zmq
+
+from tests.redteam.test_redteam20 import other_process
+from tests.redteam.test_redteam21 import cli
+from tests.reliability.test_running_chain import beating
+from tests.reliability.test_startup_trust import run_config
+from tests.test_reload import Daemon, started
+
+
+def carried_out_at_seq_7(tmp_path: Path) -> None:
+    """The table opened (``request-0``) and closed (``request-1``, seq 7), then stopped."""
+    with beating(tmp_path) as (table, _):
+        assert table.ask(command="open", request_id="request-0")["ok"]
+        assert table.ask(command="close", request_id="request-1")["ok"]
+        before = table.ask(command="withdraw", requests=["request-1"])
+        assert before["carried_out"] == {"request-1": 7}, before
+
+
+@pytest.mark.xfail(strict=True, reason="a continued journal holds none of the archived "
+                                       "journal's request ids: a request carried out before "
+                                       "the quarantine is answered withdrawn after it")
+def test_a_request_carried_out_before_a_quarantine_is_not_answered_withdrawn_after_it(
+        tmp_path: Path) -> None:
+    state_dir = tmp_path / "state"
+    carried_out_at_seq_7(tmp_path)
+    # a later record altered: the table is held, and a supervisor quarantines the journal
+    other_process(state_dir, [("UPDATE journal SET ts = ts || ' ' WHERE seq = "
+                               "(SELECT MAX(seq) FROM journal)", ())])
+    status, said = cli("journal", "quarantine", "--state-dir", str(state_dir),
+                       "--reason", "last record altered", "--by", "inspector")
+    assert status == 0, said
+    with zmq.Context() as context, started(tmp_path, run_config(tmp_path), context) as table:
+        assert table.daemon.journal_broken is None
+        assert table.daemon.journal.first_seq > 7
+        after = table.ask(command="withdraw", requests=["request-1"])
+        # carried out (seq 7 of the archive), or refused as unknown: never withdrawn
+        assert "request-1" not in after.get("withdrawn", []), after
+
+
+@pytest.mark.xfail(strict=True, reason="a journal whose tail another process deleted starts "
+                                       "sound: a request carried out in the tail is answered "
+                                       "withdrawn")
+def test_a_request_whose_record_another_process_deleted_is_not_answered_withdrawn(
+        tmp_path: Path) -> None:
+    carried_out_at_seq_7(tmp_path)
+    other_process(tmp_path / "state", [("DELETE FROM journal WHERE seq >= 7", ())])
+    with zmq.Context() as context, started(tmp_path, run_config(tmp_path), context) as table:
+        after = table.ask(command="withdraw", requests=["request-1"])
+        # carried out, or refused as what cannot be told: never "withdrawn, give it again"
+        assert "request-1" not in after.get("withdrawn", []), after
+
+
+@pytest.mark.xfail(strict=True, reason="a sound journal under a changed table id is held as "
+                                       "broken, and the quarantine it prescribes refuses it "
+                                       "as sound")
+def test_a_sound_journal_under_a_changed_table_id_is_not_held_without_a_remedy(
+        tmp_path: Path) -> None:
+    with beating(tmp_path) as (table, _):
+        assert table.ask(command="open", request_id="request-0")["ok"]
+    path = run_config(tmp_path)
+    path.write_text(path.read_text().replace('id = "TCL-01"', 'id = "TCL-02"'))
+    with zmq.Context() as context:
+        try:
+            table = Daemon(tmp_path, path, context)
+            table.daemon.start()
+        except Exception as error:  # a config refused at start, naming both ids, is an answer
+            assert "TCL-01" in str(error) and "TCL-02" in str(error), error
+            return
+        try:
+            held = table.daemon.held_reason()
+        finally:
+            table.daemon.close()
+    if held is None:
+        return
+    # held: what the held reason tells a supervisor to do must be possible
+    assert "quarantine" in held, held
+    status, said = cli("journal", "quarantine", "--state-dir", str(tmp_path / "state"),
+                       "--reason", "table id changed", "--by", "inspector")
+    assert status == 0, said
