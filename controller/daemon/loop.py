@@ -187,9 +187,11 @@ class TableDaemon:
         every command but ``status`` is refused naming the first bad seq, and the heartbeat and
         the status say where it broke until a supervisor quarantines it
         (``lowball-table journal quarantine``) and restarts the daemon."""
-        if (kept := self.journal.table_id) is not None and kept != self.table_id:
-            # A config pointed at another table's state: no check of the chain can mend it,
-            # and a quarantine would find the chain sound.
+        if (kept := self.journal.table_id) is not None and kept != self.table_id \
+                and self.journal.first_table_id() == kept:
+            # A config pointed at another table's state (its first and last records that
+            # table's): no check of the chain can mend it, and a quarantine would find the
+            # chain sound. (Only some records of another table: the check breaks there.)
             raise StartupError(f"the journal in {self.state_dir} is table {kept!r}'s, but the "
                                f"config names table {self.table_id!r}: give the config that "
                                f"table's id, or this table a state directory of its own")

@@ -375,6 +375,10 @@ class Journal:
                           f"WHERE {_INTEGER_SEQ} ORDER BY seq DESC LIMIT 1", ())
         return _record(rows[0]) if rows else None
 
+    def first_table_id(self) -> str | None:
+        """The table id the first record's message names (see :attr:`table_id`, the last's)."""
+        return _table_of(next(self.records(after_seq=self._first_seq - 1, limit=1), None))
+
     def last_of(self, *types: str) -> JournalRecord | None:
         """The last record of one of ``types`` (event wire names), or None."""
         marks = ", ".join("?" * len(types))

@@ -33,6 +33,8 @@ from pathlib import Path
 import pytest
 import zmq
 
+from controller.core.table_events import TableClosed
+from controller.stream.journal import Journal, journal_path
 from tests.redteam.test_redteam20 import other_process
 from tests.redteam.test_redteam21 import cli
 from tests.reliability.test_running_chain import beating
@@ -107,3 +109,21 @@ def test_a_sound_journal_under_a_changed_table_id_is_not_held_without_a_remedy(
     status, said = cli("journal", "quarantine", "--state-dir", str(tmp_path / "state"),
                        "--reason", "table id changed", "--by", "inspector")
     assert status == 0, said
+
+
+def test_a_journal_whose_last_record_alone_is_another_tables_is_held_not_refused(
+        tmp_path: Path) -> None:
+    # Only a journal that is another table's from its first record on is a config error (the
+    # daemon refuses to start); one record of another table (copied in by another process) is
+    # a break the start-up check holds the table at.
+    with beating(tmp_path) as (table, _):
+        assert table.ask(command="open")["ok"]
+        last = table.daemon.journal.last_seq
+    journal = Journal(journal_path(tmp_path / "state"))
+    journal._table_id = None  # another process's writer, as another table's daemon writes
+    journal.append(TableClosed("another table"), table_id="TCL-02", hand_id=None)
+    assert (journal.first_table_id(), journal.table_id) == ("TCL-01", "TCL-02")
+    journal.close()
+    with zmq.Context() as context, started(tmp_path, run_config(tmp_path), context) as table:
+        broken = table.daemon.journal_broken
+        assert broken is not None and broken.seq == last + 1, broken
