@@ -48,6 +48,15 @@ from tests.reliability.test_startup_trust import run_config
 from tests.test_reload import started
 
 
+def copy_first_record(state_dir: Path, other_state_dir: Path, seq: int | str) -> None:
+    """Another process copies the first record of another journal into this one at ``seq``
+    (an SQL literal)."""
+    other_process(state_dir, [
+        (f"ATTACH '{journal_path(other_state_dir)}' AS other", ()),
+        (f"INSERT INTO journal SELECT {seq}, ts, type, hand_id, message, prev_hash, hash "
+         f"FROM other.journal WHERE seq = 1", ())])
+
+
 def test_a_request_carried_out_is_not_answered_withdrawn_after_a_restart_on_a_held_journal(
         tmp_path: Path) -> None:
     with beating(tmp_path) as (table, _):
@@ -74,10 +83,7 @@ def test_a_row_another_process_put_at_seq_0_or_below_is_no_request_carried_out(
         assert table.ask(command="open", request_id="forged-request")["ok"]
     with beating(tmp_path) as (table, _):
         assert table.ask(command="open", request_id="request-0")["ok"]
-    other_process(tmp_path / "state", [
-        (f"ATTACH '{journal_path(other_table / 'state')}' AS other", ()),
-        (f"INSERT INTO journal SELECT {seq}, ts, type, hand_id, message, prev_hash, hash "
-         f"FROM other.journal WHERE seq = 1", ())])
+    copy_first_record(tmp_path / "state", other_table / "state", seq)
     with zmq.Context() as context, started(tmp_path, run_config(tmp_path), context) as table:
         reply = table.ask(command="withdraw", requests=["forged-request"])
         assert reply["ok"] and reply["carried_out"] == {}, reply

@@ -30,9 +30,9 @@ from pathlib import Path
 import pytest
 import zmq
 
-from controller.stream.journal import journal_path
 from tests.redteam.test_redteam20 import other_process
 from tests.redteam.test_redteam21 import cli, rebuilt
+from tests.redteam.test_redteam22 import copy_first_record
 from tests.reliability.test_running_chain import beating
 from tests.reliability.test_startup_trust import run_config
 from tests.test_reload import started
@@ -69,10 +69,7 @@ def test_a_row_another_process_put_before_a_continued_journals_first_is_no_reque
     first = continued(tmp_path)
     seq = below if isinstance(below, int) else first - 1
     other = forged_request(tmp_path)
-    other_process(tmp_path / "state", [
-        (f"ATTACH '{journal_path(other)}' AS other", ()),
-        (f"INSERT INTO journal SELECT {seq}, ts, type, hand_id, message, prev_hash, hash "
-         f"FROM other.journal WHERE seq = 1", ())])
+    copy_first_record(tmp_path / "state", other, seq)
     with zmq.Context() as context, started(tmp_path, run_config(tmp_path), context) as table:
         reply = table.ask(command="withdraw", requests=["forged-request"])
         # never carried out: withdrawn, or (the table held, records past the verified ones)
