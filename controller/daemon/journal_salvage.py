@@ -29,6 +29,7 @@ from controller.stream.event_encoder import MAX_EVENT_INT
 from controller.stream.journal import (
     APPLICATION_ID,
     FORMAT_VERSION,
+    INTEGER_SEQ,
     READ_ERRORS,
     JournalError,
     JournalRecord,
@@ -53,11 +54,6 @@ PROBE = 16
 MIN_RECORD_BYTES = 128
 #: The most ranges of unreadable seqs named in a record or a message (the rest are counted).
 NAMED_RANGES = 4
-#: The rows read as records: those whose seq is stored as an integer, as every row of the
-#: journal's own table is (a rowid). A table made again by another process may hold others
-#: (3.0 = 3 in SQL, and a text or a blob sorts after every number): they are no records of the
-#: journal's, and are passed over, so no record after them is lost.
-_A_SEQ = "typeof(seq) = 'integer'"
 
 
 class Unreadable(NamedTuple):
@@ -125,7 +121,7 @@ class SalvagedJournal:
 
     def _end(self, which: str) -> int | None:
         try:  # the first or last row read as a record (an index walk that stops at once)
-            value = self._one(f"SELECT COALESCE((SELECT seq FROM journal WHERE {_A_SEQ} ORDER "
+            value = self._one(f"SELECT COALESCE((SELECT seq FROM journal WHERE {INTEGER_SEQ} ORDER "
                               f"BY seq {'DESC' if which == 'MAX' else 'ASC'} LIMIT 1), 0)")
         except READ_ERRORS:
             return None
@@ -152,8 +148,9 @@ class SalvagedJournal:
         self.last_read = None
         while after < limit:
             try:
+                # rows whose seq is no integer are passed over: no record after them is lost
                 rows = [_record(row) for row in self._connection.execute(
-                    f"SELECT {_COLUMNS} FROM journal WHERE seq > ? AND {_A_SEQ} "
+                    f"SELECT {_COLUMNS} FROM journal WHERE seq > ? AND {INTEGER_SEQ} "
                     f"ORDER BY seq LIMIT ?",
                     (after, WINDOW)).fetchall()]
             except READ_ERRORS as error:
@@ -164,7 +161,7 @@ class SalvagedJournal:
                 for seq in range(after + 1, tried + 1):
                     try:
                         row = self._connection.execute(
-                            f"SELECT {_COLUMNS} FROM journal WHERE seq = ? AND {_A_SEQ}",
+                            f"SELECT {_COLUMNS} FROM journal WHERE seq = ? AND {INTEGER_SEQ}",
                             (seq,)).fetchone()
                     except READ_ERRORS as point_error:
                         _note(unreadable, seq, seq, str(point_error))

@@ -110,9 +110,12 @@ CREATE TRIGGER journal_gapless BEFORE INSERT ON journal
 WHEN NEW.seq IS NOT (SELECT COALESCE(MAX(seq), {before_first}) + 1 FROM journal)
 BEGIN SELECT RAISE(ABORT, 'the journal is gapless: seq must be the last seq + 1'); END;
 """
-#: The rows whose seq is one: stored as an integer (every row of the journal's own table is a
-#: rowid), from 1 (what lies below is no record of the journal's).
-_INTEGER_SEQ = "typeof(seq) = 'integer' AND seq >= 1"
+#: The rows whose seq is stored as an integer, as every row of the journal's own table is (a
+#: rowid). A table made again by another process may hold others (3.0 = 3 in SQL, and a text
+#: or a blob sorts after every number): they are no records of the journal's.
+INTEGER_SEQ = "typeof(seq) = 'integer'"
+#: ... and from seq 1: what lies below is no record of the journal's either.
+_RECORD_SEQ = f"{INTEGER_SEQ} AND seq >= 1"
 #: The event type that may open a journal above seq 1 (see the module docstring).
 CONTINUED = "journal_continued"
 _TRIGGERS = ("journal_no_update", "journal_no_delete", "journal_gapless")
@@ -204,7 +207,7 @@ class Journal:
             # Only a seq stored as an integer is one: a table made again by another process
             # may hold others, and the check that reads them says where (never this open).
             row = self._connection.execute(
-                f"SELECT seq FROM journal WHERE {_INTEGER_SEQ} ORDER BY seq LIMIT 1").fetchone()
+                f"SELECT seq FROM journal WHERE {_RECORD_SEQ} ORDER BY seq LIMIT 1").fetchone()
             first = None if row is None else row[0]
         except READ_ERRORS as error:
             self._connection.close()
@@ -372,7 +375,7 @@ class Journal:
         """The record with the highest seq stored as an integer (what another process stored
         as anything else is no seq of the journal's: the checks that read it break there)."""
         rows = self._rows("SELECT seq, ts, type, hand_id, message, prev_hash, hash FROM journal "
-                          f"WHERE {_INTEGER_SEQ} ORDER BY seq DESC LIMIT 1", ())
+                          f"WHERE {_RECORD_SEQ} ORDER BY seq DESC LIMIT 1", ())
         return _record(rows[0]) if rows else None
 
     def first_table_id(self) -> str | None:
@@ -481,20 +484,12 @@ class Journal:
         """The last ``count`` records (or a few more) in seq order, ending with the last:
         counted by position, not by seq arithmetic, so a gap or a huge seq another process
         wrote does not hide the records before it. Rows whose seq is no integer are skipped."""
-        rows = self._rows(f"SELECT seq FROM journal WHERE {_INTEGER_SEQ} ORDER BY seq DESC "
+        rows = self._rows(f"SELECT seq FROM journal WHERE {_RECORD_SEQ} ORDER BY seq DESC "
                           "LIMIT 1 OFFSET ?", (max(0, count - 1),))
         start = rows[0][0] if rows else self._first_seq
         for record in self.records(after_seq=max(start, self._first_seq) - 1):
             if type(record.seq) is int:
                 yield record
-
-    def stored_last_seq(self) -> int:
-        """:meth:`stored_end` when it is an integer; :class:`JournalError` naming it when it is
-        not."""
-        if type(stored := self.stored_end()) is not int:
-            raise JournalError(f"{self.path}: the last seq is stored as "
-                               f"{shown(repr(stored), 40)}, not an integer")
-        return stored
 
     def hash_at(self, seq: int) -> str | None:
         """The stored hash of record ``seq``, or None if there is no such record or what it

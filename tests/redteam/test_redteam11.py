@@ -298,7 +298,8 @@ def test_committed_records_past_a_damaged_frame_of_the_log_hold_the_table(
         log.write_bytes(bytes(data))
         Path(f"{journal_path(cut / 'state')}-shm").unlink(missing_ok=True)
         with Journal.open_readonly(journal_path(cut / "state")) as damaged:
-            visible = damaged.stored_last_seq()
+            visible = damaged.stored_end()
+        assert type(visible) is int, visible
         assert visible < journaled, "the damaged frame hid no record: nothing to test"
 
         assert_held_or_refused(cut, tmp_path / "table.toml", context,
@@ -334,7 +335,8 @@ def test_a_root_page_reverted_by_a_lost_write_holds_the_table(tmp_path: Path) ->
             file.seek((root - 1) * page)
             file.write(as_it_was)
         with Journal.open_readonly(path) as reverted:
-            reached = reverted.stored_last_seq()
+            reached = reverted.stored_end()
+        assert type(reached) is int, reached
         assert before <= reached < journaled, "the old root reaches every record: nothing lost"
         assert_held_or_refused(tmp_path, config, context,
                                f"seqs {reached + 1} to {journaled} are on pages the b-tree no "

@@ -244,7 +244,7 @@ for attempt in range(200):
         break
 kept = journal.written_after(0)
 report = {"failed": failed, "last_seq": journal.last_seq, "last_hash": journal.last_hash,
-          "stored": journal.stored_last_seq(), "in_transaction": journal._connection.in_transaction,
+          "stored": journal.stored_end(), "in_transaction": journal._connection.in_transaction,
           "written_last": kept.hashes[-1], "written_first": kept.first_seq,
           "written_count": len(kept.messages)}
 resource.setrlimit(resource.RLIMIT_FSIZE, (hard, hard))

@@ -318,7 +318,7 @@ def test_a_held_table_never_serves_the_records_past_its_break(tmp_path: Path) ->
             snapshot = _served(table, dealer, {"request": "snapshot"})[-1]
             assert snapshot.seq == written
             # Kept on disk as evidence all the same.
-            assert table.daemon.journal.stored_last_seq() == forged
+            assert table.daemon.journal.stored_end() == forged
         finally:
             table.daemon.close()
     finally:
