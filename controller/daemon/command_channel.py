@@ -372,9 +372,13 @@ class CommandChannel:
         self._recalled = True
         journal = self.daemon.journal
         try:
-            # Records past the verified ones (a held journal) may be another process's: no
-            # withdrawal is answered from them then (_uncertain).
-            self.withdrawals.recall(journal.recalled(RECALLED_RECORDS))
+            # Only records the start-up check verified tell what was carried out: past them
+            # may lie another process's, appended before the running check holds the table
+            # (_uncertain answers no withdrawal once it does).
+            chain = self.daemon.chain
+            end = journal.last_seq if chain is None else chain.verified_at_start
+            self.withdrawals.recall(record for record in journal.recalled(RECALLED_RECORDS)
+                                    if record.seq <= end)
         except Exception:  # a broken journal: the table is held, nothing is carried out
             self.daemon.log.exception("request ids not recalled from the journal")
 
