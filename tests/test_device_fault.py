@@ -23,9 +23,9 @@ def test_a_shoe_fault_is_a_device_fault_then_a_fault_that_pauses() -> None:
     d = Driver()
     cali_hand(d)
     d.cards("As 9c")
-    events = d.table.shoe_fault(ShoeFaultCode.DOOR, "door open")
-    assert events[:2] == [DeviceFault(Device.SHOE, ShoeFaultCode.DOOR, "door open"),
-                          Fault(FaultCode.SHOE_DOOR, "shoe reported DOOR: door open", Device.SHOE,
+    events = d.table.shoe_fault(ShoeFaultCode.JAM, "card stuck")
+    assert events[:2] == [DeviceFault(Device.SHOE, ShoeFaultCode.JAM, "card stuck"),
+                          Fault(FaultCode.SHOE_JAM, "shoe reported JAM: card stuck", Device.SHOE,
                                 True)]
     assert d.table.state == "PAUSED"
     assert not any(type(event) is DeviceStatus for event in events)

@@ -253,13 +253,28 @@ def test_a_card_nobody_expects_during_a_pause_is_a_misdeal() -> None:
     assert events[1].code == "unexpected_card" and not d.table.fault.recoverable
 
 
-def test_card_while_decisions_are_due_is_a_misdeal() -> None:
+def test_a_card_while_decisions_are_due_is_out_of_play_for_a_supervisor_to_burn() -> None:
+    """Game protection (finding 8): an extra card no longer leaves only a void; once the
+    starting hands are complete the supervisor may burn it and go on (Roberts' rule 9)."""
     d = Driver()
     cali_hand(d)
     d.cards("As 9c Kd 2s 9d Kh")
     events = d.card("Qc")
     assert events[1].code == "unexpected_card"
-    assert "waiting for decisions of spots 1, 2" in events[1].detail
+    assert "while waiting for the decisions of spots 1, 2" in events[1].detail
+    assert not events[1].recoverable and events[1].burnable
+    (refused,) = d.do(command="continue")
+    assert "only a supervisor can burn it and go on, or void the hand" in refused.reason
+    burned = d.do(role="supervisor", command="burn", reason="card flashed")
+    assert [type(e).__name__ for e in burned][:3] == ["CommandAccepted", "CardsBurned",
+                                                      "HandContinued"]
+    assert burned[1].cards == ("Qc",) and burned[1].counts == (7,)
+    assert d.table.state == "DECIDING" and d.table.fault is None
+    d.do(command="decide", spot=1, decision="raise")
+    d.do(command="decide", spot=2, decision="raise")
+    d.cards("3c 4d 5h")                                # the flop: the burned card is out
+    assert d.table.state == "SETTLED"
+    assert replayed(d.events, "cali_lowball") == d.table.snapshot()
 
 
 def jackpot_table() -> Driver:
@@ -499,13 +514,24 @@ def test_several_missing_counts_are_named_as_a_range() -> None:
     assert "card counts 2-4 left the shoe" in events[1].detail
 
 
-def test_a_count_that_goes_back_without_a_shuffle_names_the_cards_before_it() -> None:
+def test_a_count_that_goes_back_mid_hand_names_both_counts() -> None:
     d = Driver()
     cali_hand(d)
     d.cards("As 9c Kd 2s")
     events = d.card("9d", count=3)          # the shoe counted again from 1: 1 and 2 never came
-    assert events[1].code == "card_missing"
-    assert events[1].detail.startswith("card counts 1-2 left the shoe")
+    assert events[2].code == "count_went_back"
+    assert events[2].detail.startswith("the shoe's card count went back from 4 to 3 in the "
+                                       "middle of hand CALI-01-000001")
+
+
+def test_a_count_that_skips_names_the_cards_that_never_came() -> None:
+    d = Driver()
+    cali_hand(d)
+    d.cards("As 9c Kd")
+    events = d.card("2s", count=6)
+    assert events[1].code == "card_missing" and events[1].detail.startswith(
+        "card counts 4-5 left the shoe and never arrived")
+    assert not events[1].burnable           # the starting deal: a misdeal (rule 1)
 
 
 def test_a_missing_card_with_no_hand_in_play_is_journaled_as_a_fault_and_the_table_goes_on(
@@ -535,43 +561,85 @@ def test_a_count_of_one_after_a_shuffle_between_hands_starts_again() -> None:
     assert d.table.state == "DECIDING" and d.table.fault is None
 
 
-@pytest.mark.parametrize("reported", [
-    lambda table: table.shoe_fault(ShoeFaultCode.JAM),
-    lambda table: table.device_status(Device.SHOE, DeviceCondition.LOST, "cable out"),
-    lambda table: table.device_status(Device.CONTROLLER, DeviceCondition.RESTARTED, "journal seq 40"),
-], ids=["shoe fault", "shoe lost", "controller restarted"])
-def test_a_count_of_one_mid_hand_starts_again_after_a_fault_or_a_reconnection(
-        reported: Callable[[Table], list[AnyEvent]]) -> None:
+@pytest.mark.parametrize("reported, trouble", [
+    (lambda table: table.shoe_fault(ShoeFaultCode.DOOR), "DOOR at card count 3"),
+    (lambda table: table.shoe_fault(ShoeFaultCode.JAM), "JAM at card count 3"),
+    (lambda table: table.device_status(Device.SHOE, DeviceCondition.LOST, "cable out"),
+     "shoe lost"),
+    (lambda table: table.device_status(Device.CONTROLLER, DeviceCondition.RESTARTED,
+                                       "journal seq 40"), "controller restarted"),
+], ids=["door opened", "jam", "shoe lost", "controller restarted"])
+def test_a_shoe_reloaded_mid_hand_is_never_dealt_whatever_fault_came_first(
+        reported: Callable[[Table], list[AnyEvent]], trouble: str) -> None:
+    """Game protection (finding 6): a door opened (or a jam, the shoe lost, a restart) let
+    the dealer load a stacked order whose count restarted at 1, and spot 1 drew from it. A
+    count that goes back mid-hand is a misdeal only a supervisor's void ends, with an alarm
+    naming the shoe's trouble and the counts."""
     d = Driver()
     cali_hand(d)
     d.cards("As 9c Kd")
-    d.record(reported(d.table))                    # the shoe may have been reset meanwhile
+    d.record(reported(d.table))                    # the shoe may be reloaded meanwhile
     d.record(d.table.device_status(Device.SHOE, DeviceCondition.CONNECTED, "back"))
     d.do(command="continue")
     d.count = 0
-    d.cards("2s 9d Qh")
-    assert d.table.state == "DECIDING" and d.table.fault is None
-
-
-def test_a_count_back_to_1_mid_hand_is_missing_cards_and_replays_the_same() -> None:
-    d = Driver()
-    cali_hand(d)
-    d.cards("As 9c Kd")
-    events = d.card("2s", count=1)
-    assert events[1].code == "card_missing" and not events[1].recoverable
-    assert events[1].detail.startswith("card counts from 4 on (the count went back to 1")
+    events = d.card("2s")
+    alarm, fault = events[1], events[2]
+    assert type(alarm).__name__ == "Alarm" and alarm.code == "shoe_count_back"
+    assert "went back from 3 to 1" in alarm.detail and trouble in alarm.detail
+    assert fault.code == "count_went_back" and not fault.recoverable and not fault.burnable
+    assert d.table.hand is not None and d.table.hand.cards_used == 3   # 2s went to no one
+    assert "is a misdeal" in d.do(command="continue")[0].reason
+    assert "void the hand" in d.do(role="supervisor", command="burn", reason="x")[0].reason
+    d.cards("9d Qh")                               # the dealer deals on: nothing is taken
+    assert d.table.hand.cards_used == 3 and d.table.state == "PAUSED"
+    d.do(role="supervisor", command="void", reason="shoe reloaded mid-hand")
+    assert d.table.state == "OPEN"
     assert replayed(d.events, "cali_lowball") == d.table.snapshot()
 
 
-def test_a_misread_or_an_unknown_tag_takes_one_card_count() -> None:
+def test_a_door_opened_during_a_hand_is_an_alarm() -> None:
+    d = Driver("three_card_lowball")
+    d.do(command="open")
+    d.do(command="place", spot=1, wager="ante", amount=1000)
+    d.do(command="place", spot=1, wager="bonus", amount=1000)
+    d.do(command="lock")
+    d.cards("As 9c")
+    events = d.record(d.table.shoe_fault(ShoeFaultCode.DOOR))
+    assert [type(e).__name__ for e in events] == ["DeviceFault", "Alarm", "Fault",
+                                                  "StateChanged"]
+    assert events[1].code == "shoe_door_in_hand"
+    assert events[1].detail == "the shoe's door was opened during hand TCL-01-000001 (card count 2)"
+
+
+def test_a_misread_in_the_starting_deal_is_a_misdeal() -> None:
     d = Driver()
     cali_hand(d)
     d.cards("As 9c")
-    d.record(d.table.shoe_fault(ShoeFaultCode.MISREAD))
-    d.do(command="continue")
-    d.count += 1                                   # the misread card had count 3
-    d.card("Kd")
-    assert d.table.fault is None and d.table.state == "DEALING"
+    events = d.record(d.table.shoe_fault(ShoeFaultCode.MISREAD))
+    assert events[1].code == "shoe_misread" and not events[1].recoverable
+    assert not events[1].burnable
+    assert "is a misdeal" in d.do(command="continue")[0].reason
+
+
+def test_a_misread_on_the_flop_is_burned_by_a_supervisor_and_takes_one_card_count() -> None:
+    """Game protection (finding 7): after a misread the dealer's continue sent the next card
+    on as if nothing had left the shoe. The misread card counts as a card out of the shoe:
+    the supervisor burns it (the exposed card is replaced, rule 9) or voids."""
+    d = Driver()
+    cali_hand(d)
+    d.cards("As 9c Kd 2s 9d Qh")
+    d.do(command="decide", spot=1, decision="raise")
+    d.do(command="decide", spot=2, decision="raise")
+    d.card("3c")
+    events = d.record(d.table.shoe_fault(ShoeFaultCode.MISREAD))
+    assert events[1].code == "shoe_misread" and events[1].burnable
+    assert "burn it and go on" in d.do(command="continue")[0].reason
+    burned = d.do(role="supervisor", command="burn", reason="misread flop card")
+    assert burned[1].cards == ("??",) and burned[1].counts == (8,)
+    d.count += 1                                   # the misread card had count 8
+    d.cards("4d 5h")
+    assert d.table.state == "SETTLED"
+    assert replayed(d.events, "cali_lowball") == d.table.snapshot()
 
 
 def test_the_same_seq_and_count_with_another_card_is_refused_after_a_restart() -> None:
@@ -681,3 +749,38 @@ def test_the_lock_and_the_hand_apply_one_set_of_wager_rules(
 
 TABLES = {game: build_table(load_config(default_config_path(game)))
           for game in ("cali_lowball", "three_card_lowball")}
+
+
+def test_a_journal_of_an_older_release_replays_as_it_was_played() -> None:
+    """An older release dealt a card whose count went back after a shoe fault (taken as a
+    reshuffle), and let the dealer continue after a misread. The journal's decisions stand: a
+    replay deals what the journal shows dealt and gives the way out it gave, so the table
+    starts on such a journal and rebuilds the same hand."""
+    from controller.core.events import CardDealt
+    d = Driver()
+    cali_hand(d)
+    d.cards("As 9c Kd")
+    d.record(d.table.shoe_fault(ShoeFaultCode.JAM))
+    d.do(command="continue")
+    d.count = 0
+    events = d.card("2s")                              # today: count_went_back, not dealt
+    assert events[2].code == "count_went_back"
+    then = d.events.index(events[0])                   # as an older release journaled it:
+    older = d.events[:then + 1] + [CardDealt(parse_card("2s"), 2, "hole cards")]
+    table = build_table(load_config(default_config_path("cali_lowball")))
+    table.replay(older)
+    assert table.hand is not None and table.hand.cards_used == 4 and table.fault is None
+
+    misread = Driver()
+    cali_hand(misread)
+    misread.cards("As 9c")
+    journaled = misread.record(misread.table.shoe_fault(ShoeFaultCode.MISREAD))
+    assert [type(e).__name__ for e in journaled] == ["DeviceFault", "Fault", "StateChanged"]
+    assert not journaled[1].recoverable                # today: a supervisor's
+    then = misread.events.index(journaled[0])
+    older = misread.events[:then + 1] + [
+        journaled[1]._replace(recoverable=True, burnable=False), journaled[2],
+        CommandAccepted("continue", "{}", "dealer", "dealer")]
+    table = build_table(load_config(default_config_path("cali_lowball")))
+    table.replay(older)                                # the continue is accepted again
+    assert table.state == "DEALING" and table.fault is None

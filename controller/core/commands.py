@@ -120,6 +120,17 @@ class Void(Command):
 
 
 @dataclass(frozen=True)
+class Burn(Command):
+    """Burn the cards that left the shoe in this hand and were dealt to no one (a misread, an
+    extra card, a card the count skipped), and go on with the hand where the card-room rules
+    allow it: after the starting hands are complete (Roberts' lowball rules 1 and 9)."""
+
+    command: ClassVar[str] = "burn"
+    supervisor_only: ClassVar[bool] = True
+    reason: str
+
+
+@dataclass(frozen=True)
 class VerifyJackpot(Command):
     """A supervisor verified the jackpot hand-pay: the meter resets to its seed."""
 
@@ -167,7 +178,7 @@ class AcknowledgeAlarm(Command):
 
 #: Command name -> its class.
 COMMANDS: dict[str, type[Command]] = {cls.command: cls for cls in (
-    Open, Close, Place, Cancel, Lock, Decide, Continue, Void, VerifyJackpot, Reload,
+    Open, Close, Place, Cancel, Lock, Decide, Continue, Void, Burn, VerifyJackpot, Reload,
     AdjustMeter, SignIn, AcknowledgeAlarm)}
 
 

@@ -27,6 +27,7 @@ from typing import Any
 
 from controller.core.cards import Card
 from controller.core.events import (
+    CardDealt,
     DecisionMade,
     DecisionsDue,
     Event,
@@ -39,6 +40,7 @@ from controller.core.commands import (
     SUPERVISOR_ROLE,
     AcknowledgeAlarm,
     AdjustMeter,
+    Burn,
     Cancel,
     Close,
     Command,
@@ -62,6 +64,7 @@ from controller.core.vocabulary import (
     DeviceCondition,
     FaultCode,
     LinkStatus,
+    Phase,
     PoolState,
     ShoeFaultCode,
     SpotLamp,
@@ -88,7 +91,9 @@ from controller.core.table_states import (
     check_transition,
 )
 from controller.core.table_events import (
+    Alarm,
     AlarmAcknowledged,
+    CardsBurned,
     CommandAccepted,
     CommandRefused,
     ConfigApplied,
@@ -122,13 +127,24 @@ AnyEvent = Event | TableEvent
 
 #: Shoe fault codes (as the shoe reports them, and CONFLICT: the driver refused a frame that
 #: reused the last SEQ with other content) -> the table's fault and whether the dealer may
-#: continue once it is cleared. A duplicate, an unknown tag or a conflict is a misdeal: void.
+#: continue once it is cleared. A card out of the shoe and dealt to no one (a misread) is a
+#: supervisor's to burn or void; a duplicate, an unknown tag or a conflict is a misdeal: void.
 SHOE_FAULTS: dict[str, tuple[FaultCode, bool]] = {
-    "JAM": (FaultCode.SHOE_JAM, True), "MISREAD": (FaultCode.SHOE_MISREAD, True),
+    "JAM": (FaultCode.SHOE_JAM, True), "MISREAD": (FaultCode.SHOE_MISREAD, False),
     "DOOR": (FaultCode.SHOE_DOOR, True), "EMPTY": (FaultCode.SHOE_EMPTY, True),
     "TAGUNKNOWN": (FaultCode.UNKNOWN_TAG, False), "DUPLICATE": (FaultCode.DUPLICATE_CARD, False),
     "CONFLICT": (FaultCode.SHOE_CONFLICT, False),
 }
+#: The faults a supervisor may clear by burning the cards out of play and going on, once the
+#: starting hands are complete: a card exposed or out of order on the draw is replaced, the
+#: draw completed in order (Roberts' lowball rule 9); in the starting deal the same card is a
+#: misdeal (rule 1: cards out of sequence, an incorrect number of cards): void.
+BURNABLE = frozenset({FaultCode.SHOE_MISREAD, FaultCode.UNEXPECTED_CARD,
+                      FaultCode.CARD_MISSING})
+#: The phases of the starting deal (a card out of play there is a misdeal).
+STARTING_DEAL = frozenset({Phase.HOLE_CARDS, Phase.DEAL})
+#: How a card the shoe could not read is written among the cards burned.
+UNREAD = "??"
 #: Shoe faults that stand for a card out of the shoe (it left unread, or with a tag not in
 #: the deck): each takes one card count.
 CARD_FAULTS = frozenset({"MISREAD", "TAGUNKNOWN"})
@@ -178,10 +194,16 @@ class Table:
         #: the shoe's card count as far as the table knows (the last card's, plus the cards
         #: a misread or an unknown tag took); None before the first card
         self.shoe_count: int | None = None
-        #: the hand the shoe's last counted card went to, while nothing since could have
-        #: started the count again (a shoe fault, the shoe lost or back, the controller
-        #: restarted): within that hand a count of 1 is a count that went back, not a shuffle
-        self.shoe_count_hand: str | None = None
+        #: the count of the hand in play's first card out of the shoe (None before it): from
+        #: then on, until the hand is over, the count only goes on, whatever fault came
+        #: before (a shoe reloaded mid-hand is never dealt into it)
+        self.hand_first_count: int | None = None
+        #: the cards of the hand in play that left the shoe and went to no one, with their
+        #: counts (a misread is UNREAD): a supervisor burns them or voids the hand
+        self.out_of_play: list[tuple[str, int]] = []
+        #: the shoe's trouble during the hand in play (faults, the shoe lost or back), named
+        #: by the alarm if its count goes back
+        self.shoe_trouble: list[str] = []
         #: devices reported lost and not yet back (a device fault waits for them)
         self.devices_down: set[str] = set()
         #: the most recently settled hand (shown until the next one settles)
@@ -265,6 +287,8 @@ class Table:
                 return self._continue(by)
             case Void():
                 return self._void(command, by)
+            case Burn():
+                return self._burn(command, by)
             case VerifyJackpot():
                 return self._verify_jackpot(by)
             case AdjustMeter():
@@ -278,14 +302,18 @@ class Table:
                                    "table its settings (Table.reload)")
         raise CommandError(f"{command.command}: not a command the table knows")
 
-    def shoe_card(self, card: Card, shoe_seq: int, tag: str, count: int) -> list[AnyEvent]:
+    def shoe_card(self, card: Card, shoe_seq: int, tag: str, count: int, *,
+                  dealt_then: bool | None = None) -> list[AnyEvent]:
         """A card left the shoe, the ``count``-th since its last shuffle or reset.
 
         Dealt to its recipient by the deal order; or recognised as the last card sent again
         (counted once); or refused, with the hand paused, when the shoe contradicts itself
         (the last card's SEQ and count with another card), when the count skips (a card left
         the shoe and never arrived), or on a misdeal. A card that arrives while the hand is
-        paused is marked ``during_pause`` (see :meth:`_deal_while_paused`)."""
+        paused is marked ``during_pause`` (see :meth:`_deal_while_paused`).
+
+        ``dealt_then`` (a replay): whether the journal shows the card dealt, for a card an
+        older release dealt by rules this one no longer has."""
         record = ShoeCard(card, shoe_seq, tag, count, self.state == PAUSED)
         last = self.last_shoe_card
         if count == UNCOUNTED:
@@ -300,64 +328,86 @@ class Table:
             # stopped between the journal commit and the acknowledgement). It is the same
             # card: record it, count it once.
             return [record]
+        in_hand = self.state in IN_HAND and self.hand is not None
         if last is not None and last[3] == count and (last[0] == shoe_seq or count != 1):
             # The shoe names another card for the count it gave the last one (a count of 1
             # under a new SEQ is a new shuffle): the table keeps the card it has and refuses
             # this one. The count, not the SEQ alone, decides, for the SEQ wraps every 256
             # frames and the table sees only the cards.
             was = f"{last[1]}{f' tag {last[2]}' if last[2] else ''} (SEQ {last[0]:02X})"
+            self._out_of_play(str(card), count, in_hand)
             return [record, *self._pause(
-                FaultCode.SHOE_CONFLICT, f"the shoe sent {card}{f' tag {tag}' if tag else ''} (SEQ "
-                f"{shoe_seq:02X}) as card count {count}, which was {was}: refused",
+                FaultCode.SHOE_CONFLICT, f"the shoe sent card {card}{f' tag {tag}' if tag else ''} "
+                f"(SEQ {shoe_seq:02X}) as card count {count}, which was {was}: refused",
                 Device.SHOE, recoverable=False)]
+        known = self.shoe_count
+        if count != UNCOUNTED and in_hand and self.hand_first_count is not None \
+                and known is not None and count <= known and not dealt_then:
+            # The count went back in the middle of the hand: the shoe was reset or reloaded
+            # (a door opened, a jam cleared, power cut) with cards whose order nobody saw
+            # shuffled. Never dealt into the hand, whatever fault came first.
+            self.last_shoe_card = (shoe_seq, card, tag, count)
+            self.shoe_count = count
+            self._out_of_play(str(card), count, in_hand)
+            trouble = "; ".join(self.shoe_trouble) or "no fault reported"
+            detail = (f"the shoe's card count went back from {known} to {count} in the middle "
+                      f"of hand {self.hand_id} (the shoe's trouble this hand: {trouble}); "
+                      f"card {card} not dealt")
+            return [record, Alarm("shoe_count_back", detail),
+                    *self._pause(FaultCode.COUNT_WENT_BACK, detail, Device.SHOE,
+                                 recoverable=False)]
         missing = self._missing_counts(count) if count != UNCOUNTED else ""
         self.last_shoe_card = (shoe_seq, card, tag, count)
         self.shoe_count = count if count != UNCOUNTED else None
-        self.shoe_count_hand = self.hand_id if self.state in IN_HAND else None
+        if in_hand and count != UNCOUNTED and self.hand_first_count is None:
+            self.hand_first_count = count
         if missing:
+            self._out_of_play(str(card), count, in_hand)
             return [record, *self._pause(
                 FaultCode.CARD_MISSING, f"{missing} left the shoe and never arrived (the shoe's card "
-                f"count went to {count}); {card} not dealt", Device.SHOE, recoverable=False)]
+                f"count went to {count}); card {card} not dealt", Device.SHOE, recoverable=False)]
         if self.state == PAUSED and self.hand is not None and self.fault is not None \
                 and self.fault.recoverable and self.hand.cards_expected():
             # A card the hand expects, out of the shoe while a device fault holds the hand
             # (dealt while the controller restarted or the cable was out, and offered again
             # by the shoe): the deal order says whose it is. Deal it; the hand stays paused.
-            return [record, *self._deal_while_paused(card)]
+            return [record, *self._deal_while_paused(card, count)]
         if self.hand is None or self.state not in (LOCKED, DEALING, DECIDING):
-            # No hand, or a card out of the shoe while a misdeal holds the hand: it belongs
-            # to no hand, so the hand can only be voided (a supervisor decides).
+            # No hand, or a card out of the shoe while a fault holds the hand: it belongs to
+            # no hand; in a hand a supervisor burns it or voids.
             why = "no hand in play" if self.hand is None else \
                 f"the table {self.state} on {self.fault.code if self.fault else 'a fault'}"
-            return [record, *self._pause(FaultCode.UNEXPECTED_CARD, f"card {card} with {why}",
-                                         Device.SHOE, recoverable=False)]
+            self._out_of_play(str(card), count, in_hand)
+            return [record, *self._pause(FaultCode.UNEXPECTED_CARD, f"card {card} came out with "
+                                         f"{why}", Device.SHOE, recoverable=False)]
         if self.hand.cards_expected() == 0:
+            self._out_of_play(str(card), count, in_hand)
+            seats = self.hand.next_step().seats
             return [record, *self._pause(
-                FaultCode.UNEXPECTED_CARD, f"card {card} while waiting for decisions of spots "
-                f"{', '.join(map(str, self.hand.next_step().seats))}", Device.SHOE,
-                recoverable=False)]
+                FaultCode.UNEXPECTED_CARD, f"card {card} came out while waiting for the "
+                f"decision{'s' if len(seats) > 1 else ''} of spot{'s' if len(seats) > 1 else ''} "
+                f"{', '.join(map(str, seats))}", Device.SHOE, recoverable=False)]
         try:
             events: list[AnyEvent] = [record, *self.hand.deal(card)]
         except IllegalAction as error:
             code = FaultCode.DUPLICATE_CARD if isinstance(error, DuplicateCard) \
                 else FaultCode.UNEXPECTED_CARD
+            self._out_of_play(str(card), count, in_hand)
             return [record, *self._pause(code, str(error), Device.SHOE, recoverable=False)]
         return events + self._after_hand_step()
 
+    def _out_of_play(self, card: str, count: int, in_hand: bool) -> None:
+        """A card of the hand in play left the shoe and went to no one."""
+        if in_hand:
+            self.out_of_play.append((card, count))
+
     def _missing_counts(self, count: int) -> str:
         """The card counts that should have come before ``count`` and did not, in words
-        ("" if none): a count follows the last one, or is 1 (the shoe was shuffled or
-        reset); before the first card any count starts the table's reckoning.
-
-        Mid-hand a shoe is neither shuffled nor reset unannounced: after a card of the hand in
-        play, a count of 1 is taken as a shuffle or reset only once a shoe fault, the shoe
-        lost or back, or the controller's restart was journaled since. Otherwise the cards
-        after the last count may have left the shoe unreported: how many, nobody can say."""
+        ("" if none): a count follows the last one, or is 1 (the shoe was shuffled or reset
+        between hands, or before the hand in play's first card); before the first card any
+        count starts the table's reckoning. (A count that goes back once the hand in play has
+        had a card is never taken: :meth:`shoe_card` pauses the hand before it asks.)"""
         known = self.shoe_count
-        if known is not None and count == 1 and self.state in IN_HAND \
-                and self.shoe_count_hand is not None and self.shoe_count_hand == self.hand_id:
-            return (f"card counts from {known + 1} on (the count went back to 1 in the middle "
-                    f"of the hand, with no shoe fault, reset or reconnection reported)")
         if known is None or count == 1 or count == known + 1:
             return ""
         first = known + 1 if count > known else 1
@@ -365,13 +415,14 @@ class Table:
             return f"card count {first}"
         return f"card counts {first}-{count - 1}"
 
-    def _deal_while_paused(self, card: Card) -> list[AnyEvent]:
+    def _deal_while_paused(self, card: Card, count: int) -> list[AnyEvent]:
         assert self.hand is not None
         try:
             events: list[AnyEvent] = list(self.hand.deal(card))
         except IllegalAction as error:
             code = FaultCode.DUPLICATE_CARD if isinstance(error, DuplicateCard) \
                 else FaultCode.UNEXPECTED_CARD
+            self._out_of_play(str(card), count, True)
             return self._pause(code, str(error), Device.SHOE, recoverable=False)
         if self.hand.next_step().kind == "settled":
             # The card completed the hand: it settles; nothing is left to pause.
@@ -379,26 +430,41 @@ class Table:
             return events + self._settled()
         return events
 
-    def shoe_fault(self, code: ShoeFaultCode, detail: str = "") -> list[AnyEvent]:
+    def shoe_fault(self, code: ShoeFaultCode, detail: str = "", *,
+                   recoverable: bool | None = None) -> list[AnyEvent]:
         """The shoe reported a fault (JAM, MISREAD, DOOR, EMPTY, TAGUNKNOWN, DUPLICATE), or
         its driver refused a conflicting frame (CONFLICT)."""
-        fault, recoverable = SHOE_FAULTS.get(code, (FaultCode.SHOE_ERROR, True))
+        fault, ruled = SHOE_FAULTS.get(code, (FaultCode.SHOE_ERROR, True))
+        # a replay: the way out the journal gave (an older release let the dealer continue
+        # after a misread)
+        recoverable = ruled if recoverable is None else recoverable
         record = DeviceFault(Device.SHOE, code, detail)
+        in_hand = self.state in IN_HAND and self.hand is not None
         if code in CARD_FAULTS and self.shoe_count is not None:
             self.shoe_count += 1
-        self.shoe_count_hand = None  # the shoe may be reset to clear it: its count restarts
-        if self.state not in IN_HAND:
+            # the card took a count: it is a card of the hand, out of play
+            self._out_of_play(UNREAD if code == "MISREAD" else f"tag {detail or '?'}",
+                              self.shoe_count, in_hand)
+            if in_hand and self.hand_first_count is None:
+                self.hand_first_count = self.shoe_count
+        if not in_hand:
             return [record]
-        return [record, *self._pause(fault, f"shoe reported {code}" + (f": {detail}" if detail
-                                                                        else ""),
-                                     Device.SHOE, recoverable)]
+        count = "no card yet" if self.shoe_count is None else f"card count {self.shoe_count}"
+        self.shoe_trouble.append(f"{code} at {count}")
+        events: list[AnyEvent] = [record]
+        if code == "DOOR":
+            events.append(Alarm("shoe_door_in_hand", f"the shoe's door was opened during hand "
+                                                     f"{self.hand_id} ({count})"))
+        return events + self._pause(fault, f"shoe reported {code}" + (f": {detail}" if detail
+                                                                       else ""),
+                                    Device.SHOE, recoverable)
 
     def device_status(self, device: Device, status: DeviceCondition, detail: str = "") -> list[AnyEvent]:
         """A device connected or was lost. Lost mid-hand pauses the hand (recoverable)."""
         record = DeviceStatus(device, status, detail)
-        if device in ("shoe", "controller") and status in ("lost", "connected", "restarted"):
-            # A shoe power-cycled, or reset while the controller was away, counts from 1 again.
-            self.shoe_count_hand = None
+        if device in ("shoe", "controller") and status in ("lost", "connected", "restarted") \
+                and self.state in IN_HAND:
+            self.shoe_trouble.append(f"{device} {status}")
         if status == "lost":
             self.devices_down.add(device)
         elif status == "connected":
@@ -529,7 +595,7 @@ class Table:
         or the meter a quarantined journal's successor carried over), whatever the game.
         """
         meter: int | None = None
-        for event in events:
+        for at, event in enumerate(events):
             if type(event) is ConfigApplied:
                 self.apply_settings(GameSettings.from_document(json.loads(event.config)),
                                     event.reason)
@@ -554,9 +620,19 @@ class Table:
                     raise RuntimeError(f"journal replay: {event.command} was accepted before "
                                        f"but is refused now: {refused.reason}")
             elif type(event) is ShoeCard:
-                self.shoe_card(event.card, event.shoe_seq, event.tag, event.count)
+                # Whether the card was dealt was decided when it was journaled: a journal of
+                # an older release, whose rules took a card this one refuses (a count that
+                # went back after a shoe fault), replays as it was played.
+                # (a card dealt is journaled with its card_dealt right after it)
+                self.shoe_card(event.card, event.shoe_seq, event.tag, event.count,
+                               dealt_then=at + 1 < len(events)
+                               and type(events[at + 1]) is CardDealt)
             elif type(event) is DeviceFault:
-                self.shoe_fault(event.code, event.detail)
+                # (its fault, if it paused the hand, follows it, after an alarm at most)
+                then = next((effect for effect in events[at + 1:at + 3]
+                             if type(effect) is Fault), None)
+                self.shoe_fault(event.code, event.detail,
+                                recoverable=None if then is None else then.recoverable)
             elif type(event) is DeviceStatus:
                 self.device_status(event.device, event.status, event.detail)
             elif type(event) is SensorReport:
@@ -661,6 +737,7 @@ class Table:
         except WagerError as error:
             return [LockRefused((str(error),))]
         self.hand, self.hand_id, self.hand_number = hand, hand_id, hand_number
+        self.hand_first_count, self.out_of_play, self.shoe_trouble = None, [], []
         self.wagers = defaultdict(dict)
         self.players = {}
         events: list[AnyEvent] = [HandStarted(hand_id, self.game, self.setup.paytable_name,
@@ -732,9 +809,32 @@ class Table:
     def _continue(self, by: str) -> list[AnyEvent]:
         if self.state != PAUSED or self.fault is None:
             raise CommandError(f"nothing to continue: the table is {self.state}")
+        if self.fault.burnable:
+            raise CommandError(f"{self.fault.code}: a card left the shoe and went to no one: "
+                               f"only a supervisor can burn it and go on, or void the hand")
         if not self.fault.recoverable:
             raise CommandError(f"{self.fault.code} is a misdeal: only a supervisor can void "
                                f"the hand")
+        return [HandContinued(by), *self._resume(by, "continued")]
+
+    def _burn(self, command: Burn, by: str) -> list[AnyEvent]:
+        fault = self.fault
+        if self.state != PAUSED or fault is None:
+            raise CommandError(f"nothing to burn: the table is {self.state}")
+        if not fault.burnable:
+            why = "in the starting deal a card out of play is a misdeal (Roberts' lowball " \
+                  "rule 1)" if fault.code in BURNABLE else f"{fault.code} is a misdeal"
+            raise CommandError(f"no card may be burned now: {why}; void the hand")
+        cards, counts = (tuple(card for card, _ in self.out_of_play),
+                         tuple(count for _, count in self.out_of_play))
+        resumed = self._resume(by, "burned and continued")
+        self.out_of_play = []
+        return [CardsBurned(self.hand_id or "", cards, counts, by, command.reason),
+                HandContinued(by), *resumed]
+
+    def _resume(self, by: str, how: str) -> list[AnyEvent]:
+        """Clear the fault and go on where the hand stands (cards may have been dealt during
+        the pause)."""
         down = sorted(self.devices_down & {"shoe", "spots"})
         if down:
             raise CommandError(f"{', '.join(down)} still lost: reconnect it before continuing")
@@ -745,7 +845,7 @@ class Table:
         step = hand.next_step()
         resumed = LOCKED if hand.cards_used == 0 else DEALING if step.kind == "card" \
             else DECIDING
-        return [HandContinued(by), *self._set_state(resumed, f"continued by {by}"),
+        return [*self._set_state(resumed, f"{how} by {by}"),
                 *self._light(lamps.to_act(step.seats))]
 
     def _void(self, command: Void, by: str) -> list[AnyEvent]:
@@ -849,10 +949,13 @@ class Table:
         return events + self._set_state(SETTLED, f"hand {hand_id} settled")
 
     def _pause(self, code: FaultCode, detail: str, device: Device, recoverable: bool) -> list[AnyEvent]:
-        fault = Fault(code, detail, device, recoverable)
+        burnable = not recoverable and code in BURNABLE and self.hand is not None \
+            and self.hand.phase not in STARTING_DEAL
+        fault = Fault(code, detail, device, recoverable, burnable)
         if self.state == PAUSED:
-            # Already paused: record the new fault; a misdeal makes the pause unrecoverable.
-            if self.fault is not None and self.fault.recoverable and not recoverable:
+            # Already paused: record the new fault; the graver way out stands (a card out of
+            # play makes a device fault a supervisor's; a misdeal leaves only the void).
+            if self.fault is not None and _gravity(fault) > _gravity(self.fault):
                 self.fault = fault
             return [fault]
         if self.state not in IN_HAND:
@@ -888,8 +991,16 @@ class Table:
 
     # -- what the dealer and a late joiner see (controller.core.table_view) ----------------
 
-    def expecting(self) -> str:
-        return table_view.expecting(self)
+    def expecting(self, *, table_side: bool = False) -> str:
+        return table_view.expecting(self, table_side=table_side)
 
-    def snapshot(self) -> dict[str, Any]:
-        return table_view.snapshot(self)
+    def snapshot(self, *, table_side: bool = False) -> dict[str, Any]:
+        """Every card (surveillance's), or with ``table_side`` only those the table shows
+        (:mod:`controller.core.hidden_cards`)."""
+        return table_view.snapshot(self, table_side=table_side)
+
+
+def _gravity(fault: Fault) -> int:
+    """How far a fault is from the dealer's continue: 0 the dealer's, 1 a supervisor's burn
+    or void, 2 a supervisor's void only."""
+    return 0 if fault.recoverable else 1 if fault.burnable else 2

@@ -188,22 +188,28 @@ class ShoeCard(Record):
 class Fault(Record):
     __doc__ = """Something stopped the hand; the table is PAUSED until a dealer or supervisor acts.
 
-    ``recoverable`` says whether the dealer may continue (a device fault) or only a
-    supervisor can void (a misdeal)."""
+    ``recoverable`` says whether the dealer may continue (a device fault no card left the
+    shoe by) or only a supervisor can act (a card out of the shoe not dealt, a misdeal);
+    ``burnable`` whether the supervisor may burn the cards out of play and continue (where
+    the card-room rules allow it) or only void the hand."""
 
-    __slots__ = ("code", "detail", "device", "recoverable")
-    _fields = ("code", "detail", "device", "recoverable")
-    _hints = {"code": "FaultCode", "detail": "str", "device": "Device", "recoverable": "bool"}
+    __slots__ = ("code", "detail", "device", "recoverable", "burnable")
+    _fields = ("code", "detail", "device", "recoverable", "burnable")
+    _hints = {"code": "FaultCode", "detail": "str", "device": "Device", "recoverable": "bool",
+              "burnable": "bool"}
     code: Any
     detail: Any
     device: Any
     recoverable: Any
+    burnable: Any
 
-    def __init__(self, code: Any, detail: Any, device: Any, recoverable: Any) -> None:
+    def __init__(self, code: Any, detail: Any, device: Any, recoverable: Any,
+                 burnable: Any = False) -> None:
         object.__setattr__(self, "code", code)
         object.__setattr__(self, "detail", detail)
         object.__setattr__(self, "device", device)
         object.__setattr__(self, "recoverable", recoverable)
+        object.__setattr__(self, "burnable", burnable)
 
 
 @final
@@ -215,6 +221,32 @@ class HandContinued(Record):
 
     def __init__(self, by: Any) -> None:
         object.__setattr__(self, "by", by)
+
+
+@final
+class CardsBurned(Record):
+    __doc__ = (
+        """A supervisor burned the cards that left the shoe in this hand and were dealt to no one
+    (``cards``: each as read, ``??`` for one the shoe could not read; ``counts``: the shoe's
+    card count of each), so the hand goes on where the rules allow it. ``reason`` is the
+    supervisor's.""")
+
+    __slots__ = ("hand_id", "cards", "counts", "by", "reason")
+    _fields = ("hand_id", "cards", "counts", "by", "reason")
+    _hints = {"hand_id": "str", "cards": "tuple[str, ...]", "counts": "tuple[int, ...]",
+              "by": "str", "reason": "str"}
+    hand_id: Any
+    cards: Any
+    counts: Any
+    by: Any
+    reason: Any
+
+    def __init__(self, hand_id: Any, cards: Any, counts: Any, by: Any, reason: Any) -> None:
+        object.__setattr__(self, "hand_id", hand_id)
+        object.__setattr__(self, "cards", cards)
+        object.__setattr__(self, "counts", counts)
+        object.__setattr__(self, "by", by)
+        object.__setattr__(self, "reason", reason)
 
 
 @final
@@ -361,12 +393,15 @@ class CommandAccepted(Record):
     shared supervisor credential: ``by`` is only what the client wrote) or ``own`` (a
     supervisor's own credential: ``by`` is that supervisor). ``client`` is the giver's CURVE
     key or network address; ``request_id`` the id the client gave the request (``""``: none),
-    which a client that gave up on it names to withdraw it."""
+    which a client that gave up on it names to withdraw it. ``asked_from``: the screen a
+    console gave the command for, and the dealer signed in there (``""``: not a console's)."""
 
-    __slots__ = ("command", "arguments", "by", "role", "credential", "client", "request_id")
-    _fields = ("command", "arguments", "by", "role", "credential", "client", "request_id")
+    __slots__ = ("command", "arguments", "by", "role", "credential", "client", "request_id",
+                 "asked_from")
+    _fields = ("command", "arguments", "by", "role", "credential", "client", "request_id",
+               "asked_from")
     _hints = {"command": "str", "arguments": "str", "by": "str", "role": "Role",
-              "credential": "str", "client": "str", "request_id": "str"}
+              "credential": "str", "client": "str", "request_id": "str", "asked_from": "str"}
     command: Any
     arguments: Any
     by: Any
@@ -374,9 +409,10 @@ class CommandAccepted(Record):
     credential: Any
     client: Any
     request_id: Any
+    asked_from: Any
 
     def __init__(self, command: Any, arguments: Any, by: Any, role: Any, credential: Any = "none",
-                 client: Any = "", request_id: Any = "") -> None:
+                 client: Any = "", request_id: Any = "", asked_from: Any = "") -> None:
         object.__setattr__(self, "command", command)
         object.__setattr__(self, "arguments", arguments)
         object.__setattr__(self, "by", by)
@@ -384,6 +420,7 @@ class CommandAccepted(Record):
         object.__setattr__(self, "credential", credential)
         object.__setattr__(self, "client", client)
         object.__setattr__(self, "request_id", request_id)
+        object.__setattr__(self, "asked_from", asked_from)
 
 
 @final
@@ -451,8 +488,9 @@ class RefusalsCounted(Record):
 
 @final
 class Alarm(Record):
-    __doc__ = """Something surveillance must look at that does not stop the hand (``code``:
-    ``credential_failures``)."""
+    __doc__ = """Something surveillance must look at (``code``: ``credential_failures``;
+    ``shoe_door_in_hand``, the shoe's door opened while a hand was in play;
+    ``shoe_count_back``, the shoe's card count went back in the middle of a hand)."""
 
     __slots__ = ("code", "detail")
     _fields = ("code", "detail")
@@ -688,7 +726,8 @@ class JackpotClaimed(Record):
 
 
 TableEvent = Union[TableOpened, TableClosed, StateChanged, WagerPlaced, WagerCancelled,
-                   LockRefused, HandStarted, ShoeCard, Fault, HandContinued, HandVoided,
+                   LockRefused, HandStarted, ShoeCard, Fault, HandContinued, CardsBurned,
+                   HandVoided,
                    JackpotPending, JackpotVerified, MeterChanged, LampSet, SensorReport,
                    DeviceStatus, DeviceFault, CommandAccepted, CommandRefused, RequestRefused,
                    RefusalsCounted, Alarm, AlarmAcknowledged, ConfigApplied, JournalContinued,

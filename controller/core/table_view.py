@@ -7,18 +7,23 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from controller.core.events import DEALER, DecisionMade, HouseWay
+from controller.core.games import ThreeCardLowballHand
+from controller.core.hidden_cards import table_cards, without_cards
 from controller.core.table_states import CLOSED, OPEN, PAUSED, SETTLED
 
 if TYPE_CHECKING:
     from controller.core.table import Table
 
 
-def expecting(table: Table) -> str:
-    """What the table waits for, in the dealer's words."""
+def expecting(table: Table, *, table_side: bool = False) -> str:
+    """What the table waits for, in the dealer's words (``table_side``: naming no hidden
+    card, see :func:`snapshot`)."""
     if table.state == PAUSED and table.fault is not None:
         way_out = "dealer: continue when cleared" if table.fault.recoverable \
+            else "supervisor: burn the card or void the hand" if table.fault.burnable \
             else "supervisor: void the hand"
-        return f"PAUSED ({table.fault.code}: {table.fault.detail}); {way_out}"
+        detail = without_cards(table.fault.detail) if table_side else table.fault.detail
+        return f"PAUSED ({table.fault.code}: {detail}); {way_out}"
     jackpot = table.jackpot
     if jackpot is not None and table.pool is not None and jackpot.claimed is None:
         return f"jackpot on hand {jackpot.hand_id}: waiting for pool {table.pool}'s claim"
@@ -67,25 +72,52 @@ def discarded(table: Table) -> dict[str, list[str]]:
     return gone
 
 
-def snapshot(table: Table) -> dict[str, Any]:
-    """The table's state as plain data, for a late joiner and the dealer's screen."""
+def snapshot(table: Table, *, table_side: bool = False) -> dict[str, Any]:
+    """The table's state as plain data, for a late joiner and the screens.
+
+    ``table_side``: the snapshot for the table's side (the dealer's screen and command line,
+    the pit's live view): a hidden card (:mod:`controller.core.hidden_cards`) is ``None``, a
+    discard is named only where its holder's cards are shown, and no text names a card. Without
+    it, every card (surveillance's)."""
     hand, way = table.hand, house_way(table)
     hand_view = None
     if hand is not None:
+        cards: dict[str, list[str | None]]
+        gone = discarded(table)
+        places: dict[str, list[int]] = {}
+        step = hand.next_step()
+        if table_side:
+            dealt = hand.dealt if isinstance(hand, ThreeCardLowballHand) else None
+            cards = table_cards(table.game, hand.phase,
+                                step.seats if step.kind == "decision" else (),
+                                hand.cards, dealt)
+            # a discard is named only where its holder's cards are shown; elsewhere its
+            # places among the holder's cards are (a card back, struck through)
+            held_by = {str(who): [str(card) for card in held] for who, held in hand.cards.items()}
+            places = {who: [at for at, card in enumerate(held_by.get(who, [])) if card in held]
+                      for who, held in gone.items()
+                      if any(card is None for card in cards.get(who, ()))}
+            gone = {who: held for who, held in gone.items() if who not in places}
+        else:
+            cards = {str(who): [str(card) for card in held]
+                     for who, held in hand.cards.items() if held}
         hand_view = {
             "hand_id": table.hand_id, "phase": hand.phase,
             "wagers": {str(spot): dict(amounts) for spot, amounts in hand.wagers.items()},
             "players": {str(seat): player for seat, player in sorted(hand.players.items())},
-            "cards": {str(who): [str(card) for card in cards]
-                      for who, cards in hand.cards.items() if cards},
-            "discarded": discarded(table),
-            "next": hand.next_step()._asdict(),
+            "cards": cards,
+            "discarded": gone,
+            **({"discarded_places": places} if table_side else {}),
+            "next": step._asdict(),
             "house_way": None if way is None else {
                 "discard": [str(card) for card in way.discard], "rule": way.rule},
         }
+    fault = None if table.fault is None else table.fault._asdict()
+    if table_side and fault is not None:
+        fault["detail"] = without_cards(fault["detail"])
     return {
         "table_id": table.table_id, "game": table.game, "paytable": table.setup.paytable_name,
-        "state": table.state.value, "expecting": expecting(table),
+        "state": table.state.value, "expecting": expecting(table, table_side=table_side),
         "hand_number": table.hand_number,
         "hand": hand_view,
         "layout": {str(spot): dict(amounts) for spot, amounts in table.wagers.items()
@@ -96,7 +128,7 @@ def snapshot(table: Table) -> dict[str, Any]:
             "hand_id": table.jackpot.hand_id, "seats": list(table.jackpot.seats),
             "amount": table.jackpot.amount if table.jackpot.claimed is None
             else table.jackpot.claimed.paid},
-        "fault": None if table.fault is None else table.fault._asdict(),
+        "fault": fault,
         "last_settled_hand": table.last_settled_hand,
         "last_settlement": [settlement._asdict() for settlement in table.last_settlement],
         "last_awards": [award._asdict() for award in table.last_awards],

@@ -162,6 +162,7 @@ class FaultCode(StrEnum):
     UNEXPECTED_CARD = "unexpected_card"  # a card when the hand expects none
     CARD_MISSING = "card_missing"  # the shoe's card count skipped: a card never arrived
     SHOE_CONFLICT = "shoe_conflict"  # the shoe named another card for a count already taken
+    COUNT_WENT_BACK = "count_went_back"  # the shoe's card count went back mid-hand (misdeal)
     SHOE_JAM = "shoe_jam"
     SHOE_MISREAD = "shoe_misread"
     SHOE_DOOR = "shoe_door"

@@ -101,17 +101,33 @@ ShoeCard.__doc__ = (
 class Fault(NamedTuple):
     """Something stopped the hand; the table is PAUSED until a dealer or supervisor acts.
 
-    ``recoverable`` says whether the dealer may continue (a device fault) or only a
-    supervisor can void (a misdeal)."""
+    ``recoverable`` says whether the dealer may continue (a device fault no card left the
+    shoe by) or only a supervisor can act (a card out of the shoe not dealt, a misdeal);
+    ``burnable`` whether the supervisor may burn the cards out of play and continue (where
+    the card-room rules allow it) or only void the hand."""
 
     code: FaultCode
     detail: str
     device: Device
     recoverable: bool
+    burnable: bool = False
 
 
 class HandContinued(NamedTuple):
     by: str
+
+
+class CardsBurned(NamedTuple):
+    """A supervisor burned the cards that left the shoe in this hand and were dealt to no one
+    (``cards``: each as read, ``??`` for one the shoe could not read; ``counts``: the shoe's
+    card count of each), so the hand goes on where the rules allow it. ``reason`` is the
+    supervisor's."""
+
+    hand_id: str
+    cards: tuple[str, ...]
+    counts: tuple[int, ...]
+    by: str
+    reason: str
 
 
 class HandVoided(NamedTuple):
@@ -184,7 +200,8 @@ class CommandAccepted(NamedTuple):
     shared supervisor credential: ``by`` is only what the client wrote) or ``own`` (a
     supervisor's own credential: ``by`` is that supervisor). ``client`` is the giver's CURVE
     key or network address; ``request_id`` the id the client gave the request (``""``: none),
-    which a client that gave up on it names to withdraw it."""
+    which a client that gave up on it names to withdraw it. ``asked_from``: the screen a
+    console gave the command for, and the dealer signed in there (``""``: not a console's)."""
 
     command: str
     arguments: str
@@ -193,6 +210,7 @@ class CommandAccepted(NamedTuple):
     credential: str = "none"
     client: str = ""
     request_id: str = ""
+    asked_from: str = ""
 
 
 class CommandRefused(NamedTuple):
@@ -222,8 +240,9 @@ RefusalsCounted.__doc__ = (
 
 
 class Alarm(NamedTuple):
-    """Something surveillance must look at that does not stop the hand (``code``:
-    ``credential_failures``)."""
+    """Something surveillance must look at (``code``: ``credential_failures``;
+    ``shoe_door_in_hand``, the shoe's door opened while a hand was in play;
+    ``shoe_count_back``, the shoe's card count went back in the middle of a hand)."""
 
     code: str
     detail: str
@@ -346,7 +365,8 @@ class JackpotClaimed(NamedTuple):
 
 
 TableEvent = Union[TableOpened, TableClosed, StateChanged, WagerPlaced, WagerCancelled,
-                   LockRefused, HandStarted, ShoeCard, Fault, HandContinued, HandVoided,
+                   LockRefused, HandStarted, ShoeCard, Fault, HandContinued, CardsBurned,
+                   HandVoided,
                    JackpotPending, JackpotVerified, MeterChanged, LampSet, SensorReport,
                    DeviceStatus, DeviceFault, CommandAccepted, CommandRefused, RequestRefused,
                    RefusalsCounted, Alarm, AlarmAcknowledged, ConfigApplied, JournalContinued,
