@@ -65,6 +65,8 @@ class Rig:
         self.meter = PtyTransport(AlphaSignModel(), name="meter").start()
         self.stream = Stream(events=f"ipc://{tmp_path}/events", replay=f"ipc://{tmp_path}/replay",
                              commands=f"ipc://{tmp_path}/commands",
+                             table_events=f"ipc://{tmp_path}/table-events",
+                             table_replay=f"ipc://{tmp_path}/table-replay",
                              cms_events=f"ipc://{tmp_path}/cms-events",
                              cms_replay=f"ipc://{tmp_path}/cms-replay")
         self.context = zmq.Context()

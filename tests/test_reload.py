@@ -99,7 +99,8 @@ class Daemon:
     def __init__(self, tmp_path: Path, path: Path, context: zmq.Context[Any]) -> None:
         loaded = load_config(path)
         stream = Stream(events=f"ipc://{tmp_path}/e", replay=f"ipc://{tmp_path}/r",
-                        commands=f"ipc://{tmp_path}/c")
+                        commands=f"ipc://{tmp_path}/c", table_events=f"ipc://{tmp_path}/te",
+                        table_replay=f"ipc://{tmp_path}/tr")
         import hashlib
         security = Security(supervisor_credential_sha256=hashlib.sha256(
             CREDENTIAL.encode()).hexdigest())

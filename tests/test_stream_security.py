@@ -77,7 +77,8 @@ class SecureTable:
         shipped = load_config(default_config_path("cali_lowball"))
         self.stream = Stream(events=f"ipc://{tmp_path}/e", replay=f"ipc://{tmp_path}/r",
                              commands=f"ipc://{tmp_path}/c", cms_events=f"ipc://{tmp_path}/ce",
-                             cms_replay=f"ipc://{tmp_path}/cr", heartbeat_s=0.05)
+                             cms_replay=f"ipc://{tmp_path}/cr", table_events=f"ipc://{tmp_path}/te",
+                             table_replay=f"ipc://{tmp_path}/tr", heartbeat_s=0.05)
         config = shipped.config.model_copy(update={"stream": self.stream,
                                                    "security": security or Security()})
         loaded = shipped.model_copy(update={"config": config})
@@ -96,10 +97,14 @@ class SecureTable:
 def keyring(tmp_path: Path) -> tuple[dict[str, dict[str, bytes]], Security]:
     server = make_keys(tmp_path / "server", "table")
     allowed, cms_allowed, other = tmp_path / "allowed", tmp_path / "cms-allowed", tmp_path / "o"
-    keys = {"server": server, "surveillance": make_keys(allowed, "surveillance-room"),
+    surveillance_allowed = tmp_path / "surveillance-allowed"
+    keys = {"server": server, "dealer": make_keys(allowed, "dealer-terminal"),
+            "surveillance": make_keys(surveillance_allowed, "surveillance-room"),
             "cms": make_keys(cms_allowed, "cms-host"), "stranger": make_keys(other, "stranger")}
     security = Security(server_secret_key_file=str(tmp_path / "server" / "table.key_secret"),
-                        authorized_keys_dir=str(allowed), cms_authorized_keys_dir=str(cms_allowed))
+                        authorized_keys_dir=str(allowed),
+                        surveillance_authorized_keys_dir=str(surveillance_allowed),
+                        cms_authorized_keys_dir=str(cms_allowed))
     return keys, security
 
 
@@ -141,6 +146,9 @@ def heartbeats_until(listed: zmq.Socket[bytes], refused: list[zmq.Socket[bytes]]
 
 def test_a_listed_key_is_served_and_an_unknown_key_gets_nothing(
         tmp_path: Path, keyring: tuple[dict[str, dict[str, bytes]], Security]) -> None:
+    """Each door its own allow-list. Game protection (finding 3): one list admitted the
+    command socket and the surveillance stream, so the dealer's key, needed to give commands,
+    also streamed every card live."""
     keys, security = keyring
     context = zmq.Context()
     table = SecureTable(tmp_path, context, security)
@@ -150,8 +158,17 @@ def test_a_listed_key_is_served_and_an_unknown_key_gets_nothing(
                             curve(keys, "surveillance"))
         stranger = subscriber(context, stream.events, b"", curve(keys, "stranger"))
         cms_on_surveillance = subscriber(context, stream.events, b"", curve(keys, "cms"))
+        dealer_on_surveillance = subscriber(context, stream.events, b"", curve(keys, "dealer"))
         plain = subscriber(context, stream.events, b"")
-        assert heartbeats_until(listed, [stranger, cms_on_surveillance, plain]) == [0, 0, 0]
+        assert heartbeats_until(listed, [stranger, cms_on_surveillance, dealer_on_surveillance,
+                                         plain]) == [0, 0, 0, 0]
+
+        # The table family: the dealer's key, not surveillance's (each door its own list).
+        assert stream.table_events is not None and stream.table_replay is not None
+        dealer = subscriber(context, stream.table_events, b"table.", curve(keys, "dealer"))
+        surveillance_on_table = subscriber(context, stream.table_events, b"",
+                                           curve(keys, "surveillance"))
+        assert heartbeats_until(dealer, [surveillance_on_table]) == [0]
 
         assert stream.cms_events is not None and stream.cms_replay is not None
         cms = subscriber(context, stream.cms_events, b"cms.", curve(keys, "cms"))
@@ -172,7 +189,7 @@ def test_a_listed_key_is_served_and_an_unknown_key_gets_nothing(
         with pytest.raises(StreamError, match="no answer"):
             bad.snapshot(timeout=1.0)
 
-        # Command socket: same allow-list as surveillance.
+        # Command socket: the dealer's allow-list, not surveillance's.
         def ask(name: str | None) -> Any:
             req = context.socket(zmq.REQ)
             req.setsockopt(zmq.LINGER, 0)
@@ -180,14 +197,16 @@ def test_a_listed_key_is_served_and_an_unknown_key_gets_nothing(
                 curve_client(req, **curve(keys, name))
             req.connect(stream.commands)
             req.send(json.dumps({"command": "status"}).encode())
-            answered = req.poll(1000 if name != "surveillance" else int(DEADLINE_S * 1000))
+            answered = req.poll(1000 if name != "dealer" else int(DEADLINE_S * 1000))
             reply = json.loads(req.recv()) if answered else None
             req.close(0)
             return reply
 
-        assert ask("surveillance")["ok"] is True
+        assert ask("dealer")["ok"] is True
         assert ask("stranger") is None and ask("cms") is None and ask(None) is None
-        for socket in (listed, stranger, cms_on_surveillance, plain, cms, surveillance_on_cms):
+        assert ask("surveillance") is None
+        for socket in (listed, stranger, cms_on_surveillance, dealer_on_surveillance, plain, cms,
+                       surveillance_on_cms, dealer, surveillance_on_table):
             socket.close(0)
         for client in (good, bad, cms_client):
             client.close()

@@ -122,6 +122,8 @@ MISPLACED_CREDENTIAL = ("the supervisor credential was sent outside \"credential
                         "have been seen")
 #: Who gives a command (journaled with it): printable text, as the client names itself.
 _BY = re.compile(r"[\x20-\x7e]{1,64}")
+#: A console's note of the screen a supervisor's command came from (journaled beside it).
+_ASKED_FROM = re.compile(r"[\x20-\x7e]{1,128}")
 #: The pieces of a text that could be a credential typed into it: ``lowball-table credential``
 #: makes URL-safe ones (letters, digits, ``-``, ``_``); any other is found as a whole text or
 #: a word between spaces, with or without the punctuation around it.
@@ -435,6 +437,11 @@ class CommandChannel:
             return _refused("by: who gives the command is printable text of 1 to 64 "
                             "characters", name, refused_arguments(request))
         credential = request.pop("credential", None)
+        asked_from = request.pop("asked_from", "")
+        if not isinstance(asked_from, str) or len(asked_from) > 128 or \
+                (asked_from and not _ASKED_FROM.fullmatch(asked_from)):
+            return _refused("asked_from: the screen that asked is printable text of at most 128 "
+                            "characters", name, refused_arguments(request), by)
         if request.get("command") == WITHDRAW:
             try:
                 withdraw = parse_withdraw(request)
@@ -462,7 +469,9 @@ class CommandChannel:
             if len(request) > 1:
                 return _refused(f"'{request['command']}' takes no arguments", "?",
                                 refused_arguments(request), by)
-            return Status(daemon.table.snapshot(), daemon.journal.last_seq,
+            # the table's side: what the table shows (controller.core.hidden_cards), whoever
+            # asks; surveillance reads every card on its own stream
+            return Status(daemon.table.snapshot(table_side=True), daemon.journal.last_seq,
                           daemon.devices.status(), daemon.journal_status())
         if (held := daemon.held_reason()) is not None:  # nothing is journaled: it is evidence
             daemon.log.warning("command refused", command=name, reason=held, by=by)
@@ -505,7 +514,7 @@ class CommandChannel:
             events = daemon.table.command(command, by, role)
         if events and type(events[0]) is CommandAccepted:
             events[0] = events[0]._replace(credential=signed, client=client,
-                                           request_id=request_id or "")
+                                           request_id=request_id or "", asked_from=asked_from)
         return events
 
     def _uncertain(self) -> str | None:
@@ -548,7 +557,8 @@ class CommandChannel:
         problems = [p for e in events if type(e) is LockRefused for p in e.problems]
         if problems:
             return Refused("; ".join(problems), seq=records[-1].seq)
-        return Accepted(records[-1].seq, daemon.table.state, daemon.table.expecting())
+        return Accepted(records[-1].seq, daemon.table.state,
+                        daemon.table.expecting(table_side=True))
 
     def _credential_misplaced(self, request: dict[str, Any]) -> bool:
         """Whether a supervisor credential is in a key or a text value of ``request``, at any

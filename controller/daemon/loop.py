@@ -246,9 +246,14 @@ class TableDaemon:
             self.log.warning("the event stream and command channel are unauthenticated "
                              "(no CURVE keys): bound to loopback only",
                              endpoints=sorted(stream.endpoints().values()))
+        elif self.loaded.config.security.surveillance_authorized_keys_dir is None:
+            self.log.warning("no client may open the surveillance stream: "
+                             "security.surveillance_authorized_keys_dir is not set")
         self.publisher = EventPublisher(
             self.context, table_id=self.table_id, pub_endpoint=stream.events,
             replay_endpoint=stream.replay, journal=self.journal, snapshot=self.table.snapshot,
+            table_pub_endpoint=stream.table_events, table_replay_endpoint=stream.table_replay,
+            table_snapshot=lambda: self.table.snapshot(table_side=True),
             cms_pub_endpoint=stream.cms_events, cms_replay_endpoint=stream.cms_replay,
             secure=self.security.server)
         if self.journal_broken is not None:

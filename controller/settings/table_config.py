@@ -152,13 +152,19 @@ class Stream(_Section):
     must be on loopback (``tcp://127.0.0.1``, ``tcp://[::1]``, ``tcp://localhost``) or local
     (``ipc://``, ``inproc://``)."""
 
-    #: PUB socket, surveillance family: every event live, topic
-    #: ``surveillance.<table id>.<event type>``, and heartbeats.
+    #: PUB socket, surveillance family: every event and every card live, topic
+    #: ``surveillance.<table id>.<event type>``, and heartbeats. For surveillance only: with
+    #: CURVE only the keys of ``security.surveillance_authorized_keys_dir`` open it.
     events: str = "tcp://127.0.0.1:5555"
     #: ROUTER socket: snapshot and replay for late joiners (Clone pattern), surveillance.
     replay: str = "tcp://127.0.0.1:5556"
     #: ROUTER socket: dealer and supervisor commands.
     commands: str = "tcp://127.0.0.1:5557"
+    #: PUB and ROUTER sockets of the table family (topic ``table.<table id>.<event type>``):
+    #: what the table shows, no hidden card; the dealer's console follows it. Unset: the
+    #: table has no console.
+    table_events: str | None = None
+    table_replay: str | None = None
     #: PUB and ROUTER sockets of the CMS family (topic ``cms.<table id>.<event type>``): no
     #: card before its hand settles (WAC 230-16-152). Unset: the table has no CMS stream.
     cms_events: str | None = None
@@ -166,14 +172,17 @@ class Stream(_Section):
     heartbeat_s: Annotated[float, Field(gt=0, le=60)] = 1.0
 
     @model_validator(mode="after")
-    def _cms_pair(self) -> Self:
+    def _pairs(self) -> Self:
         if (self.cms_events is None) != (self.cms_replay is None):
             raise ValueError("cms_events and cms_replay go together: set both or neither")
+        if (self.table_events is None) != (self.table_replay is None):
+            raise ValueError("table_events and table_replay go together: set both or neither")
         return self
 
     def endpoints(self) -> dict[str, str]:
         """Every endpoint set, by key."""
-        keys = ("events", "replay", "commands", "cms_events", "cms_replay")
+        keys = ("events", "replay", "commands", "table_events", "table_replay", "cms_events",
+                "cms_replay")
         return {key: getattr(self, key) for key in keys if getattr(self, key) is not None}
 
 
@@ -199,9 +208,13 @@ class Security(_Section):
     #: The table's CURVE secret key file (``lowball-table keys new NAME`` writes
     #: ``NAME.key_secret``); relative to the config file. Set: every socket uses CURVE.
     server_secret_key_file: str | None = None
-    #: Public keys (``*.key``) of clients allowed on the surveillance stream, its replay socket
-    #: and the command socket (on-site: surveillance room, dealer terminals).
+    #: Public keys (``*.key``) of the table's side allowed on the command socket and the
+    #: table family's stream and replay (dealer terminals, the console): what the table shows.
     authorized_keys_dir: str | None = None
+    #: Public keys of clients allowed on the surveillance stream and its replay socket (the
+    #: surveillance room): every card live. Unset with CURVE: no client may open them. A key
+    #: here opens nothing else, and a dealer's key (above) does not open these.
+    surveillance_authorized_keys_dir: str | None = None
     #: Public keys of clients allowed on the CMS stream and its replay socket (may be
     #: off-site: they never see a card before the hand settles).
     cms_authorized_keys_dir: str | None = None
@@ -211,8 +224,9 @@ class Security(_Section):
         if self.server_secret_key_file is not None and self.authorized_keys_dir is None:
             raise ValueError("server_secret_key_file needs authorized_keys_dir (the client "
                              "public keys allowed to connect)")
-        if self.server_secret_key_file is None and (self.authorized_keys_dir is not None or
-                                                    self.cms_authorized_keys_dir is not None):
+        if self.server_secret_key_file is None and (
+                self.authorized_keys_dir is not None or self.cms_authorized_keys_dir is not None
+                or self.surveillance_authorized_keys_dir is not None):
             raise ValueError("authorized_keys_dir needs server_secret_key_file (the table's "
                              "own CURVE key)")
         return self

@@ -13,8 +13,9 @@ The Clone pattern of the ZeroMQ Guide, chapter 5:
 events after that seq up to S, for a client that wants history, not only state);
 :meth:`StreamClient.receive` does 4. Used by the watch tool and the tests.
 
-``family`` picks the topic family the endpoints serve (:mod:`controller.stream.cms_view`). On the
-CMS family the journal seq still orders everything, but a record of the hand in play that
+``family`` picks the topic family the endpoints serve (:data:`controller.stream.wire.FAMILIES`). On
+the table and CMS families (:data:`controller.stream.wire.WITHHOLDING`) the journal seq still
+orders everything, but a record of the hand in play that
 holds a card is *withheld*: the live stream skips its seq, a replay covers it without sending
 it (``replay_end.last`` passes it), and the record arrives after its hand's ``hand_settled``
 or ``hand_voided``. The client remembers every withheld seq (:attr:`StreamClient.withheld`)
@@ -139,7 +140,8 @@ class StreamClient:
         self._sub.connect(pub_endpoint)
         #: an event is [topic, message]: a message of more frames is read to its end, dropped
         self._reader = FrameReader(self._sub, 2)
-        #: CMS family: seqs the table withheld (a card of the hand in play), not yet received
+        #: table and CMS families: seqs the table withheld (a card of the hand in play), not
+        #: yet received
         self.withheld: set[int] = set()
         self._dealer = self._connect_dealer()
         #: The seq of the last event queued for :meth:`receive` (or of the snapshot); None
@@ -268,13 +270,13 @@ class StreamClient:
             for reply in self._request(request, deadline):
                 if isinstance(reply, wire.ReplayEnd):
                     _within(reply.last, ceiling, batch_start)
-                    if self.family == wire.CMS and reply.last > last:
+                    if self.family in wire.WITHHOLDING and reply.last > last:
                         # covered but not sent: withheld until the hand is over
                         self.withheld.update(range(last + 1, reply.last + 1))
                         last = reply.last
                     break
                 if isinstance(reply, wire.ReplayGap | wire.ReplayArchived):
-                    follows = reply.first > last if self.family == wire.CMS else \
+                    follows = reply.first > last if self.family in wire.WITHHOLDING else \
                         reply.first == last + 1
                     if not follows or reply.last < reply.first:
                         raise StreamError(f"replay after {batch_start}: expected seq "
@@ -283,7 +285,7 @@ class StreamClient:
                     if isinstance(reply, wire.ReplayArchived):
                         self._note_archived(reply.first, reply.last, reply.archived)
                         continue
-                    if self.family == wire.CMS:
+                    if self.family in wire.WITHHOLDING:
                         self.withheld.update(range(last + 1, reply.first))
                     self._note_lost(Lost(reply.first, reply.last, reply.reason))
                     last = reply.last
@@ -295,13 +297,13 @@ class StreamClient:
                     events.append(reply)
                     last = ceiling = reply.seq
                     continue
-                expected = reply.seq > last if self.family == wire.CMS else \
+                expected = reply.seq > last if self.family in wire.WITHHOLDING else \
                     reply.seq == last + 1
                 if not isinstance(reply, wire.EnvelopeBase) or not expected:
                     raise StreamError(f"replay after {batch_start}: expected seq {last + 1}, "
                                       f"got {reply!r}")
                 _within(reply.seq, ceiling, batch_start)
-                if self.family == wire.CMS:
+                if self.family in wire.WITHHOLDING:
                     self.withheld.update(range(last + 1, reply.seq))
                 events.append(reply)
                 last = reply.seq
@@ -429,7 +431,7 @@ class StreamClient:
                     self._release_missed(timeout)
                 continue
             if message.seq <= self.last_seq:
-                if message.seq in self.withheld:  # CMS: released after its hand
+                if message.seq in self.withheld:  # released after its hand
                     self.withheld.discard(message.seq)
                     self._ready.append(message)
                 continue  # covered by the snapshot, a replay, or already queued
@@ -439,7 +441,7 @@ class StreamClient:
             self.last_seq = message.seq
 
     def _release_missed(self, timeout: float) -> None:
-        """CMS, between hands: withheld records still missing were released and lost (or
+        """Table and CMS families, between hands: withheld records still missing were released and lost (or
         never will be: a card read with no hand in play). Ask once; forget what stays held."""
         first, last = min(self.withheld), max(self.withheld)
         wanted, self.withheld = self.withheld, set()

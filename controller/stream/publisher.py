@@ -1,13 +1,17 @@
 """The table's event stream on ZeroMQ, in the manner of the ZeroMQ Guide's Clone pattern.
 
-Two sockets per topic family (see :mod:`controller.stream.cms_view` for what each family sees):
+Two sockets per topic family (:data:`controller.stream.wire.FAMILIES`: surveillance sees every
+card live, the table family what the table shows (:mod:`controller.stream.table_family`), the
+CMS family no card before the hand is over (:mod:`controller.stream.cms_view`)):
 
-* **PUB** (``pub_endpoint``; ``cms_pub_endpoint``): every journaled event as a two-frame
-  message ``[topic, message]`` (topic ``<family>.<table_id>.<type>``, message the journal's
-  bytes, or on the CMS family held or redacted while the hand is in play), and a heartbeat
-  every second (topic ``<family>.<table_id>.heartbeat``) carrying the last journaled seq.
-* **ROUTER** (``replay_endpoint``; ``cms_replay_endpoint``): ``{"request": "snapshot"}`` is
-  answered with the table state and the seq it reflects; ``{"request": "replay", "after": N,
+* **PUB** (``pub_endpoint``; ``table_pub_endpoint``; ``cms_pub_endpoint``): every journaled
+  event as a two-frame message ``[topic, message]`` (topic ``<family>.<table_id>.<type>``,
+  message the journal's bytes, or on the table and CMS families held or redacted while the
+  hand is in play), and a heartbeat every second (topic ``<family>.<table_id>.heartbeat``)
+  carrying the last journaled seq.
+* **ROUTER** (``replay_endpoint``; ``table_replay_endpoint``; ``cms_replay_endpoint``):
+  ``{"request": "snapshot"}`` is answered with the table state as the family may see it and
+  the seq it reflects; ``{"request": "replay", "after": N,
   "limit": M}`` with the journaled messages after N, then ``{"type": "replay_end", "last":
   L}``, L the last seq the reply covers (on the CMS family a held record is covered but not
   sent). Use a DEALER socket: a replay is many replies to one request. A journal that
@@ -22,9 +26,9 @@ process may append to the file), and once the table is held (:meth:`EventPublish
 from the journal's break on. A replay, a snapshot's seq and the heartbeat's head all stop
 there; the records past it stay in the file as evidence.
 
-The family is fixed by the socket, never by the request: a CMS endpoint (and, with CURVE, the
-CMS key allow-list) cannot be talked into sending a card early. The CMS sockets exist only
-when ``cms_pub_endpoint`` and ``cms_replay_endpoint`` are given.
+The family is fixed by the socket, never by the request: a table or CMS endpoint (and, with
+CURVE, its key allow-list) cannot be talked into sending a card early. The table and CMS
+sockets exist only when both of their endpoints are given.
 
 Why it never blocks the table: both sockets send with ``zmq.NOBLOCK``. A PUB socket drops a
 message for a subscriber whose queue is full (``SNDHWM``), and that subscriber sees a gap in
@@ -50,7 +54,7 @@ import structlog
 import zmq
 
 from controller.core.table_events import HAND_ENDS
-from controller.stream import cms_view, wire
+from controller.stream import cms_view, table_family, wire
 from controller.stream.archive import Archives, Lost
 from controller.stream.frames import FrameReader, TooManyFrames, send_whole
 from controller.stream.journal import GENESIS_HASH, READ_ERRORS, Journal, JournalRecord
@@ -73,12 +77,36 @@ MAX_REFUSALS_KEPT = 256
 Secure = Callable[[zmq.SyncSocket, str], None]
 
 
-class _Family:
-    """The PUB and ROUTER sockets of one topic family."""
+#: What one family sends of a journaled record now, None when it holds it:
+#: (type, hand id, the journal's bytes, the hand in play) -> bytes.
+View = Callable[[str, "str | None", bytes, "str | None"], "bytes | None"]
+#: Whether a record (type, bytes) of a hand just over is one the family held, to send now.
+Held = Callable[[str, bytes], bool]
 
-    def __init__(self, name: str, pub: zmq.SyncSocket, router: zmq.SyncSocket):
+
+def _everything(kind: str, hand_id: str | None, message: bytes,
+                open_hand: str | None) -> bytes | None:
+    return message
+
+
+def _nothing_held(kind: str, message: bytes) -> bool:
+    return False
+
+
+def _cms_held(kind: str, message: bytes) -> bool:
+    return kind in cms_view.CARD_TYPES
+
+
+class _Family:
+    """The PUB and ROUTER sockets of one topic family, and what it may see."""
+
+    def __init__(self, name: str, pub: zmq.SyncSocket, router: zmq.SyncSocket, view: View,
+                 held: Held, snapshot: Callable[[], dict[str, Any]]):
         self.name, self.pub, self.router = name, pub, router
+        self.view, self.held, self.snapshot = view, held, snapshot
         self.reader = FrameReader(router, MAX_REQUEST_FRAMES)
+        #: event type -> its topic on this family (one per type: the types are a fixed set)
+        self.topics: dict[str, bytes] = {}
 
 
 class EventPublisher:
@@ -91,10 +119,13 @@ class EventPublisher:
     def __init__(self, context: zmq.SyncContext, *, table_id: str, pub_endpoint: str,
                  replay_endpoint: str, journal: Journal, snapshot: Callable[[], dict[str, Any]],
                  sndhwm: int = 10_000, cms_pub_endpoint: str | None = None,
-                 cms_replay_endpoint: str | None = None, secure: Secure | None = None):
+                 cms_replay_endpoint: str | None = None, secure: Secure | None = None,
+                 table_pub_endpoint: str | None = None, table_replay_endpoint: str | None = None,
+                 table_snapshot: Callable[[], dict[str, Any]] | None = None):
+        """``snapshot``: the table state with every card (surveillance's); ``table_snapshot``:
+        as the table shows it (the table family's; required with its endpoints)."""
         self.table_id = table_id
         self._journal = journal
-        self._snapshot = snapshot
         self._log = structlog.get_logger("controller.stream.publisher").bind(table_id=table_id)
         #: The last seq published (or journaled before this publisher started).
         self.last_seq = journal.last_seq
@@ -113,26 +144,35 @@ class EventPublisher:
         self._context = context
         self._secure = secure
         self._families: list[_Family] = []
-        #: the family handle_replay served first last time (the other goes first next time)
+        #: the family handle_replay served first last time (the next goes first next time)
         self._first_family = 0
-        #: event type -> its topic on the surveillance family, and on the CMS family
-        self._topics: dict[str, bytes] = {}
-        self._cms_topics: dict[str, bytes] = {}
         try:
-            self._families.append(self._bind(wire.SURVEILLANCE, pub_endpoint, replay_endpoint))
+            self._families.append(self._bind(wire.SURVEILLANCE, pub_endpoint, replay_endpoint,
+                                             _everything, _nothing_held, snapshot))
+            if (table_pub_endpoint is None) != (table_replay_endpoint is None):
+                raise ValueError("the table family needs both a PUB and a replay endpoint")
+            if table_pub_endpoint is not None and table_replay_endpoint is not None:
+                if table_snapshot is None:
+                    raise ValueError("the table family needs the snapshot as the table shows "
+                                     "it (table_snapshot)")
+                self._families.append(self._bind(
+                    wire.TABLE, table_pub_endpoint, table_replay_endpoint,
+                    table_family.table_message, table_family.released, table_snapshot))
             if (cms_pub_endpoint is None) != (cms_replay_endpoint is None):
                 raise ValueError("the CMS family needs both a PUB and a replay endpoint")
             if cms_pub_endpoint is not None and cms_replay_endpoint is not None:
-                self._families.append(self._bind(wire.CMS, cms_pub_endpoint,
-                                                 cms_replay_endpoint))
+                self._families.append(self._bind(
+                    wire.CMS, cms_pub_endpoint, cms_replay_endpoint, cms_view.cms_message,
+                    _cms_held, lambda: cms_view.cms_snapshot(snapshot())))
         except BaseException:
             self.close()
             raise
 
-    def _bind(self, name: str, pub_endpoint: str, replay_endpoint: str) -> _Family:
+    def _bind(self, name: str, pub_endpoint: str, replay_endpoint: str, view: View,
+              held: Held, snapshot: Callable[[], dict[str, Any]]) -> _Family:
         pub = self._context.socket(zmq.PUB)
         router = self._context.socket(zmq.ROUTER)
-        family = _Family(name, pub, router)
+        family = _Family(name, pub, router, view, held, snapshot)
         self._families.append(family)  # closed on failure
         pub.setsockopt(zmq.LINGER, 0)
         pub.setsockopt(zmq.SNDHWM, self._sndhwm)
@@ -153,7 +193,8 @@ class EventPublisher:
         for family in self._families:
             if family.name == name:
                 return family
-        raise LookupError(f"no {name} sockets (stream.cms_events / stream.cms_replay unset)")
+        raise LookupError(f"no {name} sockets (stream.{name}_events / stream.{name}_replay "
+                          f"unset)")
 
     @property
     def surveillance_pub(self) -> zmq.SyncSocket:
@@ -168,6 +209,14 @@ class EventPublisher:
     @property
     def replay_endpoint(self) -> str:
         return self._family(wire.SURVEILLANCE).router.getsockopt_string(zmq.LAST_ENDPOINT)
+
+    @property
+    def table_pub_endpoint(self) -> str:
+        return self._family(wire.TABLE).pub.getsockopt_string(zmq.LAST_ENDPOINT)
+
+    @property
+    def table_replay_endpoint(self) -> str:
+        return self._family(wire.TABLE).router.getsockopt_string(zmq.LAST_ENDPOINT)
 
     @property
     def cms_pub_endpoint(self) -> str:
@@ -186,41 +235,43 @@ class EventPublisher:
 
     def publish(self, record: JournalRecord) -> bool:
         """Send a journaled record to subscribers; False if ZeroMQ refused it (counted).
-        On the CMS family the record may be held (and sent after its hand ends) or redacted."""
+        On the table and CMS families the record may be held (and sent after its hand ends)
+        or redacted."""
         self.last_seq = max(self.last_seq, record.seq)
-        topic = self._topics.get(record.type)
-        if topic is None:  # one per event type: built once (the types are a fixed set)
-            topic = self._topics[record.type] = wire.topic(self.table_id, record.type)
-        sent = self._send(self._families[0].pub, [topic, record.message])
+        families = self._families
+        sent = self._send(families[0].pub, [self._topic(families[0], record.type),
+                                            record.message])
         self.published += sent
         if record.type == "hand_started":
             self.open_hand, self._hand_first_seq = record.hand_id, record.seq
-        for family in self._families[1:]:
-            message = cms_view.cms_message(record.type, record.hand_id, record.message,
-                                           self.open_hand)
+        for family in families[1:]:
+            message = family.view(record.type, record.hand_id, record.message, self.open_hand)
             if message is not None:
-                self._send(family.pub, [self._cms_topic(record.type), message])
+                self._send(family.pub, [self._topic(family, record.type), message])
         if record.type in HAND_ENDS and record.hand_id == self.open_hand:
             self._release(record.seq)
         return sent
 
-    def _cms_topic(self, kind: str) -> bytes:
-        topic = self._cms_topics.get(kind)
-        if topic is None:  # one per event type, as the surveillance family's
-            topic = self._cms_topics[kind] = wire.topic(self.table_id, kind, wire.CMS)
+    def _topic(self, family: _Family, kind: str) -> bytes:
+        topic = family.topics.get(kind)
+        if topic is None:  # one per event type: built once (the types are a fixed set)
+            topic = family.topics[kind] = wire.topic(self.table_id, kind, family.name)
         return topic
 
     def _release(self, end_seq: int) -> None:
-        """The hand is over: send the CMS family the records it held, in seq order."""
+        """The hand is over: send the table and CMS families the records each held, in seq
+        order."""
         hand, first = self.open_hand, self._hand_first_seq
         self.open_hand, self._hand_first_seq = None, None
         if len(self._families) < 2 or hand is None:
             return
         start = (first or end_seq) - 1
         for record in self._journal.records(after_seq=start, limit=end_seq - start):
-            if record.hand_id == hand and record.type in cms_view.CARD_TYPES:
-                for family in self._families[1:]:
-                    self._send(family.pub, [self._cms_topic(record.type), record.message])
+            if record.hand_id != hand:
+                continue
+            for family in self._families[1:]:
+                if family.held(record.type, record.message):
+                    self._send(family.pub, [self._topic(family, record.type), record.message])
 
     def hold(self, broken_at: int) -> None:
         """The journal is broken at seq ``broken_at``: from now on no record from it on is
@@ -353,6 +404,7 @@ class EventPublisher:
         return wire.error_reply(reason)
 
     def _answer(self, frame: zmq.Frame, family: str = wire.SURVEILLANCE) -> Iterator[bytes]:
+        served_family = self._family(family)
         try:
             request = wire.parse_request(frame.bytes)
         except wire.WireError as error:
@@ -380,8 +432,8 @@ class EventPublisher:
                 yield wire.replay_archived(served.archived, records[0].seq, records[-1].seq)
                 for record in records:
                     # an archived hand is over (the quarantine voided the one in play)
-                    message = record.message if family != wire.CMS else cms_view.cms_message(
-                        record.type, record.hand_id, record.message, None)
+                    message = served_family.view(record.type, record.hand_id, record.message,
+                                                 None)
                     if message is not None:
                         yield message
                 last = records[-1].seq
@@ -389,10 +441,8 @@ class EventPublisher:
         for record in self._journal.records(after_seq=last, limit=ceiling - last):
             if record.seq > head:
                 break
-            message = record.message
-            if family == wire.CMS:
-                message = cms_view.cms_message(record.type, record.hand_id, record.message,
-                                               self.open_hand)
+            message = served_family.view(record.type, record.hand_id, record.message,
+                                         self.open_hand)
             if message is not None:
                 yield message
             last = record.seq
@@ -401,10 +451,7 @@ class EventPublisher:
     def _snapshot_reply(self, family: str = wire.SURVEILLANCE) -> bytes:
         seq = self._head()[0]
         try:
-            state = self._snapshot()
-            if family == wire.CMS:
-                state = cms_view.cms_snapshot(state)
-            return wire.snapshot_reply(seq, state)
+            return wire.snapshot_reply(seq, self._family(family).snapshot())
         except Exception as error:  # a snapshot bug must not take the table down
             self._log.error("snapshot_failed", error=repr(error))
             return wire.error_reply(f"snapshot unavailable: {type(error).__name__}: {error}")

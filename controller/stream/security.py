@@ -7,9 +7,12 @@ allow-list directory (``configure_curve(location=...)``): an unknown key is refu
 handshake, so that client receives nothing and gets no answer. Without an authenticator a
 CURVE server would accept *any* client key; this module always starts one.
 
-Each family has its own ZAP domain and allow-list: ``surveillance`` and ``commands`` use
-``authorized_keys_dir`` (on-site clients), ``cms`` uses ``cms_authorized_keys_dir``. A CMS
-key therefore cannot open the surveillance stream, whatever it asks for.
+Each family has its own ZAP domain and allow-list, one door per role: ``commands`` and
+``table`` (the table's side: dealer terminals, the console) use ``authorized_keys_dir``;
+``surveillance`` (every card live) uses ``surveillance_authorized_keys_dir``; ``cms`` uses
+``cms_authorized_keys_dir``. A dealer's key therefore opens the command channel and the
+table family, never the surveillance stream; a CMS key opens only the CMS family. A domain
+whose allow-list is not configured admits no client at all.
 
 Without keys :class:`StreamSecurity` configures no CURVE; the config then only accepts
 loopback endpoints (:meth:`controller.settings.table_config.TableConfig._loopback_without_keys`).
@@ -76,7 +79,8 @@ class StreamSecurity:
                                            "no secret key (use the .key_secret file)"])
         self.allowed: dict[str, Path] = {}
         for domains, directory in (
-                (("surveillance", COMMANDS_DOMAIN), security.authorized_keys_dir),
+                ((COMMANDS_DOMAIN, "table"), security.authorized_keys_dir),
+                (("surveillance",), security.surveillance_authorized_keys_dir),
                 (("cms",), security.cms_authorized_keys_dir)):
             if directory is None:
                 continue

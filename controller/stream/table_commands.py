@@ -191,6 +191,15 @@ class Void(_Command):
     reason: Annotated[str, Field(min_length=1, max_length=200)]
 
 
+class Burn(_Command):
+    """Burn the cards out of the shoe in this hand that went to no one (a misread, an extra
+    card, a card the count skipped) and go on with the hand, where the rules allow it."""
+
+    core_command = commands.Burn
+    command: Literal["burn"]
+    reason: Annotated[str, Field(min_length=1, max_length=200)]
+
+
 class VerifyJackpot(_Command):
     """A supervisor verified the jackpot hand-pay: the meter resets to its seed."""
 
@@ -234,7 +243,7 @@ class AcknowledgeAlarm(_Command):
     seq: Annotated[int, Field(strict=True, ge=1, le=2**63 - 1)]
 
 
-Command = Annotated[Open | Close | Place | Cancel | Lock | Decide | Continue | Void
+Command = Annotated[Open | Close | Place | Cancel | Lock | Decide | Continue | Void | Burn
                     | VerifyJackpot | Reload | AdjustMeter | SignIn | AcknowledgeAlarm,
                     Field(discriminator="command")]
 COMMAND_CLASSES: tuple[type[_Command], ...] = get_args(get_args(Command)[0])

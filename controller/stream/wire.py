@@ -393,8 +393,12 @@ ADDED_FIELDS: dict[str, dict[str, Any]] = {
     "journal_continued": {"verified_meter": None, "verified_meter_from": "none",
                           "meter_held": False, "pending_jackpots": [], "hand_number": 0,
                           "verified_hash": ""},
-    # what signed a command, who sent it, and the id its client gave it (not recorded then)
-    "command_accepted": {"credential": "unrecorded", "client": "", "request_id": ""},
+    # what signed a command, who sent it, the id its client gave it (not recorded then), and
+    # the screen a supervisor's command came from
+    "command_accepted": {"credential": "unrecorded", "client": "", "request_id": "",
+                         "asked_from": ""},
+    # whether a supervisor may burn the cards out of play and go on (none could then)
+    "fault": {"burnable": False},
 }
 #: Lists of nested records that gained fields: event type -> (field, the nested record's added
 #: fields with their value for an older record).
@@ -509,10 +513,15 @@ def json_schema() -> dict[str, Any]:
 
 # --- topics ------------------------------------------------------------------------------------
 
-#: The two topic families (WAC 230-16-152, see :mod:`controller.stream.cms_view`): surveillance
-#: sees every card live; cms sees card identities only after the hand settled.
-SURVEILLANCE, CMS = "surveillance", "cms"
-FAMILIES = (SURVEILLANCE, CMS)
+#: The topic families, each on its own sockets and (with CURVE) its own key allow-list:
+#: surveillance sees every card live; table sees what the table shows (the dealer's screen,
+#: the pit's live view: :mod:`controller.stream.table_family`); cms sees card identities only
+#: after the hand settled (WAC 230-16-152, :mod:`controller.stream.cms_view`).
+SURVEILLANCE, TABLE, CMS = "surveillance", "table", "cms"
+FAMILIES = (SURVEILLANCE, TABLE, CMS)
+#: The families that withhold the hand in play's card records until the hand is over: their
+#: live stream skips those seqs, and a replay covers them without sending them.
+WITHHOLDING = frozenset({TABLE, CMS})
 
 
 def topic(table_id: str, message_type: str = "", family: str = SURVEILLANCE) -> bytes:

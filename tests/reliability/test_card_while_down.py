@@ -70,8 +70,8 @@ def test_a_card_dealt_while_the_daemon_is_down_reaches_its_seat(tmp_path: Path) 
         wait_for(lambda: "2h" in received_cards(rig, HAND), "the fourth card in the journal",
                  alive=rig.alive)
 
-        cards = rig.status()["hand"]["cards"]
-        assert cards == {"1": ["As", "Kc"], "dealer": ["7d", "2h"]}
+        cards = rig.status()["hand"]["cards"]       # face down to the dealer's side
+        assert cards == {"1": [None, None], "dealer": [None, None]}
         assert received_cards(rig, HAND) == ["As", "7d", "Kc", "2h"]
         dealt = [(data["card"], data["to"]) for data in rig.journal.data(HAND, "card_dealt")]
         assert dealt == [("As", 1), ("7d", "dealer"), ("Kc", 1), ("2h", "dealer")]

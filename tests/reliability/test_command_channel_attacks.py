@@ -115,7 +115,7 @@ def test_the_supervisor_only_field_is_refused_by_name(hand_in_play: TableDaemon)
         {"command": "void", "reason": "x", "supervisor_only": False}).encode())
     assert reply["ok"] is False and "supervisor_only: unknown key" in reply["error"]
     assert hand_in_play.table.hand is not None
-    supervisors = ("void", "verify_jackpot", "reload", "adjust_meter", "sign_in",
+    supervisors = ("void", "burn", "verify_jackpot", "reload", "adjust_meter", "sign_in",
                    "acknowledge_alarm")
     assert all(cls.supervisor_only is (name in supervisors) for name, cls in COMMANDS.items())
 

@@ -84,7 +84,7 @@ def test_idle_unauthenticated_connections_do_not_lock_the_dealer_out(tmp_path: P
     shutil.copy(dealer_public, allowed)
     ports = {name: free_port() for name in ("events", "replay", "commands")}
     path = config_file(tmp_path)
-    path.write_text(path.read_text() + "\n[stream]\n" + "".join(
+    path.write_text(path.read_text().split("\n[stream]\n")[0] + "\n[stream]\n" + "".join(
         f'{name} = "tcp://127.0.0.1:{port}"\n' for name, port in ports.items()) +
         f'\n[security]\nserver_secret_key_file = "{table_secret}"\n'
         f'authorized_keys_dir = "{allowed}"\n')

@@ -47,11 +47,17 @@ def cli(*args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=timeout)
 
 
+def without_stream(text: str) -> str:
+    """A shipped table config without its ``[stream]`` section (its last: the endpoints of a
+    table PC, which a test replaces with its own)."""
+    return text.split("\n[stream]\n")[0]
+
+
 def run_config(tmp_path: Path, stream_dir: Path | None = None) -> Path:
     """The shipped Three Card Lowball config with ipc endpoints under ``stream_dir``."""
     path = config_file(tmp_path)
     where = stream_dir or tmp_path
-    text = path.read_text() + (
+    text = without_stream(path.read_text()) + (
         f'\n[stream]\nevents = "ipc://{where}/e"\nreplay = "ipc://{where}/r"\n'
         f'commands = "ipc://{where}/c"\n\n[security]\nsupervisor_credential_sha256 = '
         f'"{hashlib.sha256(CREDENTIAL.encode()).hexdigest()}"\n')
@@ -329,7 +335,8 @@ def test_a_port_in_use_is_one_line(tmp_path: Path) -> None:
     context = zmq.Context()
     busy = context.socket(zmq.PULL)
     port = busy.bind_to_random_port("tcp://127.0.0.1")
-    path.write_text(path.read_text() + f'\n[stream]\ncommands = "tcp://127.0.0.1:{port}"\n'
+    path.write_text(without_stream(path.read_text()) +
+                    f'\n[stream]\ncommands = "tcp://127.0.0.1:{port}"\n'
                     f'events = "ipc://{tmp_path}/e"\nreplay = "ipc://{tmp_path}/r"\n')
     try:
         result = cli("run", "--config", str(path), "--state-dir", str(tmp_path / "state"))
