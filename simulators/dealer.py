@@ -74,6 +74,10 @@ class SimulatedDealer:
             stop.wait(self.pace_s * 2)
             if state["fault"]["recoverable"]:
                 self.ask({"command": "continue"})
+            elif state["fault"].get("burnable"):
+                self.ask({"command": "burn", "reason": f"card out of play: "
+                                                       f"{state['fault']['code']}"},
+                         supervisor=True)
             else:
                 self.ask({"command": "void", "reason": f"misdeal: {state['fault']['code']}"},
                          supervisor=True)
@@ -121,7 +125,9 @@ class SimulatedDealer:
             return
         if step["kind"] == "decision":
             spot = step["seats"][0]
-            cards = [parse_card(text) for text in hand["cards"].get(str(spot), [])]
+            # what the table shows: a Cali LowBall player's cards are face down to the dealer
+            # (the player decides on them; this simulated one decides without them)
+            cards = [parse_card(text) for text in hand["cards"].get(str(spot), []) if text]
             community = [parse_card(text) for text in hand["cards"].get("community", [])]
             decision = self.decision(hand["phase"], cards, community)
             stop.wait(self.pace_s / 2)
@@ -141,6 +147,9 @@ class SimulatedDealer:
     def decision(self, phase: str, cards: list[Card], community: list[Card]) -> str:
         """A plain player strategy (the table does not care how players decide)."""
         ranks = [card.rank for card in cards]
+        if phase in ("pre-flop", "post-flop") and not cards:  # face down: a player's whim
+            return ("raise" if self.rng.random() < 0.3 else "check") if phase == "pre-flop" \
+                else ("bet" if self.rng.random() < 0.75 else "fold")
         if phase == "pre-flop":
             paired = len(set(ranks)) < len(ranks)
             return "raise" if not paired and max(ranks) <= 5 else "check"

@@ -53,9 +53,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"lowball-table console: --port {port} is not a port", file=sys.stderr)
         return 2
     stream, table = loaded.table.config.stream, loaded.table.config.table
-    link = TableLink(table_id=table.id, spots=table.spots, events=stream.events,
-                     replay=stream.replay, commands=stream.commands, on_view=lambda view: None,
-                     curve=curve)
+    if stream.table_events is None or stream.table_replay is None:
+        print(f"lowball-table console: {loaded.table.path}: [stream] sets no table_events and "
+              f"table_replay: the console follows only the table family (what the table "
+              f"shows), never the surveillance stream", file=sys.stderr)
+        return 2
+    link = TableLink(table_id=table.id, spots=table.spots, events=stream.table_events,
+                     replay=stream.table_replay, commands=stream.commands,
+                     on_view=lambda view: None, curve=curve)
     security = loaded.table.config.security
     sessions = Sessions(config.session_minutes, dict(security.supervisors))
     tls = config.tls_cert_file is not None

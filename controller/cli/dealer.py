@@ -4,6 +4,7 @@
     lowball-table dealer decide 3 raise             lowball-table dealer decide 2 discard:Kh,Qs
     lowball-table dealer continue                   lowball-table dealer status
     lowball-table dealer --credential-file F void "card on the floor"
+    lowball-table dealer --credential-file F burn "misread card on the draw"
     lowball-table dealer --credential-file F adjust_meter -2500 "meter reading corrected"
     lowball-table dealer --credential-file F acknowledge_alarm 812
 
@@ -42,6 +43,7 @@ def register(subparsers: Subcommands, name: str, help_text: str) -> None:
     parser.add_argument("words", nargs="+", metavar="COMMAND",
                         help="open | close | place SPOT WAGER AMOUNT [PLAYER] | cancel SPOT "
                              "WAGER | lock | decide SPOT DECISION | continue | void REASON | "
+                             "burn REASON | "
                              "verify_jackpot | reload | adjust_meter AMOUNT REASON | sign_in | "
                              "acknowledge_alarm SEQ | status | "
                              "withdraw REQUEST_ID... (a command that timed out)")
@@ -56,7 +58,7 @@ def request_of(words: list[str]) -> dict[str, Any]:
             raise ValueError("usage: withdraw REQUEST_ID...")
         return {"command": name, "requests": rest}
     shapes = {"place": ["spot", "wager", "amount", "player?"], "cancel": ["spot", "wager"],
-              "decide": ["spot", "decision"], "void": ["reason"],
+              "decide": ["spot", "decision"], "void": ["reason"], "burn": ["reason"],
               "adjust_meter": ["amount", "reason"], "acknowledge_alarm": ["seq"]}
     fields = shapes.get(name, [])
     required = [field for field in fields if not field.endswith("?")]

@@ -1,6 +1,6 @@
 """``lowball-table dealer status`` in the dealer's words: the table, the hand in play (each
-spot's player and cards, discarded cards as discarded) and the progressive awards the
-dealer must pay, in dollars, to whom.
+spot's player and the cards the table shows, the others counted face down; discarded cards as
+discarded) and the progressive awards the dealer must pay, in dollars, to whom.
 
 The status is the daemon's (:class:`controller.stream.command_replies.Status`); a player id
 is the dealer's text, shown with anything unprintable replaced (a journal written before
@@ -49,7 +49,10 @@ def status_lines(state: dict[str, Any], seq: int, journal: dict[str, Any]) -> li
             if who in ("burn",):
                 continue
             gone = discarded.get(who, [])
-            held = " ".join(shown(card) for card in cards if card not in gone)
+            held = " ".join(shown(card) for card in cards if card is not None and card not in gone)
+            down = sum(1 for card in cards if card is None)
+            if down:
+                held = f"{held} + {down} face down" if held else f"{down} face down"
             line = f"  {_holder(who, players)}: {held or '-'}"
             if gone:
                 line += f"  discarded: {' '.join(shown(card) for card in gone)}"

@@ -51,6 +51,10 @@ def register(subparsers: Subcommands, name: str, help_text: str) -> None:
     parser.add_argument("--events", default=Stream().events)
     parser.add_argument("--replay", default=Stream().replay)
     parser.add_argument("--commands", default=Stream().commands)
+    parser.add_argument("--table-events", default=TABLE_EVENTS,
+                        help="the table family's PUB endpoint, which the console follows")
+    parser.add_argument("--table-replay", default=TABLE_REPLAY,
+                        help="the table family's replay endpoint")
     parser.add_argument("--cms-events", default=CMS_EVENTS,
                         help="the CMS family's PUB endpoint ('' for none)")
     parser.add_argument("--cms-replay", default=CMS_REPLAY,
@@ -84,6 +88,8 @@ def _table_count(text: str) -> int:
 #: Where the demo (and the shipped configs) put the CMS family: what examples/cms_consumer.py
 #: connects to by default.
 CMS_EVENTS, CMS_REPLAY = "tcp://127.0.0.1:5558", "tcp://127.0.0.1:5559"
+#: Where the demo (and the shipped configs) put the table family: what the console follows.
+TABLE_EVENTS, TABLE_REPLAY = "tcp://127.0.0.1:5560", "tcp://127.0.0.1:5561"
 
 
 def demo_config(game: str, *, shoe: str, spots: str, meter: str, credential: str,
@@ -145,6 +151,7 @@ def run(args: argparse.Namespace) -> int:
     shoe, spots, meter = simulators
     credential = secrets.token_urlsafe(24)
     stream = Stream(events=args.events, replay=args.replay, commands=args.commands,
+                    table_events=args.table_events, table_replay=args.table_replay,
                     cms_events=args.cms_events or None, cms_replay=args.cms_replay or None)
     loaded = demo_config(args.game, shoe=shoe.url, spots=spots.url, meter=meter.url,
                          credential=credential, stream=stream)

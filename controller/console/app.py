@@ -31,6 +31,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from controller.console.config import is_loopback
 from controller.console.link import TableLink
 from controller.console.messages import (
+    SUPERVISOR_NAMES,
     BadMessage,
     Deduplicator,
     parse_message,
@@ -257,9 +258,12 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
         link.send(request, answer)
         return await asyncio.wait_for(future, ANSWER_TIMEOUT_S)
 
-    async def command(message: Any, session: Any = None) -> dict[str, Any]:
+    async def command(message: Any, session: Any = None, asked_from: str = ""
+                      ) -> dict[str, Any]:
+        """Send a screen's command: ``session``, the dealer's account or the supervisor whose
+        authority signs it (None: the console's own name gives it)."""
         request = request_of(message, by) if session is None else \
-            request_of(message, session.name, session.credential)
+            request_of(message, session.name, session.credential, asked_from)
         given = f"{request['by']} {message.command.model_dump_json()}"
         first = given_as.get(message.id)
         if first is not None and first != given:
@@ -284,9 +288,12 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
         seen.remember(message.id, answer)
         return answer
 
-    def signed_in_as(token: str | None, *roles: str) -> bool:
+    def signed_in_as(token: str | None, *roles: str, always: bool = False) -> bool:
+        """Whether the screen may open: signed in as one of ``roles``, or (a dealer's screen
+        on a console that asks no sign-in) anyone. ``always``: a sign-in is needed whatever
+        the console (the pit's screen shows the last hands whole)."""
         session = sessions.get(token)
-        return not signs_in or (session is not None and session.role in roles)
+        return (not signs_in and not always) or (session is not None and session.role in roles)
 
     async def dealer(request: Request) -> Response:
         if not signed_in_as(request.cookies.get(COOKIE), "dealer", "supervisor"):
@@ -294,22 +301,23 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
         return FileResponse(STATIC / "dealer.html")
 
     async def pit(request: Request) -> Response:
-        if not signed_in_as(request.cookies.get(COOKIE), "pit", "supervisor"):
+        if not signed_in_as(request.cookies.get(COOKIE), "pit", "supervisor", always=True):
             return RedirectResponse("/supervisor?next=/pit", status_code=303)
         return FileResponse(STATIC / "pit.html")
 
     @contextlib.asynccontextmanager
-    async def opened_screen(websocket: WebSocket,
-                            *roles: str) -> AsyncIterator[tuple[bool, str | None]]:
+    async def opened_screen(websocket: WebSocket, *roles: str, always: bool = False
+                            ) -> AsyncIterator[tuple[bool, str | None]]:
         """A screen's WebSocket: checked (this site's page, signed in as one of ``roles``),
-        accepted, told its session, and sent the console's view as it changes until it goes.
+        accepted, told its session (and told again whenever it changes: a supervisor's
+        authority spent or over), and sent the console's view as it changes until it goes.
         Yields (accepted, the session cookie); a refused socket is closed saying why."""
         if not same_origin(websocket):
             await websocket.close(code=1008, reason="another site's page")
             yield False, None
             return
         token = websocket.cookies.get(COOKIE)
-        if not signed_in_as(token, *roles):
+        if not signed_in_as(token, *roles, always=always):
             await websocket.close(code=1008, reason="sign in first")
             yield False, None
             return
@@ -323,28 +331,34 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
             yield False, None
             return
 
+        told = role_message(sessions.get(token))
+
         async def push() -> None:
+            nonlocal told
             while True:
                 # a screen whose sign-in ends (or is signed out elsewhere) is closed then,
                 # not at the next view: it holds its place no longer than its sign-in
                 try:
-                    text: str | None = await asyncio.wait_for(
-                        box.get(), SIGN_IN_CHECK_S if signs_in else None)
+                    text: str | None = await asyncio.wait_for(box.get(), SIGN_IN_CHECK_S)
                 except asyncio.TimeoutError:
                     text = None
                 if text == GIVE_WAY:
                     await websocket.close(code=1013, reason=GAVE_WAY)
                     return
-                if not signed_in_as(token, *roles):   # signed out, or the sign-in expired
+                if not signed_in_as(token, *roles, always=always):  # signed out, or expired
                     await websocket.close(code=1008, reason="the sign-in has ended")
                     return
+                sessions.authority(token)   # a supervisor's two minutes may be over
+                if (now_told := role_message(sessions.get(token))) != told:
+                    told = now_told
+                    await websocket.send_text(told)
                 if text is not None:
                     await websocket.send_text(text)
 
         pusher: asyncio.Future[None] | None = None
         try:
             await websocket.accept()
-            await websocket.send_text(role_message(sessions.get(token)))
+            await websocket.send_text(told)
             pusher = asyncio.ensure_future(push())
             yield True, token
         except WebSocketDisconnect:
@@ -359,7 +373,8 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
     async def pit_socket(websocket: WebSocket) -> None:
         """The pit's read-only screen: the live table, the last hands, the alarms. It may ask
         for a hand in full and, with a supervisor signed in, acknowledge an alarm."""
-        async with opened_screen(websocket, "pit", "supervisor") as (accepted, token):
+        async with opened_screen(websocket, "pit", "supervisor", always=True) as (accepted,
+                                                                                token):
             if not accepted:
                 return
             bucket = Bucket(burst=20, rate=10.0)
@@ -374,28 +389,37 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
                                                           "error": str(error)}))
                     continue
                 if message.type == "recall":
+                    if message.hand_id == link.hand_in_play():
+                        await websocket.send_text(json.dumps({
+                            "type": "error", "error": f"hand {message.hand_id} is in play: the "
+                                                      f"pit sees a hand once it is over"}))
+                        continue
                     hand = link.recall.hand(message.hand_id)
                     await websocket.send_text(json.dumps(
                         {"type": "hand", "hand": hand} if hand is not None else
                         {"type": "error", "error": f"hand {message.hand_id} is not among the "
                                                    f"last hands the console keeps"}))
                     continue
-                session = sessions.get(token)
-                if session is None or session.role != "supervisor":
+                session = sessions.authority(token)
+                if session is None:
                     await websocket.send_text(json.dumps({
                         "type": "error", "error": "acknowledging an alarm needs a supervisor "
-                                                  "signed in (at /supervisor)"}))
+                                                  "signed in (at /supervisor; one sign-in, "
+                                                  "one action)"}))
                     continue
                 # A supervisor's command: the table checks the credential, decides who it
                 # is, and journals the acknowledgement; every console sees it on the stream.
                 try:
                     reply = await send_command({
                         "command": "acknowledge_alarm", "seq": message.seq,
-                        "by": session.name, "credential": session.credential})
+                        "by": session.name, "credential": session.credential,
+                        "asked_from": asked_from("the pit's screen", websocket, session)})
                 except asyncio.TimeoutError:
                     reply = {"ok": False, "error": "the table did not answer in time: look at "
                                                    "the alarms before trying again"}
-                if not reply.get("ok"):
+                if reply.get("ok"):
+                    sessions.spend(token)
+                else:
                     await websocket.send_text(json.dumps({
                         "type": "error", "error": f"alarm #{message.seq} not acknowledged: "
                                                   f"{reply.get('error')}"}))
@@ -423,12 +447,14 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
                 form = parse_sign_in(body)
             except BadMessage as error:
                 return JSONResponse({"ok": False, "error": str(error)}, status_code=400)
+            before = sessions.get(request.cookies.get(COOKIE))
+            dealer = before.name if before is not None and before.role == "dealer" else ""
             async with checking:
-                return await check_sign_in(form, address)
+                return await check_sign_in(form, address, dealer)
         finally:
             sessions.spent(address)
 
-    async def check_sign_in(form: Any, address: str) -> Response:
+    async def check_sign_in(form: Any, address: str, dealer: str = "") -> Response:
         if wait := sessions.locked_for(address):   # failures while it waited its check
             return locked_out(wait)
         if form.name in accounts:            # a dealer's or the pit's account: the console's
@@ -450,7 +476,7 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
             log.warning("supervisor sign-in refused", name=form.name, address=address)
             return JSONResponse({"ok": False, "error": reply.get("error")}, status_code=401)
         sessions.signed_in_from(address)
-        return signed_in(*sessions.open(form.name, form.credential))
+        return signed_in(*sessions.open(form.name, form.credential, dealer))
 
     def locked_out(wait: float) -> Response:
         return JSONResponse({"ok": False, "error": f"too many failed sign-ins from this screen "
@@ -478,7 +504,15 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
         if session is None:
             return json.dumps({"type": "session", "role": "dealer"})
         return json.dumps({"type": "session", "role": session.role, "name": session.name,
-                           "seconds": sessions.seconds_left(session)})
+                           "seconds": sessions.seconds_left(session),
+                           "ended": session.ended})
+
+    def asked_from(screen: str, websocket: WebSocket, session: Any) -> str:
+        """The screen a supervisor's command came from, as the table journals it."""
+        address = websocket.client.host if websocket.client else "?"
+        dealer = f"dealer {session.dealer} signed in" if session.dealer \
+            else "no dealer signed in"
+        return f"{screen} at {address} on {by} ({dealer})"[:128]
 
     async def socket(websocket: WebSocket) -> None:
         async with opened_screen(websocket, "dealer", "supervisor") as (accepted, token):
@@ -495,8 +529,11 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
                         return
                     was_signed_in = False
                     await websocket.send_text(role_message(None))
-                supervisor = session is not None and session.role == "supervisor"
-                why = None if supervisor else (
+                authority = sessions.authority(token)
+                why = None if authority is not None else (
+                    f"{session.name}'s supervisor authority on this screen is over "
+                    f"({session.ended}): one sign-in, one supervisor's command"
+                    if session is not None and session.ended else
                     f"{session.name} is signed in as a {session.role}, not a supervisor"
                     if session is not None else
                     "the supervisor's session on this screen has expired: sign in again"
@@ -520,7 +557,15 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
                         "error": "too many commands from this screen: nothing was sent; "
                                  "slow down"}))
                     continue
-                answer = await command(message, session)
+                giver = authority if authority is not None else \
+                    session if session is not None and session.role == "dealer" else None
+                answer = await command(message, giver,
+                                       asked_from("the dealer's screen", websocket, giver)
+                                       if authority is not None else "")
+                if authority is not None and answer["ok"] \
+                        and message.command.command in SUPERVISOR_NAMES:
+                    sessions.spend(token)
+                    await websocket.send_text(role_message(sessions.get(token)))
                 await websocket.send_text(json.dumps({"type": "answer", "id": message.id,
                                                       **answer}))
 
@@ -529,7 +574,17 @@ def create_app(link: TableLink, by: str, sessions: Sessions, *,
         loop = asyncio.get_running_loop()
 
         def on_view(view: dict[str, Any]) -> None:  # from the link's thread
-            loop.call_soon_threadsafe(screens.show, view)
+            loop.call_soon_threadsafe(show, view)
+
+        shown_hand: list[str | None] = [None]
+
+        def show(view: dict[str, Any]) -> None:  # in the loop
+            hand = view.get("hand_id")
+            if hand is not None and hand != shown_hand[0]:
+                # a hand started: no supervisor's authority outlives the hand it was for
+                sessions.end_authority(f"hand {hand} started")
+            shown_hand[0] = hand
+            screens.show(view)
 
         link.on_view = on_view
         link.start()

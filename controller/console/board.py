@@ -1,10 +1,15 @@
 """What the dealer's screen shows, computed from the stream: the board.
 
-:class:`Board` keeps what the table's snapshot does not say but the screen must (the cards a
-player or the dealer discarded, who folded, the settlement wager by wager with the progressive
-awards, faults and alarms) by noting each event in seq order, and joins it with the latest
-snapshot into one *view*: plain JSON for the browser, with the buttons valid now. The browser
-draws the view and decides nothing: a button is on the screen only if the view lists it.
+:class:`Board` keeps what the table's snapshot does not say but the screen must (who folded,
+the settled hand's cards and discards, the settlement wager by wager with the progressive
+awards, faults and alarms) by noting each event of the table family
+(:mod:`controller.stream.table_family`), and joins it with the latest snapshot into one
+*view*: plain JSON for the browser, with the buttons valid now. The browser draws the view and
+decides nothing: a button is on the screen only if the view lists it.
+
+While a hand is in play its cards are the snapshot's, as the table shows them: a hidden card
+is ``null`` (drawn as a card back), never its name. Once the hand is over the table family
+sends the cards it held, and the board shows the whole hand until the next one starts.
 """
 
 from __future__ import annotations
@@ -36,8 +41,12 @@ class Board:
     def __init__(self, spots: int = 7) -> None:
         self.spots = spots
         self.hand_id: str | None = None
+        #: the dealer's discard by the house way (the players' are known at the showdown)
         self.discards: dict[str, list[str]] = {}
+        #: the settled hand's cards (the table family sends them once the hand is over)
         self.cards: dict[str, list[str]] = {}
+        #: each holder's final hand at the showdown (``hand_shown``)
+        self.shown: dict[str, list[str]] = {}
         self.decisions: dict[str, str] = {}
         self.settlements: list[dict[str, Any]] = []
         self.awards: list[dict[str, Any]] = []
@@ -54,7 +63,7 @@ class Board:
         self.last_seq = seq
         if kind == "hand_started":
             self.hand_id = data["hand_id"]
-            self.discards, self.decisions, self.cards = {}, {}, {}
+            self.discards, self.decisions, self.cards, self.shown = {}, {}, {}, {}
             self.settlements, self.awards, self.voided = [], [], None
         elif kind == "wager_placed":
             if data["player"]:
@@ -62,10 +71,9 @@ class Board:
         elif kind == "card_dealt":
             self.cards.setdefault(str(data["to"]), []).append(data["card"])
         elif kind == "decision_made":
-            seat = str(data["seat"])
-            self.decisions[seat] = data["decision"]
-            if data["cards"]:
-                self.discards[seat] = list(data["cards"])
+            self.decisions[str(data["seat"])] = data["decision"]
+        elif kind == "hand_shown":
+            self.shown[str(data["to"])] = list(data["cards"])
         elif kind == "house_way":
             if data["discard"]:
                 self.discards["dealer"] = list(data["discard"])
@@ -84,6 +92,13 @@ class Board:
             self.devices[data["device"]] = f"fault {data['code']}"
         elif kind == "fault":
             self.faults.append({"seq": seq, **data})
+
+    def settled_discards(self) -> dict[str, list[str]]:
+        """The settled hand's discards: each holder's cards not in its final hand (a Three Card
+        Lowball draw; a Cali LowBall hand keeps every card), the dealer's by the house way."""
+        gone = {who: [card for card in held if card not in self.shown[who]]
+                for who, held in self.cards.items() if who in self.shown}
+        return {**{who: cards for who, cards in gone.items() if cards}, **self.discards}
 
     def payouts(self) -> list[dict[str, Any]]:
         """The last settled hand, spot by spot: whom (the player the settled records name,
@@ -119,7 +134,10 @@ class Board:
         settled = state.get("state") == "SETTLED" and hand is None \
             and self.settled_hand == state.get("last_settled_hand")
         in_hand = hand is not None and hand.get("hand_id") == self.hand_id
-        discards = self.discards if in_hand or settled else {}
+        discards = (hand or {}).get("discarded") or {} if in_hand else \
+            self.settled_discards() if settled else {}
+        #: where a hidden holder's discards lie among its cards (their names are hidden)
+        places = (hand or {}).get("discarded_places") or {} if in_hand else {}
         wagers = (hand or {}).get("wagers") or state.get("layout") or {}
         # After settlement the cards stay on the screen until the next hand starts.
         cards = (hand or {}).get("cards") or (self.cards if settled else {})
@@ -131,11 +149,13 @@ class Board:
             spot_wagers = wagers.get(key) or {}
             held = cards.get(key) or []
             gone = discards.get(key, [])
+            hidden_gone = places.get(key, [])
             spots.append({
                 "spot": number,
                 "wagers": [{"wager": wager, "amount": amount, "text": _money(amount)}
                            for wager, amount in spot_wagers.items()],
-                "cards": [{"card": card, "discarded": card in gone} for card in held],
+                "cards": [{"card": card, "discarded": card in gone if card is not None
+                           else at in hidden_gone} for at, card in enumerate(held)],
                 "lamp": lamps.get(key, "off"),
                 "player": self.players.get(key, ""),
                 "decision": self.decisions.get(key) if in_hand or settled else None,
@@ -183,7 +203,8 @@ def banner(state: dict[str, Any]) -> str:
     expecting: str = state.get("expecting", "")
     if state.get("state") == "PAUSED" and fault is not None:
         way_out = "clear it, then touch Continue" if fault["recoverable"] \
-            else "call a supervisor to void the hand"
+            else "call a supervisor to burn the card or void the hand" \
+            if fault.get("burnable") else "call a supervisor to void the hand"
         return f"Paused: {fault['detail']} ({fault['code']}). {way_out}"
     if pending is not None:
         return f"JACKPOT {_money(pending['amount'])} on spot " \
@@ -235,6 +256,8 @@ def actions(state: dict[str, Any]) -> list[dict[str, Any]]:
 def supervisor_actions(state: dict[str, Any]) -> list[dict[str, Any]]:
     """A signed-in supervisor's buttons valid now (the dealer's screen never shows them)."""
     found = []
+    if (state.get("fault") or {}).get("burnable"):
+        found.append({"command": "burn"})
     if state.get("hand") is not None:
         found.append({"command": "void"})
     if state.get("jackpot_pending") is not None:

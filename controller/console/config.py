@@ -108,10 +108,12 @@ def load_console_config(path: Path | str) -> LoadedConsole:
 
 
 def write_console_config(directory: Path, table: LoadedConfig, *,
-                         supervisors: dict[str, str] | None = None, port: int = 8080) -> Path:
+                         supervisors: dict[str, str] | None = None, port: int = 8080,
+                         accounts: dict[str, tuple[str, str]] | None = None) -> Path:
     """A console config (and the table config it names, with the table's id, game, stream
     endpoints and supervisors' hashes) for a table built in memory: the demo's, a test's.
-    ``supervisors``: name -> credential. Returns the console config's path."""
+    ``supervisors``: name -> credential; ``accounts``: the console's own, name -> (role,
+    credential). Returns the console config's path."""
     config, names = table.config, json.dumps
     paytables = (Path(table.path).parent / config.table.paytables_file).resolve()
     lines = ["[table]", f"id = {names(config.table.id)}", f"game = {names(config.table.game)}",
@@ -124,5 +126,9 @@ def write_console_config(directory: Path, table: LoadedConfig, *,
               for name, credential in (supervisors or {}).items()]
     (directory / "console-table.toml").write_text("\n".join(lines) + "\n")
     path = directory / "console.toml"
-    path.write_text(f'table_config = "console-table.toml"\nhost = "127.0.0.1"\nport = {port}\n')
+    text = f'table_config = "console-table.toml"\nhost = "127.0.0.1"\nport = {port}\n'
+    for name, (role, credential) in (accounts or {}).items():
+        text += (f'\n[accounts.{names(name)}]\nrole = {names(role)}\ncredential_sha256 = '
+                 f'{names(hashlib.sha256(credential.encode()).hexdigest())}\n')
+    path.write_text(text)
     return path

@@ -1,6 +1,7 @@
 """The console's link to its table: one thread owns every ZeroMQ socket the console uses.
 
-It follows the event stream with :class:`controller.stream.client.StreamClient` (snapshot,
+It follows the table's *table family* (:mod:`controller.stream.table_family`: what the table
+shows, never a hidden card) with :class:`controller.stream.client.StreamClient` (snapshot,
 then every event exactly once, gaps filled by replay), notes each event on the
 :class:`~controller.console.board.Board`, and after each burst of events takes a fresh
 snapshot and hands the new view to the web side. Commands from the web side are queued to
@@ -112,6 +113,11 @@ class TableLink:
         self.thread.join(10)
         self._wake_out.close(0)
         self._context.term()
+
+    def hand_in_play(self) -> str | None:
+        """The id of the hand in play as the last view showed it (None between hands)."""
+        view = self.view
+        return None if view is None else view.get("hand_id")
 
     def send(self, request: dict[str, Any], answer: Answer) -> None:
         """Queue a command for the table; ``answer`` is called (from the link's thread) with
@@ -269,7 +275,8 @@ class TableLink:
         the snapshot and everything after it."""
         client = StreamClient(self._context, table_id=self.table_id,
                               pub_endpoint=self.endpoints["events"],
-                              replay_endpoint=self.endpoints["replay"], curve=self.curve)
+                              replay_endpoint=self.endpoints["replay"], family=wire.TABLE,
+                              curve=self.curve)
         try:
             latest = client.snapshot(timeout=2.0)
             self.board, self.recall = Board(self.spots), Recall()

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from controller.errors import LowballError
 from controller.stream.table_commands import (
+    Burn,
     Cancel,
     Close,
     Continue,
@@ -35,11 +36,11 @@ MAX_MESSAGE_BYTES = 4096
 #: Answers remembered for repeated ids (per console).
 REMEMBERED = 1024
 
-SUPERVISOR_NAMES = ("void", "verify_jackpot", "reload")
+SUPERVISOR_NAMES = ("void", "burn", "verify_jackpot", "reload")
 DealerCommand = Annotated[Open | Close | Place | Cancel | Lock | Decide | Continue,
                           Field(discriminator="command")]
 AnyCommand = Annotated[Open | Close | Place | Cancel | Lock | Decide | Continue
-                       | Void | VerifyJackpot | Reload, Field(discriminator="command")]
+                       | Void | Burn | VerifyJackpot | Reload, Field(discriminator="command")]
 CommandId = Annotated[str, Field(pattern=r"^[A-Za-z0-9-]{8,64}$")]
 
 
@@ -148,13 +149,16 @@ def parse_message(text: str | bytes, *, supervisor: str | None = None) -> Comman
         raise BadMessage("; ".join(problems_of(error)[:5])) from None
 
 
-def request_of(message: CommandMessage, by: str, credential: str | None = None
-               ) -> dict[str, Any]:
+def request_of(message: CommandMessage, by: str, credential: str | None = None,
+               asked_from: str = "") -> dict[str, Any]:
     """The command as the daemon's command channel takes it (a supervisor's with the
-    credential the console holds for the session)."""
+    credential the console holds for the supervisor's one command, and the screen that
+    asked, which the table journals beside who authorized it)."""
     request = {**message.command.model_dump(), "by": by}
     if credential is not None and message.command.command in SUPERVISOR_NAMES:
         request["credential"] = credential
+        if asked_from:
+            request["asked_from"] = asked_from
     return request
 
 

@@ -72,9 +72,12 @@ class Recall:
                     | {"steps": len(hand["steps"])} for hand in reversed(self._hands.values())]
 
     def hand(self, hand_id: str) -> dict[str, Any] | None:
+        """One hand, its steps in seq order (the table family sends a hand's cards after
+        the hand is over: until then its steps hold only what the table shows)."""
         with self._lock:
             hand = self._hands.get(hand_id)
-            return None if hand is None else {**hand, "steps": list(hand["steps"])}
+            return None if hand is None else {
+                **hand, "steps": sorted(hand["steps"], key=lambda step: step["seq"])}
 
 
 class Alarms:

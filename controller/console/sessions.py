@@ -4,8 +4,16 @@ A supervisor signs in with a name and their credential. The console sends a ``si
 command with it: the daemon checks the credential, journals who signed in (or counts the
 failure, and raises its ``credential_failures`` alarm after five in a minute). Then the
 browser gets a random session token in an HttpOnly cookie; the credential stays in the
-console's memory for the session and is never sent to the browser. A session ends when it
-expires, at sign-out, or when the console stops.
+console's memory and is never sent to the browser. A session ends when it expires, at
+sign-out, or when the console stops.
+
+A supervisor acts once. The authority a sign-in gives (the credential the console keeps)
+covers one supervisor command carried out by the table, and ends sooner after
+:data:`AUTHORITY_S` or when the next hand starts, whichever comes first: a supervisor who
+signed in on the dealer's screen to void a misdeal leaves no authority behind for the dealer.
+What remains of the session is the pit's view (``role`` ``pit``) until it expires. Each
+command given with the authority names the screen that asked and the dealer signed in there
+(:attr:`Session.dealer`), which the table journals beside the supervisor (``asked_from``).
 
 Too many failed sign-ins from one address lock it out for a while, without asking the table
 (the exact address: on a LAN of screens one device failing must not lock out the others).
@@ -51,15 +59,24 @@ MAX_WAITING = 256
 TURN_S = 30.0
 #: Sessions kept at once (the oldest goes first).
 MAX_SESSIONS = 64
+#: A supervisor's authority (one command) lasts at most this long after the sign-in.
+AUTHORITY_S = 120.0
 
 
 @dataclass
 class Session:
     name: str
-    #: the supervisor's credential (sent with their commands); None for a dealer or the pit
+    #: the supervisor's credential (sent with their one command); None for a dealer or the
+    #: pit, and once a supervisor's authority is spent or over
     credential: str | None = field(repr=False)
     expires: float
     role: str = "supervisor"
+    #: until when a supervisor's authority lasts (a clock reading; 0: none)
+    authority_until: float = 0.0
+    #: the dealer signed in on the screen where the supervisor signed in ("" when none)
+    dealer: str = ""
+    #: why a supervisor's authority ended ("" while it lasts, or for a dealer or the pit)
+    ended: str = ""
 
 
 def network_of(address: str) -> str:
@@ -215,10 +232,40 @@ class Sessions:
                 found = supervisor
         return found
 
-    def open(self, name: str, credential: str) -> tuple[str, Session]:
-        """A supervisor's new session (after the table accepted the credential), its token."""
+    def open(self, name: str, credential: str, dealer: str = "") -> tuple[str, Session]:
+        """A supervisor's new session (after the table accepted the credential), its token.
+        ``dealer``: the dealer signed in on that screen before, if any."""
+        now = self.clock()
         return self._add(Session(self.owner(name, credential), credential,
-                                 self.clock() + self.lifetime))
+                                 now + self.lifetime, authority_until=now + AUTHORITY_S,
+                                 dealer=dealer))
+
+    def authority(self, token: str | None) -> Session | None:
+        """The session of ``token`` if it is a supervisor's whose authority still holds
+        (not spent on a command, not past :data:`AUTHORITY_S`, no hand started since)."""
+        session = self.get(token)
+        if session is None or session.role != "supervisor" or session.credential is None:
+            return None
+        if self.clock() >= session.authority_until:
+            self._end(session, "its two minutes are over")
+            return None
+        return session
+
+    def spend(self, token: str | None) -> None:
+        """The table carried out a command given with this session's authority: it is over."""
+        session = self.get(token)
+        if session is not None and session.role == "supervisor":
+            self._end(session, "it was used for one command")
+
+    def end_authority(self, why: str) -> None:
+        """Every supervisor's authority ends now (the next hand started)."""
+        for session in list(self._sessions.values()):
+            if session.role == "supervisor":
+                self._end(session, why)
+
+    @staticmethod
+    def _end(session: Session, why: str) -> None:
+        session.credential, session.role, session.ended = None, "pit", why
 
     def account(self, name: str, credential: str,
                 accounts: dict[str, Any]) -> tuple[str, Session] | None:
@@ -259,7 +306,9 @@ class Sessions:
             self._sessions.pop(token, None)
 
     def seconds_left(self, session: Session) -> int:
-        return max(0, int(session.expires - self.clock()))
+        """A supervisor's authority's seconds left; anyone else's session's."""
+        until = session.authority_until if session.role == "supervisor" else session.expires
+        return max(0, int(until - self.clock()))
 
     def _expire(self) -> None:
         now = self.clock()

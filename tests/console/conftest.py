@@ -31,11 +31,13 @@ HOW_TO_GET_CHROMIUM = ("the browser tests need Chromium from Debian's packages: 
 SIZES = {"small": (1280, 800), "large": (1920, 1080)}
 #: The supervisors of the test table: name -> credential.
 SUPERVISORS = {"Alice": "alice-credential-0123456789", "Bob": "bob-credential-9876543210"}
+#: The console's pit account (the pit's screen asks for a sign-in even on loopback).
+PIT_ACCOUNT = ("Piper", "piper-pit-credential-0123")
 #: Where the browser tests save the screenshots docs/ shows (``make screenshots``); unset, none.
 SCREENSHOTS = os.environ.get("LOWBALL_SCREENSHOTS")
 
-#: The ``table`` fixture: make(game) -> (rig, console).
-TableFactory = Callable[[str], "tuple[Rig, Console]"]
+#: The ``table`` fixture: make(game, pit=False) -> (rig, console).
+TableFactory = Callable[..., "tuple[Rig, Console]"]
 #: The ``screen`` fixture: make(url, size) -> the dealer's screen.
 ScreenFactory = Callable[..., "Page"]
 
@@ -46,9 +48,12 @@ def shot(page: Page, name: str) -> None:
         page.screenshot(path=str(Path(SCREENSHOTS) / f"{name}.png"))
 
 
-def write_configs(tmp_path: Path, rig: Rig) -> Path:
-    """The console's config for the rig's table (its id, endpoints and supervisors)."""
-    return write_console_config(tmp_path, rig.daemon.loaded, supervisors=rig.supervisors)
+def write_configs(tmp_path: Path, rig: Rig, pit: bool = False) -> Path:
+    """The console's config for the rig's table (its id, endpoints and supervisors; ``pit``:
+    and the pit's account, :data:`PIT_ACCOUNT`)."""
+    return write_console_config(tmp_path, rig.daemon.loaded, supervisors=rig.supervisors,
+                                accounts={PIT_ACCOUNT[0]: ("pit", PIT_ACCOUNT[1])} if pit
+                                else None)
 
 
 class Console:
@@ -89,13 +94,14 @@ def browser() -> Iterator[Browser]:
 
 @pytest.fixture
 def table(tmp_path: Path) -> Iterator[TableFactory]:
-    """make(game) -> (rig, console): a daemon on the simulators and its console."""
+    """make(game, pit=False) -> (rig, console): a daemon on the simulators and its console
+    (``pit``: with the pit's account)."""
     made: list[Rig | Console] = []
 
-    def make(game: str) -> tuple[Rig, Console]:
+    def make(game: str, pit: bool = False) -> tuple[Rig, Console]:
         rig = Rig(tmp_path, game, supervisors=SUPERVISORS)
         made.append(rig)
-        console = Console(write_configs(tmp_path, rig))
+        console = Console(write_configs(tmp_path, rig, pit))
         made.append(console)
         return rig, console
 

@@ -87,11 +87,32 @@ def test_the_payout_panel_says_pay_or_collect_per_wager_with_the_awards_apart() 
 def test_a_discarded_card_is_shown_as_discarded() -> None:
     board = Board()
     board.note(1, "hand_started", "T-1", {"hand_id": "T-000001"})
-    board.note(2, "decision_made", "T-1", {"seat": 1, "decision": "discard:Kd", "raised": 0,
-                                            "cards": ["Kd"]})
-    view = board.view(state("DEALING", hand=hand("card", to=1)), 2)
+    board.note(2, "decision_made", "T-1", {"seat": 1, "decision": "discard", "raised": 0,
+                                            "cards": []})     # the table family: redacted
+    view = board.view(state("DEALING", hand={**hand("card", to=1),
+                                             "discarded": {"1": ["Kd"]}}), 2)
     assert view["spots"][0]["cards"] == [{"card": "Ah", "discarded": False},
                                          {"card": "Kd", "discarded": True}]
+
+
+def test_a_hidden_card_is_a_card_back_and_a_settled_hand_shows_its_discards() -> None:
+    board = Board()
+    board.note(1, "hand_started", "T-1", {"hand_id": "T-000001"})
+    view = board.view(state("DEALING", hand={**hand("card", to=2),
+                                             "cards": {"1": [None, None], "dealer": [None]}}), 1)
+    assert view["spots"][0]["cards"] == [{"card": None, "discarded": False}] * 2
+    assert view["dealer"] == [{"card": None, "discarded": False}]
+    # once the hand is over the table family sends the cards it held; the final hands say
+    # which were given up
+    for seq, card in enumerate(["Kd", "2c", "3h", "4s"], start=2):
+        board.note(seq, "card_dealt", "T-000001", {"card": card, "to": 1, "phase": "deal"})
+    board.note(6, "hand_shown", "T-000001", {"to": 1, "cards": ["2c", "3h", "4s"],
+                                              "hand_class": "4-high", "folded": False})
+    board.note(7, "wager_settled", "T-000001", {"seat": 1, "wager": "ante", "amount": 100,
+                                                 "result": "win", "net": 100})
+    view = board.view(state("SETTLED", last_settled_hand="T-000001"), 7)
+    assert view["spots"][0]["cards"][0] == {"card": "Kd", "discarded": True}
+    assert [c["discarded"] for c in view["spots"][0]["cards"][1:]] == [False] * 3
 
 
 @pytest.mark.parametrize("settings, problem", [

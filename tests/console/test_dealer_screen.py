@@ -17,14 +17,16 @@ if TYPE_CHECKING:   # the browser tests skip, not fail, where Playwright is miss
 
 def deal_while_cards_are_due(rig: Rig, page: Page, *, to_spots_only: bool = False) -> None:
     """The shoe deals each card the table asks for (``to_spots_only``: up to the dealer's
-    first); each must reach the screen."""
+    first); each must reach the screen, face up or, hidden, as a card back."""
     while (state := rig.status())["hand"] is not None and \
             state["hand"]["next"]["kind"] == "card" and \
             not (to_spots_only and state["hand"]["next"]["to"] == "dealer"):
-        before = len(rig.events("card_dealt"))
+        held = sum(len(cards) for cards in state["hand"]["cards"].values())
         rig.deal_one()
-        card = rig.events("card_dealt")[before].data.card
-        page.wait_for_selector(f'.card[data-card="{card}"]')
+        page.wait_for_function(
+            "held => document.querySelectorAll('#spots .card, #dealer-cards .card, "
+            "#community .card').length > held || document.querySelector('[data-payout]')",
+            arg=held)
 
 
 def place(page: Page, spot: int, wager: str, chips: list[int]) -> None:
@@ -71,7 +73,9 @@ def test_a_three_card_hand_by_touch_with_a_discard(table: TableFactory,
     page.tap('.spot[data-spot="1"] .card[data-card="9s"]')   # discard by touching the card
     shot(page, "dealer-discard")
     page.tap('.spot[data-spot="1"] [data-action="discard"]')
-    page.wait_for_selector('.spot[data-spot="1"] .card.discarded[data-card="9s"]')
+    # its draw keyed, the spot's cards are face down again until the showdown
+    page.wait_for_selector('.spot[data-spot="1"] .decision:has-text("discard")')
+    assert page.locator('.spot[data-spot="1"] [data-card="back"]').count() == 3
     deal_while_cards_are_due(rig, page, to_spots_only=True)
     way = rig.status()["hand"]["house_way"]
     assert way["discard"] == ["Kh"]                          # the dealer holds Kh 5h 2d
@@ -83,6 +87,7 @@ def test_a_three_card_hand_by_touch_with_a_discard(table: TableFactory,
         page.wait_for_selector(f'#dealer-cards .card.discarded[data-card="{card}"]')
     panel = page.wait_for_selector('[data-payout="1"]')
     assert panel is not None
+    page.wait_for_selector('.spot[data-spot="1"] .card.discarded[data-card="9s"]')
     settled = {(e.data.wager, e.data.net) for e in rig.events("wager_settled")}
     text = panel.inner_text()
     assert ("ante", 1000) in settled and "pay $10.00" in text

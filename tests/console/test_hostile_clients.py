@@ -120,7 +120,9 @@ def test_a_command_given_while_the_table_is_away_is_refused_and_never_sent_later
     rig.stop_daemon()
     stream = rig.stream
     views: list[dict[str, Any]] = []
-    link = TableLink(table_id=table_id, spots=7, events=stream.events, replay=stream.replay,
+    assert stream.table_events and stream.table_replay
+    link = TableLink(table_id=table_id, spots=7, events=stream.table_events,
+                     replay=stream.table_replay,
                      commands=stream.commands, on_view=views.append)
     link.start()
     answers: list[dict[str, Any]] = []

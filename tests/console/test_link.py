@@ -32,8 +32,9 @@ def test_a_burst_of_cards_reaches_the_screen_without_waiting_for_the_idle_poll(
         seen.set()
 
     stream = rig.stream
-    link = TableLink(table_id=rig.daemon.table_id, spots=7, events=stream.events,
-                     replay=stream.replay, commands=stream.commands, on_view=on_view)
+    assert stream.table_events and stream.table_replay
+    link = TableLink(table_id=rig.daemon.table_id, spots=7, events=stream.table_events,
+                     replay=stream.table_replay, commands=stream.commands, on_view=on_view)
     link.start()
     try:
         assert seen.wait(15)
@@ -66,8 +67,8 @@ def test_events_between_the_links_snapshot_and_its_first_view_reach_the_screen(
     serve = table.daemon.publisher.handle_replay
     assert table.ask(command="open")["ok"]                     # a journal to look back on
     views: list[dict[str, Any]] = []
-    link = TableLink(table_id=table.daemon.table_id, spots=7, events=f"ipc://{tmp_path}/e",
-                     replay=f"ipc://{tmp_path}/r", commands=f"ipc://{tmp_path}/c",
+    link = TableLink(table_id=table.daemon.table_id, spots=7, events=f"ipc://{tmp_path}/te",
+                     replay=f"ipc://{tmp_path}/tr", commands=f"ipc://{tmp_path}/c",
                      on_view=views.append)
     link.start()
     try:
@@ -86,8 +87,9 @@ def test_events_between_the_links_snapshot_and_its_first_view_reach_the_screen(
 def test_a_command_is_answered_through_the_link(tmp_path: Path) -> None:
     rig = Rig(tmp_path, "cali_lowball")
     stream = rig.stream
-    link = TableLink(table_id=rig.daemon.table_id, spots=7, events=stream.events,
-                     replay=stream.replay, commands=stream.commands, on_view=lambda view: None)
+    assert stream.table_events and stream.table_replay
+    link = TableLink(table_id=rig.daemon.table_id, spots=7, events=stream.table_events,
+                     replay=stream.table_replay, commands=stream.commands, on_view=lambda view: None)
     link.start()
     answers: list[dict[str, Any]] = []
     try:
@@ -115,8 +117,9 @@ def test_a_command_not_answered_in_time_is_withdrawn_and_its_screen_told_what_be
     rig = Rig(tmp_path, "cali_lowball")
     router = Router(rig.context, f"ipc://{tmp_path}/slow-commands")
     stream = rig.stream
-    link = TableLink(table_id=rig.daemon.table_id, spots=7, events=stream.events,
-                     replay=stream.replay, commands=f"ipc://{tmp_path}/slow-commands",
+    assert stream.table_events and stream.table_replay
+    link = TableLink(table_id=rig.daemon.table_id, spots=7, events=stream.table_events,
+                     replay=stream.table_replay, commands=f"ipc://{tmp_path}/slow-commands",
                      on_view=lambda view: None)
     link.start()
     answers: list[dict[str, Any]] = []

@@ -11,6 +11,7 @@ from websockets.sync.client import connect
 from controller.settings.scenario import load_scenario
 from controller.stream import wire
 from tests.console.conftest import (
+    PIT_ACCOUNT,
     SUPERVISORS,
     Console,
     ScreenFactory,
@@ -18,13 +19,14 @@ from tests.console.conftest import (
     shot,
     write_configs,
 )
+from tests.console.test_sign_in_everywhere import sign_in as signed_in_cookie
 from tests.console.test_supervisor import sign_in
 from tests.test_daemon import SCENARIOS, wait_for
 
 
 def test_the_pit_recalls_a_hand_step_by_step_and_acknowledges_alarms(table: TableFactory,
                                                                      screen: ScreenFactory) -> None:
-    rig, console = table("three_card_lowball")
+    rig, console = table("three_card_lowball", pit=True)
     assert rig.ask({"command": "open"})["ok"]
     scenario = load_scenario(SCENARIOS / "tcl_prog_four_high_after_draw.json")
     rig.play(scenario)                     # places with player "p1", "p2"
@@ -32,7 +34,9 @@ def test_the_pit_recalls_a_hand_step_by_step_and_acknowledges_alarms(table: Tabl
     for _ in range(5):
         rig.ask({"command": "void", "reason": "x", "credential": "a-guess"})
     wait_for(lambda: rig.events("alarm"), "the alarm")
-    page = screen(console.url + "pit")
+    page = screen(console.url)
+    sign_in(page, console.url, *PIT_ACCOUNT, then="/pit")    # the pit's account
+    page.wait_for_url("**/pit")
     hand_id = rig.events("hand_settled")[0].hand_id
     # each hand's players, from its locked wagers (the records name them since version 3)
     players = page.wait_for_selector(f'[data-players="{hand_id}"]')
@@ -68,9 +72,12 @@ def test_the_pit_recalls_a_hand_step_by_step_and_acknowledges_alarms(table: Tabl
     (journaled,) = rig.events("alarm_acknowledged")
     assert (journaled.data.seq, journaled.data.by) == (int(seq), "Alice")
     # A console started now rebuilds the alarms and who acknowledged them from the stream.
-    second = Console(write_configs(rig.tmp_path, rig))
+    second = Console(write_configs(rig.tmp_path, rig, pit=True))
     try:
-        with connect(second.url.replace("http://", "ws://") + "ws/pit") as socket:
+        _, cookie = signed_in_cookie(second.url, *PIT_ACCOUNT)
+        assert cookie
+        with connect(second.url.replace("http://", "ws://") + "ws/pit",
+                     additional_headers={"Cookie": cookie}) as socket:
             while (message := json.loads(socket.recv(timeout=10)))["type"] != "view":
                 pass
         alarm = next(a for a in message["alarms"] if a["seq"] == int(seq))
@@ -81,8 +88,11 @@ def test_the_pit_recalls_a_hand_step_by_step_and_acknowledges_alarms(table: Tabl
 
 
 def test_the_pit_screen_gives_no_command(table: TableFactory) -> None:
-    rig, console = table("cali_lowball")
-    with connect(console.url.replace("http://", "ws://") + "ws/pit") as socket:
+    rig, console = table("cali_lowball", pit=True)
+    _, cookie = signed_in_cookie(console.url, *PIT_ACCOUNT)
+    assert cookie
+    with connect(console.url.replace("http://", "ws://") + "ws/pit",
+                 additional_headers={"Cookie": cookie}) as socket:
         socket.send(json.dumps({"type": "command", "id": "abcdefgh-1",
                                 "command": {"command": "open"}}))
         while (message := json.loads(socket.recv(timeout=10)))["type"] != "error":

@@ -150,8 +150,9 @@ def test_a_screen_is_closed_when_its_sign_in_ends_not_at_the_next_view(tmp_path:
     now = [1000.0]
     sessions = Sessions(1, {}, clock=lambda: now[0])
     stream = rig.stream
-    link = TableLink(table_id=rig.daemon.table_id, spots=7, events=stream.events,
-                     replay=stream.replay, commands=stream.commands, on_view=lambda view: None)
+    assert stream.table_events and stream.table_replay
+    link = TableLink(table_id=rig.daemon.table_id, spots=7, events=stream.table_events,
+                     replay=stream.table_replay, commands=stream.commands, on_view=lambda view: None)
     app = create_app(link, "test console", sessions, signs_in=True, accounts={
         "Dana": Account(role="dealer", credential_sha256=hashlib.sha256(DEALER.encode())
                         .hexdigest())})

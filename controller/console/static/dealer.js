@@ -18,6 +18,11 @@ function money(cents) {
 }
 
 function cardNode(card, { discarded = false, onpick = null, chosen = false } = {}) {
+  // A hidden card: the table sends no name for it, and the screen draws its back.
+  if (card === null) {
+    return el("div", { class: `card back${discarded ? " discarded" : ""}`, "data-card": "back",
+      title: discarded ? "face down (discarded)" : "face down" });
+  }
   const rank = card.slice(0, -1) === "T" ? "10" : card.slice(0, -1);
   const [symbol, red] = SUITS[card.slice(-1)] || ["?", false];
   const classes = ["card", red ? "red" : "black"];
@@ -141,7 +146,7 @@ function renderSpots(view) {
       render();
     };
     const cards = spot.cards.map((c) => cardNode(c.card, { discarded: c.discarded, chosen: chosen.includes(c.card),
-      onpick: discarding.has(spot.spot) && !c.discarded ? pick(c.card) : null }));
+      onpick: discarding.has(spot.spot) && !c.discarded && c.card !== null ? pick(c.card) : null }));
     const wagers = spot.wagers.map((w) => el("div", { class: "wager", "data-wager": w.wager },
       el("span", { text: WAGER_NAMES[w.wager] || w.wager }), el("b", { text: w.text }),
       can("cancel") ? el("button", { class: "cancel", "data-action": "cancel", text: "\u00d7",
@@ -200,16 +205,18 @@ function renderSupervisor(view) {
     jackpot.replaceChildren();
     return;
   }
-  const nodes = [el("span", { class: "who", text: `Supervisor ${ui.session.name}` })];
-  if (canSupervise("void")) {
-    const reason = el("input", { id: "void-reason", placeholder: "reason for the void", maxlength: "200",
-      value: ui.reason, oninput: (event) => { ui.reason = event.target.value; } });
-    nodes.push(reason, button("Void hand", "void", () => {
-      if (!ui.reason.trim()) { notice("A void needs a reason"); return; }
-      send({ command: "void", reason: ui.reason.trim() });
-      ui.reason = "";
-    }, "fold"));
+  const nodes = [el("span", { class: "who", text: `Supervisor ${ui.session.name} (one action)` })];
+  if (canSupervise("void") || canSupervise("burn")) {
+    nodes.push(el("input", { id: "void-reason", placeholder: "reason (journaled)", maxlength: "200",
+      value: ui.reason, oninput: (event) => { ui.reason = event.target.value; } }));
   }
+  const withReason = (name) => () => {
+    if (!ui.reason.trim()) { notice(`A ${name} needs a reason`); return; }
+    send({ command: name, reason: ui.reason.trim() });
+    ui.reason = "";
+  };
+  if (canSupervise("burn")) nodes.push(button("Burn card, go on", "burn", withReason("burn")));
+  if (canSupervise("void")) nodes.push(button("Void hand", "void", withReason("void"), "fold"));
   if (canSupervise("reload")) nodes.push(button("Reload config", "reload", () => send({ command: "reload" })));
   nodes.push(el("button", { class: "small", "data-action": "sign-out", text: "Sign out",
     onclick: async () => { await fetch("/api/sign-out", { method: "POST" }); location.reload(); } }));
@@ -243,6 +250,9 @@ function connect() {
       document.body.dataset.seq = String(message.seq);
       render();
     } else if (message.type === "session") {
+      if (ui.session.role === "supervisor" && message.role !== "supervisor" && message.ended) {
+        notice(`The supervisor's sign-in is over: ${message.ended}. One sign-in, one action.`);
+      }
       ui.session = { ...message, until: Date.now() + (message.seconds || 0) * 1000 };
       document.body.dataset.role = message.role;
       if (message.role === "supervisor") {

@@ -4,6 +4,8 @@ const SUITS = { s: "\u2660", h: "\u2665", d: "\u2666", c: "\u2663" };
 const state = { view: null, session: { role: "dealer" }, hand: null, upTo: 0, socket: null };
 
 function card(text, discarded = false) {
+  // A hidden card: the table sends no name for it until the hand is over.
+  if (text === null) return el("span", { class: "mini back", "data-card": "back", text: "\u25ae" });
   const suit = text.slice(-1);
   const rank = text.slice(0, -1) === "T" ? "10" : text.slice(0, -1);
   return el("span", { class: `mini ${"hd".includes(suit) ? "red" : ""}${discarded ? " discarded" : ""}`,
