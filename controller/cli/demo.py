@@ -106,12 +106,14 @@ def demo_config(game: str, *, shoe: str, spots: str, meter: str, credential: str
     return shipped.model_copy(update={"config": config})
 
 
-def start_console(state_dir: Path, loaded: LoadedConfig, port: int
+def start_console(state_dir: Path, loaded: LoadedConfig, port: int, pit_credential: str
                   ) -> tuple[subprocess.Popen[str], str]:
-    """``lowball-table console`` beside the demo, in its own process; (process, URL)."""
+    """``lowball-table console`` beside the demo, in its own process, with the pit's account
+    ``pit``; (process, URL)."""
     from controller.console.config import write_console_config
 
-    config = write_console_config(state_dir, loaded, port=port)
+    config = write_console_config(state_dir, loaded, port=port,
+                                  accounts={"pit": ("pit", pit_credential)})
     process = subprocess.Popen([sys.executable, "-m", "controller.cli.main", "console", "--config",
                                 str(config)], stdout=subprocess.PIPE,
                                stderr=open(state_dir / "console.log", "a", encoding="utf-8"),
@@ -185,9 +187,14 @@ def run(args: argparse.Namespace) -> int:
     console, footer = None, ""
     if not args.no_console:
         try:
-            console, url = start_console(state_dir, loaded, args.console_port)
+            pit_credential = secrets.token_urlsafe(12)
+            console, url = start_console(state_dir, loaded, args.console_port, pit_credential)
             footer = f"the dealer's screen: {url}   (the simulated dealer plays on it)\n"
-            print(f"demo: {footer}", end="", file=sys.stderr)
+            print(f"demo: {footer}"
+                  f"demo: the pit's screen: {url}pit   (sign in: name pit, credential "
+                  f"{pit_credential})\n"
+                  f"demo: a supervisor's sign-in: {url}supervisor   (any name, credential "
+                  f"{credential}; one sign-in, one action)\n", end="", file=sys.stderr)
         except RuntimeError as error:
             print(f"demo: {error}; going on without it", file=sys.stderr)
     dealer = SimulatedDealer(command_endpoint=stream.commands, shoe=shoe.device, game=args.game,
