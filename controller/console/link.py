@@ -36,7 +36,7 @@ log = structlog.get_logger("lowball.console")
 #: How long the table has to answer one command.
 COMMAND_TIMEOUT_S = 5.0
 #: How long the table has to answer the withdrawal of commands it did not answer in time
-#: (with COMMAND_TIMEOUT_S, within the screen's own wait, app.ANSWER_TIMEOUT_S).
+#: (with COMMAND_TIMEOUT_S, within the screen's own wait, state.ANSWER_TIMEOUT_S).
 WITHDRAW_TIMEOUT_S = 3.0
 #: Commands waiting for the table at once (from all browsers together); more are refused.
 MAX_IN_FLIGHT = 16
