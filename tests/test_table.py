@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from controller.core.cards import parse_card
 from controller.core.events import ProgressiveAwarded, WagerSettled
+from controller.core.games import IllegalAction as IllegalActionError
 from controller.core.games import WagerError
 from controller.core.table import AnyEvent, Table
 from controller.core.table_states import TableState
@@ -784,3 +785,42 @@ def test_a_journal_of_an_older_release_replays_as_it_was_played() -> None:
     table = build_table(load_config(default_config_path("cali_lowball")))
     table.replay(older)                                # the continue is accepted again
     assert table.state == "DEALING" and table.fault is None
+
+
+def names(allowed: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    return [(a["command"], a.get("spot"), a.get("decision") or a.get("wager")) for a in allowed]
+
+
+def test_the_table_lists_the_commands_it_takes_now_and_verifies_each() -> None:
+    """pokerkit's pattern: ``verify`` names why a command would be refused, ``can`` says
+    whether it would be taken, and ``allowed`` (in the snapshot) lists what the table takes
+    now: the screens' buttons, derived nowhere else."""
+    from controller.core.commands import Decide, Lock, Open, Void
+    from controller.core.table import CommandError
+    d = Driver()
+    assert names(d.table.allowed()["dealer"]) == [("open", None, None)]
+    assert d.table.allowed()["supervisor"] == [{"command": "reload"}]
+    with pytest.raises(CommandError, match="needs the supervisor credential"):
+        d.table.verify(Void("x"))
+    d.do(command="open")
+    assert d.table.can(Lock())                        # taken, and answered lock_refused
+    assert names(d.table.allowed()["dealer"]) == [("close", None, None), ("place", None, None)]
+    d.do(command="place", spot=1, wager="ante", amount=1000)
+    d.do(command="place", spot=1, wager="xtra_bonus", amount=1000)
+    assert names(d.table.allowed()["dealer"]) == [
+        ("lock", None, None), ("place", None, None), ("cancel", 1, "ante"),
+        ("cancel", 1, "xtra_bonus")]
+    d.do(command="lock")
+    assert d.table.allowed() == {"dealer": [], "supervisor": [{"command": "void"}]}
+    d.cards("As 9c Kd 2s")
+    assert names(d.table.allowed()["dealer"]) == [("decide", 1, "raise"), ("decide", 1, "check")]
+    with pytest.raises(IllegalActionError):
+        d.table.verify(Decide(2, "raise"))
+    assert d.table.can(Decide(1, "raise")) and not d.table.can(Open())
+    before = d.table.snapshot()
+    d.table.verify(Decide(1, "raise"))
+    assert d.table.snapshot() == before               # verify changes nothing
+    assert d.table.snapshot()["allowed"] == d.table.allowed()
+    d.card("Qc")                                      # an extra card: the supervisor's
+    assert d.table.allowed() == {"dealer": [], "supervisor": [{"command": "burn"},
+                                                              {"command": "void"}]}

@@ -232,36 +232,11 @@ def banner(state: dict[str, Any]) -> str:
 
 
 def actions(state: dict[str, Any]) -> list[dict[str, Any]]:
-    """The dealer's buttons valid now (the table refuses anything else anyway)."""
-    name, hand = state.get("state"), state.get("hand")
-    if state.get("jackpot_pending") is not None:
-        return []
-    if name == "PAUSED":
-        fault = state.get("fault") or {}
-        return [{"command": "continue"}] if fault.get("recoverable") else []
-    if name == "CLOSED":
-        return [{"command": "open"}]
-    if hand is None and name in ("OPEN", "SETTLED"):
-        found = [{"command": "place"}, {"command": "cancel"}]
-        if name == "OPEN" and state.get("layout"):
-            found.append({"command": "lock"})
-        return found
-    if hand is not None and hand["next"]["kind"] == "decision":
-        step = hand["next"]
-        return [{"command": "decide", "spot": spot, "decision": option}
-                for spot in step["seats"] for option in step["options"]]
-    return []
+    """The dealer's buttons: the commands the table takes now, as its snapshot lists them
+    (:meth:`controller.core.table.Table.allowed`); the screen derives none itself."""
+    return list((state.get("allowed") or {}).get("dealer") or [])
 
 
 def supervisor_actions(state: dict[str, Any]) -> list[dict[str, Any]]:
     """A signed-in supervisor's buttons valid now (the dealer's screen never shows them)."""
-    found = []
-    if (state.get("fault") or {}).get("burnable"):
-        found.append({"command": "burn"})
-    if state.get("hand") is not None:
-        found.append({"command": "void"})
-    if state.get("jackpot_pending") is not None:
-        found.append({"command": "verify_jackpot"})
-    if state.get("hand") is None and state.get("jackpot_pending") is None:
-        found.append({"command": "reload"})
-    return found
+    return list((state.get("allowed") or {}).get("supervisor") or [])

@@ -37,6 +37,7 @@ from controller.core.events import (
     WagerSettled,
 )
 from controller.core.commands import (
+    DEALER_ROLE,
     SUPERVISOR_ROLE,
     AcknowledgeAlarm,
     AdjustMeter,
@@ -258,6 +259,78 @@ class Table:
             return [CommandRefused(name, command.arguments(), by, role,
                                    f"'{name}' needs the supervisor credential")]
         return self._carry_out(command, by, role)
+
+    # -- verify, can (pokerkit's pattern): the rules of each command, asked without acting --
+
+    def verify(self, command: Command, role: str = DEALER_ROLE) -> None:
+        """Raise (:class:`CommandError`, or the hand's :class:`IllegalAction` or
+        :class:`WagerError`) naming why the table would refuse ``command`` from ``role`` now;
+        change nothing. ``reload`` is verified as the console offers it: between hands (a
+        reload mid-hand is the table's to refuse per key, :meth:`reload`)."""
+        if type(command).supervisor_only and role != SUPERVISOR_ROLE:
+            raise CommandError(f"'{command.command}' needs the supervisor credential")
+        match command:
+            case Place():
+                self._verify_place(command)
+            case Cancel():
+                self._verify_cancel(command)
+            case Decide():
+                self._verify_decide(command)
+            case Lock():
+                self._verify_lock()
+            case Open():
+                self._verify_open()
+            case Close():
+                self._verify_close()
+            case Continue():
+                self._verify_continue()
+            case Void():
+                self._verify_void()
+            case Burn():
+                self._verify_burn()
+            case VerifyJackpot():
+                self._verify_verify_jackpot()
+            case AdjustMeter():
+                self._verify_adjust_meter(command)
+            case Reload():
+                if not self.between_hands():
+                    raise CommandError("reload between hands (no hand in play, no jackpot "
+                                       "pending): the game settings change only then")
+            case SignIn() | AcknowledgeAlarm():
+                pass  # which seqs are alarms is the daemon's to know (it owns the journal)
+
+    def can(self, command: Command, role: str = DEALER_ROLE) -> bool:
+        """Whether the table would take ``command`` from ``role`` now."""
+        try:
+            self.verify(command, role)
+        except (CommandError, IllegalAction, WagerError):
+            return False
+        return True
+
+    def allowed(self) -> dict[str, list[dict[str, Any]]]:
+        """The commands the table takes now, the dealer's and those only a supervisor may
+        give, each with the arguments a button needs (a spot's decision, a wager to cancel;
+        ``place`` and a supervisor's reasons are typed, so named only). What the screens show
+        as buttons: they derive nothing themselves."""
+        dealer: list[dict[str, Any]] = [{"command": name} for name, command in (
+            ("open", Open()), ("close", Close()), ("continue", Continue()))
+            if self.can(command)]
+        if self.can(Lock()) and any(self.wagers.values()):  # (its problems: the lock's answer)
+            dealer.append({"command": "lock"})
+        if self.state in (OPEN, SETTLED) and self.hand is None and self.jackpot is None:
+            dealer.append({"command": "place"})
+            dealer += [{"command": "cancel", "spot": spot, "wager": wager}
+                       for spot, amounts in sorted(self.wagers.items()) for wager in amounts]
+        hand = self.hand
+        if hand is not None and self.state in (DECIDING, DEALING, LOCKED):
+            step = hand.next_step()
+            if step.kind == "decision":
+                dealer += [{"command": "decide", "spot": spot, "decision": str(option)}
+                           for spot in step.seats for option in step.options]
+        supervisor = [{"command": name} for name, command in (
+            ("burn", Burn("-")), ("void", Void("-")), ("verify_jackpot", VerifyJackpot()),
+            ("reload", Reload())) if self.can(command, SUPERVISOR_ROLE)]
+        return {"dealer": dealer, "supervisor": supervisor}
 
     def _carry_out(self, command: Command, by: str, role: str) -> list[AnyEvent]:
         """A command whose giver may give it: accepted with its effects, or refused by the
@@ -651,7 +724,7 @@ class Table:
 
     # -- commands -------------------------------------------------------------------------
 
-    def _open(self, by: str) -> list[AnyEvent]:
+    def _verify_open(self) -> None:
         if self.state not in (CLOSED, SETTLED):
             raise CommandError(f"the table is {self.state}; it opens from CLOSED or SETTLED")
         if self.jackpot is not None:
@@ -661,6 +734,9 @@ class Table:
             raise CommandError(f"the jackpot meter ({self.meter}) was carried over from a "
                                f"quarantined journal: a supervisor confirms it first "
                                f"(adjust_meter; an amount of 0 confirms it as it stands)")
+
+    def _open(self, by: str) -> list[AnyEvent]:
+        self._verify_open()
         events: list[AnyEvent] = []
         if self.state == CLOSED:
             paytable = self.setup.paytable
@@ -672,19 +748,23 @@ class Table:
                 events.append(MeterChanged(self.meter, "table opened"))
         return events + self._lit(*self._set_state(OPEN, f"opened by {by}"))
 
-    def _close(self, by: str) -> list[AnyEvent]:
+    def _verify_close(self) -> None:
         if self.state in IN_HAND:
             raise CommandError(f"a hand is in play ({self.state}); void it or finish it first")
         if self.state == CLOSED:
             raise CommandError("the table is already closed")
         if any(self.wagers.values()):
             raise CommandError("wagers are on the layout; cancel them first")
+
+    def _close(self, by: str) -> list[AnyEvent]:
+        self._verify_close()
         return [TableClosed(by), *self._lit(*self._set_state(CLOSED, f"closed by {by}"))]
 
-    def _place(self, command: Place) -> list[AnyEvent]:
+    def _verify_place(self, command: Place) -> None:
         if self.state not in (OPEN, SETTLED):
             raise CommandError(f"wagers are taken only while the table is OPEN "
                                f"(it is {self.state})")
+        self._verify_betting()
         spots = self.settings.spots
         if command.spot > spots:
             raise CommandError(f"spot {command.spot}: this table has spots 1 to {spots}")
@@ -696,6 +776,9 @@ class Table:
             engine.wager_problem(self.setup, command.spot, command.wager, command.amount)
         if problem is not None:
             raise CommandError(problem)
+
+    def _place(self, command: Place) -> list[AnyEvent]:
+        self._verify_place(command)
         events = self._opened_for_betting()
         self.wagers[command.spot][command.wager] = command.amount
         if command.player:
@@ -705,22 +788,32 @@ class Table:
                                               self.players.get(command.spot, ""),
                                               WagerSource.DEALER))
 
-    def _cancel(self, command: Cancel) -> list[AnyEvent]:
+    def _verify_cancel(self, command: Cancel) -> int:
+        """The wager's amount, if it may be cancelled now."""
         if self.state not in (OPEN, SETTLED):
             raise CommandError(f"wagers are cancelled only while the table is OPEN "
                                f"(it is {self.state})")
         amount = self.wagers.get(command.spot, {}).get(command.wager)
         if amount is None:
             raise CommandError(f"spot {command.spot} has no {command.wager} wager")
+        return amount
+
+    def _cancel(self, command: Cancel) -> list[AnyEvent]:
+        amount = self._verify_cancel(command)
         del self.wagers[command.spot][command.wager]
         if not self.wagers[command.spot]:
             self.players.pop(command.spot, None)
         return self._lit(WagerCancelled(command.spot, WagerKey(command.wager), amount,
                                         WagerSource.DEALER))
 
-    def _lock(self) -> list[AnyEvent]:
+    def _verify_lock(self) -> None:
+        """The table takes a lock now (whether the wagers may lock is the lock's answer: a
+        ``lock_refused`` naming each problem)."""
         if self.state != OPEN:
             raise CommandError(f"wagers lock only while the table is OPEN (it is {self.state})")
+
+    def _lock(self) -> list[AnyEvent]:
+        self._verify_lock()
         wagers = {spot: dict(amounts) for spot, amounts in self.wagers.items() if amounts}
         problems = self.lock_problems(wagers)
         closed = sorted(spot for spot, amounts in wagers.items() if "progressive" in amounts) \
@@ -794,19 +887,25 @@ class Table:
                         f"{limits.max_lowdown_bonus}")
         return None
 
-    def _decide(self, command: Decide) -> list[AnyEvent]:
+    def _verify_decide(self, command: Decide) -> tuple[Hand, Decision]:
+        """The hand and the decision, if the hand takes it now."""
         if self.hand is None or self.state not in (DECIDING, DEALING, LOCKED):
             raise CommandError(f"no decision is expected (the table is {self.state})")
         try:
             decision = Decision.parse(command.decision)
         except ValueError as error:
             raise CommandError(f"spot {command.spot}: {error}") from None
-        events: list[AnyEvent] = list(self.hand.decide(command.spot, decision))
+        self.hand.verify_decide(command.spot, decision)
+        return self.hand, decision
+
+    def _decide(self, command: Decide) -> list[AnyEvent]:
+        hand, decision = self._verify_decide(command)
+        events: list[AnyEvent] = list(hand.decide(command.spot, decision))
         made = next(event for event in events if type(event) is DecisionMade)
         return events + self._light(lamps.lamps_after(made, self.wagers)) + \
             self._after_hand_step()
 
-    def _continue(self, by: str) -> list[AnyEvent]:
+    def _verify_continue(self) -> None:
         if self.state != PAUSED or self.fault is None:
             raise CommandError(f"nothing to continue: the table is {self.state}")
         if self.fault.burnable:
@@ -815,9 +914,13 @@ class Table:
         if not self.fault.recoverable:
             raise CommandError(f"{self.fault.code} is a misdeal: only a supervisor can void "
                                f"the hand")
+        self._verify_devices_back()
+
+    def _continue(self, by: str) -> list[AnyEvent]:
+        self._verify_continue()
         return [HandContinued(by), *self._resume(by, "continued")]
 
-    def _burn(self, command: Burn, by: str) -> list[AnyEvent]:
+    def _verify_burn(self) -> None:
         fault = self.fault
         if self.state != PAUSED or fault is None:
             raise CommandError(f"nothing to burn: the table is {self.state}")
@@ -825,6 +928,15 @@ class Table:
             why = "in the starting deal a card out of play is a misdeal (Roberts' lowball " \
                   "rule 1)" if fault.code in BURNABLE else f"{fault.code} is a misdeal"
             raise CommandError(f"no card may be burned now: {why}; void the hand")
+        self._verify_devices_back()
+
+    def _verify_devices_back(self) -> None:
+        down = sorted(self.devices_down & {"shoe", "spots"})
+        if down:
+            raise CommandError(f"{', '.join(down)} still lost: reconnect it before continuing")
+
+    def _burn(self, command: Burn, by: str) -> list[AnyEvent]:
+        self._verify_burn()
         cards, counts = (tuple(card for card, _ in self.out_of_play),
                          tuple(count for _, count in self.out_of_play))
         resumed = self._resume(by, "burned and continued")
@@ -835,9 +947,6 @@ class Table:
     def _resume(self, by: str, how: str) -> list[AnyEvent]:
         """Clear the fault and go on where the hand stands (cards may have been dealt during
         the pause)."""
-        down = sorted(self.devices_down & {"shoe", "spots"})
-        if down:
-            raise CommandError(f"{', '.join(down)} still lost: reconnect it before continuing")
         self.fault = None
         hand = self.hand
         assert hand is not None
@@ -848,10 +957,13 @@ class Table:
         return [*self._set_state(resumed, f"{how} by {by}"),
                 *self._light(lamps.to_act(step.seats))]
 
-    def _void(self, command: Void, by: str) -> list[AnyEvent]:
+    def _verify_void(self) -> Hand:
         if self.hand is None or self.state not in IN_HAND:
             raise CommandError(f"no hand in play to void (the table is {self.state})")
-        hand, hand_id = self.hand, self.hand_id
+        return self.hand
+
+    def _void(self, command: Void, by: str) -> list[AnyEvent]:
+        hand, hand_id = self._verify_void(), self.hand_id
         contributions = hand.contributions
         events: list[AnyEvent] = [HandVoided(hand_id or "", by, command.reason,
                                              hand.wagers_at_stake(), contributions)]
@@ -862,7 +974,7 @@ class Table:
         self.hand, self.fault = None, None
         return events + self._lit(*self._set_state(OPEN, f"hand {hand_id} voided by {by}"))
 
-    def _adjust_meter(self, command: AdjustMeter, by: str) -> list[AnyEvent]:
+    def _verify_adjust_meter(self, command: AdjustMeter) -> None:
         if not self.between_hands():
             waits = "" if self.jackpot is None else ", a jackpot awaits verification"
             raise CommandError(f"the meter is adjusted only between hands (the table is "
@@ -872,22 +984,29 @@ class Table:
                                "(lowball-table floor adjust)")
         if command.amount == 0 and not self.meter_held:
             raise CommandError("amount: an adjustment of 0 changes nothing")
-        meter = self.meter + command.amount
-        if meter < 0:
+        if self.meter + command.amount < 0:
             raise CommandError(f"amount: {command.amount} would take the meter "
                                f"({self.meter}) below 0")
+
+    def _adjust_meter(self, command: AdjustMeter, by: str) -> list[AnyEvent]:
+        self._verify_adjust_meter(command)
+        meter = self.meter + command.amount
         confirmed = " (confirms the meter carried over)" if self.meter_held else ""
         self.meter, self.meter_held = meter, False
         return [MeterChanged(meter, f"adjusted by {by} ({command.amount:+d}){confirmed}: "
                                     f"{command.reason}")]
 
-    def _verify_jackpot(self, by: str) -> list[AnyEvent]:
+    def _verify_verify_jackpot(self) -> PendingJackpot:
         if self.jackpot is None:
             raise CommandError("no jackpot awaits verification")
         if self.pool is not None and self.jackpot.claimed is None:
             raise CommandError(f"the jackpot of hand {self.jackpot.hand_id} is not claimed by "
                                f"pool {self.pool} yet: verify it once the floor has claimed it")
-        jackpot, self.jackpot = self.jackpot, None
+        return self.jackpot
+
+    def _verify_jackpot(self, by: str) -> list[AnyEvent]:
+        jackpot = self._verify_verify_jackpot()
+        self.jackpot = None
         self.meter = jackpot.meter_after_reset if self.pool_shown is None \
             else self.pool_shown.meter
         return [JackpotVerified(jackpot.hand_id, by, self.meter),
@@ -895,12 +1014,16 @@ class Table:
 
     # -- helpers --------------------------------------------------------------------------
 
+    def _verify_betting(self) -> None:
+        """A wager on a settled table starts the next round, which a pending jackpot holds."""
+        if self.state == SETTLED and self.jackpot is not None:
+            raise CommandError(f"jackpot of hand {self.jackpot.hand_id} awaits a "
+                               f"supervisor's verification")
+
     def _opened_for_betting(self) -> list[AnyEvent]:
         """Betting on a settled table starts the next round: SETTLED -> OPEN."""
         if self.state == SETTLED:
-            if self.jackpot is not None:
-                raise CommandError(f"jackpot of hand {self.jackpot.hand_id} awaits a "
-                                   f"supervisor's verification")
+            self._verify_betting()
             return self._lit(*self._set_state(OPEN, "next hand"))
         if self.state != OPEN:
             raise CommandError(f"wagers are taken only while the table is OPEN "

@@ -132,4 +132,6 @@ def snapshot(table: Table, *, table_side: bool = False) -> dict[str, Any]:
         "last_settled_hand": table.last_settled_hand,
         "last_settlement": [settlement._asdict() for settlement in table.last_settlement],
         "last_awards": [award._asdict() for award in table.last_awards],
+        # the commands the table takes now (Table.allowed): the screens' buttons
+        "allowed": table.allowed(),
     }

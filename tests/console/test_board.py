@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from controller.console.board import Board, actions, banner
+from controller.console.board import Board, actions, banner, supervisor_actions
 from controller.console.config import ConsoleConfig
 from controller.settings.validation import InputError, validate
 
@@ -27,34 +27,33 @@ def names(found: list[dict[str, Any]]) -> list[Any]:
     return [(a["command"], a.get("spot"), a.get("decision")) for a in found]
 
 
-def test_a_button_for_every_action_valid_now_and_none_other() -> None:
-    assert names(actions(state("CLOSED"))) == [("open", None, None)]
-    assert names(actions(state("OPEN"))) == [("place", None, None), ("cancel", None, None)]
-    assert ("lock", None, None) in names(actions(state("OPEN", layout={"1": {"ante": 500}})))
-    assert ("lock", None, None) not in names(actions(state("SETTLED",
-                                                           layout={"1": {"ante": 500}})))
-    dealing = state("DEALING", hand=hand("card", to=1))
-    assert actions(dealing) == []                       # the shoe deals: nothing to touch
-    deciding = state("DECIDING", hand=hand("decision", seats=[1, 3],
-                                           options=["raise", "check"]))
-    assert names(actions(deciding)) == [("decide", 1, "raise"), ("decide", 1, "check"),
-                                        ("decide", 3, "raise"), ("decide", 3, "check")]
+def test_the_buttons_are_the_commands_the_table_lists_and_none_other() -> None:
+    """The screen derives no rule: its buttons are the snapshot's ``allowed`` (the table's
+    own ``can`` for each command, tested in tests/test_table.py)."""
+    allowed = {"dealer": [{"command": "decide", "spot": 1, "decision": "raise"}],
+               "supervisor": [{"command": "void"}]}
+    deciding = state("DECIDING", hand=hand("decision", seats=[1], options=["raise"]),
+                     allowed=allowed)
+    assert actions(deciding) == allowed["dealer"]
+    assert supervisor_actions(deciding) == allowed["supervisor"]
+    assert actions(state("OPEN")) == [] and supervisor_actions(state("OPEN")) == []
 
 
 def test_a_fault_shows_its_way_out() -> None:
     fault = {"code": "shoe_jam", "detail": "the shoe jammed", "device": "shoe",
              "recoverable": True}
     paused = state("PAUSED", hand=hand("card", to=1), fault=fault)
-    assert names(actions(paused)) == [("continue", None, None)]
     assert "the shoe jammed" in banner(paused) and "Continue" in banner(paused)
     lost = state("PAUSED", hand=hand("card", to=1), fault={**fault, "recoverable": False})
-    assert actions(lost) == [] and "supervisor to void" in banner(lost)
+    assert "supervisor to void" in banner(lost)
+    burnable = state("PAUSED", hand=hand("card", to=1),
+                     fault={**fault, "recoverable": False, "burnable": True})
+    assert "supervisor to burn the card or void the hand" in banner(burnable)
 
 
 def test_a_pending_jackpot_holds_the_screen() -> None:
     pending = state("SETTLED", jackpot_pending={"hand_id": "T-000009", "seats": [2],
                                                 "amount": 512345})
-    assert actions(pending) == []
     assert "JACKPOT $5,123.45" in banner(pending)
     assert Board().view(pending, 10)["jackpot"]["text"] == "$5,123.45"
 
