@@ -53,6 +53,35 @@ def test_every_exception_the_project_defines_derives_from_the_root() -> None:
     assert not strays, f"not LowballError: {strays}"
 
 
+def drawn_tree() -> str:
+    """The exception tree as controller/errors.py draws it: each public class under its base,
+    its builtin base in brackets, its module."""
+    from controller import errors
+    classes = [cls for cls in exception_classes() if not cls.__name__.startswith("_")]
+    lines = ["    LowballError"]
+
+    def walk(parent: type[BaseException], depth: int) -> None:
+        for cls in sorted((cls for cls in classes if parent in cls.__bases__),
+                          key=lambda cls: (cls.__module__, cls.__name__)):
+            builtins = [base.__name__ for base in cls.__bases__
+                        if not issubclass(base, LowballError)]
+            lines.append("    " * (depth + 1) + cls.__name__ +
+                         (f" ({', '.join(builtins)})" if builtins else "") +
+                         f"  {cls.__module__}")
+            walk(cls, depth + 1)
+
+    walk(errors.LowballError, 1)
+    return "\n".join(lines)
+
+
+def test_the_root_modules_docstring_draws_the_whole_tree() -> None:
+    from controller import errors
+    tree = drawn_tree()
+    assert errors.__doc__ is not None and tree in errors.__doc__, (
+        "controller/errors.py's docstring does not draw the exception tree as it is; "
+        "put this in its place:\n" + tree)
+
+
 def test_a_duplicate_card_is_told_by_its_class_and_fields(cali_setup: SetupFactory) -> None:
     from controller.core.games import ENGINES
 
