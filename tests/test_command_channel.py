@@ -326,14 +326,14 @@ def test_each_request_model_has_the_name_and_arguments_of_its_core_command() -> 
 def test_one_walk_finds_every_text_of_a_request_for_both_searches() -> None:
     """The credential search and the unreadable-text check read a request's keys and texts at
     any depth alike; only the credential search leaves out the credential's own value."""
-    from controller.daemon.command_channel import _texts, _unreadable_text
+    from controller.stream.command_requests import texts, unreadable_text
 
     request = {"command": "place", "credential": "c-secret", "player": "P-1",
                "extra": [{"deep key": ["deeper", 5, None]}]}
-    assert sorted(_texts(request)) == sorted(["command", "place", "credential", "player",
+    assert sorted(texts(request)) == sorted(["command", "place", "credential", "player",
                                               "P-1", "extra", "deep key", "deeper"])
-    assert _unreadable_text(request) is None
-    assert _unreadable_text({**request, "credential": "c\u202e"}) == "credential"
-    assert _unreadable_text({**request, "player": {"x": ["a\u200b"]}}) == "player"
-    assert _unreadable_text({"command": "open", "k\x00": 1}) == "a key or value"
-    assert _unreadable_text({"command": "open", "mine": "\x1b[2J"}) == "a key or value"
+    assert unreadable_text(request) is None
+    assert unreadable_text({**request, "credential": "c\u202e"}) == "credential"
+    assert unreadable_text({**request, "player": {"x": ["a\u200b"]}}) == "player"
+    assert unreadable_text({"command": "open", "k\x00": 1}) == "a key or value"
+    assert unreadable_text({"command": "open", "mine": "\x1b[2J"}) == "a key or value"

@@ -6,13 +6,16 @@ they came with the reply (:mod:`controller.stream.command_replies`), so a REQ cl
 empty delimiter) and a DEALER client (its own request id, then the delimiter) both get the
 reply to the request they sent. docs/command-channel.md is the protocol as a client sees it.
 
-What this module decides, in the order a request meets it:
+This module keeps the transport, the caps and the roles; a request is read by the stream
+layer (:mod:`controller.stream.command_requests`: the JSON, the keys every request may carry,
+text hygiene; :mod:`controller.stream.table_commands`: the command's model). What a request
+meets, in order:
 
 * size: a frame over :data:`MAX_COMMAND_FRAME_BYTES` never arrives (the transport closes the
   connection); a message of more than :data:`MAX_COMMAND_FRAMES` frames is read to its end a
   bounded number of frames a turn, dropped and refused; a request over
   :data:`MAX_COMMAND_BYTES` is refused, saying how long it was;
-* JSON: UTF-8, no ``NaN``, no lone surrogate, an object;
+* JSON (read by the stream layer): UTF-8, no ``NaN``, no lone surrogate, an object;
 * the credential: one typed anywhere but ``credential`` (alone or within a longer text, as a
   key or a value, at any depth) refuses the request whole; a wrong one is refused and counted
   towards the alarm (:class:`CredentialWatch`); a right one makes the role ``supervisor``
@@ -40,11 +43,8 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 import re
-import unicodedata
 from collections import deque
-from collections.abc import Iterator
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, cast
 
@@ -67,6 +67,8 @@ from controller.stream.command_replies import (
     Withdrawn,
     encode,
 )
+from controller.stream import command_requests as requests
+from controller.stream.command_requests import COMMAND_FIELDS, WITHDRAW, is_withdrawal, texts
 from controller.stream.frames import FrameReader, TooManyFrames, send_whole
 from controller.stream.security import COMMANDS_DOMAIN, StreamSecurity, bind
 from controller.stream.table_commands import (
@@ -75,7 +77,6 @@ from controller.stream.table_commands import (
     SUPERVISOR_ROLE,
     name_of,
     parse_command,
-    parse_request_id,
     parse_withdraw,
     refused_arguments,
 )
@@ -86,8 +87,6 @@ if TYPE_CHECKING:
 
 #: Requests that only read (answered, not journaled).
 QUERIES = ("status",)
-#: The request that withdraws others (answered, not journaled; served before any command).
-WITHDRAW = "withdraw"
 #: The longest request the table reads: a longer one is refused, saying so.
 MAX_COMMAND_BYTES = 4096
 #: The longest frame the socket's transport takes at all: ZeroMQ closes the connection of a
@@ -120,10 +119,6 @@ BAD_CREDENTIAL = "the supervisor credential is not valid"
 MISPLACED_CREDENTIAL = ("the supervisor credential was sent outside \"credential\": the command "
                         "is refused and none of it is kept; change the credential, it may "
                         "have been seen")
-#: Who gives a command (journaled with it): printable text, as the client names itself.
-_BY = re.compile(r"[\x20-\x7e]{1,64}")
-#: A console's note of the screen a supervisor's command came from (journaled beside it).
-_ASKED_FROM = re.compile(r"[\x20-\x7e]{1,128}")
 #: The pieces of a text that could be a credential typed into it: ``lowball-table credential``
 #: makes URL-safe ones (letters, digits, ``-``, ``_``); any other is found as a whole text or
 #: a word between spaces, with or without the punctuation around it.
@@ -131,18 +126,10 @@ _CREDENTIAL_LIKE = re.compile(r"[A-Za-z0-9_-]+")
 _PUNCTUATION = "\"'`.,;:!?()[]{}<>"
 #: What signed a command, as journaled (``command_accepted``'s ``credential``).
 NO_CREDENTIAL, SHARED_CREDENTIAL, OWN_CREDENTIAL = "none", "shared", "own"
-#: Unicode categories of characters no command text may hold: controls, format characters
-#: (bidirectional overrides, zero-width spaces, the BOM), surrogates, private use,
-#: unassigned, line and paragraph separators. A console, a log or a C consumer of the stream
-#: would otherwise show something other than what was journaled.
-_UNREADABLE = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
-#: The keys a command may hold: a refusal names one of these, never a client's own key.
-_COMMAND_FIELDS = frozenset({"command", "by", "credential"}) | frozenset(
-    name for cls in COMMANDS.values() for name in cls.model_fields)
 #: The words every request is made of (the protocol's keys, its command names, the values of
 #: its vocabularies, the cards): public, so each is checked against the credentials once
 #: (:meth:`CommandChannel._credential_misplaced`), not in every request that holds it.
-_PUBLIC_WORDS = _COMMAND_FIELDS | frozenset(COMMANDS) | frozenset(
+_PUBLIC_WORDS = COMMAND_FIELDS | frozenset(COMMANDS) | frozenset(
     member.value for enum in vars(vocabulary).values()
     if isinstance(enum, type) and issubclass(enum, StrEnum) and enum is not StrEnum
     for member in enum) | frozenset(str(card) for card in DECK) | {DEALER_ROLE, SUPERVISOR_ROLE}
@@ -150,46 +137,6 @@ _PUBLIC_WORDS = _COMMAND_FIELDS | frozenset(COMMANDS) | frozenset(
 
 #: ``zmq.POLLIN`` as a plain int: the flag enum's ``&`` costs more than the question it asks.
 _POLLIN = int(zmq.POLLIN)
-
-
-def _not_json(constant: str) -> Any:
-    """``NaN`` and ``Infinity`` are not JSON (RFC 8259), whatever Python's parser accepts."""
-    raise ValueError(f"{constant} is not a JSON value")
-
-
-def _request_texts(request: dict[str, Any]) -> Iterator[tuple[str, str]]:
-    """Every key and text value of a decoded request, at any depth, each with the top-level
-    key it lies under: ``(key, text)`` for what is in that key's value, ``("", key)`` for a
-    top-level key itself."""
-    for top, value in request.items():
-        pending: list[Any] = [value]
-        while pending:
-            item = pending.pop()
-            if isinstance(item, str):
-                yield top, item
-            elif isinstance(item, dict):
-                pending.extend(item.keys())
-                pending.extend(item.values())
-            elif isinstance(item, list):
-                pending.extend(item)
-        yield "", top
-
-
-def _unreadable_text(request: dict[str, Any]) -> str | None:
-    """Where a decoded command holds a text (a key or a value, at any depth) with a
-    character of :data:`_UNREADABLE`: the top-level key if it is a command field, else
-    ``a key or value`` (a client's own key is never repeated); None if nowhere."""
-    for top, text in _request_texts(request):
-        if not text.isprintable() if text.isascii() else \
-                any(unicodedata.category(c) in _UNREADABLE for c in text):
-            return top if top in _COMMAND_FIELDS else "a key or value"
-    return None
-
-
-def _texts(request: dict[str, Any]) -> list[str]:
-    """Every key and text value of a decoded request, at any depth, but the top-level
-    ``credential``'s value."""
-    return [text for top, text in _request_texts(request) if top != "credential"]
 
 
 def _candidates(text: str) -> set[str]:
@@ -218,24 +165,6 @@ def _name_keys(name: str) -> tuple[str, ...]:
     hold what an id may not)."""
     spaced = " ".join(name.split())
     return spaced.casefold(), *lookalike_keys(spaced.translate(_NAME_LOOKALIKES))
-
-
-def _is_withdrawal(payload: bytes) -> bool:
-    """Whether a request read off the socket is a ``withdraw`` (answered before any command
-    waiting with it); anything unreadable is not, and is refused in its turn."""
-    if WITHDRAW.encode() not in payload or len(payload) > MAX_COMMAND_BYTES:
-        return False
-    try:
-        request = json.loads(payload.decode("utf-8"), parse_constant=_not_json)
-    except (ValueError, RecursionError):
-        return False
-    return isinstance(request, dict) and request.get("command") == WITHDRAW
-
-
-def _json_type(value: Any) -> str:
-    names = {list: "an array", str: "a string", int: "a number", float: "a number",
-             bool: "true or false", type(None): "null"}
-    return names.get(type(value), type(value).__name__)
 
 
 def _refused(reason: str, name: str = "?", arguments: str = "", by: str = "?",
@@ -340,7 +269,7 @@ class CommandChannel:
                 self._refuse_frames(socket, frames)
                 continue
             envelope, payload = [frame.bytes for frame in frames[:-1]], frames[-1]
-            if _is_withdrawal(payload.bytes):
+            if is_withdrawal(payload.bytes, MAX_COMMAND_BYTES):
                 client = client_of(payload, self._curve)
                 self._reply(socket, envelope, self.answer(payload.bytes, client))
                 withdrawals += 1
@@ -415,56 +344,18 @@ class CommandChannel:
             return _refused(f"a command is at most {MAX_COMMAND_BYTES} bytes; this one is "
                             f"{len(payload)}")
         try:
-            request = json.loads(payload.decode("utf-8"), parse_constant=_not_json)
-            # A lone surrogate escape ("\ud800") decodes to text that no UTF-8 message can
-            # carry: refuse it here, before the table acts on a command it could not journal.
-            # Only a \u escape makes one (UTF-8 cannot encode a surrogate).
-            if b"\\u" in payload:
-                json.dumps(request, ensure_ascii=False).encode("utf-8")
-        except UnicodeEncodeError:
-            return _refused("not valid JSON: a \\u escape names a lone surrogate, not a "
-                            "character")
-        except (ValueError, RecursionError) as error:  # bad UTF-8 or JSON, or nested too deep
-            return _refused(f"not valid JSON: {error}")
-        if not isinstance(request, dict):
-            return _refused(f"a command is a JSON object such as {{\"command\": \"lock\"}}, "
-                            f"not {_json_type(request)}")
-        name = name_of(request)
-        if self._credential_misplaced(request):
-            return _refused(MISPLACED_CREDENTIAL, name)
-        by = request.pop("by", "dealer")
-        if not isinstance(by, str) or not _BY.fullmatch(by):
-            return _refused("by: who gives the command is printable text of 1 to 64 "
-                            "characters", name, refused_arguments(request))
-        credential = request.pop("credential", None)
-        asked_from = request.pop("asked_from", "")
-        if not isinstance(asked_from, str) or len(asked_from) > 128 or \
-                (asked_from and not _ASKED_FROM.fullmatch(asked_from)):
-            return _refused("asked_from: the screen that asked is printable text of at most 128 "
-                            "characters", name, refused_arguments(request), by)
-        if request.get("command") == WITHDRAW:
-            try:
-                withdraw = parse_withdraw(request)
-            except InputError as error:
-                return _refused("; ".join(error.problems), name, "", by)
-            self._recall()
-            if (uncertain := self._uncertain()) is not None:
-                return _refused(uncertain, name, "", by)
-            try:
-                done, withdrawn = self.withdrawals.withdraw(withdraw.requests, client,
-                                                            daemon.clock())
-            except TooManyWithdrawals as error:
-                return _refused(str(error), name, "", by)
-            daemon.log.info("requests withdrawn", by=by, client=client, carried_out=done,
-                            withdrawn=withdrawn)
-            return Withdrawn(done, withdrawn)
-        request_id = request.pop("request_id", None)
-        if request_id is not None:
-            try:
-                request_id = parse_request_id(request_id)
-            except InputError as error:
-                return _refused("; ".join(error.problems), name, refused_arguments(request),
-                                by)
+            request = requests.decode(payload)
+            name = name_of(request)
+            if self._credential_misplaced(request):
+                return _refused(MISPLACED_CREDENTIAL, name)
+            by = requests.take_by(request)
+            credential = request.pop("credential", None)
+            asked_from = requests.take_asked_from(request, by)
+            if request.get("command") == WITHDRAW:
+                return self._withdraw(request, name, by, client)
+            request_id = requests.take_request_id(request, by)
+        except requests.RequestRefused as refused:
+            return _refused(refused.reason, refused.name, refused.arguments, refused.by)
         if request.get("command") in QUERIES:
             if len(request) > 1:
                 return _refused(f"'{request['command']}' takes no arguments", "?",
@@ -488,7 +379,7 @@ class CommandChannel:
                                 by, SUPERVISOR_ROLE)
             role, by = SUPERVISOR_ROLE, supervisor or by
             signed = OWN_CREDENTIAL if supervisor else SHARED_CREDENTIAL
-        if (where := _unreadable_text(request)) is not None:
+        if (where := requests.unreadable_text(request)) is not None:
             return _refused(f"{where}: a control, format or separator character (NUL, a "
                             f"newline, a bidirectional override, a zero-width space) is not "
                             f"text a command may carry", name, "", by, role)
@@ -516,6 +407,25 @@ class CommandChannel:
             events[0] = events[0]._replace(credential=signed, client=client,
                                            request_id=request_id or "", asked_from=asked_from)
         return events
+
+    def _withdraw(self, request: dict[str, Any], name: str, by: str,
+                  client: str) -> Refused | Withdrawn | list[Any]:
+        """A ``withdraw``: each request it names answered carried out or withdrawn."""
+        try:
+            withdraw = parse_withdraw(request)
+        except InputError as error:
+            return _refused("; ".join(error.problems), name, "", by)
+        self._recall()
+        if (uncertain := self._uncertain()) is not None:
+            return _refused(uncertain, name, "", by)
+        try:
+            done, withdrawn = self.withdrawals.withdraw(withdraw.requests, client,
+                                                        self.daemon.clock())
+        except TooManyWithdrawals as error:
+            return _refused(str(error), name, "", by)
+        self.daemon.log.info("requests withdrawn", by=by, client=client, carried_out=done,
+                             withdrawn=withdrawn)
+        return Withdrawn(done, withdrawn)
 
     def _uncertain(self) -> str | None:
         """Why a withdrawal cannot be answered: the table is held and its journal holds
@@ -574,7 +484,7 @@ class CommandChannel:
         if not digests:
             return False
         public = self._public_words(digests)
-        candidates = {piece for text in _texts(request) if text not in public
+        candidates = {piece for text in texts(request) if text not in public
                       for piece in _candidates(text) if 0 < len(piece) <= 256}
         return _holds_credential(candidates, digests)
 
