@@ -50,6 +50,7 @@ true by tests/test_errors.py, which prints it anew when a class is added or move
             StreamTimeout  controller.stream.client
         CommandTimeout (TimeoutError)  controller.stream.command_client
         ReplyError  controller.stream.command_replies
+        RequestRefused (ValueError)  controller.stream.command_requests
         Unfit  controller.stream.event_encoder
         JournalError (RuntimeError)  controller.stream.journal
             JournalBroken  controller.stream.journal

@@ -145,7 +145,9 @@ def test_cms_snapshot_and_replay_hide_the_hand_in_play(rig_factory: RigFactory) 
             == dealt
         hidden = cms.snapshot()
         assert hidden.seq == full.seq
-        assert not any(hidden.state["hand"]["cards"].values())
+        # as many cards as lie face down on the table, none named
+        assert all(card is None for cards in hidden.state["hand"]["cards"].values()
+                   for card in cards)
         assert not mentions(json.dumps(hidden.state).encode(), dealt)
         replayed = cms.replay(0)
         assert replayed and all(e.type not in cms_view.CARD_TYPES for e in replayed)

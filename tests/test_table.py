@@ -218,7 +218,7 @@ def test_shoe_jam_pauses_and_the_dealer_continues() -> None:
     cali_hand(d)
     d.cards("As 9c")
     events = d.table.shoe_fault(ShoeFaultCode.JAM, "card stuck")
-    assert events[1] == Fault(FaultCode.SHOE_JAM, "shoe reported JAM: card stuck", Device.SHOE, True)
+    assert events[1] == Fault(FaultCode.SHOE_JAM, "shoe reported JAM", Device.SHOE, True)
     assert d.table.state == "PAUSED"
     d.record(events)
     assert "continue when cleared" in d.table.expecting()
@@ -650,7 +650,7 @@ def test_the_same_seq_and_count_with_another_card_is_refused_after_a_restart() -
     assert [type(e).__name__ for e in events] == ["ShoeCard", "Fault", "StateChanged"]
     fault = events[1]
     assert fault.code == "shoe_conflict" and not fault.recoverable
-    assert "Kd (SEQ 07) as card count 1, which was As (SEQ 07)" in fault.detail
+    assert "Kd (SEQ 07) as card count 1, which was card As (SEQ 07)" in fault.detail
     assert rebuilt.hand is not None
     assert rebuilt.hand.cards[1] == [parse_card("As")]      # the table keeps the card it has
     assert rebuilt.hand.cards_used == 1

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -262,18 +263,18 @@ async def pit_socket(websocket: WebSocket) -> None:
                                               "action)"}))
                 continue
             # A supervisor's command: the table checks the credential, decides who it is,
-            # and journals the acknowledgement; every console sees it on the stream.
+            # and journals the acknowledgement; every console sees it on the stream. The
+            # authority is spent as it is given (one sign-in, one command, whatever the screens).
+            request = {"command": "acknowledge_alarm", "seq": message.seq,
+                       "by": session.name, "credential": session.credential,
+                       "asked_from": console.asked_from("the pit's screen", websocket, session)}
+            sessions.spend(token)
             try:
-                reply = await console.send_command({
-                    "command": "acknowledge_alarm", "seq": message.seq,
-                    "by": session.name, "credential": session.credential,
-                    "asked_from": console.asked_from("the pit's screen", websocket, session)})
+                reply = await console.send_command(request)
             except asyncio.TimeoutError:
                 reply = {"ok": False, "error": "the table did not answer in time: look at "
                                                "the alarms before trying again"}
-            if reply.get("ok"):
-                sessions.spend(token)
-            else:
+            if not reply.get("ok"):
                 await websocket.send_text(json.dumps({
                     "type": "error", "error": f"alarm #{message.seq} not acknowledged: "
                                               f"{reply.get('error')}"}))
@@ -321,13 +322,16 @@ async def dealer_socket(websocket: WebSocket) -> None:
                 continue
             giver = authority if authority is not None else \
                 session if session is not None and session.role == "dealer" else None
-            answer = await console.command(
-                message, giver,
-                console.asked_from("the dealer's screen", websocket, authority)
-                if authority is not None else "")
-            if authority is not None and answer["ok"] \
-                    and message.command.command in SUPERVISOR_NAMES:
+            supervising = authority is not None and message.command.command in SUPERVISOR_NAMES
+            asked_from = console.asked_from("the dealer's screen", websocket, authority) \
+                if authority is not None else ""
+            if supervising and authority is not None:
+                # spent as it is given, not when the table answers: another screen on the
+                # same sign-in gets nothing from it meanwhile (one sign-in, one command)
+                giver = dataclasses.replace(authority)
                 sessions.spend(token)
+            answer = await console.command(message, giver, asked_from)
+            if supervising:
                 await websocket.send_text(console.role_message(sessions.get(token)))
             await websocket.send_text(json.dumps({"type": "answer", "id": message.id,
                                                   **answer}))

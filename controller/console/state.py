@@ -98,6 +98,10 @@ class Console:
         """Send a screen's command once, whatever the browser repeats: ``session``, the
         dealer's account or the supervisor whose authority signs it (None: the console's own
         name gives it)."""
+        if message.command.command == "lock":
+            # the lock starts a hand: no supervisor's authority outlives the hand it was for,
+            # not even until the new hand reaches the screens
+            self.sessions.end_authority("a hand was locked")
         request = request_of(message, self.by) if session is None else \
             request_of(message, session.name, session.credential, asked_from)
         given = f"{request['by']} {message.command.model_dump_json()}"

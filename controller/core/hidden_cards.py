@@ -34,9 +34,11 @@ from typing import Final
 from controller.core.events import BURN, COMMUNITY, DEALER, Recipient
 from controller.core.vocabulary import Game, Phase
 
-#: A card written in a text, in any spelling the table reads as one (``As``, ``as``, ``AS``,
-#: ``10d``, ``Td``, ``10♦``), not inside a longer word or number.
-CARD_SPELLING: Final = "(?:10|[A2-9TJQKajqkt])(?:[cdhsCDHS]|[\u2660\u2665\u2666\u2663])"
+#: A card written in a text the table or a device wrote (``As``, ``AS``, ``10d``, ``Td``,
+#: ``10♦``), not inside a longer word or number: the rank as the table writes it (a lowercase
+#: rank is an English word more often than a card: "as"). The CMS family's redaction
+#: (controller/stream/cms_view.py) takes every spelling, since a dealer types free text.
+CARD_SPELLING: Final = "(?:10|[A2-9TJQK])(?:[cdhsCDHS]|[\u2660\u2665\u2666\u2663])"
 CARD_TEXT: Final = re.compile(f"(?<![A-Za-z0-9]){CARD_SPELLING}(?![A-Za-z0-9])")
 #: What a hidden card written in a text becomes on the table's side.
 HIDDEN_IN_TEXT: Final = "(hidden)"

@@ -407,11 +407,12 @@ class Table:
             # under a new SEQ is a new shuffle): the table keeps the card it has and refuses
             # this one. The count, not the SEQ alone, decides, for the SEQ wraps every 256
             # frames and the table sees only the cards.
-            was = f"{last[1]}{f' tag {last[2]}' if last[2] else ''} (SEQ {last[0]:02X})"
+            # (the RFID tags are in the shoe_card records: surveillance's; a tag in a text a
+            # person reads would name its card there, where the card itself is hidden)
             self._out_of_play(str(card), count, in_hand)
             return [record, *self._pause(
-                FaultCode.SHOE_CONFLICT, f"the shoe sent card {card}{f' tag {tag}' if tag else ''} "
-                f"(SEQ {shoe_seq:02X}) as card count {count}, which was {was}: refused",
+                FaultCode.SHOE_CONFLICT, f"the shoe sent card {card} (SEQ {shoe_seq:02X}) as "
+                f"card count {count}, which was card {last[1]} (SEQ {last[0]:02X}): refused",
                 Device.SHOE, recoverable=False)]
         known = self.shoe_count
         if count != UNCOUNTED and in_hand and self.hand_first_count is not None \
@@ -528,9 +529,8 @@ class Table:
         if code == "DOOR":
             events.append(Alarm("shoe_door_in_hand", f"the shoe's door was opened during hand "
                                                      f"{self.hand_id} ({count})"))
-        return events + self._pause(fault, f"shoe reported {code}" + (f": {detail}" if detail
-                                                                       else ""),
-                                    Device.SHOE, recoverable)
+        # the shoe's own text (a raw frame, a tag) stays in its device_fault, surveillance's
+        return events + self._pause(fault, f"shoe reported {code}", Device.SHOE, recoverable)
 
     def device_status(self, device: Device, status: DeviceCondition, detail: str = "") -> list[AnyEvent]:
         """A device connected or was lost. Lost mid-hand pauses the hand (recoverable)."""
@@ -538,10 +538,21 @@ class Table:
         if device in ("shoe", "controller") and status in ("lost", "connected", "restarted") \
                 and self.state in IN_HAND:
             self.shoe_trouble.append(f"{device} {status}")
+        alarms: list[AnyEvent] = []
         if status == "lost":
             self.devices_down.add(device)
         elif status == "connected":
+            if device == "shoe" and device in self.devices_down and self.state in IN_HAND:
+                # Nothing on the port tells one shoe from another but the card count, which
+                # the shoe says: a shoe swapped while the cable was out deals on unseen.
+                count = "no card yet" if self.shoe_count is None \
+                    else f"card count {self.shoe_count}"
+                alarms.append(Alarm("shoe_back_in_hand", f"the shoe was lost and is back "
+                                    f"during hand {self.hand_id} ({count}): surveillance "
+                                    f"checks it is the table's shoe, with its cards"))
             self.devices_down.discard(device)
+        if alarms:
+            return [record, *alarms]
         if status == "lost" and self.state in IN_HAND and device in ("shoe", "spots"):
             return [record, *self._pause(FaultCode.DEVICE_LOST, f"{device} lost: {detail}", device, True)]
         if device == "controller" and status == "restarted" and self.state in IN_HAND:

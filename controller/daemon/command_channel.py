@@ -363,7 +363,7 @@ class CommandChannel:
             # the table's side: what the table shows (controller.core.hidden_cards), whoever
             # asks; surveillance reads every card on its own stream
             return Status(daemon.table.snapshot(table_side=True), daemon.journal.last_seq,
-                          daemon.devices.status(), daemon.journal_status())
+                          daemon.devices.status(), daemon.journal_status(table_side=True))
         if (held := daemon.held_reason()) is not None:  # nothing is journaled: it is evidence
             daemon.log.warning("command refused", command=name, reason=held, by=by)
             return Refused(held)

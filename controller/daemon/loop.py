@@ -13,6 +13,7 @@ the table is rebuilt from the journal's inputs (:meth:`controller.core.table.Tab
 
 from __future__ import annotations
 
+import json
 import operator
 import sqlite3
 import time
@@ -23,7 +24,7 @@ from typing import Any
 import structlog
 import zmq
 
-from controller.stream import wire
+from controller.stream import cms_view, wire
 from controller.daemon.device_hub import DeviceHub, Report
 from controller.core.events import KINDS as CORE_KINDS
 from controller.stream.journal import (
@@ -348,11 +349,16 @@ class TableDaemon:
                 f"({broken.reason}); a supervisor must quarantine it "
                 f"(lowball-table journal quarantine) and restart the daemon")
 
-    def journal_status(self) -> dict[str, Any]:
+    def journal_status(self, *, table_side: bool = False) -> dict[str, Any]:
         """The journal's head (seq and hash of its last record), how far its chain is
-        verified (at start, and since), and, if it is broken, the first bad seq and why."""
+        verified (at start, and since), and, if it is broken, the first bad seq and why.
+        ``table_side``: the hash the table's side may be told (``hash_seq`` names its seq:
+        while a hand is in play its first record's, see EventPublisher.pinned_head)."""
         broken, chain = self.journal_broken, self.chain
-        return {"seq": self.journal.last_seq, "hash": self.journal.last_hash,
+        hash_seq, hash_ = self.journal.last_seq, self.journal.last_hash
+        if table_side and self.publisher is not None:
+            hash_seq, hash_ = self.publisher.pinned_head()
+        return {"seq": self.journal.last_seq, "hash": hash_, "hash_seq": hash_seq,
                 "verified_at_start": None if chain is None else chain.verified_at_start,
                 "verified_through": None if chain is None else chain.verified_through,
                 "broken_at": None if broken is None else broken.seq,
@@ -549,10 +555,13 @@ class TableDaemon:
         log = self.log.bind(hand=hand_id, seq=records[-1].seq)
         if debug:
             log.debug("input journaled", input=records[0].type, events=len(events))
-        for record, event in zip(records, events):
+        for record in records:
             if record.type in NOTABLE:
                 level = log.warning if record.type in WARNED else log.info
-                level(record.type.replace("_", " "), seq=record.seq, **event._asdict())
+                # the log names no card (journalctl's readers are not surveillance): the
+                # record as the CMS family sends it, every card redacted
+                data = json.loads(cms_view.redacted(record.message))["data"]
+                level(record.type.replace("_", " "), seq=record.seq, **data)
 
     def _act(self, event: Any) -> None:
         kind = type(event)

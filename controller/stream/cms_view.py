@@ -81,13 +81,44 @@ def redact(value: Any) -> Any:
 def cms_message(kind: str, hand_id: str | None, message: bytes,
                 open_hand: str | None) -> bytes | None:
     """The bytes the CMS family gets for one journaled record now; None when it is held."""
+    if kind in SURVEILLANCE_ONLY_TEXT:
+        return without_device_text(message)
     if hand_id is not None and hand_id != open_hand:
-        return message  # its hand is over: cards may go
+        return without_tag(message) if kind == "shoe_card" else message  # cards may go
     if kind in CARD_TYPES:
         return None
     if not _CARD_BYTES.search(message):
         return message  # nothing in the record looks like a card (the common case)
     return redacted(message)
+
+
+#: Records whose free text comes from a device (a shoe's fault, a device's status: raw frames,
+#: an RFID tag, what the shoe's firmware says) and stays surveillance's on every other family.
+SURVEILLANCE_ONLY_TEXT = frozenset({"device_fault", "device_status"})
+
+
+def without_device_text(message: bytes) -> bytes:
+    """A device's record with its ``detail`` left empty (the code says what happened)."""
+    envelope = json.loads(message)
+    if not envelope["data"].get("detail"):
+        return message
+    return wire.canonical_json({**envelope, "data": {**envelope["data"], "detail": ""}})
+
+
+def without_tag(message: bytes) -> bytes:
+    """A ``shoe_card`` with its RFID ``tag`` left empty: a tag is the deck's registration, and
+    a tag matched to its card once is that card in any later text that names the tag."""
+    envelope = json.loads(message)
+    if not envelope["data"].get("tag"):
+        return message
+    return wire.canonical_json({**envelope, "data": {**envelope["data"], "tag": ""}})
+
+
+def released(kind: str, message: bytes) -> bytes | None:
+    """What the CMS family gets, once the hand is over, of a record it held (None: nothing)."""
+    if kind not in CARD_TYPES:
+        return None
+    return without_tag(message) if kind == "shoe_card" else message
 
 
 def redacted(message: bytes) -> bytes:
@@ -103,6 +134,16 @@ def redacted(message: bytes) -> bytes:
 
 
 def cms_snapshot(state: dict[str, Any]) -> dict[str, Any]:
-    """The table snapshot as the CMS family may see it (no card of the hand in play)."""
+    """The table snapshot as the CMS family may see it: no card of the hand in play, nor what
+    describes one (the house way's rule, the dealer's prompt during the draws, a fault's
+    detail). Built from the table-side snapshot, which already hides what the table does."""
     hidden: dict[str, Any] = redact(state)  # a dict redacted is a dict
+    hand = hidden.get("hand")
+    if hand is not None:
+        hidden["hand"] = {**hand, "cards": {who: [None] * len(cards) for who, cards
+                                            in (hand.get("cards") or {}).items()},
+                          "discarded": {}, "discarded_places": {}, "house_way": None}
+        hidden["expecting"] = f"hand {hand.get('hand_id')} in play"
+    if hidden.get("fault") is not None:
+        hidden["fault"] = {**hidden["fault"], "detail": ""}
     return hidden

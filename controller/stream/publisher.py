@@ -80,8 +80,8 @@ Secure = Callable[[zmq.SyncSocket, str], None]
 #: What one family sends of a journaled record now, None when it holds it:
 #: (type, hand id, the journal's bytes, the hand in play) -> bytes.
 View = Callable[[str, "str | None", bytes, "str | None"], "bytes | None"]
-#: Whether a record (type, bytes) of a hand just over is one the family held, to send now.
-Held = Callable[[str, bytes], bool]
+#: What a family gets, once its hand is over, of a record (type, bytes) it held; None: none.
+Held = Callable[[str, bytes], "bytes | None"]
 
 
 def _everything(kind: str, hand_id: str | None, message: bytes,
@@ -89,12 +89,8 @@ def _everything(kind: str, hand_id: str | None, message: bytes,
     return message
 
 
-def _nothing_held(kind: str, message: bytes) -> bool:
-    return False
-
-
-def _cms_held(kind: str, message: bytes) -> bool:
-    return kind in cms_view.CARD_TYPES
+def _nothing_held(kind: str, message: bytes) -> bytes | None:
+    return None
 
 
 class _Family:
@@ -163,7 +159,8 @@ class EventPublisher:
             if cms_pub_endpoint is not None and cms_replay_endpoint is not None:
                 self._families.append(self._bind(
                     wire.CMS, cms_pub_endpoint, cms_replay_endpoint, cms_view.cms_message,
-                    _cms_held, lambda: cms_view.cms_snapshot(snapshot())))
+                    cms_view.released, lambda: cms_view.cms_snapshot(
+                        table_snapshot() if table_snapshot is not None else snapshot())))
         except BaseException:
             self.close()
             raise
@@ -270,8 +267,8 @@ class EventPublisher:
             if record.hand_id != hand:
                 continue
             for family in self._families[1:]:
-                if family.held(record.type, record.message):
-                    self._send(family.pub, [self._topic(family, record.type), record.message])
+                if (message := family.held(record.type, record.message)) is not None:
+                    self._send(family.pub, [self._topic(family, record.type), message])
 
     def hold(self, broken_at: int) -> None:
         """The journal is broken at seq ``broken_at``: from now on no record from it on is
@@ -302,16 +299,34 @@ class EventPublisher:
         ``broken_at``, the first bad seq of a journal whose chain failed a check, and how far
         the daemon has verified the chain (at start, and since)."""
         seq, hash_ = self._head()
+        ts = ts or datetime.now(UTC)
         message = wire.encode_heartbeat(table_id=self.table_id, seq=seq,
-                                        hash=hash_, broken_at=broken_at,
-                                        ts=ts or datetime.now(UTC), state=state,
+                                        hash=hash_, broken_at=broken_at, ts=ts, state=state,
                                         verified_at_start=verified_at_start,
                                         verified_through=verified_through)
+        pinned = self.pinned_head()
+        withheld = message if pinned == (seq, hash_) else wire.encode_heartbeat(
+            table_id=self.table_id, seq=seq, hash=pinned[1], hash_seq=pinned[0],
+            broken_at=broken_at, ts=ts, state=state, verified_at_start=verified_at_start,
+            verified_through=verified_through)
         sent = True
         for family in self._families:
-            sent &= self._send(family.pub, [wire.topic(self.table_id, wire.HEARTBEAT,
-                                                       family.name), message])
+            sent &= self._send(family.pub, [
+                wire.topic(self.table_id, wire.HEARTBEAT, family.name),
+                withheld if family.name in wire.WITHHOLDING else message])
         return sent
+
+    def pinned_head(self) -> tuple[int, str]:
+        """The seq and hash the table and CMS families may be told: the head, but while a hand
+        is in play its first record's (a later hash pins a card the families hold)."""
+        head = self._head()
+        first = self._hand_first_seq
+        if self.open_hand is None or first is None or first > head[0]:
+            return head
+        try:
+            return first, self._journal.hash_at(first) or GENESIS_HASH
+        except READ_ERRORS:  # a file that cannot be read: the head is not told either
+            return first, GENESIS_HASH
 
     def _send(self, socket: zmq.SyncSocket, frames: list[bytes]) -> bool:
         try:

@@ -103,6 +103,15 @@ def _player_id(value: str) -> str:
 
 PlayerId = Annotated[str, Field(strict=True, max_length=MAX_PLAYER_ID),
                      AfterValidator(_player_id)]
+def _said_something(value: str) -> str:
+    if not value.strip():
+        raise ValueError("a reason says why, in words: this one is only spaces")
+    return value
+
+
+#: A supervisor's reason (a void, a burn, a meter adjustment): journaled and read by
+#: surveillance, so it says something: 1 to 200 characters, not only spaces.
+Reason = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_said_something)]
 #: The largest meter adjustment one command makes, in cents (100 million dollars).
 MAX_METER_ADJUSTMENT = 10**10
 
@@ -188,7 +197,7 @@ class Void(_Command):
 
     core_command = commands.Void
     command: Literal["void"]
-    reason: Annotated[str, Field(min_length=1, max_length=200)]
+    reason: Reason
 
 
 class Burn(_Command):
@@ -197,7 +206,7 @@ class Burn(_Command):
 
     core_command = commands.Burn
     command: Literal["burn"]
-    reason: Annotated[str, Field(min_length=1, max_length=200)]
+    reason: Reason
 
 
 class VerifyJackpot(_Command):
@@ -223,7 +232,7 @@ class AdjustMeter(_Command):
     command: Literal["adjust_meter"]
     amount: Annotated[int, Field(strict=True, ge=-MAX_METER_ADJUSTMENT,
                                  le=MAX_METER_ADJUSTMENT)]
-    reason: Annotated[str, Field(min_length=1, max_length=200)]
+    reason: Reason
 
 
 class SignIn(_Command):

@@ -12,7 +12,8 @@ and the command channel, never the surveillance stream. While a hand is in play:
 * ``house_way`` (the Three Card Lowball dealer's hand, shown when the dealer draws) and
   ``hand_shown`` (the showdown) are sent live: their moment is the reveal;
 * every other record is sent with every card written in it redacted (a discard's cards, a
-  fault's detail, a command's arguments), as on the CMS family.
+  fault's detail, a command's arguments), as on the CMS family; a device's own text (a shoe
+  fault's raw frame, an RFID tag) is left out, and a ``shoe_card`` goes without its tag.
 
 What the table shows *between* records (a Three Card Lowball spot's cards while it is to draw,
 the dealer's after the players' draws) is in the snapshot this family's ROUTER answers:
@@ -38,8 +39,12 @@ SHOWN_TYPES = frozenset({"house_way", "hand_shown"})
 def table_message(kind: str, hand_id: str | None, message: bytes,
                   open_hand: str | None) -> bytes | None:
     """The bytes the table family gets for one journaled record now; None when it is held."""
+    if kind in cms_view.SURVEILLANCE_ONLY_TEXT:
+        return cms_view.without_device_text(message)
     if hand_id is not None and hand_id != open_hand:
-        return message  # its hand is over: every card may go
+        # its hand is over: every card may go (an RFID tag never: it would name the card
+        # in any later text that quotes it)
+        return cms_view.without_tag(message) if kind == "shoe_card" else message
     if kind in HELD_TYPES:
         if kind == "card_dealt" and hand_id is not None and _to_community(message):
             return message
@@ -49,9 +54,11 @@ def table_message(kind: str, hand_id: str | None, message: bytes,
     return cms_view.cms_message(kind, None, message, None)
 
 
-def released(kind: str, message: bytes) -> bool:
-    """Whether a record of a hand just over is one the family held (sent now, after it)."""
-    return kind in HELD_TYPES and not (kind == "card_dealt" and _to_community(message))
+def released(kind: str, message: bytes) -> bytes | None:
+    """What the family gets, once the hand is over, of a record it held (None: nothing)."""
+    if kind not in HELD_TYPES or (kind == "card_dealt" and _to_community(message)):
+        return None
+    return cms_view.without_tag(message) if kind == "shoe_card" else message
 
 
 def _to_community(message: bytes) -> bool:

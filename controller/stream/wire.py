@@ -265,7 +265,11 @@ class Heartbeat(BaseModel):
     ``journal_verified_at_start`` is the seq through which the daemon verified the chain when
     it started, ``journal_verified_through`` the seq through which it has verified it since
     (it reads back what it journaled at every heartbeat); null from a table that does not
-    say (a version 1 or 2 heartbeat)."""
+    say (a version 1 or 2 heartbeat). ``hash_seq`` is the seq whose chain hash ``hash`` is:
+    ``seq`` itself, but on the table and CMS families while a hand is in play the hand's first
+    record (``hand_started``), since the hash of a record after a card the family holds pins
+    that card (a card record's hash is recomputed from a guess of it); null from a table that
+    does not say (``hash`` is then ``seq``'s)."""
 
     model_config = _CONFIG
 
@@ -275,6 +279,7 @@ class Heartbeat(BaseModel):
     ts: UtcTime
     seq: Annotated[int, Field(ge=0)]
     hash: Annotated[str, Field(pattern="^[0-9a-f]{64}$")]
+    hash_seq: Annotated[int, Field(ge=0, le=MAX_SEQ)] | None = None
     journal_broken_at: Annotated[int, Field(gt=0)] | None
     journal_verified_at_start: Annotated[int, Field(ge=0, le=MAX_SEQ)] | None = None
     journal_verified_through: Annotated[int, Field(ge=0, le=MAX_SEQ)] | None = None
@@ -366,11 +371,12 @@ _ENVELOPE_WRITER = event_encoder.EnvelopeWriter(EVENT_KINDS, SCHEMA_VERSION)
 
 def encode_heartbeat(*, table_id: str, seq: int, hash: str, broken_at: int | None,
                      ts: datetime, state: str, verified_at_start: int | None = None,
-                     verified_through: int | None = None) -> bytes:
+                     verified_through: int | None = None, hash_seq: int | None = None) -> bytes:
     try:
         beat = Heartbeat.model_validate({"schema_version": SCHEMA_VERSION, "table_id": table_id,
                                          "type": HEARTBEAT, "ts": ts, "seq": seq,
                                          "hash": hash, "journal_broken_at": broken_at,
+                                         "hash_seq": seq if hash_seq is None else hash_seq,
                                          "journal_verified_at_start": verified_at_start,
                                          "journal_verified_through": verified_through,
                                          "state": state})

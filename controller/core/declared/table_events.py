@@ -242,6 +242,7 @@ RefusalsCounted.__doc__ = (
 class Alarm(NamedTuple):
     """Something surveillance must look at (``code``: ``credential_failures``;
     ``shoe_door_in_hand``, the shoe's door opened while a hand was in play;
+    ``shoe_back_in_hand``, the shoe lost and connected again while a hand was in play;
     ``shoe_count_back``, the shoe's card count went back in the middle of a hand)."""
 
     code: str
