@@ -23,7 +23,7 @@ import zmq
 from bench.floor_rig import RatedDealer, TableProcess
 from controller.daemon.journal_quarantine import quarantine
 from controller.stream import wire
-from controller.stream.cms_view import CARD_TYPES
+from controller.stream.cms_view import CARD_TYPES, cms_message
 from controller.stream.client import StreamClient
 from controller.stream.journal import Journal, journal_path
 from tests.floor.test_pool_floor import journal
@@ -84,7 +84,10 @@ def test_a_subscriber_behind_a_quarantine_gets_the_archived_records_or_is_told_w
         done = quarantine(table.state_dir, "disk damage found at start", by="sam")
         assert done.record.first_bad_seq == first_bad
         with Journal.open_readonly(done.archived) as archive:
-            evidence = {record.seq: record.message for record in archive.records()}
+            evidence = {record.seq: {wire.SURVEILLANCE: record.message,
+                                 wire.CMS: cms_message(record.type, record.hand_id,
+                                                       record.message, open_hand=None)}
+                    for record in archive.records()}
         table.start()
         new_last = journal(table)[-1][0]
         clients = subscribers(context, table)  # each resumes after the last seq it had
@@ -105,7 +108,8 @@ def test_a_subscriber_behind_a_quarantine_gets_the_archived_records_or_is_told_w
         seqs = [event.seq for event in events]
         # every verified record the table wrote before the break, from the archive
         assert seqs[:first_bad - seen - 1] == list(range(seen + 1, first_bad)), family
-        assert all(event == wire.decode_event(evidence[event.seq])
+        # (each as its family sees it: the CMS's without a tag nor a device's text)
+        assert all(event == wire.decode_event(evidence[event.seq][family])
                    for event in events[:first_bad - seen - 1]), family
         assert list(client.archived) == [(seen + 1, first_bad - 1, archived)], family
         # the rest named, with why, never skipped silently

@@ -29,9 +29,9 @@ def test_a_frame_reusing_the_last_seq_with_another_card_is_refused_and_pauses_th
     wait_for(lambda: rig.events("fault"), "the conflict fault")
     fault = rig.events("fault")[0].data
     assert fault.code == "shoe_conflict" and not fault.recoverable
-    assert "refused" in fault.detail
+    assert fault.detail == "shoe reported CONFLICT"   # no tag nor raw frame in a fault's text
     refused = [e.data for e in rig.events("device_fault") if e.data.code == "CONFLICT"]
-    assert len(refused) == 1
+    assert len(refused) == 1 and "refused" in refused[0].detail   # surveillance's record
     assert any(kind == "conflict" for kind, _ in model.history)   # N SEQ,CONFLICT reached it
     # The shoe sends 7d again under its next SEQ: journaled, marked, not dealt.
     wait_for(lambda: len(rig.events("shoe_card")) == 2, "7d under its new SEQ")

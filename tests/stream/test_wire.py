@@ -157,7 +157,7 @@ def test_heartbeat_is_a_message_but_not_an_event() -> None:
     assert json.loads(beat) == {"schema_version": wire.SCHEMA_VERSION, "table_id": TABLE,
                                 "type": "heartbeat",
                                 "ts": "2026-11-21T23:50:00.123456Z", "seq": 41, "hash": HEAD,
-                                "journal_broken_at": None, "journal_verified_at_start": None,
+                                "hash_seq": 41, "journal_broken_at": None, "journal_verified_at_start": None,
                                 "journal_verified_through": None, "state": "OPEN"}
     parsed = wire.decode(beat)
     assert isinstance(parsed, wire.Heartbeat) and parsed.seq == 41
