@@ -219,10 +219,12 @@ class ShoeDriver(DeviceDriver[ShoeEvent]):
             self.log.info("retransmission acknowledged again, not counted", seq=verdict.ack)
         for event in verdict.events:
             if isinstance(event, FrameRejected):
-                self._rejected(self.log, reason=event.reason, raw=event.raw.hex())
+                # (the frame's bytes may name a card: they are in the journal's
+                # device_fault, surveillance's; the log says how long it was)
+                self._rejected(self.log, reason=event.reason, length=len(event.raw))
             elif isinstance(event, SequenceConflict):
-                self.log.warning("shoe reused a sequence number: refused", seq=event.seq,
-                                 detail=event.detail)
+                # (both frames, cards and tags, are in the journal's device_fault)
+                self.log.warning("shoe reused a sequence number: refused", seq=event.seq)
             elif debug_enabled(self.log):  # the repr is the cost, not the call: skip both
                 self.log.debug("shoe event", detail=repr(event))
             self._emit(event)

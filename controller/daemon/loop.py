@@ -560,7 +560,10 @@ class TableDaemon:
                 level = log.warning if record.type in WARNED else log.info
                 # the log names no card (journalctl's readers are not surveillance): the
                 # record as the CMS family sends it, every card redacted
-                data = json.loads(cms_view.redacted(record.message))["data"]
+                # (a device's own text, raw frames and tags, left out as on that family)
+                message = cms_view.without_device_text(record.message) \
+                    if record.type in cms_view.SURVEILLANCE_ONLY_TEXT else record.message
+                data = json.loads(cms_view.redacted(message))["data"]
                 level(record.type.replace("_", " "), seq=record.seq, **data)
 
     def _act(self, event: Any) -> None:

@@ -140,8 +140,11 @@ def cms_snapshot(state: dict[str, Any]) -> dict[str, Any]:
     hidden: dict[str, Any] = redact(state)  # a dict redacted is a dict
     hand = hidden.get("hand")
     if hand is not None:
+        # how many cards each has (a count is no card), as dealt: the redaction empties a
+        # list of cards the table side shows
+        dealt = (state.get("hand") or {}).get("cards") or {}
         hidden["hand"] = {**hand, "cards": {who: [None] * len(cards) for who, cards
-                                            in (hand.get("cards") or {}).items()},
+                                            in dealt.items()},
                           "discarded": {}, "discarded_places": {}, "house_way": None}
         hidden["expecting"] = f"hand {hand.get('hand_id')} in play"
     if hidden.get("fault") is not None:

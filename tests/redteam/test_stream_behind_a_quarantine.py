@@ -84,10 +84,13 @@ def test_a_subscriber_behind_a_quarantine_gets_the_archived_records_or_is_told_w
         done = quarantine(table.state_dir, "disk damage found at start", by="sam")
         assert done.record.first_bad_seq == first_bad
         with Journal.open_readonly(done.archived) as archive:
-            evidence = {record.seq: {wire.SURVEILLANCE: record.message,
-                                 wire.CMS: cms_message(record.type, record.hand_id,
-                                                       record.message, open_hand=None)}
-                    for record in archive.records()}
+            evidence: dict[int, dict[str, bytes]] = {}
+            for record in archive.records():
+                seen_by = {wire.SURVEILLANCE: record.message,
+                           wire.CMS: cms_message(record.type, record.hand_id, record.message,
+                                                 open_hand=None)}
+                evidence[record.seq] = {family: message for family, message in seen_by.items()
+                                        if message is not None}
         table.start()
         new_last = journal(table)[-1][0]
         clients = subscribers(context, table)  # each resumes after the last seq it had
