@@ -14,12 +14,14 @@ par             core, par, errors                                    numpy
 drivers         drivers, core (cards, vocabulary), errors            serial, usb, pydantic,
                                                                      structlog
 settings        core, settings, errors, drivers.config               pydantic
-stream          core, settings, stream, errors                       pydantic, zmq, structlog
-daemon          core, settings, stream, daemon, errors, drivers      pydantic, zmq, structlog
+stream          core, settings, stream, errors                       pydantic, zmq, structlog,
+                                                                     prometheus_client
+daemon          core, settings, stream, daemon, errors, drivers      pydantic, zmq, structlog,
+                                                                     prometheus_client
 console         core, settings, stream, console, errors              pydantic, zmq, structlog,
                                                                      starlette, uvicorn
 floor           core, settings, stream, par, floor, errors           pydantic, zmq, structlog,
-                                                                     psycopg
+                                                                     psycopg, prometheus_client
 cli             everything                                           everything
 simulators      simulators, drivers, core, stream, errors            serial, usb, zmq
 ==============  ===================================================  ==========================
@@ -54,13 +56,13 @@ RULES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "settings": (frozenset({"core", "settings", "errors", "drivers.config"}),
                  frozenset({"pydantic"})),
     "stream": (frozenset({"core", "settings", "stream", "errors"}),
-               frozenset({"pydantic", "zmq", "structlog"})),
+               frozenset({"pydantic", "zmq", "structlog", "prometheus_client"})),
     "daemon": (frozenset({"core", "settings", "stream", "daemon", "errors", "drivers"}),
-               frozenset({"pydantic", "zmq", "structlog"})),
+               frozenset({"pydantic", "zmq", "structlog", "prometheus_client"})),
     "console": (frozenset({"core", "settings", "stream", "console", "errors"}),
                 frozenset({"pydantic", "zmq", "structlog", "starlette", "uvicorn"})),
     "floor": (frozenset({"core", "settings", "stream", "par", "floor", "errors"}),
-              frozenset({"pydantic", "zmq", "structlog", "psycopg"})),
+              frozenset({"pydantic", "zmq", "structlog", "psycopg", "prometheus_client"})),
     "simulators": (frozenset({"simulators", "drivers", "core", "stream", "errors"}),
                    frozenset({"serial", "usb", "zmq"})),
 }

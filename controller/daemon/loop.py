@@ -25,6 +25,7 @@ import structlog
 import zmq
 
 from controller.stream import cms_view, wire
+from controller.daemon.metrics import TableMetrics
 from controller.daemon.device_hub import DeviceHub, Report
 from controller.core.events import KINDS as CORE_KINDS
 from controller.stream.journal import (
@@ -36,6 +37,7 @@ from controller.stream.journal import (
     JournalError,
     journal_path,
 )
+from controller.stream.metrics_server import MetricsServer
 from controller.stream.publisher import EventPublisher
 from controller.errors import StartupError
 from controller.daemon.state_lock import StateDirLocked, StateLock
@@ -175,6 +177,8 @@ class TableDaemon:
         #: called with (records, events) after each input is journaled and published, from
         #: the daemon's thread (the demo's live view uses it)
         self.observers: list[Callable[[list[Any], list[Any]], None]] = []
+        #: the metrics page ([metrics] in the config), once started
+        self.metrics_server: MetricsServer | None = None
 
     # -- life cycle -----------------------------------------------------------------------
 
@@ -197,6 +201,7 @@ class TableDaemon:
                                f"config names table {self.table_id!r}: give the config that "
                                f"table's id, or this table a state directory of its own")
         self._rebuild()
+        self._start_metrics()
         if self.journal_broken is not None:
             self._start_sockets()
             self._start_held()
@@ -236,6 +241,19 @@ class TableDaemon:
         self.notifier.ready(f"table {self.table_id} {self.table.state}")
         self.log.info("table daemon ready", state=self.table.state, seq=self.journal.last_seq,
                       events=stream.events, commands=stream.commands, replay=stream.replay)
+
+    def _start_metrics(self) -> None:
+        settings = self.loaded.config.metrics
+        if settings is None:
+            return
+        metrics = TableMetrics(self)
+        try:
+            self.metrics_server = MetricsServer(settings, metrics)
+        except OSError as error:
+            raise StartupError(f"metrics: cannot serve on {settings.address} port "
+                               f"{settings.port}: {error.strerror or error}: free the port or "
+                               f"set [metrics] port to another") from None
+        self.observers.append(metrics.observe)
 
     def _start_sockets(self) -> None:
         stream = self.loaded.config.stream
@@ -507,6 +525,8 @@ class TableDaemon:
     def close(self) -> None:
         """Stop cleanly: nothing in flight is lost (every applied input is journaled)."""
         self.notifier.stopping()
+        if self.metrics_server is not None:
+            self.metrics_server.close()
         self.devices.stop()
         self.channel.close()
         if self.pool_link is not None:

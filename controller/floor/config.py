@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, PlainValidator, field_validator, \
     model_validator
 
+from controller.settings.metrics import MetricsSettings
 from controller.settings.paytables import read_toml
 from controller.settings.table_config import Progressive, is_local
 from controller.settings.validation import InputError, validate
@@ -180,6 +181,8 @@ class FloorConfig(_Section):
     pools: Annotated[tuple[Pool, ...], Field(max_length=100)] = ()
     #: The pool channel; unset: the floor keeps the pools' ledgers and publishes nothing.
     pool_link: PoolChannel | None = None
+    #: Prometheus metrics on a loopback port (docs/install.md, "Watching a table"); unset: none.
+    metrics: MetricsSettings | None = None
 
     @model_validator(mode="after")
     def _tables(self) -> Self:

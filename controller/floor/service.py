@@ -32,8 +32,10 @@ import zmq
 from controller.floor import pool, store
 from controller.floor.config import FloorTable, LoadedFloorConfig
 from controller.floor.feed import FeedError, TableFeed
+from controller.floor.metrics import FloorMetrics
 from controller.floor.pool_publisher import PoolPublisher
 from controller.stream.client import StreamError, StreamMalformed
+from controller.stream.metrics_server import MetricsServer
 
 log = structlog.get_logger("floor")
 #: How long a feed waits for its table's next message before it looks whether the service is
@@ -90,6 +92,9 @@ class FloorService:
         self.pool_failures: dict[str, str] = {}
         #: The pool channel (``[pool_link]``), bound by :meth:`run`.
         self.publisher: PoolPublisher | None = None
+        #: Table id -> the seq its last heartbeat named (its journal's head, as the table
+        #: said it): how far behind the store is, for the metrics.
+        self.table_heads: dict[str, int] = {}
 
     def _curves(self) -> dict[str, dict[str, bytes] | None]:
         from controller.stream.security import client_keys
@@ -159,6 +164,8 @@ class FloorService:
         self.threads = [threading.Thread(target=self._follow, args=(table,), daemon=True,
                                          name=f"floor-{table.id}")
                         for table in self.config.tables]
+        metrics = None if self.config.metrics is None else \
+            MetricsServer(self.config.metrics, FloorMetrics(self))
         try:
             if self.config.pool_link is not None and self.config.pools:
                 self.publisher = PoolPublisher(self.context, self.loaded)
@@ -222,6 +229,8 @@ class FloorService:
                 self.connection = None
             if self.publisher is not None:
                 self.publisher.close()
+            if metrics is not None:
+                metrics.close()
 
     def _apply_pools(self, connection: psycopg.Connection, pool_ids: list[str]) -> list[str]:
         """Each pool's ledger brought up to the store; the pools whose ledger moved.
@@ -339,6 +348,9 @@ class FloorService:
                     continue
                 try:
                     rows = feed.take(service.batch_max, FEED_WAIT_S)
+                    if feed.client is not None and \
+                            (beat := feed.client.last_heartbeat) is not None:
+                        self.table_heads[table.id] = beat.seq
                     point = feed.resume_point()
                     self._note_break(feed)
                 except (StreamError, FeedError) as error:

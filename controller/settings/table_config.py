@@ -22,6 +22,7 @@ from controller.core.table_settings import (
     progressive_from,
     rules_from,
 )
+from controller.settings.metrics import MetricsSettings
 from controller.settings.paytables import (
     CaliPaytable,
     Paytables,
@@ -240,6 +241,8 @@ class TableConfig(_Section):
     devices: Devices = Devices()
     stream: Stream = Stream()
     security: Security = Security()
+    #: Prometheus metrics on a loopback port (docs/install.md, "Watching a table"); unset: none.
+    metrics: MetricsSettings | None = None
     #: Where the journal lives (systemd's StateDirectory); relative to the config file.
     state_dir: str = "state"
 
