@@ -53,6 +53,7 @@ def reference_three(cards: Sequence[Card]) -> tuple[int, ...]:
     return (2 if flush else 0, *ranks)
 
 
+@pytest.mark.slow
 def test_five_card_every_hand_matches_brute_force() -> None:
     histogram: Counter[int] = Counter()
     strength = ace_to_five.strength
@@ -74,6 +75,7 @@ def test_five_card_every_hand_matches_brute_force() -> None:
         assert histogram[strength(hand)] == expected
 
 
+@pytest.mark.slow
 def test_five_card_class_counts() -> None:
     counts = Counter(ace_to_five.hand_class(hand) for hand in combinations(DECK, 5))
     assert counts["5-high"] == 4 ** 5

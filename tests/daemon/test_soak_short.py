@@ -10,6 +10,7 @@ import pytest
 from bench import pipeline
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("game", ["cali_lowball", "three_card_lowball"])
 def test_a_short_soak_conserves_money_and_the_journal_verifies(game: str) -> None:
     result = pipeline.soak(300, game, sample_every=100, seed=7, segment_hands=100,

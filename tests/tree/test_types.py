@@ -19,6 +19,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 #: Checked with ``mypy --strict``: the top-level packages, every module under them.
@@ -32,6 +34,7 @@ def test_every_package_of_the_tree_is_checked() -> None:
     assert packages == set(STRICT), f"packages {sorted(packages)}, checked {sorted(STRICT)}"
 
 
+@pytest.mark.slow
 def test_mypy_strict_passes() -> None:
     cache = Path(sys.prefix) / ".mypy_cache"
     done = subprocess.run(
