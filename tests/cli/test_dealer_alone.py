@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.support.rig import CREDENTIAL, Rig, RigFactory
 from tests.support.waits import wait_for
 
@@ -44,6 +46,7 @@ def locked(rig: Rig, deck: list[str], second: str) -> None:
     assert dealer(rig, "lock").returncode == 0
 
 
+@pytest.mark.slow
 def test_dealer_status_names_no_hidden_card(rig_factory: RigFactory) -> None:
     """Finding 2: ``dealer status`` returned every hidden card, with no credential (TCL
     during the draws: ``dealer: Ad 2h 4s``)."""
@@ -61,6 +64,7 @@ def test_dealer_status_names_no_hidden_card(rig_factory: RigFactory) -> None:
     assert "spot 1: 3 face down" in shown and "spot 2: 2d 4h 6h" in shown
 
 
+@pytest.mark.slow
 def test_a_stacked_deck_loaded_behind_the_door_is_never_dealt(rig_factory: RigFactory) -> None:
     """Finding 6: door open, ``load Ah 2h 7s 6s``, door close, ``dealer continue``, and spot 1
     drew ``Ah 2h``. Now the count going back pauses the hand for a supervisor's void, with an
@@ -88,6 +92,7 @@ def test_a_stacked_deck_loaded_behind_the_door_is_never_dealt(rig_factory: RigFa
     assert rig.events("hand_voided")
 
 
+@pytest.mark.slow
 def test_a_misread_is_a_supervisors_to_burn_not_the_dealers_to_skip(
         rig_factory: RigFactory) -> None:
     """Finding 7: ``misread`` during spot 3's draw, ``dealer continue``, and the next card
@@ -108,6 +113,7 @@ def test_a_misread_is_a_supervisors_to_burn_not_the_dealers_to_skip(
     assert rig.status()["hand"]["next"]["seats"] == [2]
 
 
+@pytest.mark.slow
 def test_an_extra_card_no_longer_forces_a_void(rig_factory: RigFactory) -> None:
     """Finding 8: one extra card pushed out during a decision gave ``unexpected_card``;
     ``continue`` and ``decide`` were refused and only a void remained. The supervisor may

@@ -13,6 +13,7 @@ from controller.stream.journal import Journal, journal_path
 from controller.stream.live_view import LiveView
 
 
+@pytest.mark.slow
 def test_the_demo_plays_hands_and_stops_cleanly(tmp_path: Path) -> None:
     state = tmp_path / "state"
     done = subprocess.run(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 
+@pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason="sessions._join: a newcomer to a line of MAX_WAITING "
                    "networks still asking gets no place, and one of those waiting without a "
                    "place asks again before her: MAX_WAITING + 8 addresses keep a supervisor at an "
@@ -37,6 +38,7 @@ def test_a_supervisor_at_a_new_screen_is_not_kept_out_by_a_full_line() -> None:
                          f"addresses ({failures} wrong guesses, none of them locked out)")
 
 
+@pytest.mark.slow
 def test_lock_outs_of_addresses_never_seen_again_are_forgotten() -> None:
     from controller.console.sessions import FAILURES, LOCKOUT_S, MAX_SESSIONS, Sessions
 

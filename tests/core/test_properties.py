@@ -17,6 +17,7 @@ import tomllib
 from collections import Counter
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -125,6 +126,7 @@ def same_as_reference(hand: Hand, scenario: dict[str, Any], meter: int | None = 
     assert (meter_event._asdict() if meter_event else None) == expected["meter"]
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), seats=seats, seed=st.integers(0, 2**32 - 1),
        rules=st.fixed_dictionaries({"xtra_bonus_loses_on_loss": st.booleans(),
@@ -146,6 +148,7 @@ def test_cali_lowball_random_hands(cali_config: LoadedConfig, data: st.DataObjec
     same_as_reference(hand, scenario_of(hand, wagers, decisions, rules))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), seats=seats, seed=st.integers(0, 2**32 - 1),
        paytable=st.sampled_from(["paytable-1", "paytable-2", "paytable-3"]),

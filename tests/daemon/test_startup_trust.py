@@ -82,6 +82,7 @@ def test_a_second_daemon_on_the_same_state_dir_exits_2_naming_the_holder(tmp_pat
     third.daemon.close()
 
 
+@pytest.mark.slow
 def test_a_tampered_journal_holds_the_table_until_a_supervisor_quarantines_it(
         tmp_path: Path) -> None:
     path = run_config(tmp_path)
@@ -405,6 +406,7 @@ def test_checking_a_long_journal_extends_systemds_start_timeout(tmp_path: Path) 
         context.term()
 
 
+@pytest.mark.slow
 def test_a_last_record_that_does_not_parse_is_a_broken_journal_not_a_crash(tmp_path: Path) -> None:
     path = run_config(tmp_path)
     state = tmp_path / "state"

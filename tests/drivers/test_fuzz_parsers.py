@@ -20,6 +20,7 @@ EXAMPLES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", sorted(EXAMPLES))
 def test_parser_never_raises_and_accepts_only_good_frames(target: str) -> None:
     tried = fuzz.TARGETS[target](EXAMPLES[target])

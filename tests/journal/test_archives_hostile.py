@@ -163,6 +163,7 @@ def test_an_archive_rewritten_and_chained_again_after_it_was_found_is_not_served
                          f"them, though rewritten since: {served[7]!r}")
 
 
+@pytest.mark.slow
 def test_an_archive_put_back_is_not_checked_on_the_tables_turn(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import os

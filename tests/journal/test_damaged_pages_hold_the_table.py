@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import zmq
 
 
+@pytest.mark.slow
 def test_a_damaged_page_met_by_the_running_check_holds_the_table(tmp_path: Path) -> None:
     import sqlite3
 

@@ -56,6 +56,7 @@ def test_check_warns_when_the_approved_edge_differs(tmp_path: Path,
     assert ("warning" in err) is warned
 
 
+@pytest.mark.slow
 def test_check_warns_of_a_negative_house_edge(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["math", "check", "--game", "cali_lowball"]) == 0
     err = capsys.readouterr().err

@@ -63,6 +63,7 @@ def test_a_showdown_counts_every_dealer_holding_of_the_real_deck(player: str, fl
     assert cali.showdown(*ranks) == cali.Showdown(*counts)
 
 
+@pytest.mark.slow
 def test_the_enumeration_covers_every_deal_once(deals: tuple[cali.Start, ...]) -> None:
     assert len(deals) == 91
     assert sum(start.ways * flop.ways * sum(flop.showdown) for start in deals

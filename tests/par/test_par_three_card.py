@@ -180,6 +180,7 @@ def test_the_command_refuses_what_it_cannot_answer(capsys: pytest.CaptureFixture
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_advise_counts_one_full_deck_hand(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["math", "advise", "--game", "three_card_lowball", "--cards", "9d Ah 2c",
                  "--json"]) == 0
@@ -235,6 +236,7 @@ def test_the_committed_par_sheet_is_the_paytables_own(paytable: str) -> None:
                                             document["strategy"].values()), 22_100)
 
 
+@pytest.mark.slow
 def test_the_committed_strategy_is_optimal_for_a_sample_of_hands() -> None:
     """A random full-deck starting hand counted again, alone (about 12 s; the advise test
     below checks another): each committed sheet's draw is the best of the seven."""
@@ -250,6 +252,7 @@ def test_the_committed_strategy_is_optimal_for_a_sample_of_hands() -> None:
                 (paytable, three.hand_key(hand))
 
 
+@pytest.mark.slow
 def test_a_full_deck_simulation_through_the_engine_agrees_with_the_committed_sheet() -> None:
     """60,000 seven-spot hands with the committed strategy (make bench plays millions): every
     figure within four standard errors; the jackpot (about 1 in 270,000 spots) is left to
