@@ -4,13 +4,16 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 BUILT  := $(VENV)/.core-built
+#: pytest-xdist's workers for `make test` and `make check`: the suite mostly waits (daemon
+#: processes, Chromium, PostgreSQL), so four share two cores well.
+WORKERS ?= 4
 #: The sources setup.py compiles (and their packages' __init__.py, which cost nothing to add).
 CORE   := controller/core/cards.py controller/core/records.py controller/core/events.py \
           controller/core/table_events.py controller/core/table_settings.py \
           $(wildcard controller/core/rankings/*.py controller/core/games/*.py) \
           controller/par/three_card_lowball.py
 
-.PHONY: run test bench clean deps build-deps pure compiled
+.PHONY: run test check bench clean deps build-deps pure compiled
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -64,8 +67,14 @@ deps:
 	  else echo "tests/console need Chromium: sudo apt-get install --no-install-recommends chromium (or sudo make deps)" >&2; fi; \
 	fi
 
+# Everything, on every core (pytest-xdist): a group (xdist_group) stays on one worker.
+# docs/testing.md: the layout, the tiers and how to run one subsystem.
 test: $(BUILT) deps
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(WORKERS) --dist loadgroup
+
+# The inner loop: the fast tier (no daemon process, browser, PostgreSQL or slow test).
+check: $(BUILT)
+	$(BIN)/python -m pytest -q -n $(WORKERS) --dist loadgroup -m "not slow and not daemon and not browser and not postgres"
 
 bench: $(BUILT)
 	$(BIN)/python -m bench

@@ -13,7 +13,7 @@ catches a bad card, and pydantic validators still turn one into a validation err
 Standard library only: every layer imports this module, the core and the drivers included.
 
 The tree (each class, its builtin base in brackets where it has one, and its module; kept
-true by tests/test_errors.py, which prints it anew when a class is added or moved)::
+true by tests/tree/test_errors.py, which prints it anew when a class is added or moved)::
 
     LowballError
         SoakFailure (AssertionError)  bench.pipeline

@@ -1,22 +1,28 @@
-from collections.abc import Callable
-from typing import Any
+"""The whole suite's hooks and the fixtures every folder may use (from :mod:`tests.support`)."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
 
 import pytest
 
 from controller import build_info
-from controller.core.cards import parse_cards
-from controller.core.games import Decision
-from controller.core.games.base import Hand
-from controller.core.table_settings import GameSetup
-from controller.settings.table_config import (
-    LoadedConfig,
-    Rules,
-    default_config_path,
-    load_config,
-)
 
-#: The ``cali_setup`` / ``three_card_setup`` fixtures: rules (and a paytable) -> a setup.
-SetupFactory = Callable[..., GameSetup]
+#: The support modules that define fixtures: a test asks for one by name from any folder.
+pytest_plugins = [
+    "tests.support.table",
+    "tests.support.rig",
+    "tests.support.stream",
+    "tests.support.console",
+    "tests.support.postgres",
+    "tests.support.pool",
+    "tests.support.ledger",
+    "tests.support.config_files",
+    "tests.support.sign_in",
+    "tests.support.drivers",
+    "tests.support.tools",
+]
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -32,40 +38,32 @@ def pytest_report_header(config: pytest.Config) -> str:
     return build_info.describe()
 
 
-@pytest.fixture(scope="session")
-def cali_config() -> LoadedConfig:
-    return load_config(default_config_path("cali_lowball"))
+#: A test that asks for one of these fixtures (or a fixture that does) gets the mark.
+MARKED_BY_FIXTURE = {
+    "browser": "browser",            # Chromium, started once per worker
+    "postgres": "postgres",          # the throwaway cluster, started once per worker
+    "pooled_table": "daemon",
+    "played_floor": "daemon",
+}
+#: A test module that names one of these runs real daemon processes: all its tests get
+#: ``daemon`` (bench's process rigs, the command line's ``run`` as a process).
+DAEMON_PROCESSES = ("TableProcess", "FloorProcess", "DaemonProcess", "linked_table(",
+                    "bench.power_loss", "bench import power_loss")
 
 
-@pytest.fixture(scope="session")
-def three_card_config() -> LoadedConfig:
-    return load_config(default_config_path("three_card_lowball"))
+@functools.cache
+def runs_daemon_processes(path: Path) -> bool:
+    text = path.read_text()
+    return any(name in text for name in DAEMON_PROCESSES)
 
 
-@pytest.fixture
-def cali_setup(cali_config: LoadedConfig) -> SetupFactory:
-    def make(**rules: Any) -> GameSetup:
-        return cali_config.setup(rules=Rules(**rules))
-    return make
-
-
-@pytest.fixture
-def three_card_setup(three_card_config: LoadedConfig) -> SetupFactory:
-    def make(paytable: str = "paytable-1", **rules: Any) -> GameSetup:
-        return three_card_config.setup(paytable=paytable, rules=Rules(**rules))
-    return make
-
-
-def play(hand: Hand, shoe: str, decisions: dict[int, list[str]] | None = None
-         ) -> dict[tuple[int, str], tuple[str, int]]:
-    """Drive ``hand`` to settlement: cards from ``shoe``, decisions per seat in order."""
-    cards = list(parse_cards(shoe))
-    pending = {seat: list(texts) for seat, texts in (decisions or {}).items()}
-    while (step := hand.next_step()).kind != "settled":
-        if step.kind == "card":
-            hand.deal(cards.pop(0))
-        else:
-            seat = step.seats[0]
-            hand.decide(seat, Decision.parse(pending[seat].pop(0)))
-    assert not cards, f"unused cards {cards}"
-    return {(s.seat, s.wager): (s.result, s.net) for s in hand.settlements()}
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The tiers' marks that follow from what a test uses (docs/testing.md); ``slow`` is
+    written on the test or its module."""
+    for item in items:
+        used = set(getattr(item, "fixturenames", ()))
+        for fixture, mark in MARKED_BY_FIXTURE.items():
+            if fixture in used:
+                item.add_marker(mark)
+        if runs_daemon_processes(item.path):
+            item.add_marker("daemon")

@@ -11,7 +11,7 @@ boundary. The core's dataclasses are what the table carries out and a replay reb
 journal, with the standard library only (the core imports no pydantic); these models are what
 a client may send, each number and text bounded where it is parsed, refused with pydantic's
 key paths. A model names its core command (``core_command``), takes ``supervisor_only`` from
-it and builds it; ``tests/test_command_channel.py`` checks that each pair has the same name
+it and builds it; ``tests/stream/test_command_channel.py`` checks that each pair has the same name
 and arguments.
 """
 

@@ -29,7 +29,7 @@ def names(found: list[dict[str, Any]]) -> list[Any]:
 
 def test_the_buttons_are_the_commands_the_table_lists_and_none_other() -> None:
     """The screen derives no rule: its buttons are the snapshot's ``allowed`` (the table's
-    own ``can`` for each command, tested in tests/test_table.py)."""
+    own ``can`` for each command, tested in tests/core/test_table.py)."""
     allowed = {"dealer": [{"command": "decide", "spot": 1, "decision": "raise"}],
                "supervisor": [{"command": "void"}]}
     deciding = state("DECIDING", hand=hand("decision", seats=[1], options=["raise"]),

@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.console.conftest import ScreenFactory, TableFactory, shot
-from tests.test_daemon import Rig, wait_for
+from tests.support.console import ScreenFactory, TableFactory, shot
+from tests.support.rig import Rig
+from tests.support.waits import wait_for
 
 if TYPE_CHECKING:   # the browser tests skip, not fail, where Playwright is missing
     from playwright.sync_api import Page

@@ -17,9 +17,10 @@ import pytest
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
-from tests.console.conftest import SIZES, SUPERVISORS, TableFactory, shot
-from tests.console.test_supervisor import sign_in
-from tests.test_daemon import Rig, wait_for
+from tests.support.console import SIZES, SUPERVISORS, TableFactory, shot
+from tests.support.rig import Rig
+from tests.support.supervisor_screen import sign_in
+from tests.support.waits import wait_for
 
 if TYPE_CHECKING:   # the browser tests skip, not fail, where Playwright is missing
     from playwright.sync_api import Browser, Page

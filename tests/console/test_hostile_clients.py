@@ -21,14 +21,11 @@ from websockets.sync.client import connect
 from bench import processes
 from controller.console.link import TableLink
 from controller.console.sessions import FAILURES
-from tests.console.conftest import Console, TableFactory
-from tests.console.test_sign_in_everywhere import (  # noqa: F401 (a fixture)
-    DEALER,
-    locked_console,
-    next_of,
-    sign_in,
-)
-from tests.test_daemon import Rig, wait_for
+
+from tests.support.console import Console, TableFactory
+from tests.support.rig import Rig
+from tests.support.sign_in import DEALER, next_of, sign_in
+from tests.support.waits import wait_for
 
 
 def post(url: str, body: dict[str, Any],
@@ -154,7 +151,7 @@ def test_a_screen_sending_nonsense_at_full_speed_cannot_flood_the_log(tmp_path: 
     """Each bad message was a warning line: 2,000 of them in about a second from one script,
     and a console whose log is not read fast enough (a full pipe, a stalled journald) stops
     serving every screen while it writes them."""
-    from tests.console.conftest import Console, write_configs
+    from tests.support.console import Console, write_configs
 
     rig = Rig(tmp_path, "cali_lowball")
     console = Console(write_configs(tmp_path, rig))
@@ -224,7 +221,7 @@ def test_the_dealers_screen_is_sent_nothing_only_the_pit_may_see(
         locked_console: tuple[Rig, Console]) -> None:
     """A dealer's account opens the dealer's screen only: the last hands (who played them)
     and the alarms are the pit's, and must not reach a dealer's socket either."""
-    from tests.console.test_sign_in_everywhere import PIT
+    from tests.support.sign_in import PIT
 
     rig, console = locked_console
     views = {}
@@ -243,7 +240,7 @@ def test_in_a_real_browser_a_rebound_name_gets_no_screen(browser: Browser,
                                                          table: TableFactory) -> None:
     """Chromium resolving evil.example to 127.0.0.1, as a rebinding attacker's DNS does once
     the page has loaded: what that origin can fetch or open on the console."""
-    from tests.console.conftest import CHROMIUM
+    from tests.support.console import CHROMIUM
 
     rig, console = table("cali_lowball")
     port = int(console.url.rstrip("/").rsplit(":", 1)[1])

@@ -15,8 +15,10 @@ from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
 from controller.console.messages import MAX_MESSAGE_BYTES
-from tests.console.conftest import TableFactory
-from tests.test_daemon import Rig, wait_for
+
+from tests.support.console import TableFactory
+from tests.support.rig import Rig
+from tests.support.waits import wait_for
 
 
 class Screen:
@@ -147,7 +149,7 @@ def test_a_second_console_on_the_same_table_sees_the_same_table(table: TableFact
                                                                 tmp_path: Path) -> None:
     """Two consoles are two clients of the daemon: the table serves both and orders their
     commands; a command sent from one is applied once and shown on both."""
-    from tests.console.conftest import Console, write_configs
+    from tests.support.console import Console, write_configs
 
     rig, first = table("cali_lowball")
     (tmp_path / "second").mkdir()

@@ -12,9 +12,11 @@ import zmq
 from controller.console import link as link_module
 from controller.console.link import TableLink
 from controller.stream.command_replies import Withdrawn
-from tests.test_command_channel import Router
-from tests.test_daemon import Rig, wait_for
-from tests.test_reload import Daemon, config_file
+
+from tests.support.commands import Router
+from tests.support.daemon import Daemon, config_file
+from tests.support.rig import Rig
+from tests.support.waits import wait_for
 
 
 def test_a_burst_of_cards_reaches_the_screen_without_waiting_for_the_idle_poll(

@@ -10,7 +10,8 @@ from websockets.sync.client import connect
 
 from controller.settings.scenario import load_scenario
 from controller.stream import wire
-from tests.console.conftest import (
+
+from tests.support.console import (
     PIT_ACCOUNT,
     SUPERVISORS,
     Console,
@@ -19,9 +20,10 @@ from tests.console.conftest import (
     shot,
     write_configs,
 )
-from tests.console.test_sign_in_everywhere import sign_in as signed_in_cookie
-from tests.console.test_supervisor import sign_in
-from tests.test_daemon import SCENARIOS, wait_for
+from tests.support.rig import SCENARIOS
+from tests.support.sign_in import sign_in as signed_in_cookie
+from tests.support.supervisor_screen import sign_in
+from tests.support.waits import wait_for
 
 
 def test_the_pit_recalls_a_hand_step_by_step_and_acknowledges_alarms(table: TableFactory,

@@ -24,15 +24,11 @@ from controller.console.places import (
     Places,
     Rank,
 )
-from tests.console.conftest import SUPERVISORS, Console, TableFactory
-from tests.console.test_sign_in_everywhere import (  # noqa: F401 (a fixture)
-    DEALER,
-    PIT,
-    locked_console,
-    next_of,
-    sign_in,
-)
-from tests.test_daemon import Rig, wait_for
+
+from tests.support.console import SUPERVISORS, Console, TableFactory
+from tests.support.rig import Rig
+from tests.support.sign_in import DEALER, PIT, next_of, sign_in
+from tests.support.waits import wait_for
 
 
 def test_the_policy_keeps_room_for_the_signed_in_and_the_flooder_closes_its_own() -> None:

@@ -4,14 +4,10 @@ credentials. Nothing is served to a browser that has not signed in."""
 
 from __future__ import annotations
 
-import hashlib
 import http.cookiejar
 import json
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
 
 import pytest
 from websockets.exceptions import InvalidStatus
@@ -19,56 +15,16 @@ from websockets.sync.client import ClientConnection, connect
 
 from controller.console.config import ConsoleConfig
 from controller.settings.validation import InputError, validate
-from tests.console.conftest import SUPERVISORS, Console, write_configs
-from tests.test_daemon import Rig, wait_for
 
-DEALER, PIT = "dana-credential-0123", "pat-credential-4567"
-
-
-def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-@pytest.fixture
-def locked_console(tmp_path: Path) -> Iterator[tuple[Rig, Console]]:
-    rig = Rig(tmp_path, "cali_lowball", supervisors=SUPERVISORS)
-    config = write_configs(tmp_path, rig)
-    with open(config, "a") as handle:
-        handle.write(f'sign_in_required = true\n\n[accounts.Dana]\nrole = "dealer"\n'
-                     f'credential_sha256 = "{_sha(DEALER)}"\n\n[accounts.Pat]\nrole = "pit"\n'
-                     f'credential_sha256 = "{_sha(PIT)}"\n')
-    console = Console(config)
-    yield rig, console
-    console.close()
-    rig.close()
-
-
-def sign_in(url: str, name: str, credential: str) -> tuple[int, str | None]:
-    """(status, the session cookie's header value)."""
-    jar = http.cookiejar.CookieJar()
-    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
-    request = urllib.request.Request(url + "api/sign-in", headers={"content-type":
-                                                                   "application/json"},
-                                     data=json.dumps({"name": name,
-                                                      "credential": credential}).encode())
-    try:
-        with opener.open(request, timeout=10) as reply:
-            status = reply.status
-    except urllib.error.HTTPError as error:
-        return error.code, None
-    return status, "; ".join(f"{cookie.name}={cookie.value}" for cookie in jar)
+from tests.support.console import Console
+from tests.support.rig import Rig
+from tests.support.sign_in import DEALER, PIT, _sha, locked_console, sign_in, next_of
+from tests.support.waits import wait_for
 
 
 def socket(url: str, path: str, cookie: str | None = None) -> ClientConnection:
     return connect(url.replace("http://", "ws://") + path,
                    additional_headers={"Cookie": cookie} if cookie else None)
-
-
-def next_of(ws: ClientConnection, kind: str) -> dict[str, Any]:
-    while (message := json.loads(ws.recv(timeout=10)))["type"] != kind:
-        pass
-    found: dict[str, Any] = message
-    return found
 
 
 def test_nothing_is_served_before_a_sign_in(locked_console: tuple[Rig, Console]) -> None:

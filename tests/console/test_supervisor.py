@@ -9,22 +9,17 @@ import urllib.error
 import urllib.request
 from typing import TYPE_CHECKING, Any
 
-import pytest
-
 from controller.console.sessions import FAILURES, Sessions
 from controller.settings.scenario import load_scenario
-from tests.console.conftest import SUPERVISORS, ScreenFactory, TableFactory, shot
-from tests.test_daemon import SCENARIOS, Rig, wait_for
+
+from tests.support.console import SUPERVISORS, ScreenFactory, TableFactory, shot
+from tests.support.rig import SCENARIOS
+from tests.support.supervisor_screen import sign_in, start_hand
+from tests.support.waits import wait_for
+
 
 if TYPE_CHECKING:   # the browser tests skip, not fail, where Playwright is missing
     from playwright.sync_api import Page
-
-
-def sign_in(page: Page, url: str, name: str, credential: str, then: str = "/") -> None:
-    page.goto(url + "supervisor" + ("" if then == "/" else f"?next={then}"))
-    page.fill("#name", name)
-    page.fill("#credential", credential)
-    page.click("#submit")
 
 
 def post_sign_in(url: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
@@ -37,14 +32,6 @@ def post_sign_in(url: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     except urllib.error.HTTPError as error:
         refusal: dict[str, Any] = json.loads(error.read())
         return error.code, refusal
-
-
-def start_hand(rig: Rig) -> None:
-    rig.shoe.device.load(["Jd", "3h", "9s", "5c", "2c", "4d", "7h"])
-    assert rig.ask({"command": "open"})["ok"]
-    for wager in ("ante", "xtra_bonus"):
-        assert rig.ask({"command": "place", "spot": 3, "wager": wager, "amount": 1000})["ok"]
-    assert rig.ask({"command": "lock"})["ok"]
 
 
 def test_a_supervisor_voids_with_a_reason_and_the_journal_names_them(table: TableFactory,
@@ -268,5 +255,3 @@ def test_one_ipv6_site_is_one_place_in_line_and_each_address_its_own_lock_out() 
         sessions.locked_for(f"2001:db8:1:{host:x}::1")
     assert [network for network in sessions._line if network.startswith("2001")] \
         == ["2001:db8:1::/48"]
-
-

@@ -15,9 +15,11 @@ from typing import TYPE_CHECKING, Any
 from websockets.sync.client import connect
 
 from controller.console.sessions import AUTHORITY_S, Sessions
-from tests.console.conftest import SUPERVISORS, ScreenFactory, TableFactory
-from tests.console.test_supervisor import sign_in, start_hand
-from tests.test_daemon import Rig, wait_for
+
+from tests.support.console import SUPERVISORS, ScreenFactory, TableFactory
+from tests.support.rig import Rig
+from tests.support.supervisor_screen import sign_in, start_hand
+from tests.support.waits import wait_for
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page

@@ -10,7 +10,8 @@ from controller.core.cards import parse_card
 from controller.core.hidden_cards import CARD_TEXT
 from controller.core.table_events import Alarm, Fault
 from controller.core.vocabulary import Device, DeviceCondition, FaultCode, ShoeFaultCode
-from tests.test_table import Driver, cali_hand
+
+from tests.support.table import Driver, cali_hand
 
 
 def test_a_shoe_fault_says_the_shoes_code_and_not_its_frame() -> None:

@@ -5,26 +5,20 @@ them (HTTP, the text format), from a real daemon on the simulators."""
 from __future__ import annotations
 
 import socket
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
 from controller.daemon.loop import TableDaemon
 from controller.errors import StartupError
 from controller.settings.metrics import MetricsSettings
 from controller.settings.table_config import LoadedConfig, TableConfig
 from controller.settings.validation import InputError, validate
-from tests.test_daemon import Rig, wait_for
 
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
+from tests.support.metrics import free_port, scrape
+from tests.support.rig import Rig
+from tests.support.waits import wait_for
 
 
 class MetricsRig(Rig):
@@ -33,7 +27,7 @@ class MetricsRig(Rig):
     port = 0
 
     def start_daemon(self) -> None:
-        import tests.test_daemon as rig_module
+        import tests.support.rig as rig_module
 
         original = rig_module.demo_config
 
@@ -47,14 +41,6 @@ class MetricsRig(Rig):
             super().start_daemon()
         finally:
             rig_module.demo_config = original
-
-
-def scrape(port: int) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
-    """Every sample on the page: (name, sorted labels) -> value."""
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as page:
-        text = page.read().decode()
-    return {(sample.name, tuple(sorted(sample.labels.items()))): sample.value
-            for family in text_string_to_metric_families(text) for sample in family.samples}
 
 
 def test_a_scrape_reads_the_journal_the_disk_the_devices_and_what_was_journaled(

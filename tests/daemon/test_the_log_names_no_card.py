@@ -15,8 +15,9 @@ import pytest
 import structlog
 
 from controller.cli import logs
-from tests.test_daemon import rig_factory, wait_for  # noqa: F401  (rig_factory is a fixture)
-from tests.test_daemon import RigFactory
+
+from tests.support.rig import RigFactory
+from tests.support.waits import wait_for
 
 DECK = "As 7d Kc 2h 3s 4c 5d"
 

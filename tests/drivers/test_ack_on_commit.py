@@ -11,7 +11,7 @@ from drivers.shoe_serial import SerialShoe
 from simulators.pty_transport import PtyTransport
 from simulators.shoe import Lbs1ShoeModel
 
-from .conftest import EventWaiter, poll_until
+from tests.support.drivers import EventWaiter, poll_until
 
 
 def test_card_acknowledged_only_once_committed() -> None:

@@ -18,7 +18,8 @@ from drivers.shoe_events import ShoeConnected, ShoeLost
 from drivers.shoe_serial import SerialShoe
 from simulators.shoe import Lbs1ShoeModel
 
-from .conftest import DEADLINE_S, EventWaiter, make_transport, poll_until
+from tests.support.drivers import EventWaiter, make_transport, poll_until
+from tests.support.waits import DEADLINE_S
 
 # -- stop() ---------------------------------------------------------------------------------
 

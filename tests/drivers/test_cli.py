@@ -25,7 +25,8 @@ from simulators.pty_transport import PtyTransport
 from simulators.shoe import Lbs1ShoeModel, UsbShoeModel
 from simulators.usb_backend import SimulatedUsbShoe
 
-from .conftest import DEADLINE_S, EventWaiter, poll_until
+from tests.support.drivers import EventWaiter, poll_until
+from tests.support.waits import DEADLINE_S
 
 ROOT = Path(__file__).resolve().parents[2]
 

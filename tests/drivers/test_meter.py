@@ -19,7 +19,7 @@ from drivers.meter import AlphaMeter, Coalescer, meter_text
 from simulators.clock import ManualClock
 from simulators.meter import AlphaSignModel
 
-from .conftest import make_transport, poll_until
+from tests.support.drivers import make_transport, poll_until
 
 
 @pytest.mark.parametrize("cents, text", [

@@ -31,7 +31,8 @@ from drivers.spots_ascii import AsciiSpotController
 from simulators.meter import AlphaSignModel
 from simulators.spots import SpotControllerModel
 
-from .conftest import DEADLINE_S, EventWaiter, make_transport, poll_until
+from tests.support.drivers import EventWaiter, make_transport, poll_until
+from tests.support.waits import DEADLINE_S
 
 #: A stop() that takes longer than this has not been woken (pyserial's socket:// close alone
 #: sleeps 0.3 s).

@@ -19,7 +19,7 @@ from simulators.pty_transport import PtyTransport
 from simulators.recorder import SESSIONS, record
 from simulators.sessions import ReplayModel, SessionLog, dump_expected, load_expected
 
-from .conftest import EventWaiter, poll_until
+from tests.support.drivers import EventWaiter, poll_until
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 LOGS = sorted(DATA.glob("shoe-*.lbs1.log"))

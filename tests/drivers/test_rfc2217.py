@@ -25,7 +25,8 @@ from drivers.shoe_serial import SerialShoe
 from simulators.pty_transport import PtyTransport
 from simulators.shoe import Lbs1ShoeModel
 
-from .conftest import DEADLINE_S, EventWaiter, poll_until
+from tests.support.drivers import EventWaiter, poll_until
+from tests.support.waits import DEADLINE_S
 
 # pyserial 3.5's RFC 2217 client names its reader thread the old way; nothing to act on here.
 pytestmark = pytest.mark.filterwarnings(

@@ -25,7 +25,7 @@ from drivers.shoe_events import (
 from drivers.shoe_serial import SerialShoe
 from drivers.tags import deck_tag
 
-from .conftest import EventWaiter, ShoeRig, poll_until
+from tests.support.drivers import EventWaiter, ShoeRig, poll_until
 
 
 def test_clean_deal_in_order_with_tags(shoe_rig: ShoeRig) -> None:
@@ -153,7 +153,7 @@ def test_a_failing_listener_does_not_stop_the_driver(shoe_rig: ShoeRig,
                                                      transport_kind: str) -> None:
     from simulators.shoe import Lbs1ShoeModel
 
-    from .conftest import make_transport
+    from tests.support.drivers import make_transport
 
     calls: list[Any] = []
 
@@ -174,7 +174,7 @@ def test_a_driver_with_a_listener_keeps_no_backlog_of_its_events(transport_kind:
     as well would stay for the life of the process (every card, every heartbeat)."""
     from simulators.shoe import Lbs1ShoeModel
 
-    from .conftest import make_transport
+    from tests.support.drivers import make_transport
 
     heard: list[Any] = []
     with make_transport(transport_kind, Lbs1ShoeModel("As 7d 2c")) as sim:

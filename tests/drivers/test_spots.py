@@ -32,7 +32,7 @@ from drivers.spots import (
 from drivers.spots_ascii import AsciiSpotController, decode_line
 from simulators.spots import SpotControllerModel
 
-from .conftest import EventWaiter, make_transport
+from tests.support.drivers import EventWaiter, make_transport
 
 
 @pytest.fixture
@@ -158,7 +158,7 @@ def test_disconnected_controller_raises_lost(spots_rig: Any) -> None:
 def test_a_driver_with_a_listener_keeps_no_backlog_of_its_events(transport_kind: str) -> None:
     """The daemon's drivers have listeners and never call get_event(): an event kept for it
     as well would stay for the life of the process."""
-    from .conftest import poll_until
+    from tests.support.drivers import poll_until
 
     heard: list[Any] = []
     with make_transport(transport_kind, SpotControllerModel(), name="spots") as sim:

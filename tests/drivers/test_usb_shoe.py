@@ -26,7 +26,7 @@ from drivers.shoe_usb import UsbShoe
 from simulators.shoe import UsbShoeModel
 from simulators.usb_backend import SimulatedUsbShoe
 
-from .conftest import EventWaiter, poll_until
+from tests.support.drivers import EventWaiter, poll_until
 
 
 @pytest.fixture

@@ -9,12 +9,13 @@ from pathlib import Path
 import psycopg
 import zmq
 
-from bench.floor_rig import wait_until
 from controller.floor.config import LoadedFloorConfig, load_floor_config
 from controller.floor.local_cluster import LocalCluster
 from controller.floor.service import FloorService
 from controller.stream.journal import Journal, journal_path
-from tests.test_stream_security import SecureTable, make_keys
+
+from tests.support.curve import SecureTable, make_keys
+from tests.support.processes import wait_until
 
 
 def floor_config(path: Path, dsn: str, table: SecureTable, table_id: str, key_file: Path | str

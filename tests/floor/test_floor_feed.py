@@ -14,9 +14,10 @@ import zmq
 from controller.floor.config import FloorTable
 from controller.floor.feed import FeedError, TableFeed
 from controller.stream.journal import Journal, journal_path
-from tests.test_stream_security import SecureTable
 
-DEADLINE_S = 15.0
+from tests.support.curve import SecureTable
+from tests.support.waits import DEADLINE_S
+
 
 
 @pytest.fixture

@@ -11,8 +11,9 @@ from pathlib import Path
 from bench.floor_rig import RatedDealer, TableProcess, write_floor_config
 from controller.floor.config import load_floor_config
 from controller.floor.service import FloorService
-from tests.daemon.test_metrics import free_port, scrape
-from tests.floor.test_pool_floor import journal
+
+from tests.support.metrics import free_port, scrape
+from tests.support.pool import journal
 
 DEADLINE_S = 30.0
 

@@ -12,12 +12,13 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from bench.floor_rig import FloorProcess, RatedDealer, TableProcess, wait_until, \
-    write_floor_config
 from bench.power_loss import JournalView
 from controller.floor.local_cluster import LocalCluster
 from controller.stream.journal import journal_path
-from tests.floor.test_pool_floor import void_after_a_kill_mid_hand
+
+from tests.support.pool import void_after_a_kill_mid_hand
+from tests.support.processes import FloorProcess, RatedDealer, TableProcess, wait_until, \
+    write_floor_config
 
 
 def stored(dsn: str, table_id: str) -> list[tuple[int, str, str | None]]:

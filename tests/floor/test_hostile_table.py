@@ -1,12 +1,10 @@
 """A compromised table is a machine on the casino network: whatever it sends, the floor
 stores the other tables' events, stores none of its own out of order or twice, and says
 where it stopped following it. Driven against the real floor service and PostgreSQL, with
-the hostile table's journal and publisher real (:mod:`tests.floor.hostile_table`)."""
+the hostile table's journal and publisher real (:mod:`tests.support.hostile_table`)."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,36 +12,14 @@ from typing import Any
 import psycopg
 import pytest
 
-from bench.floor_rig import wait_until
-from controller.core.table_events import ConfigApplied, DeviceStatus, Fault, TableOpened, \
-    WagerPlaced
+from controller.core.table_events import DeviceStatus, Fault, WagerPlaced
 from controller.core.vocabulary import Device, DeviceCondition, FaultCode, WagerKey
 from controller.floor.service import MAX_MESSAGE_BYTES
-from tests.floor.conftest import RunningFloor
-from tests.floor.hostile_table import HostileTable
 
-
-def stored(dsn: str, table_id: str) -> list[int]:
-    try:
-        with psycopg.connect(dsn) as connection:
-            return [seq for (seq,) in connection.execute(
-                "SELECT seq FROM floor_events WHERE table_id = %s ORDER BY seq", (table_id,))]
-    except psycopg.errors.UndefinedTable:  # the service has not migrated yet
-        return []
-
-
-def opened(table_id: str) -> TableOpened:
-    return TableOpened(table_id=table_id, game="three_card_lowball", paytable="paytable-1",
-                       paytable_status="seed")
-
-
-def linked_to(pool_id: str) -> ConfigApplied:
-    """The table's settings, linked to ``pool_id`` (what a table with ``[progressive.link]``
-    journals when it opens): the pool counts its records from here on."""
-    config = json.dumps({"game": "three_card_lowball", "progressive": {"pool": pool_id}},
-                        sort_keys=True, separators=(",", ":"))
-    return ConfigApplied(hashlib.sha256(config.encode()).hexdigest(), "table opened", (),
-                         config)
+from tests.support.hostile_table import HostileTable
+from tests.support.hostile_table import stored, opened
+from tests.support.postgres import RunningFloor
+from tests.support.processes import wait_until
 
 
 def fault(detail: str) -> Fault:

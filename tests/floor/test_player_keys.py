@@ -11,7 +11,8 @@ import psycopg
 
 from controller.floor import store
 from controller.floor.migrations import MIGRATIONS
-from tests.floor.test_ratings import _hand, _store
+
+from tests.support.ratings import _hand, _store
 
 #: One player: as carded, in capitals, in Cyrillic letters that look the same (Es, a, Er, a).
 SPELLINGS = ["Capa", "CAPA", "\u0421\u0430\u0440\u0430"]

@@ -9,13 +9,14 @@ from pathlib import Path
 import psycopg
 import zmq
 
-from bench.floor_rig import wait_until
 from controller.floor.config import load_floor_config
 from controller.floor.local_cluster import LocalCluster
 from controller.floor.service import FloorService
 from controller.stream import pool_channel
 from controller.stream.security import client
-from tests.test_stream_security import make_keys
+
+from tests.support.curve import make_keys
+from tests.support.processes import wait_until
 
 
 def test_a_listed_table_key_gets_the_pool_and_a_stranger_nothing(tmp_path: Path,

@@ -6,122 +6,33 @@ journaled contributions minus voids and jackpots plus reseeds."""
 
 from __future__ import annotations
 
-import json
 import threading
-from collections.abc import Iterator
-from contextlib import ExitStack, closing
 from pathlib import Path
 from typing import Any
 
 import psycopg
-import pytest
 
-from bench.floor_rig import FloorProcess, PoolDealer, TableProcess, wait_until, \
-    write_floor_config
-from bench.power_loss import CREDENTIAL, JournalView
 from controller.floor.local_cluster import LocalCluster
-from controller.stream.journal import journal_path
 
-SEED = 500_000  # the tables' and the pool's progressive seed (the shipped default)
-POOL = "LINK-1"
-#: The tables keep the link through the floor's kill and PostgreSQL's restart (the link cut
-#: is tests/floor/test_pool_link.py's).
-STALE_AFTER_MS = 60_000
-
-
-def journal(table: TableProcess) -> list[tuple[int, str, dict[str, Any]]]:
-    return [(seq, kind, json.loads(message)["data"])
-            for seq, _ts, kind, message in JournalView(journal_path(table.state_dir)).records()]
-
-
-def query(dsn: str, sql: str, *args: Any) -> list[tuple[Any, ...]]:
-    try:
-        with psycopg.connect(dsn) as connection:
-            return connection.execute(sql, args).fetchall()
-    except psycopg.Error:  # PostgreSQL restarting, or not migrated yet
-        return []
-
-
-def pool_caught_up(dsn: str, tables: list[TableProcess]) -> bool:
-    """Every journaled seq stored and read by the pool."""
-    applied = dict(query(dsn, "SELECT table_id, applied_through FROM floor_pool_tables"))
-    return all(applied.get(table.table_id) == journal(table)[-1][0] for table in tables)
-
-
-def linked_table(table_id: str, endpoint: str) -> TableProcess:
-    """A table daemon linked to :data:`POOL` through the floor's pool channel at ``endpoint``,
-    keeping the link through a floor or PostgreSQL restart."""
-    return TableProcess(table_id, link=(POOL, endpoint), stale_after_ms=STALE_AFTER_MS)
-
-
-def link_up(table: TableProcess) -> bool:
-    """The table hears the pool: its last ``pool_link`` is ``connected``."""
-    links = [data for _, kind, data in journal(table) if kind == "pool_link"]
-    return bool(links) and links[-1]["status"] == "connected"
-
-
-def claimed(table: TableProcess, hand_id: str | None = None) -> bool:
-    """The table heard the pool claim the jackpot of ``hand_id`` (by default its journal's
-    last)."""
-    records = journal(table)
-    pending = [data["hand_id"] for _, kind, data in records if kind == "jackpot_pending"]
-    hand_id = hand_id or (pending[-1] if pending else None)
-    return hand_id is not None and any(
-        kind == "jackpot_claimed" and data.get("hand_id") == hand_id for _, kind, data in records)
-
-
-def settled(dsn: str, table: TableProcess) -> bool:
-    """The pool has read every record of the table and the table shows the pool's meter as
-    it stands: it journals nothing more until its next hand (a test can cut it there)."""
-    records = journal(table)
-    shown = [data for _, kind, data in records if kind == "pool_meter"]
-    meters = query(dsn, "SELECT meter FROM floor_pools")
-    applied = query(dsn, "SELECT applied_through FROM floor_pool_tables WHERE table_id = %s",
-                    table.table_id)
-    return bool(shown and meters and shown[-1]["meter"] == meters[0][0]
-                and applied == [(records[-1][0],)])
-
-
-def void_after_a_kill_mid_hand(table: TableProcess, wagers: dict[str, int], player: str) -> None:
-    """Spot 2's ``wagers`` for ``player`` locked and three cards dealt, the daemon killed
-    there and started again, the hand voided by a supervisor."""
-    for wager, amount in wagers.items():
-        assert table.ask({"command": "place", "spot": 2, "wager": wager, "amount": amount,
-                          "player": player})["ok"]
-    assert table.ask({"command": "lock"})["ok"]
-    table.shoe.device.load(seed=11)
-    table.shoe.device.deal(3)
-    wait_until(lambda: sum(kind == "card_dealt" for _, kind, _ in journal(table)[-12:])
-               >= 3, "cards dealt")
-    table.kill()
-    table.start()
-    reply = table.ask({"command": "void", "reason": "controller restarted in a test",
-                       "credential": CREDENTIAL})
-    assert reply["ok"], reply
-
-
-def deal(dealers: list[PoolDealer], hands: int) -> list[threading.Thread]:
-    def run(dealer: PoolDealer) -> None:
-        for _ in range(hands):
-            dealer.hand()
-
-    threads = [threading.Thread(target=run, args=(dealer,)) for dealer in dealers]
-    for thread in threads:
-        thread.start()
-    return threads
+from tests.support.pool import (
+    SEED,
+    POOL,
+    journal,
+    query,
+    pool_caught_up,
+    link_up,
+    claimed,
+    void_after_a_kill_mid_hand,
+    deal,
+    tables,
+)
+from tests.support.processes import FloorProcess, PoolDealer, TableProcess, wait_until, write_floor_config
 
 
 def finish(threads: list[threading.Thread]) -> None:
     for thread in threads:
         thread.join(90)
         assert not thread.is_alive()
-
-
-@pytest.fixture
-def tables(tmp_path: Path) -> Iterator[list[TableProcess]]:
-    with ExitStack() as started:
-        yield [started.enter_context(closing(linked_table(table_id, f"ipc://{tmp_path}/pool")))
-               for table_id in ("TCL-01", "TCL-02")]
 
 
 def test_the_pool_pays_each_hit_once_in_order_through_kills_and_restarts(postgres: LocalCluster, database: str,

@@ -13,13 +13,14 @@ from typing import Any
 
 import psycopg
 
-from bench.floor_rig import FloorProcess, PoolDealer, TableProcess, wait_until, \
-    write_floor_config
 from bench.power_loss import CREDENTIAL
 from controller.floor.local_cluster import LocalCluster
 from drivers.meter import meter_text
 from drivers.spots import PROGRESSIVE_CLOSED
-from tests.floor.test_pool_floor import SEED, journal, pool_caught_up, query
+
+from tests.support.pool import SEED, journal, pool_caught_up, query
+from tests.support.processes import FloorProcess, PoolDealer, TableProcess, wait_until, \
+    write_floor_config
 
 POOL = "LINK-1"
 

@@ -14,17 +14,21 @@ from typing import Any
 import psycopg
 import pytest
 
-from bench.floor_rig import FloorProcess, RatedDealer, TableProcess, wait_until, \
-    write_floor_config
 from bench.power_loss import JournalView
 from controller.cli.main import main
 from controller.floor import store
-from controller.floor.migrations import MIGRATIONS
 from controller.floor.local_cluster import LocalCluster
+from controller.floor.migrations import MIGRATIONS
 from controller.floor.report import print_report
 from controller.stream.journal import journal_path
 
+from tests.support.processes import FloorProcess, RatedDealer, TableProcess, wait_until, write_floor_config
+from tests.support.ratings import _ts, _store, _hand
+
+
 EDGE = Decimal("0.0337")
+
+
 PLAYERS = {1: "P-100", 2: "P-100", 4: "P-200"}
 
 
@@ -35,10 +39,6 @@ def table() -> Iterator[TableProcess]:
         yield made
     finally:
         made.close()
-
-
-def _ts(text: str) -> datetime:
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
 def expected(table: TableProcess) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -156,36 +156,6 @@ def test_a_spot_without_a_player_is_not_rated(database: str, postgres: LocalClus
         seats = connection.execute("SELECT hand_id, seat, player FROM floor_seat_players "
                                    "ORDER BY hand_id, seat").fetchall()
     assert seats == [("T-1-000001", 1, "B"), ("T-1-000001", 2, ""), ("T-1-000002", 2, "C")]
-
-
-def _store(connection: psycopg.Connection, version: int,
-           rows: list[tuple[Any, ...]]) -> None:
-    store.store_batch(connection, [
-        store.Row("T-1", seq, kind, hand_id, _ts(ts), json.dumps(
-            {"schema_version": version, "table_id": "T-1", "seq": seq, "ts": ts,
-             "hand_id": hand_id, "type": kind, "data": data}))
-        for seq, kind, hand_id, ts, data in rows], {"T-1": rows[-1][0]})
-
-
-def _hand(first_seq: int, number: int, player: str | None) -> list[tuple[Any, ...]]:
-    """A hand of one ante on seat 1, placed for "A"; its records name ``player`` (None: a
-    record of schema 1 or 2, which names none)."""
-    hand_id, minute = f"T-1-{number:06d}", f"2026-11-25T01:0{number}"
-    named = {} if player is None else {"player": player}
-    wager = {"seat": 1, "wager": "ante", "amount": 500, **named}
-    return [
-        (first_seq, "wager_placed", None, f"{minute}:00Z",
-         {"spot": 1, "wager": "ante", "amount": 500, "player": "A", "source": "dealer"}),
-        (first_seq + 1, "hand_started", hand_id, f"{minute}:01Z",
-         {"hand_id": hand_id, "game": "three_card_lowball", "paytable": "x", "number": number}),
-        (first_seq + 2, "wagers_locked", hand_id, f"{minute}:02Z",
-         {"game": "three_card_lowball", "paytable": "x", "wagers": [wager]}),
-        (first_seq + 3, "wager_settled", hand_id, f"{minute}:03Z",
-         {**wager, "result": "lose", "net": -500}),
-        (first_seq + 4, "progressive_awarded", hand_id, f"{minute}:04Z",
-         {"seat": 1, "award": "straight_flush", "amount": 100, **named}),
-        (first_seq + 5, "hand_settled", hand_id, f"{minute}:05Z",
-         {"players_net": -500, "house_result": 500})]
 
 
 def test_the_records_of_schema_3_name_the_player_and_the_ratings_follow_them(database: str) -> None:

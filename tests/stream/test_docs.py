@@ -10,7 +10,7 @@ from pathlib import Path
 from controller.stream import wire
 from controller.stream.journal import Journal
 
-from .conftest import TABLE, sample_events
+from tests.support.stream import TABLE, sample_events
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "event-stream.md"
 

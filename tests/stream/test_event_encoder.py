@@ -16,12 +16,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.stream import event_encoder, wire
-
 from controller.core import events
 from controller.core.cards import parse_card
+from controller.stream import event_encoder, wire
 
-from .conftest import HAND, SAMPLES, TABLE, TS, strategy_for
+from tests.support.stream import HAND, SAMPLES, TABLE, TS, strategy_for
 
 ALL_CLASSES = sorted(wire.EVENT_CLASSES.values(), key=lambda cls: cls.__name__)
 WRITER = event_encoder.EnvelopeWriter(wire.EVENT_KINDS, wire.SCHEMA_VERSION)

@@ -24,7 +24,9 @@ import zmq
 
 from controller.stream import wire
 from controller.stream.client import StreamClient
-from tests.test_daemon import Rig, wait_for
+
+from tests.support.rig import Rig
+from tests.support.waits import wait_for
 
 #: Cali LowBall, spots 1 and 2: hole cards (1, 2, dealer) x 2, then the flop.
 CALI_SHOE = ["As", "7d", "Kc", "2h", "9s", "3c", "4d", "Jh", "5s"]

@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 import zmq
 
+from controller.errors import StartupError
 from controller.stream import wire
 from controller.stream.journal import Journal
 from controller.stream.publisher import EventPublisher
-from controller.errors import StartupError
 
-from .conftest import HAND, TABLE, await_subscription, sample_events, wait_for
+from tests.support.stream import HAND, TABLE, await_subscription, sample_events, next_message
 
 
 def subscriber(context: zmq.Context[Any], publisher: EventPublisher,
@@ -46,7 +46,7 @@ def ask(publisher: EventPublisher, client: zmq.Socket[bytes],
     assert publisher.handle_replay() == 1
     replies = []
     while True:
-        frames = wait_for(client)
+        frames = next_message(client)
         replies.append(frames[-1])
         if json.loads(frames[-1])["type"] in ("snapshot", "replay_end", "error"):
             return replies
@@ -65,7 +65,7 @@ def test_subscriber_receives_events_in_order(context: zmq.Context[Any], journal:
                                              publisher: EventPublisher) -> None:
     sub = subscriber(context, publisher)
     records = journal_and_publish(journal, publisher, 30)
-    received = [wait_for(sub) for _ in records]
+    received = [next_message(sub) for _ in records]
     assert [frames for frames in received] == [
         [wire.topic_of(wire.decode(r.message)), r.message] for r in records]
     assert [wire.decode(frames[1]).seq for frames in received] == list(range(1, 31))
@@ -82,7 +82,7 @@ def test_topic_prefix_filters_by_type(context: zmq.Context[Any], journal: Journa
     journal_and_publish(journal, publisher, 7)
     publisher.heartbeat("DEALING")  # marks the end of what was published
     seen = []
-    while (frames := wait_for(sub))[0] != b"surveillance.CALI-01.heartbeat":
+    while (frames := next_message(sub))[0] != b"surveillance.CALI-01.heartbeat":
         seen.append(wire.decode(frames[1]).type)
     assert seen == ["card_dealt", "card_dealt"]
 
@@ -91,15 +91,15 @@ def test_heartbeat_carries_the_last_seq(context: zmq.Context[Any], journal: Jour
                                         publisher: EventPublisher) -> None:
     sub = subscriber(context, publisher)
     publisher.heartbeat("OPEN")
-    topic, message = wait_for(sub)
+    topic, message = next_message(sub)
     beat = wire.decode(message)
     assert topic == b"surveillance.CALI-01.heartbeat" and isinstance(beat, wire.Heartbeat)
     assert (beat.seq, beat.state, beat.table_id) == (0, "OPEN", TABLE)
     journal_and_publish(journal, publisher, 4)
     for _ in range(4):
-        wait_for(sub)
+        next_message(sub)
     publisher.heartbeat("DECIDING")
-    assert wire.decode(wait_for(sub)[1]).seq == 4
+    assert wire.decode(next_message(sub)[1]).seq == 4
 
 
 def test_a_restarted_publisher_heartbeats_the_journal_seq(
@@ -111,7 +111,7 @@ def test_a_restarted_publisher_heartbeats_the_journal_seq(
     try:
         sub = subscriber(context, again)
         again.heartbeat("OPEN")
-        assert wire.decode(wait_for(sub)[1]).seq == 3
+        assert wire.decode(next_message(sub)[1]).seq == 3
     finally:
         again.close()
 
@@ -174,7 +174,7 @@ def test_a_req_socket_is_answered_on_its_route(context: zmq.Context[Any], journa
     req.send(b'{"request":"snapshot"}')
     assert publisher.sockets[0].poll(10_000, zmq.POLLIN)
     publisher.handle_replay()
-    assert json.loads(wait_for(req)[0])["type"] == "snapshot"
+    assert json.loads(next_message(req)[0])["type"] == "snapshot"
 
 
 @pytest.mark.parametrize("frames, reason", [
@@ -228,7 +228,7 @@ def test_handle_replay_serves_at_most_max_requests(context: zmq.Context[Any], jo
         assert router.poll(10_000, zmq.POLLIN)
         served += publisher.handle_replay(max_requests=2)
         assert publisher.requests_served == served
-    assert [json.loads(wait_for(client)[0])["type"] for _ in range(5)] == ["snapshot"] * 5
+    assert [json.loads(next_message(client)[0])["type"] for _ in range(5)] == ["snapshot"] * 5
 
 
 def test_binding_a_busy_endpoint_fails_cleanly(context: zmq.Context[Any], journal: Journal,
@@ -247,6 +247,6 @@ def test_ipc_endpoints(context: zmq.Context[Any], journal: Journal, tmp_path: Pa
     try:
         sub = subscriber(context, publisher)
         (record,) = journal_and_publish(journal, publisher, 1)
-        assert wait_for(sub)[1] == record.message
+        assert next_message(sub)[1] == record.message
     finally:
         publisher.close()

@@ -20,8 +20,8 @@ from controller.stream.client import (
     StreamMalformed,
 )
 
-from .conftest import TABLE, sample_events
-from tests.stream.conftest import TableLoop
+from tests.support.stream import TABLE, sample_events
+from tests.support.stream import TableLoop
 
 
 @pytest.fixture

@@ -25,7 +25,7 @@ from controller.stream import event_encoder, wire
 from drivers.shoe_events import FaultCode as ShoeProtocolFaultCode
 from drivers.spots import LAMPS, OFF
 
-from .conftest import HAND, TABLE, TS
+from tests.support.stream import HAND, TABLE, TS
 
 VOCABULARIES: list[type[StrEnum]] = [
     cls for cls in vars(vocabulary).values()

@@ -20,8 +20,10 @@ from controller.stream import wire
 from controller.stream.cms_view import cms_snapshot
 from controller.stream.journal import GENESIS_HASH
 from controller.stream.table_commands import parse_command
-from tests.test_daemon import DEADLINE_S, Rig, wait_for
-from tests.test_table import Driver
+
+from tests.support.rig import Rig
+from tests.support.table import Driver
+from tests.support.waits import DEADLINE_S, wait_for
 
 TCL = ["8c", "2d", "Kd", "3s", "4h", "Qd", "5c", "6h", "7d", "Ad", "9h", "Th"]
 

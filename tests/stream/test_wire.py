@@ -12,11 +12,10 @@ from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
 from controller.core import events, table_events
-
-from controller.stream import wire
 from controller.core.cards import Card, parse_card
+from controller.stream import wire
 
-from .conftest import HAND, SAMPLES, TABLE, TS, strategy_for
+from tests.support.stream import HAND, SAMPLES, TABLE, TS, strategy_for
 
 ALL_CLASSES = sorted(wire.EVENT_CLASSES.values(), key=lambda cls: cls.__name__)
 

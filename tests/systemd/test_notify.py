@@ -14,7 +14,7 @@ from controller.daemon.systemd_notify import (
     watchdog_interval,
 )
 
-from .conftest import NotifySocket
+from tests.support.systemd import NotifySocket
 
 
 class FakeClock:

@@ -14,7 +14,8 @@ import subprocess
 import sys
 import textwrap
 
-from .conftest import DEADLINE_S, ROOT, NotifySocket
+from tests.support.systemd import ROOT, NotifySocket
+from tests.support.waits import DEADLINE_S
 
 # Blocks SIGTERM before announcing READY and then waits for it with sigwait, so the signal can
 # neither arrive before the program is ready for it nor be lost between a check and a pause.

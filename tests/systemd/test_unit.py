@@ -19,7 +19,8 @@ import pytest
 
 from drivers.config import DEFAULT_USB_PRODUCT_ID, DEFAULT_USB_VENDOR_ID
 
-from .conftest import DEADLINE_S, ROOT, SYSTEMD_DIR, UNIT, require_tool
+from tests.support.systemd import ROOT, SYSTEMD_DIR, UNIT, require_tool
+from tests.support.waits import DEADLINE_S
 
 SYSUSERS = SYSTEMD_DIR / "sysusers.d" / "lowball-table.conf"
 UDEV_RULES = SYSTEMD_DIR / "udev" / "99-lowball-table.rules"
