@@ -1,1 +1,1 @@
-"""On-demand benchmarks (``make bench``); the README quotes their figures."""
+"""On-demand benchmarks (``make bench``); docs/performance.md quotes their figures."""

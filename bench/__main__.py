@@ -1,4 +1,4 @@
-"""``make bench``: run every benchmark and print the figures the README quotes."""
+"""``make bench``: run every benchmark and print the figures docs/performance.md quotes."""
 
 import random
 

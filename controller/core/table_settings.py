@@ -45,7 +45,7 @@ class SettingsError(LowballError, ValueError):
 
 @dataclass(frozen=True)
 class Rules:
-    """The variant switches where the seeds allow two readings (SPEC sections 4 to 6)."""
+    """The variant switches where the game's rules allow two readings (docs/configuration.md)."""
 
     #: Cali LowBall: a J-high-or-worse X-Tra Bonus loses when the player loses the hand.
     xtra_bonus_loses_on_loss: bool

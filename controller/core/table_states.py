@@ -1,4 +1,4 @@
-"""The table's states (SPEC section 6) and the transitions between them.
+"""The table's states (docs/operators.md, "The table's states") and the transitions between them.
 
 ::
 
@@ -21,7 +21,7 @@ from controller.errors import LowballError
 
 
 class TableState(StrEnum):
-    """The table's states (SPEC section 6). PAUSED is reachable from every in-hand state."""
+    """The table's states (docs/operators.md). PAUSED is reachable from every in-hand state."""
 
     CLOSED = "CLOSED"
     OPEN = "OPEN"

@@ -11,7 +11,7 @@ not verified, and archives the mark with the journal).
 
 The mark is a lock for the honest path, not a seal: whoever can rewrite the journal file can
 remove the mark too. What a restart cannot know without a keyed chain is written in
-docs/journal.md ("What the chain proves").
+docs/event-stream.md, section 5 ("What the chain proves").
 """
 
 from __future__ import annotations

@@ -162,7 +162,7 @@ def three(text: str) -> tuple[Any, ...]:
 
 
 def test_five_card_ordering_examples() -> None:
-    # SPEC 3: 7-6-4-3-2 beats 8-6-5-3-A (lower is better)
+    # the ace-to-five ranking: 7-6-4-3-2 beats 8-6-5-3-A (lower is better)
     assert five("7c 6d 4h 3s 2c") < five("8c 6d 5h 3s Ac")
     assert five("5c 4d 3h 2s Ac") < five("6c 4d 3h 2s Ac")       # the wheel is the nut low
     assert five("5c 4c 3c 2c Ac") == five("5d 4h 3s 2c Ad")       # flushes/straights ignored

@@ -1,4 +1,4 @@
-"""Reference settlement: a deliberately simple second implementation of SPEC sections 3-5 and 7.
+"""Reference settlement: a deliberately simple second reading of the house rules.
 
 It exists only to check the real engines in ``controller/`` against an independent reading of
 the rules. It is slow on purpose and shares nothing with the engines except card parsing
@@ -122,7 +122,7 @@ def three_card_class(cards: Iterable[Card]) -> str:
 
 
 # --------------------------------------------------------------------------------------------
-# Three Card Lowball dealer house way (SPEC 5.3)
+# Three Card Lowball dealer house way (the house rules)
 # --------------------------------------------------------------------------------------------
 
 
@@ -418,7 +418,7 @@ def _settle_three_card(scenario: dict[str, Any], paytables: dict[str, Any],
 
 def settle(scenario: dict[str, Any], paytables: dict[str, Any], progressive: dict[str, Any], *,
            dealer_option: int = 0) -> dict[str, Any]:
-    """Settle one SPEC section 7 scenario.
+    """Settle one scenario (docs/scenarios.md).
 
     ``dealer_option`` picks among equally valid Three Card house-way discards (see
     :func:`house_way_options`); 0 is the canonical choice.
