@@ -20,6 +20,7 @@ from controller.errors import LowballError
 from controller.stream.table_commands import (
     Burn,
     Cancel,
+    ChangeDealer,
     Close,
     Continue,
     Decide,
@@ -27,6 +28,7 @@ from controller.stream.table_commands import (
     Open,
     Place,
     Reload,
+    SeatPlayer,
     VerifyJackpot,
     Void,
 )
@@ -37,9 +39,10 @@ MAX_MESSAGE_BYTES = 4096
 REMEMBERED = 1024
 
 SUPERVISOR_NAMES = ("void", "burn", "verify_jackpot", "reload")
-DealerCommand = Annotated[Open | Close | Place | Cancel | Lock | Decide | Continue,
-                          Field(discriminator="command")]
+DealerCommand = Annotated[Open | Close | Place | Cancel | Lock | Decide | Continue
+                          | SeatPlayer | ChangeDealer, Field(discriminator="command")]
 AnyCommand = Annotated[Open | Close | Place | Cancel | Lock | Decide | Continue
+                       | SeatPlayer | ChangeDealer
                        | Void | Burn | VerifyJackpot | Reload, Field(discriminator="command")]
 CommandId = Annotated[str, Field(pattern=r"^[A-Za-z0-9-]{8,64}$")]
 

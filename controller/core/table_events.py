@@ -144,19 +144,25 @@ class LockRefused(Record):
 
 @final
 class HandStarted(Record):
-    __slots__ = ("hand_id", "game", "paytable", "number")
-    _fields = ("hand_id", "game", "paytable", "number")
-    _hints = {"hand_id": "str", "game": "Game", "paytable": "str", "number": "int"}
+    __doc__ = """A hand began: its id and number, the game and paytable, and the dealer signed in at
+    the table (``change_dealer``; "" when none is)."""
+
+    __slots__ = ("hand_id", "game", "paytable", "number", "dealer")
+    _fields = ("hand_id", "game", "paytable", "number", "dealer")
+    _hints = {"hand_id": "str", "game": "Game", "paytable": "str", "number": "int", "dealer": "str"}
     hand_id: Any
     game: Any
     paytable: Any
     number: Any
+    dealer: Any
 
-    def __init__(self, hand_id: Any, game: Any, paytable: Any, number: Any) -> None:
+    def __init__(self, hand_id: Any, game: Any, paytable: Any, number: Any,
+                 dealer: Any = "") -> None:
         object.__setattr__(self, "hand_id", hand_id)
         object.__setattr__(self, "game", game)
         object.__setattr__(self, "paytable", paytable)
         object.__setattr__(self, "number", number)
+        object.__setattr__(self, "dealer", dealer)
 
 
 @final

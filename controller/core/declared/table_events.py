@@ -83,10 +83,14 @@ class LockRefused(NamedTuple):
 
 
 class HandStarted(NamedTuple):
+    """A hand began: its id and number, the game and paytable, and the dealer signed in at
+    the table (``change_dealer``; "" when none is)."""
+
     hand_id: str
     game: Game
     paytable: str
     number: int
+    dealer: str = ""
 
 
 ShoeCard = NamedTuple("ShoeCard", [("card", Card), ("shoe_seq", int), ("tag", str),
