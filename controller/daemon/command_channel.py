@@ -375,9 +375,9 @@ class CommandChannel:
         if credential is not None:
             pin = is_pin(credential)
             if pin:
-                supervisor, why = self._pin_supervisor(credential, by)
+                supervisor, refusal = self._pin_supervisor(credential, by)
                 if supervisor is None:
-                    return _refused(why, name, "", by, SUPERVISOR_ROLE)
+                    return _refused(refusal, name, "", by, SUPERVISOR_ROLE)
             else:
                 supervisor = self._supervisor(credential)
             if supervisor is None:

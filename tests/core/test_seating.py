@@ -97,3 +97,15 @@ def test_every_hand_names_its_dealer_and_the_change_is_journaled() -> None:
     (refused,) = d.do(command="change_dealer", dealer="Badge 0412")
     assert "already the dealer" in refused.reason
     assert replayed(d.events, "cali_lowball")["dealer"] == "Badge 0412"
+
+
+def test_dealer_status_names_the_dealer_and_the_players_for_the_next_hand() -> None:
+    from controller.cli.dealer_status import status_lines
+
+    d = Driver()
+    assert "dealer: none signed in" in status_lines(d.table.snapshot(), 1, {})
+    d.do(command="change_dealer", dealer="Dana")
+    d.do(command="open")
+    d.do(command="seat_player", spot=3, player="4417")
+    lines = status_lines(d.table.snapshot(), 9, {})
+    assert "dealer: Dana" in lines and "players for the next hand: spot 3 4417" in lines
