@@ -62,7 +62,9 @@ def run(args: argparse.Namespace) -> int:
                      replay=stream.table_replay, commands=stream.commands,
                      on_view=lambda view: None, curve=curve)
     security = loaded.table.config.security
-    sessions = Sessions(config.session_minutes, dict(security.supervisors))
+    sessions = Sessions(config.session_minutes, dict(security.supervisors),
+                        with_pins=tuple(sorted({*security.supervisor_pins,
+                                                *config.supervisors_with_pins})))
     tls = config.tls_cert_file is not None
     app = create_app(link, config.by, sessions, secure_cookie=tls, signs_in=config.signs_in,
                      accounts=dict(config.accounts))

@@ -3,6 +3,8 @@
     lowball-table dealer place 3 ante 1000          lowball-table dealer lock
     lowball-table dealer decide 3 raise             lowball-table dealer decide 2 discard:Kh,Qs
     lowball-table dealer continue                   lowball-table dealer status
+    lowball-table dealer seat_player 5 "Pat Smith"  lowball-table dealer seat_player 5
+    lowball-table dealer change_dealer "Dana 0412"
     lowball-table dealer --credential-file F void "card on the floor"
     lowball-table dealer --credential-file F burn "misread card on the draw"
     lowball-table dealer --credential-file F adjust_meter -2500 "meter reading corrected"
@@ -41,8 +43,9 @@ def register(subparsers: Subcommands, name: str, help_text: str) -> None:
     from controller.stream.security import add_client_options
     add_client_options(parser)
     parser.add_argument("words", nargs="+", metavar="COMMAND",
-                        help="open | close | place SPOT WAGER AMOUNT [PLAYER] | cancel SPOT "
-                             "WAGER | lock | decide SPOT DECISION | continue | void REASON | "
+                        help="open | close | place SPOT WAGER AMOUNT [PLAYER] | seat_player "
+                             "SPOT [PLAYER] | change_dealer [DEALER] | cancel SPOT WAGER | "
+                             "lock | decide SPOT DECISION | continue | void REASON | "
                              "burn REASON | "
                              "verify_jackpot | reload | adjust_meter AMOUNT REASON | sign_in | "
                              "acknowledge_alarm SEQ | status | "
@@ -59,6 +62,7 @@ def request_of(words: list[str]) -> dict[str, Any]:
         return {"command": name, "requests": rest}
     shapes = {"place": ["spot", "wager", "amount", "player?"], "cancel": ["spot", "wager"],
               "decide": ["spot", "decision"], "void": ["reason"], "burn": ["reason"],
+              "seat_player": ["spot", "player?"], "change_dealer": ["dealer?"],
               "adjust_meter": ["amount", "reason"], "acknowledge_alarm": ["seq"]}
     fields = shapes.get(name, [])
     required = [field for field in fields if not field.endswith("?")]
@@ -71,6 +75,8 @@ def request_of(words: list[str]) -> dict[str, Any]:
         field = field.rstrip("?")
         whole = value.removeprefix("-").isdigit() if field == "amount" else value.isdigit()
         request[field] = int(value) if field in ("spot", "amount", "seq") and whole else value
+    if name in ("seat_player", "change_dealer"):  # no name: an unrated player, no dealer
+        request.setdefault(fields[-1].rstrip("?"), "")
     return request
 
 

@@ -1,4 +1,5 @@
-"""``lowball-table dealer status`` in the dealer's words: the table, the hand in play (each
+"""``lowball-table dealer status`` in the dealer's words: the table, the dealer signed in, the
+players named at the spots for the next hand, the hand in play (each
 spot's player and the cards the table shows, the others counted face down; discarded cards as
 discarded) and the progressive awards the dealer must pay, in dollars, to whom.
 
@@ -42,6 +43,11 @@ def status_lines(state: dict[str, Any], seq: int, journal: dict[str, Any]) -> li
         lines.append(f"journal verified through seq {journal['verified_through']} (at start-up "
                      f"through {journal.get('verified_at_start')})")
     hand = state.get("hand")
+    dealer = state.get("dealer")
+    lines.append(f"dealer: {shown(dealer)}" if dealer else "dealer: none signed in")
+    if seated := (state.get("seated") or {}) if not hand else {}:
+        lines.append("players for the next hand: " + ", ".join(
+            f"spot {shown(spot)} {shown(player)}" for spot, player in seated.items()))
     if hand:
         players, discarded = hand.get("players") or {}, hand.get("discarded") or {}
         lines.append(f"hand {shown(hand.get('hand_id'))} ({shown(hand.get('phase'))})")

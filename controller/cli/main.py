@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "dealer": ("dealer", "send a dealer or supervisor command to the daemon"),
     "journal": ("journal", "verify or show the audit journal"),
     "credential": ("credential", "make a new supervisor credential and print its hash"),
+    "pin": ("pin", "make a new PIN for a supervisor and print its hash"),
     "demo": ("demo", "the whole table on simulators, with a live view (make run)"),
     "watch": ("watch", "a live, readable view of the event stream for surveillance"),
     "keys": ("keys", "create a CURVE key pair for the table or a stream client"),

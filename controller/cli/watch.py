@@ -201,7 +201,10 @@ def describe(kind: str, data: dict[str, Any]) -> str:
     if template is not None:
         if "seat" in d:
             d = {**d, "who": seat(d["seat"], d.get("player", ""))}
-        return _PHRASE.vformat(template, (), d)
+        text = _PHRASE.vformat(template, (), d)
+        if kind == "hand_started" and d.get("dealer"):
+            text += f", dealer {d['dealer']}"
+        return text
     if kind == "card_dealt":
         if d["to"] == "burn":
             return f"card {d['card']} burned ({d['phase']})"

@@ -30,6 +30,7 @@ ROUTES = [Route("/", endpoints.dealer_page), Route("/supervisor", endpoints.supe
           Route("/pit", endpoints.pit_page), WebSocketRoute("/ws/pit", endpoints.pit_socket),
           Route("/api/sign-in", endpoints.sign_in, methods=["POST"]),
           Route("/api/sign-out", endpoints.sign_out, methods=["POST"]),
+          Route("/api/supervisors", endpoints.supervisors_with_pins),
           WebSocketRoute("/ws", endpoints.dealer_socket),
           Mount("/static", StaticFiles(directory=endpoints.STATIC), name="static")]
 

@@ -54,8 +54,6 @@ class Board:
         self.voided: dict[str, Any] | None = None
         self.devices: dict[str, str] = {}
         self.faults: deque[dict[str, Any]] = deque(maxlen=KEPT)
-        #: who plays each spot, as the dealer gave it with the wager
-        self.players: dict[str, str] = {}
         self.last_seq = 0
 
     def note(self, seq: int, kind: str, hand_id: str | None, data: dict[str, Any]) -> None:
@@ -65,9 +63,6 @@ class Board:
             self.hand_id = data["hand_id"]
             self.discards, self.decisions, self.cards, self.shown = {}, {}, {}, {}
             self.settlements, self.awards, self.voided = [], [], None
-        elif kind == "wager_placed":
-            if data["player"]:
-                self.players[str(data["spot"])] = data["player"]
         elif kind == "card_dealt":
             self.cards.setdefault(str(data["to"]), []).append(data["card"])
         elif kind == "decision_made":
@@ -143,6 +138,9 @@ class Board:
         cards = (hand or {}).get("cards") or (self.cards if settled else {})
         lamps = state.get("lamps") or {}
         step = (hand or {}).get("next") or {}
+        # who plays each spot: the hand's players while it is in play, else those seated for
+        # the next hand (seat_player, or a place's player)
+        players = (hand.get("players") if hand is not None else state.get("seated")) or {}
         spots = []
         for number in range(1, self.spots + 1):
             key = str(number)
@@ -157,7 +155,7 @@ class Board:
                 "cards": [{"card": card, "discarded": card in gone if card is not None
                            else at in hidden_gone} for at, card in enumerate(held)],
                 "lamp": lamps.get(key, "off"),
-                "player": self.players.get(key, ""),
+                "player": players.get(key, ""),
                 "decision": self.decisions.get(key) if in_hand or settled else None,
                 "to_act": step.get("kind") == "decision" and number in step.get("seats", ()),
                 "to_deal": step.get("kind") == "card" and step.get("to") == number,
@@ -185,6 +183,8 @@ class Board:
             "voided": self.voided if hand is None else None,
             "devices": dict(self.devices),
             "actions": actions(state),
+            "seating": list((state.get("allowed") or {}).get("seating") or []),
+            "dealer_name": state.get("dealer") or "",
             "supervisor_actions": supervisor_actions(state),
             "wager_kinds": list(WAGERS.get(game, ())),
             "chips": [{"amount": chip, "text": _money(chip)} for chip in CHIPS],

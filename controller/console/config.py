@@ -52,6 +52,11 @@ class ConsoleConfig(BaseModel):
     #: The console's own accounts: name -> {role = "dealer" | "pit", credential_sha256}.
     accounts: dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,31}$")],
                    Account] = {}
+    #: The supervisors who sign in with a PIN (``[security.supervisor_pins]`` of the table):
+    #: the sign-in page offers their names to touch. The console needs no PIN's hash: the
+    #: table checks the PIN. The table config's own ``supervisor_pins`` are offered too.
+    supervisors_with_pins: Annotated[list[Annotated[str, Field(
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,31}$")]], Field(max_length=64)] = []
     #: How long a sign-in lasts.
     session_minutes: Annotated[int, Field(strict=True, ge=1, le=240)] = 15
     #: How the console names itself in the journal (``by``) for the dealer's commands.
@@ -109,10 +114,12 @@ def load_console_config(path: Path | str) -> LoadedConsole:
 
 def write_console_config(directory: Path, table: LoadedConfig, *,
                          supervisors: dict[str, str] | None = None, port: int = 8080,
-                         accounts: dict[str, tuple[str, str]] | None = None) -> Path:
+                         accounts: dict[str, tuple[str, str]] | None = None,
+                         with_pins: tuple[str, ...] = ()) -> Path:
     """A console config (and the table config it names, with the table's id, game, stream
     endpoints and supervisors' hashes) for a table built in memory: the demo's, a test's.
-    ``supervisors``: name -> credential; ``accounts``: the console's own, name -> (role,
+    ``supervisors``: name -> credential; ``with_pins``: the supervisors who have a PIN (the
+    console offers their names on the sign-in page); ``accounts``: the console's own, name -> (role,
     credential). Returns the console config's path."""
     config, names = table.config, json.dumps
     paytables = (Path(table.path).parent / config.table.paytables_file).resolve()
@@ -127,6 +134,8 @@ def write_console_config(directory: Path, table: LoadedConfig, *,
     (directory / "console-table.toml").write_text("\n".join(lines) + "\n")
     path = directory / "console.toml"
     text = f'table_config = "console-table.toml"\nhost = "127.0.0.1"\nport = {port}\n'
+    if with_pins:
+        text += f"supervisors_with_pins = {names(list(with_pins))}\n"
     for name, (role, credential) in (accounts or {}).items():
         text += (f'\n[accounts.{names(name)}]\nrole = {names(role)}\ncredential_sha256 = '
                  f'{names(hashlib.sha256(credential.encode()).hexdigest())}\n')

@@ -145,6 +145,12 @@ def signed_in(console: Console, token: str, session: Session) -> Response:
     return response
 
 
+async def supervisors_with_pins(request: Request) -> Response:
+    """The names of the supervisors who sign in with a PIN, for the sign-in page to offer
+    by touch (names the journal and the table's stream carry anyway; never a PIN's hash)."""
+    return JSONResponse({"with_pin": list(console_of(request).sessions.with_pins)})
+
+
 async def sign_out(request: Request) -> Response:
     if not same_origin(request):
         return JSONResponse({"ok": False, "error": "a sign-out comes from this console's "

@@ -14,12 +14,13 @@ import json
 from collections import OrderedDict
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from controller.errors import LowballError
 from controller.stream.table_commands import (
     Burn,
     Cancel,
+    ChangeDealer,
     Close,
     Continue,
     Decide,
@@ -27,9 +28,11 @@ from controller.stream.table_commands import (
     Open,
     Place,
     Reload,
+    SeatPlayer,
     VerifyJackpot,
     Void,
 )
+from controller.settings.pins import MAX_DIGITS, MIN_DIGITS, is_pin
 from controller.settings.validation import problems_of
 
 MAX_MESSAGE_BYTES = 4096
@@ -37,9 +40,10 @@ MAX_MESSAGE_BYTES = 4096
 REMEMBERED = 1024
 
 SUPERVISOR_NAMES = ("void", "burn", "verify_jackpot", "reload")
-DealerCommand = Annotated[Open | Close | Place | Cancel | Lock | Decide | Continue,
-                          Field(discriminator="command")]
+DealerCommand = Annotated[Open | Close | Place | Cancel | Lock | Decide | Continue
+                          | SeatPlayer | ChangeDealer, Field(discriminator="command")]
 AnyCommand = Annotated[Open | Close | Place | Cancel | Lock | Decide | Continue
+                       | SeatPlayer | ChangeDealer
                        | Void | Burn | VerifyJackpot | Reload, Field(discriminator="command")]
 CommandId = Annotated[str, Field(pattern=r"^[A-Za-z0-9-]{8,64}$")]
 
@@ -59,12 +63,20 @@ class SupervisorMessage(CommandMessage):
     command: AnyCommand  # type: ignore[assignment]
 
 
+def _credential_or_pin(value: str) -> str:
+    if len(value) < 8 and not is_pin(value):
+        raise ValueError(f"a credential is 8 to 256 characters, a PIN {MIN_DIGITS} to "
+                         f"{MAX_DIGITS} digits")
+    return value
+
+
 class SignIn(BaseModel):
-    """The body of ``POST /api/sign-in``."""
+    """The body of ``POST /api/sign-in``: a name, and its credential or (a supervisor's) PIN."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     name: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,31}$")]
-    credential: Annotated[str, Field(min_length=8, max_length=256)]
+    credential: Annotated[str, Field(min_length=MIN_DIGITS, max_length=256),
+                          AfterValidator(_credential_or_pin)]
 
 
 class RecallRequest(BaseModel):

@@ -1,6 +1,8 @@
 """Supervisor sessions on the console.
 
-A supervisor signs in with a name and their credential. The console sends a ``sign_in``
+A supervisor signs in with a name and their credential, or their PIN (keyed in on the
+sign-in page's keypad, or typed by a badge reader; the table checks it against the hash of the
+supervisor named, :mod:`controller.settings.pins`). The console sends a ``sign_in``
 command with it: the daemon checks the credential, journals who signed in (or counts the
 failure, and raises its ``credential_failures`` alarm after five in a minute). Then the
 browser gets a random session token in an HttpOnly cookie; the credential stays in the
@@ -42,6 +44,8 @@ from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from controller.settings.pins import is_pin
 
 COOKIE = "lowball_session"
 #: Failed sign-ins from one address within WINDOW_S that lock it out for LOCKOUT_S.
@@ -96,9 +100,12 @@ def network_of(address: str) -> str:
 
 class Sessions:
     def __init__(self, minutes: int, supervisors: dict[str, str],
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, *,
+                 with_pins: tuple[str, ...] = ()) -> None:
         self.lifetime = minutes * 60.0
         self.supervisors = supervisors
+        #: the supervisors who have a PIN (the sign-in page offers their names to touch)
+        self.with_pins = with_pins
         self.clock = clock
         self._sessions: dict[str, Session] = {}
         self._failures: dict[str, deque[float]] = {}
@@ -224,7 +231,12 @@ class Sessions:
 
     def owner(self, name: str, credential: str) -> str:
         """Who the credential belongs to, as the daemon will journal it: the supervisor whose
-        hash it matches, else (the table's shared credential) the name given."""
+        hash it matches, else (the table's shared credential) the name given; a PIN's, the
+        supervisor named (as configured, whatever the case and spacing typed)."""
+        if is_pin(credential):
+            typed = " ".join(name.split()).casefold()
+            return next((supervisor for supervisor in self.supervisors
+                         if " ".join(supervisor.split()).casefold() == typed), name)
         digest = hashlib.sha256(credential.encode("utf-8")).hexdigest()
         found = name
         for supervisor, expected in self.supervisors.items():

@@ -79,6 +79,26 @@ class Place(Command):
 
 
 @dataclass(frozen=True)
+class SeatPlayer(Command):
+    """Name who plays a spot (a player-card number or a name as the dealer gave it; ""
+    for an unrated player) between hands. The name stays with the spot, hand after hand,
+    until it is changed; a ``place`` naming another player names that one for the hand."""
+
+    command: ClassVar[str] = "seat_player"
+    spot: int
+    player: str
+
+
+@dataclass(frozen=True)
+class ChangeDealer(Command):
+    """The dealer now at the table (a name or a badge number), between hands: each hand
+    from the next one on names this dealer (``hand_started``'s ``dealer``)."""
+
+    command: ClassVar[str] = "change_dealer"
+    dealer: str
+
+
+@dataclass(frozen=True)
 class Cancel(Command):
     """Take one wager off a spot while the table is open."""
 
@@ -179,7 +199,7 @@ class AcknowledgeAlarm(Command):
 #: Command name -> its class.
 COMMANDS: dict[str, type[Command]] = {cls.command: cls for cls in (
     Open, Close, Place, Cancel, Lock, Decide, Continue, Void, Burn, VerifyJackpot, Reload,
-    AdjustMeter, SignIn, AcknowledgeAlarm)}
+    AdjustMeter, SignIn, AcknowledgeAlarm, SeatPlayer, ChangeDealer)}
 
 
 def command_from_record(name: str, arguments: str) -> Command:

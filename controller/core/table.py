@@ -43,6 +43,7 @@ from controller.core.commands import (
     AdjustMeter,
     Burn,
     Cancel,
+    ChangeDealer,
     Close,
     Command,
     Continue,
@@ -51,6 +52,7 @@ from controller.core.commands import (
     Open,
     Place,
     Reload,
+    SeatPlayer,
     SignIn,
     VerifyJackpot,
     Void,
@@ -185,7 +187,12 @@ class Table:
         self.meter_held = False
         #: wagers on the layout for the next hand: spot -> wager -> amount
         self.wagers: dict[int, dict[str, int]] = defaultdict(dict)
+        #: who plays each spot in the next hand, as a ``place`` named them (for that hand)
         self.players: dict[int, str] = {}
+        #: who sits at each spot, as ``seat_player`` named them: kept hand after hand
+        self.seated: dict[int, str] = {}
+        #: the dealer signed in at the table (``change_dealer``; "" when none is)
+        self.dealer = ""
         self.fault: Fault | None = None
         self.jackpot: PendingJackpot | None = None
         self.lamps: dict[int, SpotLamp] = {}
@@ -272,6 +279,10 @@ class Table:
         match command:
             case Place():
                 self._verify_place(command)
+            case SeatPlayer():
+                self._verify_seat_player(command)
+            case ChangeDealer():
+                self._verify_change_dealer(command)
             case Cancel():
                 self._verify_cancel(command)
             case Decide():
@@ -310,8 +321,9 @@ class Table:
     def allowed(self) -> dict[str, list[dict[str, Any]]]:
         """The commands the table takes now, the dealer's and those only a supervisor may
         give, each with the arguments a button needs (a spot's decision, a wager to cancel;
-        ``place`` and a supervisor's reasons are typed, so named only). What the screens show
-        as buttons: they derive nothing themselves."""
+        ``place`` and a supervisor's reasons are typed, so named only), and apart, the
+        ``seating`` commands (who plays a spot, who deals). What the screens show as buttons:
+        they derive nothing themselves."""
         dealer: list[dict[str, Any]] = [{"command": name} for name, command in (
             ("open", Open()), ("close", Close()), ("continue", Continue()))
             if self.can(command)]
@@ -330,7 +342,11 @@ class Table:
         supervisor = [{"command": name} for name, command in (
             ("burn", Burn("-")), ("void", Void("-")), ("verify_jackpot", VerifyJackpot()),
             ("reload", Reload())) if self.can(command, SUPERVISOR_ROLE)]
-        return {"dealer": dealer, "supervisor": supervisor}
+        # the dealer's commands that name who is at the table (a spot's player, the dealer):
+        # between hands; typed, so named only
+        seating = [{"command": name} for name in ("seat_player", "change_dealer")] \
+            if self.hand is None and self.state not in IN_HAND else []
+        return {"dealer": dealer, "supervisor": supervisor, "seating": seating}
 
     def _carry_out(self, command: Command, by: str, role: str) -> list[AnyEvent]:
         """A command whose giver may give it: accepted with its effects, or refused by the
@@ -346,6 +362,10 @@ class Table:
         match command:
             case Place():
                 return self._place(command)
+            case SeatPlayer():
+                return self._seat_player(command)
+            case ChangeDealer():
+                return self._change_dealer(command)
             case Cancel():
                 return self._cancel(command)
             case Decide():
@@ -621,7 +641,7 @@ class Table:
             if covered and self.wagers[spot].get("progressive") != amount:
                 self.wagers[spot]["progressive"] = amount
                 return [record, *self._opened_for_betting(), *self._lit(WagerPlaced(
-                    spot, WagerKey.PROGRESSIVE, amount, self.players.get(spot, ""),
+                    spot, WagerKey.PROGRESSIVE, amount, self.seated_player(spot),
                     WagerSource.SENSOR))]
             if not covered and "progressive" in self.wagers.get(spot, {}):
                 del self.wagers[spot]["progressive"]
@@ -769,6 +789,7 @@ class Table:
 
     def _close(self, by: str) -> list[AnyEvent]:
         self._verify_close()
+        self.seated = {}  # the players leave with the table closed
         return [TableClosed(by), *self._lit(*self._set_state(CLOSED, f"closed by {by}"))]
 
     def _verify_place(self, command: Place) -> None:
@@ -796,8 +817,46 @@ class Table:
             self.players[command.spot] = command.player
         return events + self._lit(WagerPlaced(command.spot, WagerKey(command.wager),
                                               command.amount,
-                                              self.players.get(command.spot, ""),
+                                              self.seated_player(command.spot),
                                               WagerSource.DEALER))
+
+    def _verify_seat_player(self, command: SeatPlayer) -> None:
+        if self.hand is not None or self.state in IN_HAND:
+            raise CommandError(f"spot {command.spot}: a player is named between hands (a hand "
+                               f"is in play: {self.state})")
+        if command.spot > self.settings.spots:
+            raise CommandError(f"spot {command.spot}: this table has spots 1 to "
+                               f"{self.settings.spots}")
+        if self.seated_player(command.spot) == command.player:
+            raise CommandError(f"spot {command.spot} is already " + (
+                f"player {command.player!r}" if command.player else "unrated"))
+
+    def _seat_player(self, command: SeatPlayer) -> list[AnyEvent]:
+        self._verify_seat_player(command)
+        for names in (self.seated, self.players):
+            if command.player:
+                names[command.spot] = command.player
+            else:
+                names.pop(command.spot, None)
+        return []
+
+    def seated_player(self, spot: int) -> str:
+        """Who plays ``spot`` in the next hand ("" when unrated): the player a ``place``
+        named for it, else the one seated there."""
+        return self.players.get(spot) or self.seated.get(spot, "")
+
+    def _verify_change_dealer(self, command: ChangeDealer) -> None:
+        if self.hand is not None or self.state in IN_HAND:
+            raise CommandError(f"the dealer changes between hands (a hand is in play: "
+                               f"{self.state}); finish or void it first")
+        if command.dealer == self.dealer:
+            raise CommandError(f"{command.dealer!r} is already the dealer" if command.dealer
+                               else "no dealer is signed in")
+
+    def _change_dealer(self, command: ChangeDealer) -> list[AnyEvent]:
+        self._verify_change_dealer(command)
+        self.dealer = command.dealer
+        return []
 
     def _verify_cancel(self, command: Cancel) -> int:
         """The wager's amount, if it may be cancelled now."""
@@ -837,7 +896,9 @@ class Table:
         hand_number = self.hand_number + 1
         hand_id = f"{self.table_id}-{hand_number:06d}"
         try:
-            hand = self.engine.start(self.setup, wagers, self.meter, self.players)
+            hand = self.engine.start(self.setup, wagers, self.meter,
+                                     {spot: player for spot in wagers
+                                      if (player := self.seated_player(spot))})
         except WagerError as error:
             return [LockRefused((str(error),))]
         self.hand, self.hand_id, self.hand_number = hand, hand_id, hand_number
@@ -845,7 +906,7 @@ class Table:
         self.wagers = defaultdict(dict)
         self.players = {}
         events: list[AnyEvent] = [HandStarted(hand_id, self.game, self.setup.paytable_name,
-                                              hand_number), *self._set_state(LOCKED, "locked")]
+                                              hand_number, self.dealer), *self._set_state(LOCKED, "locked")]
         events += hand.history
         for event in hand.history:
             if type(event) is MeterContributed:
@@ -869,7 +930,7 @@ class Table:
                          and (problem := self.wager_limit_problem(spot, wager, amount))]
         # Ids that look alike (case, another script's lookalike letters, capitals as
         # written) are one player, named as first given; the others are named beside it.
-        for seated in one_player_each({spot: self.players.get(spot, f"spot {spot}")
+        for seated in one_player_each({spot: self.seated_player(spot) or f"spot {spot}"
                                        for spot in sorted(wagers)}):
             if len(seated) > limits.max_spots_per_player:
                 spots = sorted(seated)

@@ -144,19 +144,25 @@ class LockRefused(Record):
 
 @final
 class HandStarted(Record):
-    __slots__ = ("hand_id", "game", "paytable", "number")
-    _fields = ("hand_id", "game", "paytable", "number")
-    _hints = {"hand_id": "str", "game": "Game", "paytable": "str", "number": "int"}
+    __doc__ = """A hand began: its id and number, the game and paytable, and the dealer signed in at
+    the table (``change_dealer``; "" when none is)."""
+
+    __slots__ = ("hand_id", "game", "paytable", "number", "dealer")
+    _fields = ("hand_id", "game", "paytable", "number", "dealer")
+    _hints = {"hand_id": "str", "game": "Game", "paytable": "str", "number": "int", "dealer": "str"}
     hand_id: Any
     game: Any
     paytable: Any
     number: Any
+    dealer: Any
 
-    def __init__(self, hand_id: Any, game: Any, paytable: Any, number: Any) -> None:
+    def __init__(self, hand_id: Any, game: Any, paytable: Any, number: Any,
+                 dealer: Any = "") -> None:
         object.__setattr__(self, "hand_id", hand_id)
         object.__setattr__(self, "game", game)
         object.__setattr__(self, "paytable", paytable)
         object.__setattr__(self, "number", number)
+        object.__setattr__(self, "dealer", dealer)
 
 
 @final
@@ -390,8 +396,9 @@ class DeviceFault(Record):
 class CommandAccepted(Record):
     __doc__ = """A dealer or supervisor command the table carried out (journaled before its effect).
     ``credential`` is what signed it: ``none`` (a dealer command), ``shared`` (the table's
-    shared supervisor credential: ``by`` is only what the client wrote) or ``own`` (a
-    supervisor's own credential: ``by`` is that supervisor). ``client`` is the giver's CURVE
+    shared supervisor credential: ``by`` is only what the client wrote), ``own`` (a
+    supervisor's own credential: ``by`` is that supervisor) or ``pin`` (a supervisor's PIN:
+    ``by`` is that supervisor). ``client`` is the giver's CURVE
     key or network address; ``request_id`` the id the client gave the request (``""``: none),
     which a client that gave up on it names to withdraw it. ``asked_from``: the screen a
     console gave the command for, and the dealer signed in there (``""``: not a console's)."""

@@ -123,6 +123,11 @@ def snapshot(table: Table, *, table_side: bool = False) -> dict[str, Any]:
         "layout": {str(spot): dict(amounts) for spot, amounts in table.wagers.items()
                    if amounts},
         "lamps": {str(spot): lamp for spot, lamp in sorted(table.lamps.items())},
+        # who plays each spot in the next hand ("seat_player", or a place's player) and the
+        # dealer signed in ("change_dealer")
+        "seated": {str(spot): player for spot in range(1, table.settings.spots + 1)
+                   if (player := table.seated_player(spot))},
+        "dealer": table.dealer,
         "meter": table.meter if table.engine.HAS_PROGRESSIVE else None,
         "jackpot_pending": None if table.jackpot is None else {
             "hand_id": table.jackpot.hand_id, "seats": list(table.jackpot.seats),

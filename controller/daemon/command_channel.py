@@ -56,8 +56,11 @@ from controller.core.commands import AcknowledgeAlarm
 from controller.core.player_key import lookalike_keys
 from controller.core.table_events import CommandAccepted, CommandRefused, LockRefused
 from controller.daemon.chain_watch import TableHeld
+from controller.daemon.pin_locks import FAILURES as PIN_FAILURES
+from controller.daemon.pin_locks import PinLocks
 from controller.daemon.refusal_ledger import CredentialWatch
 from controller.daemon.withdrawals import RECALLED_RECORDS, TooManyWithdrawals, Withdrawals
+from controller.settings.pins import is_pin, pin_matches
 from controller.settings.validation import InputError
 from controller.stream.command_replies import (
     Accepted,
@@ -125,7 +128,7 @@ MISPLACED_CREDENTIAL = ("the supervisor credential was sent outside \"credential
 _CREDENTIAL_LIKE = re.compile(r"[A-Za-z0-9_-]+")
 _PUNCTUATION = "\"'`.,;:!?()[]{}<>"
 #: What signed a command, as journaled (``command_accepted``'s ``credential``).
-NO_CREDENTIAL, SHARED_CREDENTIAL, OWN_CREDENTIAL = "none", "shared", "own"
+NO_CREDENTIAL, SHARED_CREDENTIAL, OWN_CREDENTIAL, PIN_CREDENTIAL = "none", "shared", "own", "pin"
 #: The words every request is made of (the protocol's keys, its command names, the values of
 #: its vocabularies, the cards): public, so each is checked against the credentials once
 #: (:meth:`CommandChannel._credential_misplaced`), not in every request that holds it.
@@ -182,6 +185,7 @@ class CommandChannel:
         #: whether the socket is a CURVE server (its clients are named by their keys)
         self._curve = True
         self.credentials = CredentialWatch()
+        self.pins = PinLocks()
         #: (the credentials' digests, the public words that hold none of them)
         self._public: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
         self.withdrawals = Withdrawals()
@@ -369,7 +373,13 @@ class CommandChannel:
             return Refused(held)
         role, signed = DEALER_ROLE, NO_CREDENTIAL
         if credential is not None:
-            supervisor = self._supervisor(credential)
+            pin = is_pin(credential)
+            if pin:
+                supervisor, refusal = self._pin_supervisor(credential, by)
+                if supervisor is None:
+                    return _refused(refusal, name, "", by, SUPERVISOR_ROLE)
+            else:
+                supervisor = self._supervisor(credential)
             if supervisor is None:
                 return _refused(BAD_CREDENTIAL, name, "", by, SUPERVISOR_ROLE)
             if supervisor == "" and (named := self._named_supervisor(by)) is not None:
@@ -378,7 +388,8 @@ class CommandChannel:
                                 f"the table's shared credential cannot sign as her", name, "",
                                 by, SUPERVISOR_ROLE)
             role, by = SUPERVISOR_ROLE, supervisor or by
-            signed = OWN_CREDENTIAL if supervisor else SHARED_CREDENTIAL
+            signed = PIN_CREDENTIAL if pin else OWN_CREDENTIAL if supervisor \
+                else SHARED_CREDENTIAL
         if (where := requests.unreadable_text(request)) is not None:
             return _refused(f"{where}: a control, format or separator character (NUL, a "
                             f"newline, a bidirectional override, a zero-width space) is not "
@@ -503,6 +514,26 @@ class CommandChannel:
         wanted = _name_keys(by)
         return next((name for name in self.daemon.loaded.config.security.supervisors
                      if any(map(str.__eq__, _name_keys(name), wanted))), None)
+
+    def _pin_supervisor(self, pin: str, by: str) -> tuple[str | None, str]:
+        """Whose PIN this is: the supervisor ``by`` names, if it is her PIN (and her PIN is
+        not locked); else None and why. A wrong PIN counts towards her PIN's lock
+        (:class:`controller.daemon.pin_locks.PinLocks`) and, as any wrong credential,
+        towards the alarm."""
+        security = self.daemon.loaded.config.security
+        named = self._named_supervisor(by)
+        stored = security.supervisor_pins.get(named) if named is not None else None
+        if named is None or stored is None:
+            return None, BAD_CREDENTIAL
+        now = self.daemon.clock()
+        if wait := self.pins.locked_for(named, now):
+            return None, (f"{named}'s PIN is locked for {int(wait) + 1} s after "
+                          f"{PIN_FAILURES} wrong PINs; her credential still signs")
+        if not pin_matches(pin, stored):
+            self.pins.failed(named, now)
+            return None, BAD_CREDENTIAL
+        self.pins.succeeded(named)
+        return named, ""
 
     def _supervisor(self, credential: Any) -> str | None:
         """Whose credential this is: a supervisor's name (``[security.supervisors]``), ``""``

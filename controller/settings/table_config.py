@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from controller.core.table import Table as CoreTable
+from controller.settings.pins import PIN_HASH_PATTERN
 from controller.core.table_settings import (
     MAX_SPOTS,
     GameSettings,
@@ -206,6 +207,12 @@ class Security(_Section):
     #: decides who acted, whatever name the client gives).
     supervisors: dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,31}$")],
                       Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]] = {}
+    #: A supervisor's PIN, to sign in on a touch screen: name (one of ``supervisors``) ->
+    #: the PIN's scrypt hash (``lowball-table pin NAME`` makes a PIN and prints its hash).
+    #: A command given with it is journaled as given by that supervisor, as with her own
+    #: credential; wrong PINs lock her PIN (not her credential) for a while.
+    supervisor_pins: dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,31}$")],
+                          Annotated[str, Field(pattern=PIN_HASH_PATTERN)]] = {}
     #: The table's CURVE secret key file (``lowball-table keys new NAME`` writes
     #: ``NAME.key_secret``); relative to the config file. Set: every socket uses CURVE.
     server_secret_key_file: str | None = None
@@ -219,6 +226,14 @@ class Security(_Section):
     #: Public keys of clients allowed on the CMS stream and its replay socket (may be
     #: off-site: they never see a card before the hand settles).
     cms_authorized_keys_dir: str | None = None
+
+    @model_validator(mode="after")
+    def _pins_of_supervisors(self) -> Self:
+        if strangers := sorted(set(self.supervisor_pins) - set(self.supervisors)):
+            raise ValueError(f"supervisor_pins: {', '.join(strangers)} not in "
+                             f"[security.supervisors]: a PIN is a supervisor's, who has her "
+                             f"own credential too")
+        return self
 
     @model_validator(mode="after")
     def _keys_together(self) -> Self:

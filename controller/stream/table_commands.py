@@ -161,6 +161,25 @@ class Place(_Command):
     player: PlayerId = ""
 
 
+class SeatPlayer(_Command):
+    """Name who plays a spot, between hands: a player-card number or a name (a player id),
+    or "" for an unrated player. The name stays with the spot until changed."""
+
+    core_command = commands.SeatPlayer
+    command: Literal["seat_player"]
+    spot: Spot
+    player: PlayerId
+
+
+class ChangeDealer(_Command):
+    """The dealer now at the table, by name or badge number (written as a player id is;
+    "" when the dealer leaves and none takes the table), between hands."""
+
+    core_command = commands.ChangeDealer
+    command: Literal["change_dealer"]
+    dealer: PlayerId
+
+
 class Cancel(_Command):
     core_command = commands.Cancel
     command: Literal["cancel"]
@@ -253,7 +272,8 @@ class AcknowledgeAlarm(_Command):
 
 
 Command = Annotated[Open | Close | Place | Cancel | Lock | Decide | Continue | Void | Burn
-                    | VerifyJackpot | Reload | AdjustMeter | SignIn | AcknowledgeAlarm,
+                    | VerifyJackpot | Reload | AdjustMeter | SignIn | AcknowledgeAlarm
+                    | SeatPlayer | ChangeDealer,
                     Field(discriminator="command")]
 COMMAND_CLASSES: tuple[type[_Command], ...] = get_args(get_args(Command)[0])
 #: Command name -> its class.

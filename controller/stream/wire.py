@@ -405,6 +405,8 @@ ADDED_FIELDS: dict[str, dict[str, Any]] = {
                          "asked_from": ""},
     # whether a supervisor may burn the cards out of play and go on (none could then)
     "fault": {"burnable": False},
+    # the dealer signed in at the table (none could sign in then)
+    "hand_started": {"dealer": ""},
 }
 #: Lists of nested records that gained fields: event type -> (field, the nested record's added
 #: fields with their value for an older record).

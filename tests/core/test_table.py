@@ -755,7 +755,8 @@ def test_the_table_lists_the_commands_it_takes_now_and_verifies_each() -> None:
         ("lock", None, None), ("place", None, None), ("cancel", 1, "ante"),
         ("cancel", 1, "xtra_bonus")]
     d.do(command="lock")
-    assert d.table.allowed() == {"dealer": [], "supervisor": [{"command": "void"}]}
+    assert d.table.allowed() == {"dealer": [], "supervisor": [{"command": "void"}],
+                                 "seating": []}
     d.cards("As 9c Kd 2s")
     assert names(d.table.allowed()["dealer"]) == [("decide", 1, "raise"), ("decide", 1, "check")]
     with pytest.raises(IllegalActionError):
@@ -767,4 +768,5 @@ def test_the_table_lists_the_commands_it_takes_now_and_verifies_each() -> None:
     assert d.table.snapshot()["allowed"] == d.table.allowed()
     d.card("Qc")                                      # an extra card: the supervisor's
     assert d.table.allowed() == {"dealer": [], "supervisor": [{"command": "burn"},
-                                                              {"command": "void"}]}
+                                                              {"command": "void"}],
+                                 "seating": []}

@@ -23,13 +23,7 @@ from controller.floor.report import print_report
 from controller.stream.journal import journal_path
 
 from tests.support.processes import FloorProcess, RatedDealer, TableProcess, wait_until, write_floor_config
-from tests.support.ratings import _ts, _store, _hand
-
-
-EDGE = Decimal("0.0337")
-
-
-PLAYERS = {1: "P-100", 2: "P-100", 4: "P-200"}
+from tests.support.ratings import EDGE, PLAYERS, _hand, _store, _ts, expected
 
 
 @pytest.fixture
@@ -39,34 +33,6 @@ def table() -> Iterator[TableProcess]:
         yield made
     finally:
         made.close()
-
-
-def expected(table: TableProcess) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Per player and for the table, from the journal: hands, bet, win, first start and last
-    settlement."""
-    players: dict[str, dict[str, Any]] = defaultdict(lambda: {"hands": set(), "bet": 0, "win": 0,
-                                                    "theo": Decimal(0)})
-    table_totals: dict[str, Any] = {"handle": 0, "win": 0, "hands": set()}
-    first_start: datetime | None = None
-    last_settled: datetime | None = None
-    for _seq, ts, kind, message in JournalView(journal_path(table.state_dir)).records():
-        envelope = json.loads(message)
-        if kind == "hand_started" and first_start is None:
-            first_start = _ts(ts)
-        if kind == "hand_settled":
-            last_settled = _ts(ts)
-        if kind != "wager_settled":
-            continue
-        data, player = envelope["data"], PLAYERS[envelope["data"]["seat"]]
-        players[player]["hands"].add(envelope["hand_id"])
-        players[player]["bet"] += data["amount"]
-        players[player]["win"] -= data["net"]
-        players[player]["theo"] += data["amount"] * EDGE
-        table_totals["handle"] += data["amount"]
-        table_totals["win"] -= data["net"]
-        table_totals["hands"].add(envelope["hand_id"])
-    assert first_start is not None and last_settled is not None
-    return players, {**table_totals, "span": last_settled - first_start}
 
 
 def test_player_and_table_ratings_agree_with_the_journal(

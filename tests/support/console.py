@@ -138,3 +138,29 @@ def screen(browser: Browser) -> Iterator[ScreenFactory]:
     yield make
     for context in contexts:
         context.close()
+
+
+def deal_while_cards_are_due(rig: Rig, page: Page, *, to_spots_only: bool = False) -> None:
+    """The shoe deals each card the table asks for (``to_spots_only``: up to the dealer's
+    first); each must reach the screen, face up or, hidden, as a card back."""
+    while (state := rig.status())["hand"] is not None and \
+            state["hand"]["next"]["kind"] == "card" and \
+            not (to_spots_only and state["hand"]["next"]["to"] == "dealer"):
+        held = sum(len(cards) for cards in state["hand"]["cards"].values())
+        rig.deal_one()
+        page.wait_for_function(
+            "held => document.querySelectorAll('#spots .card, #dealer-cards .card, "
+            "#community .card').length > held || document.querySelector('[data-payout]')",
+            arg=held)
+
+
+def place(page: Page, spot: int, wager: str, chips: list[int]) -> None:
+    # A spot is chosen only while the screen takes wagers: a touch before the tray is shown
+    # (the table's opening not on the screen yet) chooses nothing, as for a dealer.
+    page.wait_for_selector("#tray:not([hidden])")
+    page.tap(f'.spot[data-spot="{spot}"]')
+    page.tap(f'[data-wager-kind="{wager}"]')
+    for chip in chips:
+        page.tap(f'[data-chip="{chip}"]')
+    page.tap("#place")
+    page.wait_for_selector(f'.spot[data-spot="{spot}"] .wager[data-wager="{wager}"]')

@@ -9,7 +9,9 @@ const ACTION_NAMES = { raise: "Raise", check: "Check", bet: "Bet", fold: "Fold",
   open: "Open", lock: "Lock", continue: "Continue", close: "Close" };
 
 const ui = { view: null, spot: null, wager: null, amount: 0, chosen: {}, socket: null,
-  waiting: new Map(), session: { role: "dealer" }, reason: "" };
+  waiting: new Map(), session: { role: "dealer" }, reason: "", keypad: null };
+// The longest player id or dealer's name the table takes (a player id, in characters).
+const MAX_NAME = 64;
 
 function money(cents) {
   const sign = cents < 0 ? "-" : "";
@@ -59,6 +61,84 @@ function notice(text) {
 
 function can(name) {
   return (ui.view?.actions || []).some((action) => action.command === name);
+}
+
+// Naming who is at the table (a spot's player, the dealer): between hands, as the view says.
+function canSeat(name) {
+  return (ui.view?.seating || []).some((action) => action.command === name);
+}
+
+// What a card reader typed, as the id on the card: a magnetic stripe reader types the
+// track's sentinels around it (";4417009812?" track 2, "%B4417009812^SMITH/PAT^...?" track 1).
+export function cardRead(text) {
+  let typed = text.trim();
+  const track2 = typed.match(/^;([^=?]*)[=?]/);
+  const track1 = typed.match(/^%[A-Za-z]?([^^?]*)[\^?]/);
+  if (track2) typed = track2[1];
+  else if (track1) typed = track1[1];
+  return typed.replace(/\s+/g, " ").trim();
+}
+
+const KEYPADS = {
+  player: (spot) => ({ title: `Player at spot ${spot}`, none: "Unrated",
+    hint: "Key in the player-card number, or read the card; Unrated for a player with no card" }),
+  dealer: () => ({ title: "Dealer sign-in", none: "No dealer",
+    hint: "Your badge number, keyed in or read; or type your name" }),
+};
+
+function openKeypad(kind, spot = null) {
+  const words = KEYPADS[kind](spot);
+  ui.keypad = { kind, spot };
+  document.getElementById("keypad-title").textContent = words.title;
+  document.getElementById("keypad-hint").textContent = words.hint;
+  document.getElementById("keypad-none").textContent = words.none;
+  document.getElementById("keypad-error").textContent = "";
+  const entry = document.getElementById("keypad-entry");
+  entry.value = "";
+  document.getElementById("keypad").hidden = false;
+  entry.focus();   // a card reader types into it
+}
+
+function closeKeypad() {
+  ui.keypad = null;
+  document.getElementById("keypad").hidden = true;
+}
+
+// Send what the keypad holds ("" from its Unrated / No dealer key).
+function seat(name) {
+  const pad = ui.keypad;
+  if (!pad) return;
+  if (name.length > MAX_NAME) {
+    document.getElementById("keypad-error").textContent = `At most ${MAX_NAME} characters`;
+    return;
+  }
+  if (pad.kind === "player") send({ command: "seat_player", spot: pad.spot, player: name });
+  else send({ command: "change_dealer", dealer: name });
+  closeKeypad();
+}
+
+function buildKeypad() {
+  const entry = document.getElementById("keypad-entry");
+  const key = (label, press) => el("button", { type: "button", "data-key": label, text: label,
+    onclick: () => { press(); entry.focus(); } });
+  const digits = ["1", "2", "3", "4", "5", "6", "7", "8", "9"].map((d) =>
+    key(d, () => { if (entry.value.length < MAX_NAME) entry.value += d; }));
+  document.getElementById("keypad-keys").replaceChildren(...digits,
+    key("Clear", () => { entry.value = ""; }),
+    key("0", () => { if (entry.value.length < MAX_NAME) entry.value += "0"; }),
+    key("\u232b", () => { entry.value = entry.value.slice(0, -1); }));
+  document.getElementById("keypad-box").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const name = cardRead(entry.value);
+    if (!name) {
+      document.getElementById("keypad-error").textContent =
+        `Key in a number first, or touch ${document.getElementById("keypad-none").textContent}`;
+      return;
+    }
+    seat(name);
+  });
+  document.getElementById("keypad-none").addEventListener("click", () => seat(""));
+  document.getElementById("keypad-cancel").addEventListener("click", closeKeypad);
 }
 
 function button(label, action, onclick, extra = "") {
@@ -151,10 +231,17 @@ function renderSpots(view) {
       el("span", { text: WAGER_NAMES[w.wager] || w.wager }), el("b", { text: w.text }),
       can("cancel") ? el("button", { class: "cancel", "data-action": "cancel", text: "\u00d7",
         onclick: (event) => { event.stopPropagation(); send({ command: "cancel", spot: spot.spot, wager: w.wager }); } }) : null));
+    const named = spot.player ? " named" : "";
+    const player = canSeat("seat_player")
+      ? el("button", { class: `small${named}`, "data-seat": String(spot.spot), text: spot.player || "Unrated",
+        title: "Who plays this spot: touch to key in the player card",
+        onclick: (event) => { event.stopPropagation(); openKeypad("player", spot.spot); } })
+      : spot.player ? el("span", { class: named.trim(), text: spot.player }) : null;
     const node = el("div", { class: classes.join(" "), "data-spot": String(spot.spot),
       onclick: () => { if (can("place")) { ui.spot = spot.spot; render(); } } },
     el("div", { class: "spot-head" }, el("span", { text: `Spot ${spot.spot}` }),
       el("span", { class: `lamp ${spot.lamp}`, title: spot.lamp, "data-lamp": spot.lamp })),
+    el("div", { class: "seat", "data-player": spot.player }, player),
     el("div", { class: "wagers" }, ...wagers),
     el("div", { class: "cards" }, ...cards),
     spot.decision ? el("div", { class: "decision", text: spot.decision.replace(":", " ") }) : null,
@@ -186,6 +273,11 @@ function renderControls(view) {
   const actions = ["open", "lock", "continue"].filter(can).map((name) =>
     button(ACTION_NAMES[name], name, () => send({ command: name })));
   document.getElementById("table-actions").replaceChildren(...actions);
+  document.getElementById("shift").replaceChildren(
+    el("span", { id: "dealer-name", class: view.dealer_name ? "who" : "", "data-dealer": view.dealer_name,
+      text: view.dealer_name ? `Dealer ${view.dealer_name}` : "No dealer signed in" }),
+    canSeat("change_dealer") ? el("button", { class: "small", "data-seat": "dealer",
+      text: view.dealer_name ? "Change dealer" : "Dealer sign-in", onclick: () => openKeypad("dealer") }) : null);
 }
 
 function supervising() {
@@ -281,4 +373,5 @@ document.getElementById("place").addEventListener("click", () => {
   }
 });
 document.getElementById("clear").addEventListener("click", () => { ui.amount = 0; render(); });
+buildKeypad();
 connect();

@@ -83,10 +83,14 @@ class LockRefused(NamedTuple):
 
 
 class HandStarted(NamedTuple):
+    """A hand began: its id and number, the game and paytable, and the dealer signed in at
+    the table (``change_dealer``; "" when none is)."""
+
     hand_id: str
     game: Game
     paytable: str
     number: int
+    dealer: str = ""
 
 
 ShoeCard = NamedTuple("ShoeCard", [("card", Card), ("shoe_seq", int), ("tag", str),
@@ -197,8 +201,9 @@ class DeviceFault(NamedTuple):
 class CommandAccepted(NamedTuple):
     """A dealer or supervisor command the table carried out (journaled before its effect).
     ``credential`` is what signed it: ``none`` (a dealer command), ``shared`` (the table's
-    shared supervisor credential: ``by`` is only what the client wrote) or ``own`` (a
-    supervisor's own credential: ``by`` is that supervisor). ``client`` is the giver's CURVE
+    shared supervisor credential: ``by`` is only what the client wrote), ``own`` (a
+    supervisor's own credential: ``by`` is that supervisor) or ``pin`` (a supervisor's PIN:
+    ``by`` is that supervisor). ``client`` is the giver's CURVE
     key or network address; ``request_id`` the id the client gave the request (``""``: none),
     which a client that gave up on it names to withdraw it. ``asked_from``: the screen a
     console gave the command for, and the dealer signed in there (``""``: not a console's)."""
