@@ -148,16 +148,20 @@ def _credential(path: str) -> str:
     return credential
 
 
-def _readable(text: str) -> str:
-    """A table's text as this terminal prints it: cards as printed on them, or with the
-    suit's letter where the terminal cannot print the suits (``10h``)."""
-    from controller.core.card_faces import printed_text
+def _ascii_only() -> bool:
+    """Whether this terminal cannot print the suits (``10h`` then, not ``10♥``)."""
     encoding = getattr(sys.stdout, "encoding", None) or "ascii"
     try:
         "\u2660\u2665\u2666\u2663".encode(encoding)
     except (UnicodeEncodeError, LookupError):
-        return printed_text(text, ascii_only=True)
-    return printed_text(text)
+        return True
+    return False
+
+
+def _readable(text: str) -> str:
+    """A table's text as this terminal prints it: cards as printed on them."""
+    from controller.core.card_faces import printed_text
+    return printed_text(text, ascii_only=_ascii_only())
 
 
 def run(args: argparse.Namespace) -> int:
@@ -199,7 +203,8 @@ def run(args: argparse.Namespace) -> int:
         print(_readable(f"refused: {reply.error}"))
     elif isinstance(reply, Status) and not args.json:
         from controller.cli.dealer_status import status_lines
-        print(_readable("\n".join(status_lines(reply.state, reply.seq, reply.journal))))
+        print("\n".join(status_lines(reply.state, reply.seq, reply.journal,
+                                     ascii_only=_ascii_only())))
     else:
         print(json.dumps(reply.wire(), indent=2))
     return 0 if reply.ok else 1
