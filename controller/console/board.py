@@ -210,6 +210,8 @@ def banner(state: dict[str, Any]) -> str:
     if pending is not None:
         return f"JACKPOT {format_cents(pending['amount'])} on spot " \
                f"{', '.join(map(str, pending['seats']))}: call a supervisor to verify the hand-pay"
+    if hand is None and state.get("last_void") and state.get("state") == "OPEN":
+        return "Hand voided: give the wagers back as listed, then place wagers for the next hand"
     if hand is None:
         prompts = {"CLOSED": "Table closed: touch Open",
                    "OPEN": "Place wagers from the chip tray, then Lock",
