@@ -16,9 +16,9 @@ back and restarted; and the engines' own wager rules over every wager key.
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cache, partial
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 
@@ -88,7 +88,7 @@ def requests(game: str) -> Iterator[dict[str, Any]]:
     """Every command the channel knows, with each probe amount and a spot and wager each."""
     wagers = ("ante", "bonus", "progressive", "xtra_bonus", "lowdown_bonus", "raise", "nope")
     for cls in COMMAND_CLASSES:
-        name = cls.model_fields["command"].annotation.__args__[0]
+        name = get_args(cls.model_fields["command"].annotation)[0]
         fields = set(cls.model_fields) - {"command"}
         if "amount" in fields and "spot" in fields:
             for amount in PROBES:
@@ -179,13 +179,21 @@ def paused(game: str, cause: Callable[[Driver], list[Any]], at: Callable[[], Dri
 GAMES = ("cali_lowball", "three_card_lowball")
 
 
-def shoe_faults() -> Iterator[Callable[[Driver], list[Any]]]:
-    for code in ShoeFaultCode:
-        yield lambda d, code=code: d.table.shoe_fault(code, "shoe's own text")
-    for device in Device:
-        for status in DeviceCondition:
-            yield lambda d, device=device, status=status: d.table.device_status(
-                device, status, "cable out")
+Cause = Callable[[Driver], list[Any]]
+
+
+def shoe_faults() -> Iterator[Cause]:
+    """Each way a hand pauses: every shoe fault code, every device lost, back or restarted, a
+    duplicate, an extra card, counts skipped, the count going back, a conflict, a card during
+    a pause."""
+    def fault(code: ShoeFaultCode) -> Cause:
+        return lambda d: d.table.shoe_fault(code, "shoe's own text")
+
+    def status(device: Device, condition: DeviceCondition) -> Cause:
+        return lambda d: d.table.device_status(device, condition, "cable out")
+
+    yield from (fault(code) for code in ShoeFaultCode)
+    yield from (status(device, condition) for device in Device for condition in DeviceCondition)
     yield lambda d: d.card(str(DECK[-1]))                     # a duplicate
     yield lambda d: d.card(str(DECK[0]))                      # an extra card
     yield lambda d: d.card(str(DECK[1]), count=d.count + 3)   # counts skipped
@@ -199,12 +207,12 @@ def shoe_faults() -> Iterator[Callable[[Driver], list[Any]]]:
 def every_text() -> dict[str, str]:
     texts = Texts()
     for game in GAMES:
-        probe(texts, f"{game} closed", lambda game=game: fresh(game))
-        probe(texts, f"{game} open", lambda game=game: opened(game))
-        probe(texts, f"{game} wagers down", lambda game=game: with_wagers(game))
+        probe(texts, f"{game} closed", partial(fresh, game))
+        probe(texts, f"{game} open", partial(opened, game))
+        probe(texts, f"{game} wagers down", partial(with_wagers, game))
         probe(texts, f"{game} one player on five spots",
-              lambda game=game: with_wagers(game, (1, 2, 3, 4, 5)))
-        probe(texts, f"{game} locked", lambda game=game: locked(game))
+              partial(with_wagers, game, (1, 2, 3, 4, 5)))
+        probe(texts, f"{game} locked", partial(locked, game))
         for cards in (1, 4):
             probe(texts, f"{game} {cards} cards dealt", dealt(game, cards))
         probe(texts, f"{game} deciding", deciding(game))
@@ -231,9 +239,9 @@ def every_text() -> dict[str, str]:
             for amount in PROBES:
                 for problem in engine.seat_problems(setup, 1, {key: amount}):
                     texts.seen.setdefault(problem, f"{game} seat_problems")
-                problem = engine.wager_problem(setup, 1, key, amount)
-                if problem:
-                    texts.seen.setdefault(problem, f"{game} wager_problem")
+                own = engine.wager_problem(setup, 1, key, amount)
+                if own:
+                    texts.seen.setdefault(own, f"{game} wager_problem")
     return texts.seen
 
 
