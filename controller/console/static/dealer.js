@@ -36,7 +36,7 @@ function cardNode(card, { discarded = false, onpick = null, chosen = false } = {
   if (chosen) classes.push("chosen");
   if (onpick) classes.push("pickable");
   const node = el("div", { class: classes.join(" "), "data-card": card,
-    title: discarded ? `${card} (discarded)` : card },
+    title: discarded ? `${face(card)} (discarded)` : face(card) },
   el("span", { text: rank }), el("span", { text: symbol }));
   if (onpick) node.addEventListener("click", onpick);
   return node;
