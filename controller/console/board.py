@@ -229,8 +229,9 @@ def banner(state: dict[str, Any]) -> str:
             else f"the {to}"
         return f"Deal a card to {who}"
     if step["kind"] == "decision":
-        seats = ", ".join(map(str, step["seats"]))
-        return f"Spot {seats}: {' or '.join(step['options'])}"
+        seats = step["seats"]
+        named = ", ".join(map(str, seats))
+        return f"Spot{'s' if len(seats) > 1 else ''} {named}: {' or '.join(step['options'])}"
     return expecting
 
 
