@@ -1,7 +1,10 @@
 """``lowball-table dealer status`` in the dealer's words: the table, the dealer signed in, the
 players named at the spots for the next hand, the hand in play (each
 spot's player and the cards the table shows, the others counted face down; discarded cards as
-discarded) and the progressive awards the dealer must pay, in dollars, to whom.
+discarded), the wagers on the layout and the meter in dollars, the progressive awards the dealer
+must pay, to whom, and after a void what to give back to whom, until the next hand. Cards are
+shown as printed on them (``10♥``), or with the suit's letter (``10h``) where the terminal
+cannot print the suits (``ascii_only``).
 
 The status is the daemon's (:class:`controller.stream.command_replies.Status`); a player id
 is the dealer's text, shown with anything unprintable replaced (a journal written before
@@ -11,7 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from controller.core.card_faces import printed_card, printed_text
 from controller.core.money import format_cents
+from controller.core.table_view import void_lines
 
 
 def shown(text: Any) -> str:
@@ -32,11 +37,17 @@ def _payee(award: dict[str, Any]) -> str:
                                             else "no player named")
 
 
-def status_lines(state: dict[str, Any], seq: int, journal: dict[str, Any]) -> list[str]:
+def status_lines(state: dict[str, Any], seq: int, journal: dict[str, Any], *,
+                 ascii_only: bool = False) -> list[str]:
     """The lines ``dealer status`` prints for a table snapshot."""
+    def card(text: Any) -> str:
+        return printed_card(shown(text), ascii_only=ascii_only)
+
+    meter = state.get("meter")
     lines = [f"{shown(state.get('table_id'))}  {shown(state.get('game'))} "
-             f"{shown(state.get('paytable'))}  {shown(state.get('state'))}  journal seq {seq}",
-             f"next: {shown(state.get('expecting'))}"]
+             f"{shown(state.get('paytable'))}  {shown(state.get('state'))}  journal seq {seq}"
+             + (f"  jackpot {format_cents(meter)}" if isinstance(meter, int) else ""),
+             f"next: {printed_text(shown(state.get('expecting')), ascii_only=ascii_only)}"]
     if journal.get("broken_at") is not None:
         lines.append(f"JOURNAL BROKEN at seq {journal['broken_at']}: {shown(journal.get('broken'))}")
     elif journal.get("verified_through") is not None:
@@ -55,14 +66,24 @@ def status_lines(state: dict[str, Any], seq: int, journal: dict[str, Any]) -> li
             if who in ("burn",):
                 continue
             gone = discarded.get(who, [])
-            held = " ".join(shown(card) for card in cards if card is not None and card not in gone)
-            down = sum(1 for card in cards if card is None)
+            held = " ".join(card(held) for held in cards if held is not None and held not in gone)
+            down = sum(1 for held in cards if held is None)
             if down:
                 held = f"{held} + {down} face down" if held else f"{down} face down"
             line = f"  {_holder(who, players)}: {held or '-'}"
             if gone:
-                line += f"  discarded: {' '.join(shown(card) for card in gone)}"
+                line += f"  discarded: {' '.join(card(held) for held in gone)}"
             lines.append(line)
+    layout = state.get("layout") or {}
+    if not hand and layout:
+        lines.append("wagers on the layout:")
+        for spot, amounts in layout.items():
+            wagers = ", ".join(f"{shown(wager)} {format_cents(amount)}"
+                               for wager, amount in amounts.items() if isinstance(amount, int))
+            lines.append(f"  spot {shown(spot)}: {wagers}")
+    void = state.get("last_void")
+    if not hand and void:
+        lines += [shown(line) for line in void_lines(void)]
     awards = state.get("last_awards") or []
     if not hand and awards:
         lines.append(f"pay the progressive awards of hand {shown(state.get('last_settled_hand'))}:")

@@ -32,8 +32,9 @@ def register(subparsers: Subcommands, name: str, help_text: str) -> None:
     parser.add_argument("--date", type=date.fromisoformat, metavar="YYYY-MM-DD",
                         help="report: only the shifts of this day")
     parser.add_argument("--pool", help="adjust: the pool's id")
-    parser.add_argument("--amount", type=int, metavar="CENTS",
-                        help="adjust: cents added to the meter (negative: taken off)")
+    parser.add_argument("--amount", metavar="DOLLARS",
+                        help="adjust: dollars added to the meter, such as 25.50 (negative: "
+                             "taken off)")
     parser.add_argument("--reason", help="adjust: why (it goes in the ledger)")
     parser.add_argument("--by", help="adjust: the supervisor who makes it")
     parser.add_argument("--log-format", choices=("json", "console"),
@@ -95,11 +96,18 @@ def _adjust(loaded: LoadedFloorConfig, args: argparse.Namespace) -> int:
         print(f"lowball-table floor adjust: --pool {args.pool!r} is not a pool of "
               f"{loaded.path}", file=sys.stderr)
         return 2
+    from controller.core.money import MoneyError, parse_dollars
+    from controller.settings.validation import MAX_CENTS
+    try:
+        amount = parse_dollars(args.amount, name="--amount", negative=True, limit=MAX_CENTS)
+    except MoneyError as error:
+        print(f"lowball-table floor adjust: {error}", file=sys.stderr)
+        return 2
     try:
         with store.connect(loaded.config.database.dsn) as connection:
             store.migrate(connection)
             pool.configure(connection, loaded.config.pools)
-            meter = pool.adjust(connection, args.pool, args.amount, args.reason, args.by)
+            meter = pool.adjust(connection, args.pool, amount, args.reason, args.by)
     except pool.PoolError as error:
         print(f"lowball-table floor adjust: {error}", file=sys.stderr)
         return 1

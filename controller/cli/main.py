@@ -12,6 +12,7 @@ import argparse
 import importlib
 import os
 import sys
+from typing import NoReturn
 
 #: The exit status of a command whose reader closed the pipe (``... | head``): 128 + SIGPIPE,
 #: as the shell reports a program that the closed pipe ended.
@@ -36,8 +37,16 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """A parser whose every mistake is one line naming it (and where the help is), exit 2:
+    a usage block above the error hides the error from a person in a hurry."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="lowball-table", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="lowball-table", description=__doc__.splitlines()[0])
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, (module_name, help_text) in COMMANDS.items():
         if only is not None and name != only:

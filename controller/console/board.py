@@ -17,7 +17,10 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
+from controller.core.card_faces import printed_card, printed_text
 from controller.core.games import CaliLowballHand, ThreeCardLowballHand
+from controller.core.money import format_cents
+from controller.core.table_view import void_lines
 from controller.core.vocabulary import Game, game_name
 
 #: The wagers a dealer places from the chip tray, per game, in the layout's order.
@@ -27,12 +30,6 @@ WAGERS = {Game.CALI_LOWBALL: CaliLowballHand.WAGER_KEYS,
 CHIPS = (100, 500, 2500, 10000, 50000)
 #: Faults the screen keeps (the most recent).
 KEPT = 8
-
-
-def _money(cents: int) -> str:
-    sign = "-" if cents < 0 else ""
-    whole, part = divmod(abs(cents), 100)
-    return f"{sign}${whole:,}.{part:02d}"
 
 
 class Board:
@@ -51,7 +48,6 @@ class Board:
         self.settlements: list[dict[str, Any]] = []
         self.awards: list[dict[str, Any]] = []
         self.settled_hand: str | None = None
-        self.voided: dict[str, Any] | None = None
         self.devices: dict[str, str] = {}
         self.faults: deque[dict[str, Any]] = deque(maxlen=KEPT)
         self.last_seq = 0
@@ -62,7 +58,7 @@ class Board:
         if kind == "hand_started":
             self.hand_id = data["hand_id"]
             self.discards, self.decisions, self.cards, self.shown = {}, {}, {}, {}
-            self.settlements, self.awards, self.voided = [], [], None
+            self.settlements, self.awards = [], []
         elif kind == "card_dealt":
             self.cards.setdefault(str(data["to"]), []).append(data["card"])
         elif kind == "decision_made":
@@ -78,9 +74,6 @@ class Board:
         elif kind == "progressive_awarded":
             self.awards.append(dict(data))
             self.settled_hand = hand_id
-        elif kind == "hand_voided":
-            self.voided = {"hand_id": data["hand_id"], "by": data["by"],
-                           "reason": data["reason"]}
         elif kind == "device_status":
             self.devices[data["device"]] = data["status"]
         elif kind == "device_fault":
@@ -108,7 +101,7 @@ class Board:
             action = "pay" if net > 0 else "collect" if net < 0 else "return"
             shown = net if net > 0 else -net if net < 0 else entry["amount"]
             spot["lines"].append({"wager": entry["wager"], "result": entry["result"],
-                                  "action": action, "amount": shown, "text": _money(shown),
+                                  "action": action, "amount": shown, "text": format_cents(shown),
                                   "award": False})
             spot["total"] += net
         for award in self.awards:
@@ -117,10 +110,10 @@ class Board:
             spot["player"] = spot["player"] or award.get("player", "")
             spot["lines"].append({"wager": "progressive", "result": award["award"],
                                   "action": "pay", "amount": award["amount"],
-                                  "text": _money(award["amount"]), "award": True})
+                                  "text": format_cents(award["amount"]), "award": True})
             spot["total"] += award["amount"]
         for spot in spots.values():
-            spot["total_text"] = _money(spot["total"])
+            spot["total_text"] = format_cents(spot["total"])
         return [spots[spot] for spot in sorted(spots)]
 
     def view(self, state: dict[str, Any], seq: int, *, connected: bool = True) -> dict[str, Any]:
@@ -150,7 +143,7 @@ class Board:
             hidden_gone = places.get(key, [])
             spots.append({
                 "spot": number,
-                "wagers": [{"wager": wager, "amount": amount, "text": _money(amount)}
+                "wagers": [{"wager": wager, "amount": amount, "text": format_cents(amount)}
                            for wager, amount in spot_wagers.items()],
                 "cards": [{"card": card, "discarded": card in gone if card is not None
                            else at in hidden_gone} for at, card in enumerate(held)],
@@ -176,25 +169,33 @@ class Board:
             "spots": spots, "dealer": dealer, "community": community,
             "house_way": house_way,
             "meter": state.get("meter"),
-            "meter_text": None if state.get("meter") is None else _money(state["meter"]),
+            "meter_text": None if state.get("meter") is None else format_cents(state["meter"]),
             "jackpot": jackpot_view(state.get("jackpot_pending")),
             "fault": state.get("fault"),
             "payouts": self.payouts() if settled else [],
-            "voided": self.voided if hand is None else None,
+            "voided": void_view(state.get("last_void")) if hand is None else None,
             "devices": dict(self.devices),
             "actions": actions(state),
             "seating": list((state.get("allowed") or {}).get("seating") or []),
             "dealer_name": state.get("dealer") or "",
             "supervisor_actions": supervisor_actions(state),
             "wager_kinds": list(WAGERS.get(game, ())),
-            "chips": [{"amount": chip, "text": _money(chip)} for chip in CHIPS],
+            "chips": [{"amount": chip, "text": format_cents(chip)} for chip in CHIPS],
         }
+
+
+def void_view(summary: dict[str, Any] | None) -> dict[str, Any] | None:
+    """After a void, until the next hand: what to give back to whom, line by line (the
+    table's summary, :func:`controller.core.table_view.void_summary`; it names no card)."""
+    if not summary:
+        return None
+    return {**summary, "lines": void_lines(summary)}
 
 
 def jackpot_view(pending: dict[str, Any] | None) -> dict[str, Any] | None:
     if pending is None:
         return None
-    return {**pending, "text": _money(pending["amount"])}
+    return {**pending, "text": format_cents(pending["amount"])}
 
 
 def banner(state: dict[str, Any]) -> str:
@@ -202,13 +203,15 @@ def banner(state: dict[str, Any]) -> str:
     hand, fault, pending = state.get("hand"), state.get("fault"), state.get("jackpot_pending")
     expecting: str = state.get("expecting", "")
     if state.get("state") == "PAUSED" and fault is not None:
-        way_out = "clear it, then touch Continue" if fault["recoverable"] \
-            else "call a supervisor to burn the card or void the hand" \
-            if fault.get("burnable") else "call a supervisor to void the hand"
-        return f"Paused: {fault['detail']} ({fault['code']}). {way_out}"
+        way_out = "Clear it, then touch Continue" if fault["recoverable"] \
+            else "Call a supervisor to burn the card or void the hand" \
+            if fault.get("burnable") else "Call a supervisor to void the hand"
+        return printed_text(f"Paused: {fault['detail']}. {way_out}")
     if pending is not None:
-        return f"JACKPOT {_money(pending['amount'])} on spot " \
+        return f"JACKPOT {format_cents(pending['amount'])} on spot " \
                f"{', '.join(map(str, pending['seats']))}: call a supervisor to verify the hand-pay"
+    if hand is None and state.get("last_void") and state.get("state") == "OPEN":
+        return "Hand voided: give the wagers back as listed, then place wagers for the next hand"
     if hand is None:
         prompts = {"CLOSED": "Table closed: touch Open",
                    "OPEN": "Place wagers from the chip tray, then Lock",
@@ -219,15 +222,16 @@ def banner(state: dict[str, Any]) -> str:
         to = step["to"]
         if to == "dealer" and hand.get("house_way"):
             way = hand["house_way"]
-            discard = " ".join(way["discard"])
+            discard = " ".join(printed_card(card) for card in way["discard"])
             return f"House way: dealer discards {discard}, then deal the dealer a card" \
                 if discard else "House way: dealer stands"
         who = "the dealer" if to == "dealer" else f"spot {to}" if isinstance(to, int) \
             else f"the {to}"
         return f"Deal a card to {who}"
     if step["kind"] == "decision":
-        seats = ", ".join(map(str, step["seats"]))
-        return f"Spot {seats}: {' or '.join(step['options'])}"
+        seats = step["seats"]
+        named = ", ".join(map(str, seats))
+        return f"Spot{'s' if len(seats) > 1 else ''} {named}: {' or '.join(step['options'])}"
     return expecting
 
 

@@ -25,6 +25,7 @@ from starlette.requests import HTTPConnection, Request
 from starlette.responses import FileResponse, JSONResponse, RedirectResponse, Response
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from controller.core.card_faces import printed_text
 from controller.console.guards import Bucket, same_origin
 from controller.console.messages import (
     SUPERVISOR_NAMES,
@@ -337,6 +338,8 @@ async def dealer_socket(websocket: WebSocket) -> None:
                 giver = dataclasses.replace(authority)
                 sessions.spend(token)
             answer = await console.command(message, giver, asked_from)
+            if answer.get("error"):
+                answer = {**answer, "error": printed_text(str(answer["error"]))}
             if supervising:
                 await websocket.send_text(console.role_message(sessions.get(token)))
             await websocket.send_text(json.dumps({"type": "answer", "id": message.id,

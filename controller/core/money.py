@@ -8,6 +8,11 @@
 Fraction(1, 8)
 >>> format_cents(1234567)
 '$12,345.67'
+>>> parse_dollars("$25.50")
+2550
+
+Integer cents on the wire, in the journal and in the config; dollars wherever a person reads
+(:func:`format_cents`) or types (:func:`parse_dollars`) an amount.
 """
 
 from __future__ import annotations
@@ -20,6 +25,13 @@ from typing import NamedTuple
 from controller.errors import LowballError
 
 _ODDS = re.compile(r"^\s*(\d{1,6})\s*(?::|to)\s*(\d{1,6})\s*$")
+#: Dollars as a person types them: ``25``, ``25.5``, ``25.50``, ``$25``, ``$1,000``, with an
+#: optional sign before or after the ``$`` (``-25``, ``-$25``, ``$-25``); at most two decimals.
+_DOLLARS = re.compile(r"^([+-]?)\$?([+-]?)([0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.([0-9]{0,2}))?$")
+_TOO_PRECISE = re.compile(r"^[+-]?\$?[+-]?[0-9,]+\.[0-9]{3,}$")
+#: The largest amount a person may type, in cents ($10,000,000,000.00): any wager or meter
+#: adjustment the table takes is far below it (the command channel's own bounds hold too).
+MAX_TYPED_CENTS = 10**12
 _RATE = re.compile(r"^\s*(\d{1,3}(?:\.\d{1,4})?)\s*%\s*$")
 
 
@@ -76,3 +88,41 @@ def format_cents(cents: int) -> str:
     sign = "-" if cents < 0 else ""
     dollars, remainder = divmod(abs(cents), 100)
     return f"{sign}${dollars:,}.{remainder:02d}"
+
+
+def parse_dollars(text: object, *, name: str = "amount", negative: bool = False,
+                  zero: bool = False, limit: int = MAX_TYPED_CENTS) -> int:
+    """An amount a person typed in dollars (``25``, ``25.50``, ``$25``, ``$1,000``), in cents.
+
+    Refused with a :class:`MoneyError` naming the input: anything but digits with at most two
+    decimals (``25.505``, ``1e3``, ``25 dollars``), a negative amount unless ``negative``, zero
+    unless ``zero``, and more than ``limit`` cents either way.
+
+    >>> parse_dollars("25"), parse_dollars("25.5"), parse_dollars("$1,000")
+    (2500, 2550, 100000)
+    >>> parse_dollars("-25", negative=True)
+    -2500
+    """
+    if not isinstance(text, str):
+        raise MoneyError(f"{name}: dollars are typed as text such as 25 or 25.50, "
+                         f"not {type(text).__name__}")
+    shown = text if len(text) <= 32 else text[:32] + "..."
+    match = _DOLLARS.match(text.strip())
+    if match is None or (match[1] and match[2]):
+        if _TOO_PRECISE.match(text.strip()):
+            raise MoneyError(f"{name} {shown!r} has more than two decimals: dollars and "
+                             f"cents, such as 25.50")
+        raise MoneyError(f"{name} {shown!r} is not an amount in dollars, such as 25, 25.50 "
+                         f"or $25")
+    sign = -1 if "-" in (match[1], match[2]) else 1
+    whole = match[3].replace(",", "")
+    if len(whole) > 15:
+        raise MoneyError(f"{name} {shown!r} is more than {format_cents(limit)}")
+    cents = sign * (int(whole) * 100 + int((match[4] or "").ljust(2, "0")))
+    if cents < 0 and not negative:
+        raise MoneyError(f"{name} {shown!r} is negative: type the amount without a minus sign")
+    if cents == 0 and not zero:
+        raise MoneyError(f"{name} {shown!r} is zero")
+    if abs(cents) > limit:
+        raise MoneyError(f"{name} {shown!r} is more than {format_cents(limit)}")
+    return cents

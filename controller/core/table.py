@@ -59,6 +59,7 @@ from controller.core.commands import (
     command_from_record,
 )
 from controller.core import lamps, table_view
+from controller.core.money import format_cents
 from controller.core.player_key import one_player_each
 from controller.core.games import ENGINES, Decision, DuplicateCard, Hand, IllegalAction, WagerError
 from controller.errors import LowballError
@@ -144,6 +145,17 @@ SHOE_FAULTS: dict[str, tuple[FaultCode, bool]] = {
 #: misdeal (rule 1: cards out of sequence, an incorrect number of cards): void.
 BURNABLE = frozenset({FaultCode.SHOE_MISREAD, FaultCode.UNEXPECTED_CARD,
                       FaultCode.CARD_MISSING})
+#: What each shoe fault means, in the dealer's words (the shoe's code follows in the text).
+SHOE_WORDS: dict[str, str] = {
+    "JAM": "the shoe is jammed", "MISREAD": "a card left the shoe unread",
+    "DOOR": "the shoe's door is open", "EMPTY": "the shoe is empty",
+    "TAGUNKNOWN": "a card the shoe does not know came out",
+    "DUPLICATE": "the shoe read a card already out",
+    "CONFLICT": "the shoe named two cards for one",
+}
+#: The devices as a dealer names them.
+DEVICE_WORDS: dict[str, str] = {"shoe": "shoe", "spots": "spot lamps", "meter": "meter sign",
+                                "controller": "table's controller"}
 #: The phases of the starting deal (a card out of play there is a misdeal).
 STARTING_DEAL = frozenset({Phase.HOLE_CARDS, Phase.DEAL})
 #: How a card the shoe could not read is written among the cards burned.
@@ -219,6 +231,9 @@ class Table:
         self.last_settlement: list[WagerSettled] = []
         #: the progressive awards of the last settled hand: what the dealer pays, and to whom
         self.last_awards: list[ProgressiveAwarded] = []
+        #: the hand a supervisor voided last, and how many cards it had out of the shoe: what
+        #: the dealer gives back, shown until the next hand locks
+        self.last_void: tuple[HandVoided, int] | None = None
         #: a linked table's pool channel as last journaled (None: not heard from yet)
         self.pool_link: LinkStatus | None = None
         #: the linked pool's meter as last journaled (what the sign shows)
@@ -431,8 +446,9 @@ class Table:
             # person reads would name its card there, where the card itself is hidden)
             self._out_of_play(str(card), count, in_hand)
             return [record, *self._pause(
-                FaultCode.SHOE_CONFLICT, f"the shoe sent card {card} (SEQ {shoe_seq:02X}) as "
-                f"card count {count}, which was card {last[1]} (SEQ {last[0]:02X}): refused",
+                FaultCode.SHOE_CONFLICT, f"the shoe named two cards for one card: it sent card "
+                f"{card} (SEQ {shoe_seq:02X}) as card count {count}, which was card {last[1]} "
+                f"(SEQ {last[0]:02X}): refused",
                 Device.SHOE, recoverable=False)]
         known = self.shoe_count
         if count != UNCOUNTED and in_hand and self.hand_first_count is not None \
@@ -469,25 +485,25 @@ class Table:
         if self.hand is None or self.state not in (LOCKED, DEALING, DECIDING):
             # No hand, or a card out of the shoe while a fault holds the hand: it belongs to
             # no hand; in a hand a supervisor burns it or voids.
-            why = "no hand in play" if self.hand is None else \
-                f"the table {self.state} on {self.fault.code if self.fault else 'a fault'}"
+            why = "with no hand in play" if self.hand is None else \
+                "while the hand was paused" if self.state == PAUSED else \
+                f"while the table was {self.state}"
             self._out_of_play(str(card), count, in_hand)
-            return [record, *self._pause(FaultCode.UNEXPECTED_CARD, f"card {card} came out with "
-                                         f"{why}", Device.SHOE, recoverable=False)]
+            return [record, *self._pause(FaultCode.UNEXPECTED_CARD, f"an extra card came out of "
+                                         f"the shoe {why}: card {card}, dealt to no one",
+                                         Device.SHOE, recoverable=False)]
         if self.hand.cards_expected() == 0:
             self._out_of_play(str(card), count, in_hand)
             seats = self.hand.next_step().seats
             return [record, *self._pause(
-                FaultCode.UNEXPECTED_CARD, f"card {card} came out while waiting for the "
-                f"decision{'s' if len(seats) > 1 else ''} of spot{'s' if len(seats) > 1 else ''} "
-                f"{', '.join(map(str, seats))}", Device.SHOE, recoverable=False)]
+                FaultCode.UNEXPECTED_CARD, f"an extra card came out of the shoe while "
+                f"{_spots(seats)} {'was' if len(seats) == 1 else 'were'} deciding: card {card}, "
+                f"dealt to no one", Device.SHOE, recoverable=False)]
         try:
             events: list[AnyEvent] = [record, *self.hand.deal(card)]
         except IllegalAction as error:
-            code = FaultCode.DUPLICATE_CARD if isinstance(error, DuplicateCard) \
-                else FaultCode.UNEXPECTED_CARD
             self._out_of_play(str(card), count, in_hand)
-            return [record, *self._pause(code, str(error), Device.SHOE, recoverable=False)]
+            return [record, *self._pause(*_misdeal(error), Device.SHOE, recoverable=False)]
         return events + self._after_hand_step()
 
     def _out_of_play(self, card: str, count: int, in_hand: bool) -> None:
@@ -514,10 +530,8 @@ class Table:
         try:
             events: list[AnyEvent] = list(self.hand.deal(card))
         except IllegalAction as error:
-            code = FaultCode.DUPLICATE_CARD if isinstance(error, DuplicateCard) \
-                else FaultCode.UNEXPECTED_CARD
             self._out_of_play(str(card), count, True)
-            return self._pause(code, str(error), Device.SHOE, recoverable=False)
+            return self._pause(*_misdeal(error), Device.SHOE, recoverable=False)
         if self.hand.next_step().kind == "settled":
             # The card completed the hand: it settles; nothing is left to pause.
             self.fault = None
@@ -550,7 +564,9 @@ class Table:
             events.append(Alarm("shoe_door_in_hand", f"the shoe's door was opened during hand "
                                                      f"{self.hand_id} ({count})"))
         # the shoe's own text (a raw frame, a tag) stays in its device_fault, surveillance's
-        return events + self._pause(fault, f"shoe reported {code}", Device.SHOE, recoverable)
+        words = SHOE_WORDS.get(code, "the shoe reported a fault")
+        return events + self._pause(fault, f"{words} (the shoe reported {code})", Device.SHOE,
+                                    recoverable)
 
     def device_status(self, device: Device, status: DeviceCondition, detail: str = "") -> list[AnyEvent]:
         """A device connected or was lost. Lost mid-hand pauses the hand (recoverable)."""
@@ -574,12 +590,14 @@ class Table:
         if alarms:
             return [record, *alarms]
         if status == "lost" and self.state in IN_HAND and device in ("shoe", "spots"):
-            return [record, *self._pause(FaultCode.DEVICE_LOST, f"{device} lost: {detail}", device, True)]
+            return [record, *self._pause(FaultCode.DEVICE_LOST, f"the {DEVICE_WORDS[device]} "
+                                         f"stopped answering ({detail or 'lost'})", device, True)]
         if device == "controller" and status == "restarted" and self.state in IN_HAND:
             # The devices may have moved on while the controller was down: hold the hand
             # until the dealer has checked the layout and the shoe, then continue (or void).
             return [record, *self._pause(FaultCode.CONTROLLER_RESTART,
-                                         f"the controller restarted mid-hand: {detail}",
+                                         f"the table's controller restarted during the hand: "
+                                         f"check the layout and the shoe ({detail})",
                                          device, True)]
         return [record]
 
@@ -762,8 +780,8 @@ class Table:
             raise CommandError(f"jackpot of hand {self.jackpot.hand_id} awaits a "
                                f"supervisor's verification")
         if self.meter_held and self.pool is None:   # a linked table's meter is the pool's
-            raise CommandError(f"the jackpot meter ({self.meter}) was carried over from a "
-                               f"quarantined journal: a supervisor confirms it first "
+            raise CommandError(f"the jackpot meter ({format_cents(self.meter)}) was carried over "
+                               f"from a quarantined journal: a supervisor confirms it first "
                                f"(adjust_meter; an amount of 0 confirms it as it stands)")
 
     def _open(self, by: str) -> list[AnyEvent]:
@@ -903,6 +921,7 @@ class Table:
             return [LockRefused((str(error),))]
         self.hand, self.hand_id, self.hand_number = hand, hand_id, hand_number
         self.hand_first_count, self.out_of_play, self.shoe_trouble = None, [], []
+        self.last_void = None
         self.wagers = defaultdict(dict)
         self.players = {}
         events: list[AnyEvent] = [HandStarted(hand_id, self.game, self.setup.paytable_name,
@@ -951,12 +970,13 @@ class Table:
         limits = self.limits
         if wager in self.engine.REQUIRED_WAGERS:
             if not limits.min_ante <= amount <= limits.max_ante:
-                return (f"spot {spot}: {wager} {amount} is outside the table limits "
-                        f"{limits.min_ante} to {limits.max_ante}")
+                return (f"spot {spot}: {wager} {format_cents(amount)} is outside the table "
+                        f"limits {format_cents(limits.min_ante)} to "
+                        f"{format_cents(limits.max_ante)}")
         elif wager == "lowdown_bonus":
             if amount > limits.max_lowdown_bonus:
-                return (f"spot {spot}: lowdown_bonus {amount} is over the limit "
-                        f"{limits.max_lowdown_bonus}")
+                return (f"spot {spot}: lowdown_bonus {format_cents(amount)} is over the limit "
+                        f"{format_cents(limits.max_lowdown_bonus)}")
         return None
 
     def _verify_decide(self, command: Decide) -> tuple[Hand, Decision]:
@@ -981,11 +1001,10 @@ class Table:
         if self.state != PAUSED or self.fault is None:
             raise CommandError(f"nothing to continue: the table is {self.state}")
         if self.fault.burnable:
-            raise CommandError(f"{self.fault.code}: a card left the shoe and went to no one: "
-                               f"only a supervisor can burn it and go on, or void the hand")
+            raise CommandError("a card left the shoe and went to no one: only a supervisor "
+                               "can burn it and go on, or void the hand")
         if not self.fault.recoverable:
-            raise CommandError(f"{self.fault.code} is a misdeal: only a supervisor can void "
-                               f"the hand")
+            raise CommandError("this is a misdeal: only a supervisor can void the hand")
         self._verify_devices_back()
 
     def _continue(self, by: str) -> list[AnyEvent]:
@@ -998,7 +1017,7 @@ class Table:
             raise CommandError(f"nothing to burn: the table is {self.state}")
         if not fault.burnable:
             why = "in the starting deal a card out of play is a misdeal (Roberts' lowball " \
-                  "rule 1)" if fault.code in BURNABLE else f"{fault.code} is a misdeal"
+                  "rule 1)" if fault.code in BURNABLE else "this is a misdeal"
             raise CommandError(f"no card may be burned now: {why}; void the hand")
         self._verify_devices_back()
 
@@ -1037,8 +1056,10 @@ class Table:
     def _void(self, command: Void, by: str) -> list[AnyEvent]:
         hand, hand_id = self._verify_void(), self.hand_id
         contributions = hand.contributions
-        events: list[AnyEvent] = [HandVoided(hand_id or "", by, command.reason,
-                                             hand.wagers_at_stake(), contributions)]
+        voided = HandVoided(hand_id or "", by, command.reason, hand.wagers_at_stake(),
+                            contributions)
+        self.last_void = (voided, hand.cards_used + len(self.out_of_play))
+        events: list[AnyEvent] = [voided]
         if contributions:
             if self.pool is None:  # a linked table's meter is the pool's, which gives it back
                 self.meter -= contributions
@@ -1057,15 +1078,16 @@ class Table:
         if command.amount == 0 and not self.meter_held:
             raise CommandError("amount: an adjustment of 0 changes nothing")
         if self.meter + command.amount < 0:
-            raise CommandError(f"amount: {command.amount} would take the meter "
-                               f"({self.meter}) below 0")
+            raise CommandError(f"amount: {format_cents(command.amount)} would take the meter "
+                               f"({format_cents(self.meter)}) below 0")
 
     def _adjust_meter(self, command: AdjustMeter, by: str) -> list[AnyEvent]:
         self._verify_adjust_meter(command)
         meter = self.meter + command.amount
         confirmed = " (confirms the meter carried over)" if self.meter_held else ""
         self.meter, self.meter_held = meter, False
-        return [MeterChanged(meter, f"adjusted by {by} ({command.amount:+d}){confirmed}: "
+        change = ("+" if command.amount >= 0 else "") + format_cents(command.amount)
+        return [MeterChanged(meter, f"adjusted by {by} ({change}){confirmed}: "
                                     f"{command.reason}")]
 
     def _verify_verify_jackpot(self) -> PendingJackpot:
@@ -1193,6 +1215,24 @@ class Table:
         """Every card (surveillance's), or with ``table_side`` only those the table shows
         (:mod:`controller.core.hidden_cards`)."""
         return table_view.snapshot(self, table_side=table_side)
+
+
+def _spots(seats: tuple[int, ...] | list[int]) -> str:
+    """``spot 2``, ``spots 2 and 5``, ``spots 1, 2 and 5``."""
+    numbers = [str(seat) for seat in seats]
+    if len(numbers) == 1:
+        return f"spot {numbers[0]}"
+    return f"spots {', '.join(numbers[:-1])} and {numbers[-1]}"
+
+
+def _misdeal(error: IllegalAction) -> tuple[FaultCode, str]:
+    """The fault of a card the hand refused, in the dealer's words."""
+    if isinstance(error, DuplicateCard):
+        holder = f"spot {error.holder}" if isinstance(error.holder, int) else \
+            f"the {error.holder}"
+        return FaultCode.DUPLICATE_CARD, (f"a card came out of the shoe a second time: card "
+                                          f"{error.card}, already dealt to {holder}")
+    return FaultCode.UNEXPECTED_CARD, str(error)
 
 
 def _gravity(fault: Fault) -> int:

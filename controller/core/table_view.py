@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from controller.core.events import DEALER, DecisionMade, HouseWay
 from controller.core.games import ThreeCardLowballHand
+from controller.core.money import format_cents
 from controller.core.hidden_cards import table_cards, without_cards
 from controller.core.table_states import CLOSED, OPEN, PAUSED, SETTLED
 
@@ -19,17 +20,14 @@ def expecting(table: Table, *, table_side: bool = False) -> str:
     """What the table waits for, in the dealer's words (``table_side``: naming no hidden
     card, see :func:`snapshot`)."""
     if table.state == PAUSED and table.fault is not None:
-        way_out = "dealer: continue when cleared" if table.fault.recoverable \
-            else "supervisor: burn the card or void the hand" if table.fault.burnable \
-            else "supervisor: void the hand"
         detail = without_cards(table.fault.detail) if table_side else table.fault.detail
-        return f"PAUSED ({table.fault.code}: {detail}); {way_out}"
+        return f"paused: {detail}; {way_out(table.fault.recoverable, table.fault.burnable)}"
     jackpot = table.jackpot
     if jackpot is not None and table.pool is not None and jackpot.claimed is None:
         return f"jackpot on hand {jackpot.hand_id}: waiting for pool {table.pool}'s claim"
     if jackpot is not None:
         amount = jackpot.amount if jackpot.claimed is None else jackpot.claimed.paid
-        return f"jackpot {amount} on hand {jackpot.hand_id}: " \
+        return f"jackpot {format_cents(amount)} on hand {jackpot.hand_id}: " \
                f"supervisor must verify the hand-pay"
     if table.hand is None:
         return {CLOSED: "table closed", OPEN: "place wagers, then lock",
@@ -47,6 +45,15 @@ def expecting(table: Table, *, table_side: bool = False) -> str:
     spots = ", ".join(map(str, step.seats))
     return f"decision from spot{'s' if len(step.seats) > 1 else ''} {spots}: " \
            f"{' or '.join(step.options)}"
+
+
+def way_out(recoverable: bool, burnable: bool) -> str:
+    """Who ends a pause, and how, in the dealer's words (sentence case: it follows a stop)."""
+    if recoverable:
+        return "clear it, then continue"
+    if burnable:
+        return "call a supervisor to burn the card or void the hand"
+    return "call a supervisor to void the hand"
 
 
 def house_way(table: Table) -> HouseWay | None:
@@ -137,6 +144,44 @@ def snapshot(table: Table, *, table_side: bool = False) -> dict[str, Any]:
         "last_settled_hand": table.last_settled_hand,
         "last_settlement": [settlement._asdict() for settlement in table.last_settlement],
         "last_awards": [award._asdict() for award in table.last_awards],
+        "last_void": void_summary(table, table_side=table_side),
         # the commands the table takes now (Table.allowed): the screens' buttons
         "allowed": table.allowed(),
     }
+
+
+def void_summary(table: Table, *, table_side: bool = False) -> dict[str, Any] | None:
+    """What the dealer gives back after the last void, until the next hand locks: each spot's
+    wagers (and its player) and how many cards go to the discard rack. It names no card (on
+    the table's side the supervisor's reason names none either)."""
+    if table.last_void is None:
+        return None
+    voided, cards_out = table.last_void
+    names = table.engine.WAGER_NAMES
+    spots: dict[int, dict[str, Any]] = {}
+    for wager in voided.returned:
+        spot = spots.setdefault(wager.seat, {"spot": wager.seat, "player": wager.player,
+                                             "wagers": [], "total": 0})
+        spot["wagers"].append({"wager": wager.wager, "amount": wager.amount,
+                               "name": names.get(wager.wager, wager.wager)})
+        spot["total"] += wager.amount
+    return {"hand_id": voided.hand_id, "by": voided.by,
+            "reason": without_cards(voided.reason) if table_side else voided.reason,
+            "returns": [spots[spot] for spot in sorted(spots)], "cards_out": cards_out,
+            "contributions_reversed": voided.contributions_reversed}
+
+
+def void_lines(summary: dict[str, Any]) -> list[str]:
+    """The void summary in the dealer's words, one line each: whom to give what back, then the
+    cards. Amounts in dollars; no card named."""
+    lines = [f"Hand {summary['hand_id']} voided by {summary['by']}: give every wager back"]
+    for spot in summary["returns"]:
+        wagers = ", ".join(f"{wager.get('name', wager['wager'])} {format_cents(wager['amount'])}"
+                           for wager in spot["wagers"])
+        player = f" ({spot['player']})" if spot["player"] else ""
+        lines.append(f"Spot {spot['spot']}{player}: return {format_cents(spot['total'])} "
+                     f"({wagers})")
+    cards = summary["cards_out"]
+    lines.append(f"Cards: all {cards} card{'s' if cards != 1 else ''} of the hand to the discard "
+                 f"rack" if cards else "Cards: none came out of the shoe")
+    return lines

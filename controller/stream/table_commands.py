@@ -34,6 +34,7 @@ from pydantic import (
 from controller.core import commands
 from controller.core.canonical_json import canonical_json
 from controller.core.commands import DEALER_ROLE as DEALER_ROLE
+from controller.core.money import format_cents
 from controller.core.commands import SUPERVISOR_ROLE as SUPERVISOR_ROLE
 from controller.core.player_key import script_problem
 from controller.core.table_settings import MAX_SPOTS
@@ -375,6 +376,25 @@ def parse_command(data: Any, source: str = "command") -> commands.Command:
     try:
         return _ADAPTER.validate_python(data).to_core()
     except ValidationError as error:
-        problems = [problem.replace(f"{data.get('command')}.", "", 1)
+        problems = [_in_cents(problem.replace(f"{data.get('command')}.", "", 1))
                     if isinstance(data, dict) else problem for problem in problems_of(error)]
         raise InputError(source, problems) from None
+
+
+#: pydantic's words for a bound, with the bound
+_BOUND = re.compile(r"^amount: Input should be (greater than|less than or equal to|greater than "
+                    r"or equal to) (-?\d+)$")
+
+
+def _in_cents(problem: str) -> str:
+    """A refused ``amount`` in the wire's unit, named (integer cents), with the bound also in
+    dollars: whoever reads the refusal sees which unit the number is in."""
+    if problem == "amount: Input should be a valid integer":
+        return "amount (in cents): a whole number of cents (2500 cents is $25.00), never text or a fraction"
+    match = _BOUND.match(problem)
+    if match is None:
+        return problem
+    bound = int(match[2])
+    words = {"greater than": "more than", "less than or equal to": "at most",
+             "greater than or equal to": "at least"}[match[1]]
+    return f"amount (in cents): {words} {bound} cents ({format_cents(bound)})"

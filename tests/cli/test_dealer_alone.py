@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from controller.core.card_faces import printed_card
 from tests.support.rig import CREDENTIAL, Rig, RigFactory
 from tests.support.waits import wait_for
 
@@ -42,7 +43,7 @@ def locked(rig: Rig, deck: list[str], second: str) -> None:
     assert dealer(rig, "open").returncode == 0
     for spot in ("1", "2"):
         for wager in ("ante", second):
-            assert dealer(rig, "place", spot, wager, "1000").returncode == 0
+            assert dealer(rig, "place", spot, wager, "10").returncode == 0
     assert dealer(rig, "lock").returncode == 0
 
 
@@ -55,13 +56,13 @@ def test_dealer_status_names_no_hidden_card(rig_factory: RigFactory) -> None:
     for _ in range(9):
         rig.deal_one()
     shown = dealer(rig, "status").stdout
-    assert "spot 1: 8c 3s 5c" in shown                  # the spot to draw, its cards
+    assert "spot 1: 8\u2663 3\u2660 5\u2663" in shown  # the spot to draw, its cards as printed
     assert "spot 2: 3 face down" in shown and "dealer: 3 face down" in shown
     for hidden in ("2d", "4h", "6h", "Kd", "Qd", "7d"):
-        assert hidden not in shown
+        assert hidden not in shown and printed_card(hidden) not in shown
     assert dealer(rig, "decide", "1", "stand").returncode == 0
     shown = dealer(rig, "status").stdout
-    assert "spot 1: 3 face down" in shown and "spot 2: 2d 4h 6h" in shown
+    assert "spot 1: 3 face down" in shown and "spot 2: 2\u2666 4\u2665 6\u2665" in shown
 
 
 @pytest.mark.slow

@@ -30,8 +30,10 @@ def three_card_hand_to_the_draw() -> Driver:
 def test_a_discarded_card_is_shown_as_discarded_beside_the_spots_player() -> None:
     d = three_card_hand_to_the_draw()
     lines = status_lines(d.table.snapshot(), 40, {"broken_at": None})
-    assert "  spot 1 (P-7): 5d 3c 2s" in lines
-    assert "  spot 2: 4d 3h  discarded: 6c" in lines
+    assert "  spot 1 (P-7): 5\u2666 3\u2663 2\u2660" in lines
+    assert "  spot 2: 4\u2666 3\u2665  discarded: 6\u2663" in lines
+    ascii_lines = status_lines(d.table.snapshot(), 40, {"broken_at": None}, ascii_only=True)
+    assert "  spot 2: 4d 3h  discarded: 6c" in ascii_lines
     assert d.table.snapshot()["hand"]["players"] == {"1": "P-7"}
 
 

@@ -32,9 +32,9 @@ def test_the_demo_plays_hands_and_stops_cleanly(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("words, expected", [
-    (["place", "3", "ante", "1000"], {"command": "place", "spot": 3, "wager": "ante",
+    (["place", "3", "ante", "10"], {"command": "place", "spot": 3, "wager": "ante",
                                       "amount": 1000}),
-    (["place", "3", "ante", "1000", "P9"], {"command": "place", "spot": 3, "wager": "ante",
+    (["place", "3", "ante", "$10.00", "P9"], {"command": "place", "spot": 3, "wager": "ante",
                                             "amount": 1000, "player": "P9"}),
     (["decide", "2", "discard:Kh,Qs"], {"command": "decide", "spot": 2,
                                         "decision": "discard:Kh,Qs"}),
@@ -48,7 +48,7 @@ def test_dealer_words_make_requests(words: list[str], expected: dict[str, Any]) 
 
 
 @pytest.mark.parametrize("words, says", [
-    (["place", "3"], "usage: place SPOT WAGER AMOUNT [PLAYER]"),
+    (["place", "3"], "usage: place SPOT WAGER DOLLARS [PLAYER]"),
     (["decide", "2", "stand", "extra"], "usage: decide SPOT DECISION"),
 ])
 def test_dealer_usage_errors(words: list[str], says: str) -> None:

@@ -55,8 +55,8 @@ def test_a_three_card_hand_by_touch_with_a_discard(table: TableFactory,
     deal_while_cards_are_due(rig, page, to_spots_only=True)
     way = rig.status()["hand"]["house_way"]
     assert way["discard"] == ["Kh"]                          # the dealer holds Kh 5h 2d
-    page.wait_for_selector("#banner:has-text('House way: dealer discards Kh')")
-    assert "Kh" in page.inner_text("#house-way")
+    page.wait_for_selector("#banner:has-text('House way: dealer discards K\u2665')")
+    assert "K\u2665" in page.inner_text("#house-way")      # as printed on the card
     shot(page, "dealer-house-way")
     deal_while_cards_are_due(rig, page)
     for card in way["discard"]:

@@ -19,7 +19,7 @@ def test_deal_order_two_rounds_then_the_flop(cali_setup: SetupFactory) -> None:
         hand.deal(parse_card(text))
     assert recipients == [2, 5, "dealer", 2, 5, "dealer"]
     assert hand.next_step().kind == "decision" and hand.next_step().seats == (2, 5)
-    with pytest.raises(IllegalAction, match="not expected: waiting for decisions of seats 2, 5"):
+    with pytest.raises(IllegalAction, match="not expected: waiting for decisions of spots 2, 5"):
         hand.deal(parse_card("7s"))
     hand.decide(5, Decision("raise"))
     hand.decide(2, Decision("check"))
@@ -74,11 +74,12 @@ def test_xtra_bonus_loses_on_loss_variant(cali_setup: SetupFactory) -> None:
 
 @pytest.mark.parametrize("wagers, says", [
     ({}, "no wagers"),
-    ({1: {"ante": 1000, "xtra_bonus": 500}}, "seat 1: Ante 1000 and X-Tra Bonus 500 must be equal"),
-    ({1: {"ante": 1000}}, "seat 1: the X-Tra Bonus wager is required"),
-    ({8: W}, "seat 8: spots are numbered 1 to 7"),
-    ({1: {**W, "bonus": 5}}, "seat 1: 'bonus' is not a cali_lowball wager"),
-    ({1: {**W, "lowdown_bonus": 2.5}}, "seat 1: lowdown_bonus must be a whole number of cents"),
+    ({1: {"ante": 1000, "xtra_bonus": 500}},
+     r"spot 1: Ante \$10.00 and X-Tra Bonus \$5.00 must be equal"),
+    ({1: {"ante": 1000}}, "spot 1: the X-Tra Bonus wager is required"),
+    ({8: W}, "spot 8: spots are numbered 1 to 7"),
+    ({1: {**W, "bonus": 5}}, "spot 1: 'bonus' is not a cali_lowball wager"),
+    ({1: {**W, "lowdown_bonus": 2.5}}, "spot 1: lowdown_bonus must be a whole number of cents"),
     ({1: {**W, "lowdown_bonus": True}}, "whole number of cents"),
     ({1: {"ante": -5, "xtra_bonus": -5}}, "whole number of cents"),
 ])
@@ -93,9 +94,9 @@ def test_refused_actions_change_nothing(cali_setup: SetupFactory) -> None:
     hand = CaliLowballHand(cali_setup(), {1: W, 3: W})
     hand.deal(parse_card("As"))
     before = (list(hand.history), hand.next_step())
-    with pytest.raises(IllegalAction, match="duplicate card As: already dealt to seat 1"):
+    with pytest.raises(IllegalAction, match="duplicate card As: already dealt to spot 1"):
         hand.deal(parse_card("As"))
-    with pytest.raises(IllegalAction, match="no decision now; waiting for a card for seat 3"):
+    with pytest.raises(IllegalAction, match="no decision now; waiting for a card for spot 3"):
         hand.decide(1, Decision("raise"))
     assert (list(hand.history), hand.next_step()) == before
     assert not hand.can_deal(parse_card("As")) and hand.can_deal(parse_card("Ks"))
@@ -107,15 +108,15 @@ def test_illegal_decisions_name_why(cali_setup: SetupFactory) -> None:
         hand.deal(parse_card(text))
     with pytest.raises(IllegalAction, match="'bet' is not allowed pre-flop; choose raise or check"):
         hand.decide(1, Decision("bet"))
-    with pytest.raises(IllegalAction, match="seat 2 is not in this hand"):
+    with pytest.raises(IllegalAction, match="spot 2 is not in this hand"):
         hand.decide(2, Decision("raise"))
     hand.decide(1, Decision("raise"))
-    with pytest.raises(IllegalAction, match="seat 1 has no decision to make now"):
+    with pytest.raises(IllegalAction, match="spot 1 has no decision to make now"):
         hand.decide(1, Decision("check"))
     hand.decide(3, Decision("check"))
     for text in "7s 8s 9s".split():
         hand.deal(parse_card(text))
-    with pytest.raises(IllegalAction, match="seat 1 has no decision"):
+    with pytest.raises(IllegalAction, match="spot 1 has no decision"):
         hand.decide(1, Decision("bet"))
     hand.decide(3, Decision("fold"))
     assert hand.settled

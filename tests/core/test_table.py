@@ -58,14 +58,14 @@ def test_a_cali_hand_from_open_to_settled() -> None:
 
 
 @pytest.mark.parametrize("game, wager, amount, says", [
-    ("cali_lowball", "ante", 100, "spot 1: ante 100 is outside the table limits 500 to 100000"),
-    ("cali_lowball", "xtra_bonus", 100_001, "spot 1: xtra_bonus 100001 is outside the table"),
-    ("cali_lowball", "lowdown_bonus", 20000, "spot 1: lowdown_bonus 20000 is over the limit "
-                                             "10000"),
-    ("cali_lowball", "ante", 10**12, "spot 1: ante 1000000000000 is outside the table"),
-    ("three_card_lowball", "bonus", 10**9, "spot 1: bonus 1000000000 is outside the table"),
-    ("three_card_lowball", "progressive", 500, "seat 1: the progressive wager is 100 cents, "
-                                               "not 500"),
+    ("cali_lowball", "ante", 100, "spot 1: ante $1.00 is outside the table limits $5.00 to $1,000.00"),
+    ("cali_lowball", "xtra_bonus", 100_001, "spot 1: xtra_bonus $1,000.01 is outside the table"),
+    ("cali_lowball", "lowdown_bonus", 20000, "spot 1: lowdown_bonus $200.00 is over the "
+                                             "limit $100.00"),
+    ("cali_lowball", "ante", 10**12, "spot 1: ante $10,000,000,000.00 is outside the table"),
+    ("three_card_lowball", "bonus", 10**9, "spot 1: bonus $10,000,000.00 is outside the table"),
+    ("three_card_lowball", "progressive", 500, "spot 1: the progressive wager is $1.00, "
+                                               "not $5.00"),
 ])
 def test_place_refuses_an_amount_outside_the_limits_at_once(game: str, wager: str, amount: int,
                                                             says: str) -> None:
@@ -79,14 +79,14 @@ def test_place_refuses_an_amount_outside_the_limits_at_once(game: str, wager: st
 
 
 def test_place_refuses_an_amount_past_any_table_at_parse() -> None:
-    with pytest.raises(InputError, match="amount: Input should be less than or equal to"):
+    with pytest.raises(InputError, match=r"amount \(in cents\): at most 1000000000000 cents \(\$10,000,000,000.00\)"):
         parse_command({"command": "place", "spot": 1, "wager": "ante", "amount": 10**30})
 
 
 @pytest.mark.parametrize("wagers, says", [
-    ({1: {"ante": 1000, "xtra_bonus": 500}}, "seat 1: Ante 1000 and X-Tra Bonus 500 must be "
-                                             "equal"),
-    ({1: {"xtra_bonus": 1000}}, "seat 1: the Ante wager is required"),
+    ({1: {"ante": 1000, "xtra_bonus": 500}}, "spot 1: Ante $10.00 and X-Tra Bonus $5.00 must "
+                                             "be equal"),
+    ({1: {"xtra_bonus": 1000}}, "spot 1: the Ante wager is required"),
     ({}, "no wagers on the layout"),
 ])
 def test_lock_refusals_name_the_spot(wagers: dict[int, dict[str, int]], says: str) -> None:
@@ -145,11 +145,12 @@ def test_duplicate_card_pauses_until_a_supervisor_voids() -> None:
     d.cards("4h 9c")
     events = d.card("4h")
     assert [type(e).__name__ for e in events] == ["ShoeCard", "Fault", "StateChanged"]
-    assert events[1] == Fault(FaultCode.DUPLICATE_CARD, "duplicate card 4h: already dealt to seat 3",
+    assert events[1] == Fault(FaultCode.DUPLICATE_CARD, "a card came out of the shoe a second time: card 4h, "
+                              "already dealt to spot 3",
                               Device.SHOE, False)
     assert d.table.state == "PAUSED"
     (refused,) = d.do(command="continue")
-    assert "duplicate_card is a misdeal: only a supervisor can void" in refused.reason
+    assert "this is a misdeal: only a supervisor can void" in refused.reason
     voided = d.do(role="supervisor", command="void", reason="misdeal")
     (void,) = [e for e in voided if type(e) is HandVoided]
     assert {(w.seat, w.wager, w.amount) for w in void.returned} == \
@@ -164,10 +165,11 @@ def test_shoe_jam_pauses_and_the_dealer_continues() -> None:
     cali_hand(d)
     d.cards("As 9c")
     events = d.table.shoe_fault(ShoeFaultCode.JAM, "card stuck")
-    assert events[1] == Fault(FaultCode.SHOE_JAM, "shoe reported JAM", Device.SHOE, True)
+    assert events[1] == Fault(FaultCode.SHOE_JAM, "the shoe is jammed (the shoe reported JAM)",
+                             Device.SHOE, True)
     assert d.table.state == "PAUSED"
     d.record(events)
-    assert "continue when cleared" in d.table.expecting()
+    assert "clear it, then continue" in d.table.expecting()
     d.do(command="continue")
     assert d.table.state == "DEALING"
     d.cards("Kd 2s 9d Kh")
@@ -208,7 +210,7 @@ def test_a_card_while_decisions_are_due_is_out_of_play_for_a_supervisor_to_burn(
     d.cards("As 9c Kd 2s 9d Kh")
     events = d.card("Qc")
     assert events[1].code == "unexpected_card"
-    assert "while waiting for the decisions of spots 1, 2" in events[1].detail
+    assert "while spots 1 and 2 were deciding" in events[1].detail
     assert not events[1].recoverable and events[1].burnable
     (refused,) = d.do(command="continue")
     assert "only a supervisor can burn it and go on, or void the hand" in refused.reason
@@ -446,7 +448,7 @@ def test_a_skipped_card_count_pauses_the_hand_naming_the_missing_card() -> None:
     assert d.table.hand.cards_used == 2             # the card that showed the gap is not dealt
     assert d.table.state == "PAUSED"
     (refused,) = d.do(command="continue")
-    assert "card_missing is a misdeal" in refused.reason
+    assert "this is a misdeal" in refused.reason
     voided = d.do(role="supervisor", command="void", reason="card missing")
     assert any(type(e) is HandVoided for e in voided)
 
@@ -616,7 +618,7 @@ def test_a_card_during_a_misdeal_pause_is_marked_and_refused() -> None:
     d.card("As")                                    # duplicate: misdeal
     events = d.card("Kd")
     assert events[0].during_pause and events[1].code == "unexpected_card"
-    assert "PAUSED on duplicate_card" in events[1].detail
+    assert "while the hand was paused" in events[1].detail
     assert d.table.fault is not None
     assert d.table.fault.code == "duplicate_card"   # the first fault stands
 

@@ -24,7 +24,7 @@ def test_draws_go_seat_by_seat_then_the_dealer(three_card_setup: SetupFactory) -
     for text in "Kh 9c 8d 2h 9d Ts 3h 7c Js".split():
         hand.deal(parse_card(text))
     assert hand.next_step().seats == (1,)
-    with pytest.raises(IllegalAction, match="seat 2 has no decision to make now"):
+    with pytest.raises(IllegalAction, match="spot 2 has no decision to make now"):
         hand.decide(2, Decision("stand"))
     hand.decide(1, Decision.parse("discard:Kh"))
     assert hand.next_step().to == 1
@@ -39,7 +39,7 @@ def test_draws_go_seat_by_seat_then_the_dealer(three_card_setup: SetupFactory) -
 
 @pytest.mark.parametrize("discard, says", [
     ("discard:Kh,9c,8d", "discard 1 or 2 cards"),
-    ("discard:As", "cannot discard As, the seat holds Kh 2h 3h"),
+    ("discard:As", "cannot discard As, the spot holds Kh 2h 3h"),
     ("discard:Kh,Kh", "named twice"),
 ])
 def test_illegal_discards(three_card_setup: SetupFactory, discard: str, says: str) -> None:
@@ -95,8 +95,8 @@ def test_jackpot_full_each(three_card_setup: SetupFactory) -> None:
 
 
 @pytest.mark.parametrize("wagers, says", [
-    ({1: {"ante": 1000, "bonus": 900}}, "seat 1: Ante 1000 and Bonus 900 must be equal"),
-    ({1: {**W, "progressive": 500}}, "seat 1: the progressive wager is 100 cents, not 500"),
+    ({1: {"ante": 1000, "bonus": 900}}, r"spot 1: Ante \$10.00 and Bonus \$9.00 must be equal"),
+    ({1: {**W, "progressive": 500}}, r"spot 1: the progressive wager is \$1.00, not \$5.00"),
     ({1: {"ante": 1000}}, "the Bonus wager is required"),
 ])
 def test_bad_wagers(three_card_setup: SetupFactory, wagers: dict[int, dict[str, int]],

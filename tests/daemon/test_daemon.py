@@ -83,7 +83,7 @@ def test_a_stop_mid_hand_resumes_at_the_same_step(rig_factory: RigFactory) -> No
     (json.dumps({"command": "place", "spot": 9, "wager": "ante", "amount": 5}).encode(),
      "spot: Input should be less than or equal to 7"),
     (json.dumps({"command": "place", "spot": 1, "wager": "ante", "amount": 5.5}).encode(),
-     "amount: Input should be a valid integer"),
+     "amount (in cents): a whole number of cents"),
     (json.dumps({"command": "lock", "extra": 1}).encode(), "extra: unknown key"),
     (json.dumps({"command": "void", "reason": "x", "credential": "wrong"}).encode(),
      "the supervisor credential is not valid"),

@@ -25,7 +25,7 @@ def test_a_shoe_fault_is_a_device_fault_then_a_fault_that_pauses() -> None:
     d.cards("As 9c")
     events = d.table.shoe_fault(ShoeFaultCode.JAM, "card stuck")
     assert events[:2] == [DeviceFault(Device.SHOE, ShoeFaultCode.JAM, "card stuck"),
-                          Fault(FaultCode.SHOE_JAM, "shoe reported JAM", Device.SHOE,
+                          Fault(FaultCode.SHOE_JAM, "the shoe is jammed (the shoe reported JAM)", Device.SHOE,
                                 True)]
     assert d.table.state == "PAUSED"
     assert not any(type(event) is DeviceStatus for event in events)

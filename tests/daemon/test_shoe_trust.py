@@ -29,7 +29,7 @@ def test_a_frame_reusing_the_last_seq_with_another_card_is_refused_and_pauses_th
     wait_for(lambda: rig.events("fault"), "the conflict fault")
     fault = rig.events("fault")[0].data
     assert fault.code == "shoe_conflict" and not fault.recoverable
-    assert fault.detail == "shoe reported CONFLICT"   # no tag nor raw frame in a fault's text
+    assert fault.detail == "the shoe named two cards for one (the shoe reported CONFLICT)"   # no tag nor raw frame in a fault's text
     refused = [e.data for e in rig.events("device_fault") if e.data.code == "CONFLICT"]
     assert len(refused) == 1 and "refused" in refused[0].detail   # surveillance's record
     assert any(kind == "conflict" for kind, _ in model.history)   # N SEQ,CONFLICT reached it

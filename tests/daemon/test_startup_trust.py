@@ -248,7 +248,7 @@ def test_only_a_supervisor_adjusts_the_meter_between_hands_with_a_reason() -> No
         do(command="adjust_meter", amount=1000, reason="x")[0].reason
     adjusted = do(role=SUPERVISOR_ROLE, command="adjust_meter", amount=-2500,
                   reason="sign showed the wrong figure")
-    assert adjusted[-1] == MeterChanged(497_500, "adjusted by sam (-2500): sign showed the "
+    assert adjusted[-1] == MeterChanged(497_500, "adjusted by sam (-$25.00): sign showed the "
                                                  "wrong figure")
     assert "below 0" in do(role=SUPERVISOR_ROLE, command="adjust_meter", amount=-497_501,
                            reason="x")[0].reason

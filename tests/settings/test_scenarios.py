@@ -116,12 +116,12 @@ def changed(base: dict[str, Any], path: list[str | int], value: Any) -> dict[str
                                         "the community (flop)"),
     (BASE, ["shoe"], BASE["shoe"] + ["Qd"], "shoe: 1 card left over after the hand settled"),
     (BASE, ["seats", "4", "xtra_bonus"], 2000,
-     "seats.4: seat 4: Ante 2500 and X-Tra Bonus 2000 must be equal"),
-    (BASE, ["seats", "4", "bonus"], 2500, "seats.4: seat 4: 'bonus' is not a cali_lowball wager"),
+     "seats.4: spot 4: Ante $25.00 and X-Tra Bonus $20.00 must be equal"),
+    (BASE, ["seats", "4", "bonus"], 2500, "seats.4: spot 4: 'bonus' is not a cali_lowball wager"),
     (BASE, ["seats", "4", "ante"], 25.5, "seats.4.ante: Input should be a valid integer"),
     (BASE, ["seats", "4", "ante"], "2500", "seats.4.ante: Input should be a valid integer"),
     (BASE, ["seats", "9"], {"ante": 5, "xtra_bonus": 5}, "seats.9: not allowed as a key: spots are numbered \"1\" to \"7\""),
-    (BASE, ["decisions", "4", 1], "raise", "decisions.4[1]: seat 4: 'raise' is not allowed "
+    (BASE, ["decisions", "4", 1], "raise", "decisions.4[1]: spot 4: 'raise' is not allowed "
                                            "post-flop; choose bet or fold"),
     (BASE, ["decisions", "4"], ["check"], "decisions.4: seat 4 must decide post-flop (bet or "
                                           "fold) but has no decision left"),
@@ -133,14 +133,14 @@ def changed(base: dict[str, Any], path: list[str | int], value: Any) -> dict[str
     (BASE, ["extra"], 1, "extra: unknown key"),
     (BASE, ["shoe"], KeyError, "shoe: Field required"),
     (BASE, ["meter"], 5000, "meter: only Three Card Lowball has a progressive meter"),
-    (THREE, ["decisions", "2", 0], "discard:As", "decisions.2[0]: seat 2: cannot discard As"),
-    (THREE, ["decisions", "2", 0], "discard:Kd,4h,2c", "decisions.2[0]: seat 2: discard 1 or 2"),
-    (THREE, ["decisions", "2", 0], "fold", "decisions.2[0]: seat 2: 'fold' is not allowed"),
+    (THREE, ["decisions", "2", 0], "discard:As", "decisions.2[0]: spot 2: cannot discard As"),
+    (THREE, ["decisions", "2", 0], "discard:Kd,4h,2c", "decisions.2[0]: spot 2: discard 1 or 2"),
+    (THREE, ["decisions", "2", 0], "fold", "decisions.2[0]: spot 2: 'fold' is not allowed"),
     (THREE, ["decisions", "2", 0], "discard", "decisions.2[0]: decision 'discard': name the 1 "
                                               "or 2 cards"),
     (THREE, ["decisions", "2", 0], "discard:Zz", "decisions.2[0]: decision 'discard:Zz': unknown"),
-    (THREE, ["seats", "2", "progressive"], 200, "seats.2: seat 2: the progressive wager is 100"),
-    (THREE, ["seats", "2", "bonus"], 400, "seats.2: seat 2: Ante 500 and Bonus 400 must be equal"),
+    (THREE, ["seats", "2", "progressive"], 200, "seats.2: spot 2: the progressive wager is $1.00"),
+    (THREE, ["seats", "2", "bonus"], 400, "seats.2: spot 2: Ante $5.00 and Bonus $4.00 must be equal"),
     (THREE, ["meter"], -5, "meter: Input should be greater than or equal to 0"),
 ])
 def test_malformed_scenarios_name_the_field(base: dict[str, Any], path: list[str | int], value: Any,

@@ -19,6 +19,12 @@ function money(cents) {
   return `${sign}$${Math.floor(abs / 100).toLocaleString("en-US")}.${String(abs % 100).padStart(2, "0")}`;
 }
 
+// A card as printed on it ("Th" -> "10♥"), for the texts and buttons that name one.
+function face(card) {
+  const rank = card.slice(0, -1) === "T" ? "10" : card.slice(0, -1);
+  return rank + ((SUITS[card.slice(-1)] || [card.slice(-1)])[0]);
+}
+
 function cardNode(card, { discarded = false, onpick = null, chosen = false } = {}) {
   // A hidden card: the table sends no name for it, and the screen draws its back.
   if (card === null) {
@@ -32,7 +38,7 @@ function cardNode(card, { discarded = false, onpick = null, chosen = false } = {
   if (chosen) classes.push("chosen");
   if (onpick) classes.push("pickable");
   const node = el("div", { class: classes.join(" "), "data-card": card,
-    title: discarded ? `${card} (discarded)` : card },
+    title: discarded ? `${face(card)} (discarded)` : face(card) },
   el("span", { text: rank }), el("span", { text: symbol }));
   if (onpick) node.addEventListener("click", onpick);
   return node;
@@ -157,6 +163,10 @@ function renderTop(view) {
   banner.textContent = view.banner;
   banner.classList.toggle("paused", view.state === "PAUSED");
   document.getElementById("offline").hidden = view.connected;
+  // after a void, until the next hand: what to give back to whom (the view's lines)
+  const voided = document.getElementById("void-summary");
+  voided.hidden = !view.voided;
+  voided.replaceChildren(...(view.voided ? view.voided.lines : []).map((line) => el("div", { text: line })));
   const jackpot = document.getElementById("jackpot");
   jackpot.hidden = !view.jackpot;
   if (view.jackpot) {
@@ -172,7 +182,7 @@ function renderHouse(view) {
   document.getElementById("community").replaceChildren(...view.community.map((c) => cardNode(c.card)));
   const way = document.getElementById("house-way");
   way.textContent = view.house_way
-    ? (view.house_way.discard.length ? `House way: discard ${view.house_way.discard.join(" ")} (${view.house_way.rule})`
+    ? (view.house_way.discard.length ? `House way: discard ${view.house_way.discard.map(face).join(" ")} (${view.house_way.rule})`
       : `House way: stand (${view.house_way.rule})`)
     : "";
 }
@@ -184,7 +194,7 @@ function decisionButtons(view, spot) {
   for (const action of mine) {
     if (action.decision === "discard") {
       if (chosen.length > 0) {
-        nodes.push(button(`Discard ${chosen.join(" ")}`, "discard",
+        nodes.push(button(`Discard ${chosen.map(face).join(" ")}`, "discard",
           () => { send({ command: "decide", spot: spot.spot, decision: `discard:${chosen.join(",")}` }); ui.chosen[spot.spot] = []; }));
       } else {
         nodes.push(el("span", { class: "hint", text: "or touch 1-2 cards to discard" }));

@@ -12,6 +12,10 @@ function card(text, discarded = false) {
     "data-card": text, text: `${rank}${SUITS[suit] || "?"}` });
 }
 
+// A card as printed on it ("Th" -> "10♥"); a text's cards likewise.
+const face = (text) => `${text.slice(0, -1) === "T" ? "10" : text.slice(0, -1)}${SUITS[text.slice(-1)] || text.slice(-1)}`;
+const faces = (text) => text.replace(/(?<![A-Za-z0-9])(10|[A2-9TJQK])([cdhs])(?![A-Za-z0-9])/g, (card) => face(card));
+
 function money(cents) {
   const abs = Math.abs(cents);
   return `${cents < 0 ? "-" : ""}$${Math.floor(abs / 100).toLocaleString("en-US")}.${String(abs % 100).padStart(2, "0")}`;
@@ -27,16 +31,16 @@ function describe(step) {
   const d = step.data;
   switch (step.type) {
     case "wagers_locked": return `wagers locked: ${d.wagers.map((w) => `spot ${w.seat}${who(w)} ${w.wager} ${money(w.amount)}`).join(", ")}`;
-    case "card_dealt": return `${d.card} to ${typeof d.to === "number" ? `spot ${d.to}` : d.to} (${d.phase})`;
+    case "card_dealt": return `${face(d.card)} to ${typeof d.to === "number" ? `spot ${d.to}` : d.to} (${d.phase})`;
     case "decisions_due": return `spot ${d.seats.join(", ")} to decide: ${d.options.join(" or ")}`;
     case "decision_made": return `spot ${d.seat}: ${d.decision}${d.raised ? ` (raise ${money(d.raised)})` : ""}`;
-    case "house_way": return `house way: dealer discards ${d.discard.join(" ") || "nothing"} (${d.rule})`;
-    case "hand_shown": return `${typeof d.to === "number" ? `spot ${d.to}` : d.to} shows ${d.cards.join(" ")}: ${d.hand_class}${d.folded ? " (folded)" : ""}`;
+    case "house_way": return `house way: dealer discards ${d.discard.map(face).join(" ") || "nothing"} (${d.rule})`;
+    case "hand_shown": return `${typeof d.to === "number" ? `spot ${d.to}` : d.to} shows ${d.cards.map(face).join(" ")}: ${d.hand_class}${d.folded ? " (folded)" : ""}`;
     case "wager_settled": return `spot ${d.seat}${who(d)} ${d.wager} ${money(d.amount)}: ${d.result} ${money(d.net)}`;
     case "progressive_awarded": return `spot ${d.seat}${who(d)} progressive ${d.award}: pay ${money(d.amount)}`;
     case "hand_settled": return `settled: players ${money(d.players_net)}, house ${money(d.house_result)}`;
     case "hand_voided": return `voided by ${d.by}: ${d.reason}`;
-    case "fault": return `fault ${d.code}: ${d.detail}`;
+    case "fault": return `fault: ${faces(d.detail)}`;
     default: return `${step.type} ${JSON.stringify(d)}`;
   }
 }

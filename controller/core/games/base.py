@@ -33,7 +33,7 @@ from controller.core.events import (
     WagerSettled,
     WagersLocked,
 )
-from controller.core.money import Odds
+from controller.core.money import Odds, format_cents
 from controller.core.table_settings import MAX_SPOTS, GameSetup
 from controller.errors import LowballError
 from controller.core.vocabulary import WagerResult, text_of
@@ -139,7 +139,7 @@ _SETTLED = NextStep("settled")
 
 
 def seat_name(recipient: Recipient) -> str:
-    return f"seat {recipient}" if isinstance(recipient, int) else f"the {recipient}"
+    return f"spot {recipient}" if isinstance(recipient, int) else f"the {recipient}"
 
 
 class Hand:
@@ -217,10 +217,10 @@ class Hand:
         in_seat_order, previous = True, 0
         for seat, seat_wagers in wagers.items():
             if type(seat) is not int or not 1 <= seat <= MAX_SPOTS:
-                raise WagerError(f"seat {seat!r}: spots are numbered 1 to {MAX_SPOTS}", seat)
+                raise WagerError(f"spot {seat!r}: spots are numbered 1 to {MAX_SPOTS}", seat)
             if not known.issuperset(seat_wagers):
                 key = next(key for key in seat_wagers if key not in known)
-                raise WagerError(f"seat {seat}: {key!r} is not a {self.game} wager "
+                raise WagerError(f"spot {seat}: {key!r} is not a {self.game} wager "
                                  f"(wagers: {', '.join(keys)})", seat)
             # One pass over the wager keys (every key given is one of them) does every check
             # and builds the amounts in settlement order, zero amounts left out: this runs
@@ -252,7 +252,7 @@ class Hand:
         of cents of 0 or more."""
         key, amount = next((key, amount) for key, amount in seat_wagers.items()
                            if type(amount) is not int or amount < 0)
-        return WagerError(f"seat {seat}: {key} must be a whole number of cents "
+        return WagerError(f"spot {seat}: {key} must be a whole number of cents "
                           f"of 0 or more, not {amount!r}", seat)
 
     @classmethod
@@ -268,12 +268,13 @@ class Hand:
         first_amount, second_amount = amounts.get(first), amounts.get(second)
         problems: list[str] = []
         if not first_amount or not second_amount:
-            problems += [f"seat {seat}: the {cls.WAGER_NAMES[key]} wager is required"
+            problems += [f"spot {seat}: the {cls.WAGER_NAMES[key]} wager is required"
                          for key, amount in ((first, first_amount), (second, second_amount))
                          if not amount]
         elif first_amount != second_amount:
-            problems.append(f"seat {seat}: {cls.WAGER_NAMES[first]} {first_amount} and "
-                            f"{cls.WAGER_NAMES[second]} {second_amount} must be equal")
+            problems.append(f"spot {seat}: {cls.WAGER_NAMES[first]} "
+                            f"{format_cents(first_amount)} and {cls.WAGER_NAMES[second]} "
+                            f"{format_cents(second_amount)} must be equal")
         for key in cls.RULED_WAGERS:
             amount = amounts.get(key)
             if amount:
@@ -347,7 +348,7 @@ class Hand:
             return "the hand is settled"
         seats = ", ".join(str(seat) for seat in self._due)
         return f"waiting for {'the decision' if len(self._due) == 1 else 'decisions'} of " \
-               f"seat{'s' if len(self._due) > 1 else ''} {seats} ({self.phase})"
+               f"spot{'s' if len(self._due) > 1 else ''} {seats} ({self.phase})"
 
     # -- decisions ------------------------------------------------------------------------
 
@@ -355,16 +356,16 @@ class Hand:
         if not isinstance(decision, Decision):
             raise IllegalAction(f"not a decision: {decision!r}")
         if self.settled:
-            raise IllegalAction(f"seat {seat}: the hand is settled")
+            raise IllegalAction(f"spot {seat}: the hand is settled")
         if self._expected:
-            raise IllegalAction(f"seat {seat}: no decision now; waiting for a card for "
+            raise IllegalAction(f"spot {seat}: no decision now; waiting for a card for "
                                 f"{seat_name(self._expected[0])} ({self.phase})")
         if seat not in self.wagers:
-            raise IllegalAction(f"seat {seat} is not in this hand")
+            raise IllegalAction(f"spot {seat} is not in this hand")
         if seat not in self._due:
-            raise IllegalAction(f"seat {seat} has no decision to make now; {self._waiting_for()}")
+            raise IllegalAction(f"spot {seat} has no decision to make now; {self._waiting_for()}")
         if decision.action not in self._options:
-            raise IllegalAction(f"seat {seat}: {decision.action!r} is not allowed {self.phase}; "
+            raise IllegalAction(f"spot {seat}: {decision.action!r} is not allowed {self.phase}; "
                                 f"choose {' or '.join(self._options)}")
         self._verify_game_decision(seat, decision)
 

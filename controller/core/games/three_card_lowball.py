@@ -43,6 +43,7 @@ from controller.core.games.base import (
 )
 from controller.core.cards import Card
 from controller.core.games.house_way import house_way
+from controller.core.money import format_cents
 from controller.core.rankings import three_card
 from controller.core.table_settings import GameSetup
 from controller.core.vocabulary import (
@@ -114,8 +115,8 @@ class ThreeCardLowballHand(Hand):
     def wager_problem(cls, setup: GameSetup, seat: int, wager: str, amount: int) -> str | None:
         """The progressive wager is one fixed amount."""
         if wager == "progressive" and amount != setup.progressive.wager:
-            return f"seat {seat}: the progressive wager is {setup.progressive.wager} cents, " \
-                   f"not {amount}"
+            return f"spot {seat}: the progressive wager is " \
+                   f"{format_cents(setup.progressive.wager)}, not {format_cents(amount)}"
         return None
 
     # -- steps ----------------------------------------------------------------------------
@@ -149,13 +150,13 @@ class ThreeCardLowballHand(Hand):
             return
         cards = decision.cards
         if not 1 <= len(cards) <= MAX_DISCARD:
-            raise IllegalAction(f"seat {seat}: discard 1 or 2 cards (or stand), not {len(cards)}")
+            raise IllegalAction(f"spot {seat}: discard 1 or 2 cards (or stand), not {len(cards)}")
         if len(set(cards)) != len(cards):
-            raise IllegalAction(f"seat {seat}: the same card is named twice in the discard")
+            raise IllegalAction(f"spot {seat}: the same card is named twice in the discard")
         for card in cards:
             if card not in self.dealt[seat]:
                 held = " ".join(str(held) for held in self.dealt[seat])
-                raise IllegalAction(f"seat {seat}: cannot discard {card}, the seat holds {held}")
+                raise IllegalAction(f"spot {seat}: cannot discard {card}, the spot holds {held}")
 
     def _apply_decision(self, seat: int, decision: Decision) -> None:
         self._record_decision(seat, decision)
