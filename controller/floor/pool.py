@@ -61,6 +61,7 @@ from controller.floor.pool_hits import (
     claimed_hand,
     claimed_seats,
 )
+from controller.core.money import format_cents
 from controller.settings.validation import MAX_CENTS
 from controller.errors import LowballError
 
@@ -517,6 +518,11 @@ def claim(connection: psycopg.Connection, pool_id: str, hit: Hit) -> Claim | Non
     return serializable(connection, work)
 
 
+def _signed(cents: int) -> str:
+    """``+$25.00`` or ``-$25.00``."""
+    return format_cents(cents) if cents < 0 else "+" + format_cents(cents)
+
+
 def adjust(connection: psycopg.Connection, pool_id: str, amount: int, reason: str, by: str,
            reference: str | None = None) -> int:
     """A supervisor's adjustment of the meter, with its reason; the meter after. Refused
@@ -525,7 +531,8 @@ def adjust(connection: psycopg.Connection, pool_id: str, amount: int, reason: st
     count once (a new one is made when None)."""
     if isinstance(amount, bool) or not isinstance(amount, int) or amount == 0 \
             or abs(amount) > MAX_CENTS:
-        raise PoolError(f"amount: {amount!r} is not a non-zero whole number of cents")
+        raise PoolError(f"amount: {amount!r} is not a non-zero whole number of cents "
+                        f"(at most {format_cents(MAX_CENTS)})")
     reason, by = reason.strip(), by.strip()
     if not 0 < len(reason) <= 200 or not 0 < len(by) <= 64:
         raise PoolError("an adjustment needs a reason (1 to 200 characters) and who made it "
@@ -540,10 +547,11 @@ def adjust(connection: psycopg.Connection, pool_id: str, amount: int, reason: st
             raise PoolError(f"pool {pool_id} is locked: the jackpot of {locked[0]} awaits "
                             "verification")
         if pool.meter + amount < 0:
-            raise PoolError(f"amount: {amount:+d} would take the meter ({pool.meter}) below 0")
+            raise PoolError(f"amount: {_signed(amount)} would take the meter "
+                            f"({format_cents(pool.meter)}) below $0.00")
         if pool.meter + amount > MAX_CENTS:
-            raise PoolError(f"amount: {amount:+d} would take the meter ({pool.meter}) past "
-                            f"{MAX_CENTS} cents")
+            raise PoolError(f"amount: {_signed(amount)} would take the meter "
+                            f"({format_cents(pool.meter)}) past {format_cents(MAX_CENTS)}")
         pool.record("adjustment", amount, reference=reference or f"adjustment {uuid.uuid4()}",
                     detail=f"by {by}: {reason}")
         pool.save()

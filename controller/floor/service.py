@@ -16,6 +16,10 @@ feed starts again from the resume points last committed; when a table fails, onl
 does, from the last resume point it handed over. So after any crash or restart (the
 service's, a table's, PostgreSQL's) the store continues from what it committed: no seq
 skipped, and none stored twice (the primary key).
+
+A thread of its own (:class:`controller.floor.house_math.HouseMathWorker`) computes the house
+edge of each table settings new to the floor, in a process of its own: nothing above waits
+for it.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import structlog
 import zmq
 
 from controller.floor import pool, store
+from controller.floor.house_math import HouseMathWorker
 from controller.floor.config import FloorTable, LoadedFloorConfig
 from controller.floor.feed import FeedError, TableFeed
 from controller.floor.pool_publisher import PoolPublisher
@@ -90,6 +95,8 @@ class FloorService:
         self.pool_failures: dict[str, str] = {}
         #: The pool channel (``[pool_link]``), bound by :meth:`run`.
         self.publisher: PoolPublisher | None = None
+        #: Computes the house edge of settings new to the floor, in a process of its own.
+        self.house_math = HouseMathWorker(self.config.database.dsn, self.stopping)
 
     def _curves(self) -> dict[str, dict[str, bytes] | None]:
         from controller.stream.security import client_keys
@@ -166,6 +173,7 @@ class FloorService:
                 pass
             for thread in self.threads:
                 thread.start()
+            self.house_math.start()
             while not self.stopping.is_set():
                 connection = self._database()
                 if connection is None:
@@ -209,6 +217,8 @@ class FloorService:
                     self._lost_database(error)
                     continue
                 self.batches += 1
+                if stored:
+                    self.house_math.wake.set()
                 self.stored += stored
                 self.repeated += len(rows) - stored
         finally:
@@ -217,6 +227,9 @@ class FloorService:
                 self.handover.lock.notify_all()
             for thread in self.threads:
                 thread.join(10)
+            self.house_math.wake.set()
+            if self.house_math.thread.is_alive():
+                self.house_math.thread.join(10)
             if self.connection is not None:
                 self.connection.close()
                 self.connection = None

@@ -402,12 +402,12 @@ def test_adjustments_are_rows_with_reasons_refused_below_zero(
     pool.configure(connection, [linked(seed=100)])
     assert pool.adjust(connection, "LINK-1", -40, "meter sign test", "sup-1", "adj-1") == 60
     assert pool.adjust(connection, "LINK-1", -40, "meter sign test", "sup-1", "adj-1") == 60
-    with pytest.raises(pool.PoolError, match="below 0"):
+    with pytest.raises(pool.PoolError, match=r"below \$0\.00"):
         pool.adjust(connection, "LINK-1", -61, "too much", "sup-1")
     with pytest.raises(pool.PoolError, match="non-zero"):
         pool.adjust(connection, "LINK-1", 0, "nothing", "sup-1")
     pool.adjust(connection, "LINK-1", MAX_CENTS - 60, "to the most a meter holds", "sup-1")
-    with pytest.raises(pool.PoolError, match=f"past {MAX_CENTS} cents"):
+    with pytest.raises(pool.PoolError, match=r"past \$10,000,000,000\.00"):
         pool.adjust(connection, "LINK-1", 1, "one cent past it", "sup-1")
     pool.adjust(connection, "LINK-1", -(MAX_CENTS - 60), "back", "sup-1")
     with pytest.raises(pool.PoolError, match="no pool"):
@@ -522,16 +522,18 @@ def test_floor_adjust_and_report_from_the_command_line(database: str, tmp_path: 
                       '[[pools]]\nid = "LINK-1"\ntables = ["TCL-01"]\nseed = 100000\n',
                       encoding="utf-8")
     base = ["floor", "adjust", "--config", str(config), "--pool", "LINK-1"]
-    assert main([*base, "--amount", "-2500", "--reason", "sign repaired", "--by", "sup-7"]) == 0
+    assert main([*base, "--amount", "-25.00", "--reason", "sign repaired", "--by", "sup-7"]) == 0
     assert "pool LINK-1: meter $975.00" in capsys.readouterr().out
-    assert main([*base, "--amount", "-97501", "--reason", "too much", "--by", "sup-7"]) == 1
-    assert "would take the meter (97500) below 0" in capsys.readouterr().err
-    assert main([*base, "--amount", "5"]) == 2
-    assert "needs --reason, --by" in capsys.readouterr().err
+    assert main([*base, "--amount", "-975.01", "--reason", "too much", "--by", "sup-7"]) == 1
+    assert "would take the meter ($975.00) below $0.00" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exited:
+        main([*base, "--amount", "5"])
+    assert exited.value.code == 2
+    assert "required: --reason, --by" in capsys.readouterr().err
     assert main(["floor", "report", "--config", str(config)]) == 0
     printed = capsys.readouterr().out
-    assert "Pools (the meter is the sum of the ledger)" in printed
-    assert "LINK-1  open    $975.00" in printed and "-$25.00" in printed
+    assert "Pools: the meter's ledger" in printed
+    assert "LINK-1  open" in printed and "-$25.00" in printed and "$975.00" in printed
 
 
 def test_a_database_going_away_while_the_service_connects_is_retried(
