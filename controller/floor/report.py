@@ -1,11 +1,14 @@
 """``lowball-table floor report``: the ratings views, printed for people.
 
 Per player, table and shift (``floor_player_ratings``), per table and shift
-(``floor_table_ratings``), each linked pool's meter and ledger (``floor_pool_meters``) and the
+(``floor_table_ratings``), the house edges theo was computed with (``floor_wager_theo``: the
+game math's and floor.toml's, a difference flagged), each linked pool's ledger for the day
+asked, from the meter at its start to the meter at its end (``floor_pool_ledger``), the
 jackpot claims the pools hold as disputed (``floor_pool_disputes``) and the tables listed in a
-pool but not linked to it (their records are not the pool's). Money stays exact: cents
-are integers, theoretical win and averages are PostgreSQL numerics, shown rounded to the cent
-(half to even) only here.
+pool but not linked to it (their records are not the pool's). A day with nothing says so;
+theo is ``computing`` while its edge is, or ``-`` with the reason under the table. Money stays
+exact: cents are integers, theoretical win and averages are PostgreSQL numerics, shown in
+dollars rounded to the cent (half to even) only here.
 """
 
 from __future__ import annotations
@@ -72,8 +75,7 @@ SELECT p.pool_id, m.locked_by_table, m.locked_by_hand, p.meter,
 DISPUTES = """SELECT pool_id, table_id, hand_id, seq, ts, problem
                 FROM floor_pool_disputes ORDER BY dispute"""
 #: What a theo of "computing" means, said once under the table that shows it.
-COMPUTING = ("theo \"computing\": the house edge of the settings in force is being computed "
-             "from the game math (once; the floor service does it in the background)")
+COMPUTING = "the house edge of the settings in force is being computed from the game math, once"
 
 
 def money(cents: int | Decimal | None) -> str:
@@ -101,11 +103,13 @@ def _number(value: Decimal | float | None, places: str = "0.1") -> str:
 
 
 def _table(out: IO[str], header: Sequence[str], rows: list[Sequence[str]],
-           left: int = 2) -> None:
-    """Columns: the first ``left`` flush left (names), the rest right (numbers)."""
+           left: int = 2, words: Sequence[int] = ()) -> None:
+    """Columns: the first ``left`` flush left (names), and those in ``words``; the rest
+    right (numbers)."""
     widths = [max(len(str(cell)) for cell in column) for column in zip(header, *rows)]
     for line in (header, *rows):
-        out.write("  ".join(str(cell).ljust(width) if index < left else str(cell).rjust(width)
+        out.write("  ".join(str(cell).ljust(width) if index < left or index in words
+                            else str(cell).rjust(width)
                             for index, (cell, width) in enumerate(zip(line, widths))).rstrip()
                   + "\n")
 
@@ -162,7 +166,7 @@ def _reasons(out: IO[str], rows: list[tuple[str, Decimal | None, str | None]]) -
             reasons.setdefault(missing or "no house edge", set()).add(table)
     for reason, tables in sorted(reasons.items()):
         if reason == "computing":
-            out.write(f"  {COMPUTING}: {', '.join(sorted(tables))}\n")
+            out.write(f"  theo \"computing\" at {', '.join(sorted(tables))}: {COMPUTING}\n")
         else:
             out.write(f"  theo \"-\" at {', '.join(sorted(tables))}: {_cut(reason, 160)}\n")
 
@@ -220,20 +224,23 @@ def print_edges(connection: psycopg.Connection, out: IO[str], day: date | None) 
         if configured is not None:
             used = "floor.toml"
             if math is not None and configured != math:
-                note = f"floor.toml differs from the math by {percent(configured - math)}"
+                points = percent(configured - math).removesuffix(" %")
+                note = f"floor.toml differs from the math by {'' if points.startswith('-') else '+'}" \
+                       f"{points} points"
             elif math is None and state == "refused":
                 note = _cut(detail, 80)
             else:
                 note = ""
         elif math is not None:
-            used, note = "math", ""
+            used = "math"
+            note = "negative: the player has the advantage" if math < 0 else ""
         else:
             used = "none"
             note = "theo waits for the math" if state in ("pending", "computing") \
                 else _cut(detail or "no settings journaled before the hands", 80)
         lines.append((table, paytable or "-", wager, shown, percent(configured), used, note))
     _table(out, ("table", "paytable", "wager", "game math", "floor.toml", "theo uses", "note"),
-           lines, left=3)
+           lines, left=3, words=(5, 6))
 
 
 def _print_pools(out: IO[str], pools: list[tuple[Any, ...]], day: date | None) -> None:
@@ -257,9 +264,10 @@ def _print_pools(out: IO[str], pools: list[tuple[Any, ...]], day: date | None) -
     _table(out, ("pool", "now", "opening", "seed", "contributions", "voided", "jackpots",
                  "reseeds", "adjustments", "closing"), rows)
     out.write("  opening: the meter before " + (f"{day}" if day else "the first entry") +
-              "; seed: the pool opened at it; contributions: the progressive wagers' share; "
-              "voided: taken back with a voided hand; jackpots: paid from the meter; reseeds: "
-              "put up by the house after a verified jackpot; adjustments: a supervisor's\n")
+              "; seed: the pool opened at it; contributions: the progressive wagers' share;\n"
+              "  voided: taken back with a voided hand; jackpots: paid from the meter; "
+              "reseeds: put up by the house\n  after a verified jackpot; adjustments: a "
+              "supervisor's (floor adjust); closing: the meter at the end\n")
     out.writelines(wrong)
     if awards:
         out.write("\nFixed progressive awards (paid by the house, not from the meter)\n")

@@ -149,7 +149,7 @@ def test_the_operators_edge_wins_and_the_report_flags_its_difference(database: s
     assert value == Decimal("40.00") and missing is None
     report = out.getvalue()
     assert "$0.40" in report
-    assert "floor.toml differs from the math by 1.0364 %" in report, report
+    assert "floor.toml differs from the math by +1.0364 points" in report, report
     assert "0.9636 %" in report
 
 
