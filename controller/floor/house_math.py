@@ -97,6 +97,7 @@ def math_inputs(config: object) -> MathInputs | str:
         setup(document, paytable)
     except SettingsError as error:
         return f"the journaled settings cannot be read: {error}"
+    assert isinstance(lines, dict) and isinstance(progressive, dict)   # setup() read them
     odds = {wager: value for wager, value in lines.items() if wager not in PAYTABLE_NOTES}
     what = {**document, "paytable_lines": odds,
             "progressive": {key: value for key, value in progressive.items() if key != "pool"}}
@@ -148,7 +149,8 @@ def fingerprint_every_settings(connection: psycopg.Connection) -> int:
 
 def _fingerprint(connection: psycopg.Connection,
                  rows: Iterable[tuple[str, int, Any]]) -> int:
-    settings, maths = [], {}
+    settings: list[tuple[str, int, str, str | None, str | None]] = []
+    maths: dict[str, tuple[str | None, str | None, Jsonb | None, str, str]] = {}
     for table_id, seq, config in rows:
         text = config if isinstance(config, str) else json.dumps(config)
         inputs = math_inputs(text)
@@ -172,7 +174,7 @@ def _fingerprint(connection: psycopg.Connection,
             """INSERT INTO floor_table_settings (table_id, seq, fingerprint, game, paytable)
                VALUES (%s, %s, %s, %s, %s) ON CONFLICT (table_id, seq) DO NOTHING""", settings)
     for fingerprint, (_, paytable, document, state, _) in maths.items():
-        if state == "pending":
+        if state == "pending" and document is not None and paytable is not None:
             _record_if_recorded(connection, fingerprint, document.obj, paytable)
     return len(settings)
 

@@ -102,7 +102,7 @@ def _number(value: Decimal | float | None, places: str = "0.1") -> str:
     return str(Decimal(value).quantize(Decimal(places), rounding=ROUND_HALF_EVEN))
 
 
-def _table(out: IO[str], header: Sequence[str], rows: list[Sequence[str]],
+def _table(out: IO[str], header: Sequence[str], rows: Sequence[Sequence[str]],
            left: int = 2, words: Sequence[int] = ()) -> None:
     """Columns: the first ``left`` flush left (names), and those in ``words``; the rest
     right (numbers)."""

@@ -96,9 +96,11 @@ def test_the_pools_ledger_adds_up_for_the_day_and_shows_the_seed_as_the_seed(
         connection.execute("UPDATE floor_pool_ledger SET recorded_at = recorded_at - "
                            "interval '2 days' WHERE kind = 'reseed'")
         connection.execute("ALTER TABLE floor_pool_ledger ENABLE TRIGGER USER")
-        today, before = connection.execute(
+        days = connection.execute(
             "SELECT (floor_shift_of(max(recorded_at))).shift_date, "
             "(floor_shift_of(min(recorded_at))).shift_date FROM floor_pool_ledger").fetchone()
+        assert days is not None
+        today, before = days
     capsys.readouterr()
 
     def pool_row(day: object) -> list[str]:

@@ -63,8 +63,9 @@ def hand(table_id: str, number: int, paytable: str, player: str,
          wagers: dict[str, int], nets: dict[str, int],
          game: str = TCL) -> list[tuple[str, str | None, dict[str, Any]]]:
     hand_id = f"{table_id}-{number:06d}"
-    locked = [{"seat": 1, "wager": wager, "amount": amount, "player": player}
-              for wager, amount in wagers.items()]
+    locked: list[dict[str, Any]] = [
+        {"seat": 1, "wager": wager, "amount": amount, "player": player}
+        for wager, amount in wagers.items()]
     return [
         ("hand_started", hand_id, {"hand_id": hand_id, "game": game, "paytable": paytable,
                                    "number": number}),
