@@ -19,7 +19,8 @@ skipped, and none stored twice (the primary key).
 
 A thread of its own (:class:`controller.floor.house_math.HouseMathWorker`) computes the house
 edge of each table settings new to the floor, in a process of its own: nothing above waits
-for it.
+for it. With ``[dashboard]``, the floor's read-only page (:mod:`controller.floor.dashboard`) is
+served from a thread too, reading the database on each request.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import structlog
 import zmq
 
 from controller.floor import pool, store
+from controller.floor.dashboard import Dashboard, Floor
 from controller.floor.house_math import HouseMathWorker
 from controller.floor.config import FloorTable, LoadedFloorConfig
 from controller.floor.feed import FeedError, TableFeed
@@ -97,6 +99,8 @@ class FloorService:
         self.publisher: PoolPublisher | None = None
         #: Computes the house edge of settings new to the floor, in a process of its own.
         self.house_math = HouseMathWorker(self.config.database.dsn, self.stopping)
+        #: The floor's dashboard (``[dashboard]``), listening once :meth:`run` starts.
+        self.dashboard: Dashboard | None = None
 
     def _curves(self) -> dict[str, dict[str, bytes] | None]:
         from controller.stream.security import client_keys
@@ -174,6 +178,12 @@ class FloorService:
             for thread in self.threads:
                 thread.start()
             self.house_math.start()
+            if self.config.dashboard is not None:
+                section = self.config.dashboard
+                self.dashboard = Dashboard(
+                    Floor(self.config.database.dsn, [table.id for table in self.config.tables],
+                          self.config.ratings.timezone), section.host, section.port)
+                self.dashboard.start()
             while not self.stopping.is_set():
                 connection = self._database()
                 if connection is None:
@@ -227,6 +237,8 @@ class FloorService:
                 self.handover.lock.notify_all()
             for thread in self.threads:
                 thread.join(10)
+            if self.dashboard is not None:
+                self.dashboard.stop()
             self.house_math.wake.set()
             if self.house_math.thread.is_alive():
                 self.house_math.thread.join(10)
