@@ -77,7 +77,15 @@ class MathInputs(NamedTuple):
 
 
 def math_inputs(config: object) -> MathInputs | str:
-    """A ``config_applied``'s ``config`` text -> its math inputs, or why they cannot be read."""
+    """A ``config_applied``'s ``config`` text -> its math inputs, or why they cannot be read
+    (a hostile table's text included: this never raises, so no batch is refused for it)."""
+    try:
+        return _math_inputs(config)
+    except (ValueError, TypeError, ArithmeticError, RecursionError, LookupError) as error:
+        return f"the journaled settings cannot be read: {type(error).__name__}"
+
+
+def _math_inputs(config: object) -> MathInputs | str:
     if not isinstance(config, str) or len(config) > MAX_SETTINGS_TEXT:
         return "the journaled settings are not a text the floor reads"
     try:

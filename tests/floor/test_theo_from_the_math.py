@@ -217,6 +217,13 @@ def test_settings_the_math_cannot_read_give_theo_a_stated_reason(database: str) 
         print_report(connection, out)
     assert first == (None, "no settings journaled before the hand")
     assert second == (None, "the journaled settings are not JSON")
+    hostile = json.loads(settings_text(TCL, "paytable-1"))
+    hostile["rules"]["extra"] = "NaN-to-be"
+    nan = json.dumps(hostile).replace('"NaN-to-be"', "NaN")     # JSON no table writes
+    assert house_math.math_inputs(nan) == \
+        "the journaled settings cannot be read: ValueError"
+    assert house_math.math_inputs("[" * 100_000 + "]" * 100_000).startswith(
+        "the journaled settings")
     assert "theo \"-\" at T-9: no settings journaled before the hand" in out.getvalue()
 
 
