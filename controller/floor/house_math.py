@@ -288,18 +288,25 @@ class HouseMathWorker:
 
     def _run(self) -> None:
         processes = _LazyPool()
+        connection: psycopg.Connection | None = None
         try:
             while not self.stopping.is_set():
                 try:
-                    with psycopg.connect(self.dsn, autocommit=False,
-                                         connect_timeout=10) as connection:
-                        self._compute(connection, processes)
+                    if connection is None or connection.closed:
+                        connection = psycopg.connect(self.dsn, autocommit=False,
+                                                     connect_timeout=10)
+                    self._compute(connection, processes)
                 except psycopg.Error as error:
                     log.warning("house math: database unavailable", error=str(error).strip())
+                    if connection is not None:
+                        connection.close()
+                    connection = None
                 self.wake.wait(POLL_S)
                 self.wake.clear()
         finally:
             processes.close()
+            if connection is not None:
+                connection.close()
 
     def _compute(self, connection: psycopg.Connection, processes: _LazyPool) -> None:
         while not self.stopping.is_set():
