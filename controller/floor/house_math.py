@@ -142,17 +142,38 @@ SELECT e.table_id, e.seq, e.message->'data'->'config' FROM floor_events e
 """
 
 
+#: Each hand started, with the settings in force (its table's last fingerprinted
+#: ``config_applied`` before it); ``source``: the batch, or every stored event.
+_HANDS = """
+INSERT INTO floor_hand_settings (table_id, started_seq, hand_id, paytable, settings_seq,
+                                 fingerprint)
+SELECT h.table_id, h.seq, h.hand_id, h.message->'data'->>'paytable', s.seq, s.fingerprint
+  FROM {source} h
+  LEFT JOIN LATERAL (SELECT t.seq, t.fingerprint FROM floor_table_settings t
+                      WHERE t.table_id = h.table_id AND t.seq < h.seq
+                      ORDER BY t.seq DESC LIMIT 1) s ON true
+ WHERE h.type = 'hand_started' AND h.hand_id IS NOT NULL
+ON CONFLICT (table_id, started_seq) DO NOTHING
+"""
+
+
 def fingerprint_incoming(connection: psycopg.Connection) -> int:
-    """Fingerprint the settings the batch in ``floor_incoming`` journals; how many. Nothing on
-    a schema older than the one that holds them (migration 9 fingerprints what was stored)."""
+    """Fingerprint the settings the batch in ``floor_incoming`` journals, and give each hand it
+    starts its settings in force; how many settings. Nothing on a schema older than the one
+    that holds them (migration 9 does it for what was stored)."""
     if connection.execute("SELECT to_regclass('floor_table_settings')").fetchone() == (None,):
         return 0
-    return _fingerprint(connection, connection.execute(_IN_BATCH).fetchall())
+    done = _fingerprint(connection, connection.execute(_IN_BATCH).fetchall())
+    connection.execute(_HANDS.format(source="floor_incoming"))
+    return done
 
 
-def fingerprint_every_settings(connection: psycopg.Connection) -> int:
-    """Fingerprint every stored ``config_applied`` that has none yet; how many."""
-    return _fingerprint(connection, connection.execute(_NOT_FINGERPRINTED).fetchall())
+def fingerprint_every_settings_and_hand(connection: psycopg.Connection) -> int:
+    """Fingerprint every stored ``config_applied`` that has none yet, and give every stored
+    hand its settings in force; how many settings."""
+    done = _fingerprint(connection, connection.execute(_NOT_FINGERPRINTED).fetchall())
+    connection.execute(_HANDS.format(source="floor_events"))
+    return done
 
 
 def _fingerprint(connection: psycopg.Connection,

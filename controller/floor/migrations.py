@@ -564,16 +564,23 @@ CREATE TABLE floor_table_settings (
     PRIMARY KEY (table_id, seq)
 );
 
-CREATE VIEW floor_hand_settings AS
-SELECT h.table_id, h.hand_id, h.paytable, h.outcome, h.started_at, h.ended_at,
-       s.seq AS settings_seq, s.fingerprint
-  FROM floor_hands h
-  LEFT JOIN LATERAL (SELECT t.seq, t.fingerprint FROM floor_table_settings t
-                      WHERE t.table_id = h.table_id AND t.seq < h.started_seq
-                      ORDER BY t.seq DESC LIMIT 1) s ON true;
+-- Each hand's settings in force: the table's last config_applied before its hand_started,
+-- found once as the hand_started is stored (controller.floor.house_math), so the ratings join
+-- a plain table.
+CREATE TABLE floor_hand_settings (
+    table_id     text   NOT NULL,
+    started_seq  bigint NOT NULL,
+    hand_id      text   NOT NULL,
+    paytable     text,
+    settings_seq bigint,
+    fingerprint  text,
+    PRIMARY KEY (table_id, started_seq)
+);
+CREATE INDEX floor_hand_settings_by_hand ON floor_hand_settings (table_id, hand_id);
 
+-- Each settled wager with its edge (floor.toml's, else the math's for its hand's settings).
 CREATE VIEW floor_wager_theo AS
-SELECT st.table_id, st.hand_id, st.seq, st.seat, st.wager, st.amount, st.net,
+SELECT st.table_id, st.hand_id, st.seq, st.ts, st.seat, st.wager, st.amount, st.net,
        coalesce(w.edge, d.edge, m.edge) AS edge,
        st.amount * coalesce(w.edge, d.edge, m.edge) AS theoretical_win,
        CASE WHEN coalesce(w.edge, d.edge, m.edge) IS NOT NULL THEN NULL
@@ -584,29 +591,34 @@ SELECT st.table_id, st.hand_id, st.seq, st.seat, st.wager, st.amount, st.net,
        CASE WHEN coalesce(w.edge, d.edge) IS NOT NULL THEN 'configured'
             WHEN m.edge IS NOT NULL THEN 'math' END AS edge_from,
        coalesce(w.edge, d.edge) AS configured_edge, m.edge AS math_edge,
-       hs.paytable, hs.fingerprint, hs.started_at, hs.ended_at
+       hs.paytable, hs.fingerprint
   FROM floor_settlements st
   JOIN floor_hand_settings hs ON hs.table_id = st.table_id AND hs.hand_id = st.hand_id
   LEFT JOIN floor_house_math hm ON hm.fingerprint = hs.fingerprint
   LEFT JOIN floor_house_math_edges m ON m.fingerprint = hs.fingerprint AND m.wager = st.wager
   LEFT JOIN floor_house_edges w ON w.paytable = hs.paytable AND w.wager = st.wager
-  LEFT JOIN floor_house_edges d ON d.paytable = hs.paytable AND d.wager = ''
- WHERE hs.outcome = 'settled';
+  LEFT JOIN floor_house_edges d ON d.paytable = hs.paytable AND d.wager = '';
 
+-- The wagers' theo and the seats' players are each read once and hash-joined (MATERIALIZED):
+-- a nested loop over the seats for every wager would grow with the square of the hands.
 CREATE OR REPLACE VIEW floor_player_hands AS
-WITH per_hand AS (
+WITH theo AS MATERIALIZED (
+    SELECT table_id, seq, edge, theoretical_win, theo_missing FROM floor_wager_theo),
+seat_players AS MATERIALIZED (SELECT table_id, hand_id, seat, player FROM floor_seat_players),
+per_hand AS (
     SELECT h.table_id, h.hand_id, coalesce(k.player_key, sp.player) AS player_key,
            (array_agg(sp.player ORDER BY sp.seat))[1] AS player, h.paytable, h.started_at,
            h.ended_at AS settled_at,
            count(DISTINCT st.seat) AS seats,
            sum(st.amount) AS bet,
            -sum(st.net) AS actual_win,
-           CASE WHEN bool_and(st.edge IS NOT NULL) THEN sum(st.theoretical_win) END
+           CASE WHEN bool_and(t.edge IS NOT NULL) THEN sum(t.theoretical_win) END
                AS theoretical_win,
-           min(st.theo_missing) AS theo_missing
+           min(t.theo_missing) AS theo_missing
       FROM floor_hands h
-      JOIN floor_wager_theo st ON st.table_id = h.table_id AND st.hand_id = h.hand_id
-      JOIN floor_seat_players sp ON sp.table_id = h.table_id AND sp.hand_id = h.hand_id
+      JOIN floor_settlements st ON st.table_id = h.table_id AND st.hand_id = h.hand_id
+      JOIN theo t ON t.table_id = st.table_id AND t.seq = st.seq
+      JOIN seat_players sp ON sp.table_id = h.table_id AND sp.hand_id = h.hand_id
                                 AND sp.seat = st.seat
       LEFT JOIN floor_player_keys k ON k.player = sp.player
      WHERE h.outcome = 'settled' AND sp.player <> ''
@@ -695,5 +707,5 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(8, "one player however the id is written: player keys", PLAYER_KEYS,
               player_keys.key_every_player),
     Migration(9, "theoretical win from the game math: settings fingerprints and edges",
-              HOUSE_MATH, house_math.fingerprint_every_settings),
+              HOUSE_MATH, house_math.fingerprint_every_settings_and_hand),
 )

@@ -39,7 +39,7 @@ EDGES = """SELECT t.table_id, t.paytable, t.wager, min(t.math_edge), min(t.confi
              LEFT JOIN floor_house_math hm ON hm.fingerprint = t.fingerprint
              LEFT JOIN floor_house_math_edges me ON me.fingerprint = t.fingerprint
                                                 AND me.wager = t.wager
-             CROSS JOIN LATERAL floor_shift_of(t.ended_at) sh
+             CROSS JOIN LATERAL floor_shift_of(t.ts) sh
             WHERE (%(day)s::date IS NULL OR sh.shift_date = %(day)s::date)
             GROUP BY t.table_id, t.paytable, t.wager, t.fingerprint
             ORDER BY t.table_id, t.paytable, t.fingerprint, t.wager"""
