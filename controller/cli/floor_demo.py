@@ -81,7 +81,8 @@ def _pool_channel(state_dir: Path) -> str:
 
 def _floor_toml(path: Path, dsn: str, tables: list[tuple[str, Stream]]) -> Path:
     lines = ["[database]", f'dsn = "{dsn}"', "", "[pool_link]",
-             f'endpoint = "{_pool_channel(path.parent)}"', ""]
+             f'endpoint = "{_pool_channel(path.parent)}"', "",
+             "[dashboard]", 'host = "127.0.0.1"', "port = 0", ""]
     for table_id, stream in tables:
         lines += ["[[tables]]", f'id = "{table_id}"', f'cms_events = "{stream.cms_events}"',
                   f'cms_replay = "{stream.cms_replay}"', ""]
@@ -175,6 +176,12 @@ def run(args: argparse.Namespace) -> int:
         floor_thread.start()
         resources.callback(floor_thread.join, 15)
         resources.callback(service.request_stop)
+        deadline = time.monotonic() + CATCH_UP_S
+        while service.dashboard is None and floor_thread.is_alive() \
+                and time.monotonic() < deadline:
+            stop.wait(0.1)
+        if service.dashboard is not None:
+            print(f"demo: the floor's dashboard: {service.dashboard.url}", file=sys.stderr)
         threads = []
         for table_id, _daemon, shoe, stream in tables:
             dealer = SimulatedDealer(command_endpoint=stream.commands, shoe=shoe.device,

@@ -20,6 +20,11 @@ from controller.cli import Subcommands
 from controller.core.cards import Card, CardError, find_duplicate, format_cards, parse_cards
 from controller.errors import LowballError
 from controller.par import approval, report
+from controller.par.wager_edges import (  # the game math's inputs from a table's setup
+    cali_inputs as cali_inputs,
+    three_card_bonus as three_card_bonus,
+    three_card_progressive as three_card_progressive,
+)
 from controller.par.figures import exact, fraction_text, percent_text
 from controller.par import cali_lowball as cali
 from controller.par import three_card_lowball as three
@@ -65,32 +70,6 @@ def _common(parser: argparse.ArgumentParser) -> None:
 def _setup(args: argparse.Namespace) -> GameSetup:
     config = load_config(args.config or default_config_path(args.game))
     return config.setup(args.game, args.paytable)
-
-
-def cali_inputs(setup: GameSetup) -> tuple[cali.CaliOdds, cali.CaliRules]:
-    odds = cali.CaliOdds(_fractions(setup, "xtra_bonus"), _fractions(setup, "lowdown_bonus"))
-    rules = cali.CaliRules(setup.rules.xtra_bonus_loses_on_loss,
-                           setup.rules.lowdown_bonus_survives_fold)
-    return odds, rules
-
-
-def three_card_bonus(setup: GameSetup) -> dict[str, Fraction]:
-    return _fractions(setup, "bonus")
-
-
-def _fractions(setup: GameSetup, wager: str) -> dict[str, Fraction]:
-    """Hand class -> the odds ``wager`` pays, as exact fractions."""
-    return {name: Fraction(odds.pays, odds.per)
-            for name, odds in setup.paytable.for_wager(wager).items()}
-
-
-def three_card_progressive(setup: GameSetup) -> three.Progressive:
-    progressive = setup.progressive
-    awards = progressive.awards
-    return three.Progressive(progressive.wager, {
-        "pat-4-2-A-one-color": awards.pat_one_color, "pat-4-2-A-two-color": awards.pat_two_color,
-        "4-high": awards.four_high, "5-high": awards.five_high},
-        progressive.contribution_rate, progressive.seed)
 
 
 def three_card_document(setup: GameSetup,

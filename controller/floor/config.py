@@ -101,6 +101,22 @@ class PoolChannel(_Section):
     authorized_keys_dir: Annotated[str, Field(min_length=1, max_length=1024)] | None = None
 
 
+class DashboardSection(_Section):
+    """``[dashboard]``: the floor's read-only page in a browser (docs/floor.md)."""
+
+    #: Loopback only: the dashboard has no sign-in yet.
+    host: Annotated[str, Field(min_length=1, max_length=64)] = "127.0.0.1"
+    port: Annotated[int, Field(strict=True, ge=0, le=65535)] = 8090
+
+    @field_validator("host")
+    @classmethod
+    def _loopback(cls, value: str) -> str:
+        if not (value in ("localhost", "::1") or value.startswith("127.")):
+            raise ValueError(f"{value!r}: the dashboard has no sign-in yet, so it listens on "
+                             "loopback only (127.0.0.1, ::1 or localhost)")
+        return value
+
+
 class Shift(_Section):
     name: Annotated[str, Field(min_length=1, max_length=32, pattern=r"^[A-Za-z0-9_ -]+$")]
     #: Local wall-clock time the shift starts ("06:00"); it ends where the next one starts.
@@ -183,6 +199,7 @@ class FloorConfig(_Section):
     pool_link: PoolChannel | None = None
     #: Prometheus metrics on a loopback port (docs/install.md, "Watching a table"); unset: none.
     metrics: MetricsSettings | None = None
+    dashboard: DashboardSection | None = None
 
     @model_validator(mode="after")
     def _tables(self) -> Self:

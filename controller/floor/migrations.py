@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import psycopg
 
-from controller.floor import player_keys
+from controller.floor import house_math, player_keys
 
 
 class Migration(NamedTuple):
@@ -528,6 +528,172 @@ SELECT (array_agg(player ORDER BY started_at, hand_id))[1] AS player,
  GROUP BY player_key, table_id, shift_date, shift;
 """
 
+#: Theoretical win from the game math (controller.floor.house_math): each table's journaled
+#: settings get their math fingerprint as they are stored, each fingerprint its edges per
+#: unit wagered once, and every settled wager the edge of its hand's settings in force (the
+#: table's last ``config_applied`` before the hand started). floor.toml's edge for the
+#: paytable (and wager), where configured, wins over the math's. ``theo_missing`` says why a
+#: theo is null: ``computing``, or the reason no figure can be given. Columns are added at
+#: the end only.
+HOUSE_MATH = """
+CREATE TABLE floor_house_math (
+    fingerprint text        PRIMARY KEY,
+    game        text,
+    paytable    text,                    -- as first journaled with these inputs
+    inputs      jsonb,                   -- game, paytable_lines, rules, progressive
+    state       text        NOT NULL CHECK (state IN ('pending', 'computing', 'computed',
+                                                      'refused')),
+    detail      text        NOT NULL DEFAULT '',
+    first_seen  timestamptz NOT NULL DEFAULT clock_timestamp(),
+    started_at  timestamptz,
+    computed_at timestamptz
+);
+CREATE TABLE floor_house_math_edges (
+    fingerprint text    NOT NULL REFERENCES floor_house_math,
+    wager       text    NOT NULL,
+    edge        numeric NOT NULL,        -- per unit wagered, to 30 decimals
+    fraction    text    NOT NULL,        -- the exact figure
+    PRIMARY KEY (fingerprint, wager)
+);
+CREATE TABLE floor_table_settings (
+    table_id    text   NOT NULL,
+    seq         bigint NOT NULL,
+    fingerprint text   NOT NULL REFERENCES floor_house_math,
+    game        text,
+    paytable    text,
+    PRIMARY KEY (table_id, seq)
+);
+
+-- Each hand's settings in force: the table's last config_applied before its hand_started,
+-- found once as the hand_started is stored (controller.floor.house_math), so the ratings join
+-- a plain table.
+CREATE TABLE floor_hand_settings (
+    table_id     text   NOT NULL,
+    started_seq  bigint NOT NULL,
+    hand_id      text   NOT NULL,
+    paytable     text,
+    settings_seq bigint,
+    fingerprint  text,
+    PRIMARY KEY (table_id, started_seq)
+);
+CREATE INDEX floor_hand_settings_by_hand ON floor_hand_settings (table_id, hand_id);
+
+-- Each settled wager with its edge (floor.toml's, else the math's for its hand's settings).
+CREATE VIEW floor_wager_theo AS
+SELECT st.table_id, st.hand_id, st.seq, st.ts, st.seat, st.wager, st.amount, st.net,
+       coalesce(w.edge, d.edge, m.edge) AS edge,
+       st.amount * coalesce(w.edge, d.edge, m.edge) AS theoretical_win,
+       CASE WHEN coalesce(w.edge, d.edge, m.edge) IS NOT NULL THEN NULL
+            WHEN hs.fingerprint IS NULL THEN 'no settings journaled before the hand'
+            WHEN hm.state IN ('pending', 'computing') THEN 'computing'
+            WHEN hm.state = 'refused' THEN hm.detail
+            ELSE 'the math gives no edge for the wager ' || st.wager END AS theo_missing,
+       CASE WHEN coalesce(w.edge, d.edge) IS NOT NULL THEN 'configured'
+            WHEN m.edge IS NOT NULL THEN 'math' END AS edge_from,
+       coalesce(w.edge, d.edge) AS configured_edge, m.edge AS math_edge,
+       hs.paytable, hs.fingerprint
+  FROM floor_settlements st
+  JOIN floor_hand_settings hs ON hs.table_id = st.table_id AND hs.hand_id = st.hand_id
+  LEFT JOIN floor_house_math hm ON hm.fingerprint = hs.fingerprint
+  LEFT JOIN floor_house_math_edges m ON m.fingerprint = hs.fingerprint AND m.wager = st.wager
+  LEFT JOIN floor_house_edges w ON w.paytable = hs.paytable AND w.wager = st.wager
+  LEFT JOIN floor_house_edges d ON d.paytable = hs.paytable AND d.wager = '';
+
+-- The wagers' theo and the seats' players are each read once and hash-joined (MATERIALIZED):
+-- a nested loop over the seats for every wager would grow with the square of the hands.
+CREATE OR REPLACE VIEW floor_player_hands AS
+WITH theo AS MATERIALIZED (
+    SELECT table_id, seq, edge, theoretical_win, theo_missing FROM floor_wager_theo),
+seat_players AS MATERIALIZED (SELECT table_id, hand_id, seat, player FROM floor_seat_players),
+per_hand AS (
+    SELECT h.table_id, h.hand_id, coalesce(k.player_key, sp.player) AS player_key,
+           (array_agg(sp.player ORDER BY sp.seat))[1] AS player, h.paytable, h.started_at,
+           h.ended_at AS settled_at,
+           count(DISTINCT st.seat) AS seats,
+           sum(st.amount) AS bet,
+           -sum(st.net) AS actual_win,
+           CASE WHEN bool_and(t.edge IS NOT NULL) THEN sum(t.theoretical_win) END
+               AS theoretical_win,
+           min(t.theo_missing) AS theo_missing
+      FROM floor_hands h
+      JOIN floor_settlements st ON st.table_id = h.table_id AND st.hand_id = h.hand_id
+      JOIN theo t ON t.table_id = st.table_id AND t.seq = st.seq
+      JOIN seat_players sp ON sp.table_id = h.table_id AND sp.hand_id = h.hand_id
+                                AND sp.seat = st.seat
+      LEFT JOIN floor_player_keys k ON k.player = sp.player
+     WHERE h.outcome = 'settled' AND sp.player <> ''
+     GROUP BY h.table_id, h.hand_id, coalesce(k.player_key, sp.player), h.paytable,
+              h.started_at, h.ended_at),
+ordered AS (
+    SELECT p.*, lag(p.settled_at) OVER (PARTITION BY p.player_key, p.table_id
+                                        ORDER BY p.started_at) AS previous_settled_at
+      FROM per_hand p)
+SELECT o.table_id, o.hand_id, o.player, o.paytable, o.started_at, o.settled_at, o.seats,
+       o.bet, o.actual_win, o.theoretical_win,
+       o.settled_at - CASE
+           WHEN o.previous_settled_at IS NOT NULL AND o.started_at - o.previous_settled_at <=
+                make_interval(mins => coalesce(
+                    (SELECT value::int FROM floor_settings WHERE key = 'idle_minutes'), 10))
+           THEN o.previous_settled_at ELSE o.started_at END AS time_played,
+       sh.shift_date, sh.shift, o.player_key, o.theo_missing
+  FROM ordered o CROSS JOIN LATERAL floor_shift_of(o.settled_at) sh;
+
+CREATE OR REPLACE VIEW floor_player_ratings AS
+SELECT (array_agg(player ORDER BY started_at, hand_id))[1] AS player,
+       table_id, shift_date, shift,
+       count(*) AS hands,
+       sum(time_played) AS time_played,
+       sum(bet) AS total_bet,
+       sum(bet)::numeric / count(*) AS average_bet,
+       sum(actual_win) AS actual_win,
+       CASE WHEN bool_and(theoretical_win IS NOT NULL) THEN sum(theoretical_win) END
+           AS theoretical_win,
+       CASE WHEN extract(epoch FROM sum(time_played)) > 0
+            THEN count(*) * 3600 / extract(epoch FROM sum(time_played)) END AS hands_per_hour,
+       player_key,
+       min(theo_missing) AS theo_missing
+  FROM floor_player_hands
+ GROUP BY player_key, table_id, shift_date, shift;
+
+CREATE OR REPLACE VIEW floor_table_ratings AS
+WITH play AS (
+    SELECT h.table_id, sh.shift_date, sh.shift, count(DISTINCT h.hand_id) AS hands,
+           sum(st.amount) AS handle, -sum(st.net) AS win,
+           CASE WHEN bool_and(st.edge IS NOT NULL) THEN sum(st.theoretical_win) END
+               AS theoretical_win,
+           min(st.theo_missing) AS theo_missing
+      FROM floor_hands h
+      JOIN floor_wager_theo st ON st.table_id = h.table_id AND st.hand_id = h.hand_id
+      CROSS JOIN LATERAL floor_shift_of(h.ended_at) sh
+     WHERE h.outcome = 'settled'
+     GROUP BY h.table_id, sh.shift_date, sh.shift),
+faults AS (
+    SELECT f.table_id, sh.shift_date, sh.shift, count(*) AS faults
+      FROM floor_faults f CROSS JOIN LATERAL floor_shift_of(f.ts) sh
+     GROUP BY f.table_id, sh.shift_date, sh.shift),
+down AS (
+    SELECT d.table_id, sh.shift_date, sh.shift, sum(d.duration) AS downtime
+      FROM floor_device_downtime d CROSS JOIN LATERAL floor_shift_of(d.down_at) sh
+     GROUP BY d.table_id, sh.shift_date, sh.shift),
+keys AS (
+    SELECT table_id, shift_date, shift FROM play
+    UNION SELECT table_id, shift_date, shift FROM faults
+    UNION SELECT table_id, shift_date, shift FROM down)
+SELECT k.table_id, k.shift_date, k.shift,
+       coalesce(p.hands, 0) AS hands,
+       coalesce(p.handle, 0) AS handle,
+       coalesce(p.win, 0) AS win,
+       CASE WHEN p.handle > 0 THEN p.win::numeric * 100 / p.handle END AS hold_percent,
+       coalesce(f.faults, 0) AS faults,
+       coalesce(d.downtime, interval '0') AS device_downtime,
+       CASE WHEN p.table_id IS NULL THEN 0 ELSE p.theoretical_win END AS theoretical_win,
+       p.theo_missing
+  FROM keys k
+  LEFT JOIN play p USING (table_id, shift_date, shift)
+  LEFT JOIN faults f USING (table_id, shift_date, shift)
+  LEFT JOIN down d USING (table_id, shift_date, shift);
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "events and resume points", EVENTS),
     Migration(2, "typed views: hands, wagers, settlements, awards, faults, device status",
@@ -540,4 +706,6 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(7, "linked pools: disputed jackpot claims", POOL_DISPUTES),
     Migration(8, "one player however the id is written: player keys", PLAYER_KEYS,
               player_keys.key_every_player),
+    Migration(9, "theoretical win from the game math: settings fingerprints and edges",
+              HOUSE_MATH, house_math.fingerprint_every_settings_and_hand),
 )

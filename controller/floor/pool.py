@@ -62,6 +62,7 @@ from controller.floor.pool_hits import (
     claimed_hand,
     claimed_seats,
 )
+from controller.core.money import format_cents
 from controller.settings.validation import MAX_CENTS
 from controller.errors import LowballError
 

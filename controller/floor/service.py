@@ -16,6 +16,11 @@ feed starts again from the resume points last committed; when a table fails, onl
 does, from the last resume point it handed over. So after any crash or restart (the
 service's, a table's, PostgreSQL's) the store continues from what it committed: no seq
 skipped, and none stored twice (the primary key).
+
+A thread of its own (:class:`controller.floor.house_math.HouseMathWorker`) computes the house
+edge of each table settings new to the floor, in a process of its own: nothing above waits
+for it. With ``[dashboard]``, the floor's read-only page (:mod:`controller.floor.dashboard`) is
+served from a thread too, reading the database on each request.
 """
 
 from __future__ import annotations
@@ -30,6 +35,8 @@ import structlog
 import zmq
 
 from controller.floor import pool, store
+from controller.floor.dashboard import Dashboard, Floor
+from controller.floor.house_math import HouseMathWorker
 from controller.floor.config import FloorTable, LoadedFloorConfig
 from controller.floor.feed import FeedError, TableFeed
 from controller.floor.metrics import FloorMetrics
@@ -95,6 +102,10 @@ class FloorService:
         #: Table id -> the seq its last heartbeat named (its journal's head, as the table
         #: said it): how far behind the store is, for the metrics.
         self.table_heads: dict[str, int] = {}
+        #: Computes the house edge of settings new to the floor, in a process of its own.
+        self.house_math = HouseMathWorker(self.config.database.dsn, self.stopping)
+        #: The floor's dashboard (``[dashboard]``), listening once :meth:`run` starts.
+        self.dashboard: Dashboard | None = None
 
     def _curves(self) -> dict[str, dict[str, bytes] | None]:
         from controller.stream.security import client_keys
@@ -173,6 +184,13 @@ class FloorService:
                 pass
             for thread in self.threads:
                 thread.start()
+            self.house_math.start()
+            if self.config.dashboard is not None:
+                section = self.config.dashboard
+                self.dashboard = Dashboard(
+                    Floor(self.config.database.dsn, [table.id for table in self.config.tables],
+                          self.config.ratings.timezone), section.host, section.port)
+                self.dashboard.start()
             while not self.stopping.is_set():
                 connection = self._database()
                 if connection is None:
@@ -216,6 +234,8 @@ class FloorService:
                     self._lost_database(error)
                     continue
                 self.batches += 1
+                if stored:
+                    self.house_math.wake.set()
                 self.stored += stored
                 self.repeated += len(rows) - stored
         finally:
@@ -224,6 +244,11 @@ class FloorService:
                 self.handover.lock.notify_all()
             for thread in self.threads:
                 thread.join(10)
+            if self.dashboard is not None:
+                self.dashboard.stop()
+            self.house_math.wake.set()
+            if self.house_math.thread.is_alive():
+                self.house_math.thread.join(10)
             if self.connection is not None:
                 self.connection.close()
                 self.connection = None

@@ -18,6 +18,7 @@ import psycopg
 from controller.errors import LowballError
 from controller.floor.config import FloorConfig
 from controller.floor.migrations import MIGRATIONS, Migration
+from controller.floor.house_math import fingerprint_incoming
 from controller.floor.player_keys import key_incoming
 
 #: Any two floor services applying migrations at once: one waits for the other.
@@ -177,6 +178,7 @@ def _store(connection: psycopg.Connection, rows: Iterable[Row],
                           ON CONFLICT (table_id, seq) DO NOTHING""")
         stored = cursor.rowcount
         key_incoming(connection)
+        fingerprint_incoming(connection)
         if cursors:
             cursor.executemany(
                 """INSERT INTO floor_cursors (table_id, resume_after) VALUES (%s, %s)

@@ -34,6 +34,29 @@ RECORDED: dict[tuple[tuple[str, str], ...], Fraction] = {
 }
 
 
+#: Three Card Lowball: the progressive's award frequencies (award -> share of all deals, the
+#: jackpot's included) under the optimal draw for the Bonus lines of :data:`RECORDED`, as the
+#: same committed par sheets give them (``progressive.frequencies``). The draw, hence the 4-high
+#: and 5-high frequencies, depends on the Bonus lines; the awards' amounts do not enter.
+_PATS = {"jackpot": Fraction(381, 101792600),
+         "pat-4-2-A-one-color": Fraction(25330757, 46824596000),
+         "pat-4-2-A-two-color": Fraction(303948527, 140473788000)}
+RECORDED_PROGRESSIVE: dict[tuple[tuple[str, str], ...], dict[str, Fraction]] = {
+    ((FOUR_TWO_ACE_ONE_COLOR, "10:1"), (FOUR_TWO_ACE_TWO_COLOR, "6:1"), (FOUR_THREE_ACE, "5:1"),
+     (FIVE_HIGH, "3:1"), (SIX_HIGH, "2:1"), (SEVEN_HIGH, "1:1")):
+        {**_PATS, "4-high": Fraction(542454471379, 33222050862000),
+         "5-high": Fraction(742073697427, 16611025431000)},
+    ((FOUR_TWO_ACE_ONE_COLOR, "12:1"), (FOUR_TWO_ACE_TWO_COLOR, "8:1"), (FOUR_THREE_ACE, "4:1"),
+     (FIVE_HIGH, "3:1"), (SIX_HIGH, "2:1"), (SEVEN_HIGH, "1:1")):
+        {**_PATS, "4-high": Fraction(3235420639379, 199332305172000),
+         "5-high": Fraction(992414010641, 22148033908000)},
+    ((FOUR_TWO_ACE_ONE_COLOR, "10:1"), (FOUR_TWO_ACE_TWO_COLOR, "6:1"), (FOUR_THREE_ACE, "4:1"),
+     (FIVE_HIGH, "3:1"), (SIX_HIGH, "2:1"), (SEVEN_HIGH, "1:1")):
+        {**_PATS, "4-high": Fraction(3180268535363, 199332305172000),
+         "5-high": Fraction(8872411044977, 199332305172000)},
+}
+
+
 def lines_key(bonus: dict[str, Fraction]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted((name, f"{odds.numerator}:{odds.denominator}")
                         for name, odds in bonus.items()))

@@ -3,6 +3,7 @@ PostgreSQL, every hand stored and the pool's meter the sum of its ledger."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -25,6 +26,8 @@ def test_demo_floor_runs_tables_the_floor_and_a_pool(postgres: LocalCluster,
     assert "= the sum of its ledger" in summary
     assert "tables = [\"TCL-01\", \"TCL-02\"]" in (tmp_path / "floor.toml").read_text()
     assert (tmp_path / "TCL-02" / "journal.sqlite3").exists()
+    assert re.search(r"^demo: the floor's dashboard: http://127\.0\.0\.1:\d+/$", result.stderr,
+                     re.M), result.stderr[:3000]
 
 
 def test_demo_floor_refuses_a_game_without_the_progressive(tmp_path: Path) -> None:

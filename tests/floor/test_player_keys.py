@@ -50,7 +50,7 @@ def test_the_migration_keys_the_players_stored_before_it(database: str) -> None:
         store.migrate(connection, MIGRATIONS[:7])
         _three_hands(connection)
         assert len(_ratings(connection)) == 3        # before: three players
-        assert store.migrate(connection) == [8]
+        assert store.migrate(connection)[0] == 8
         assert _ratings(connection) == [("Capa", 3, 1500)]
         keys = connection.execute("SELECT player, player_key FROM floor_player_keys "
                                   "ORDER BY player").fetchall()

@@ -21,7 +21,8 @@ daemon          core, settings, stream, daemon, errors, drivers      pydantic, z
 console         core, settings, stream, console, errors              pydantic, zmq, structlog,
                                                                      starlette, uvicorn
 floor           core, settings, stream, par, floor, errors           pydantic, zmq, structlog,
-                                                                     psycopg, prometheus_client
+                                                                     psycopg, starlette,
+                                                                     uvicorn, prometheus_client
 cli             everything                                           everything
 simulators      simulators, drivers, core, stream, errors            serial, usb, zmq
 ==============  ===================================================  ==========================
@@ -62,7 +63,8 @@ RULES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "console": (frozenset({"core", "settings", "stream", "console", "errors"}),
                 frozenset({"pydantic", "zmq", "structlog", "starlette", "uvicorn"})),
     "floor": (frozenset({"core", "settings", "stream", "par", "floor", "errors"}),
-              frozenset({"pydantic", "zmq", "structlog", "psycopg", "prometheus_client"})),
+              frozenset({"pydantic", "zmq", "structlog", "psycopg", "starlette", "uvicorn",
+                         "prometheus_client"})),
     "simulators": (frozenset({"simulators", "drivers", "core", "stream", "errors"}),
                    frozenset({"serial", "usb", "zmq"})),
 }
