@@ -167,8 +167,8 @@ def test_settings_the_math_cannot_read_give_theo_a_stated_reason(database: str) 
     nan = json.dumps(hostile).replace('"NaN-to-be"', "NaN")     # JSON no table writes
     assert house_math.math_inputs(nan) == \
         "the journaled settings cannot be read: ValueError"
-    assert house_math.math_inputs("[" * 100_000 + "]" * 100_000).startswith(
-        "the journaled settings")
+    deep = house_math.math_inputs("[" * 100_000 + "]" * 100_000)
+    assert isinstance(deep, str) and deep.startswith("the journaled settings")
     assert "theo \"-\" at T-9: no settings journaled before the hand" in out.getvalue()
 
 
