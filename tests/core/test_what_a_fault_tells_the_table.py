@@ -20,7 +20,8 @@ def test_a_shoe_fault_says_the_shoes_code_and_not_its_frame() -> None:
     d.cards("As 9c")
     events = d.table.shoe_fault(ShoeFaultCode.MISREAD, "frame E,MISREAD,04A1B227,CAS")
     fault = next(e for e in events if type(e) is Fault)
-    assert fault.detail == "shoe reported MISREAD"
+    assert fault.detail.endswith("(the shoe reported MISREAD)")
+    assert "04A1B227" not in fault.detail and "CAS" not in fault.detail
     assert fault.code == FaultCode.SHOE_MISREAD
 
 
