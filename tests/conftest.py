@@ -45,10 +45,15 @@ MARKED_BY_FIXTURE = {
     "pooled_table": "daemon",
     "played_floor": "daemon",
 }
-#: A test module that names one of these runs real daemon processes: all its tests get
-#: ``daemon`` (bench's process rigs, the command line's ``run`` as a process).
+#: A test module that names one of these runs a table: real daemon processes (bench's process
+#: rigs, the command line's ``run`` or any program as a process), or a daemon in a thread on
+#: the simulators (the rig, the table loop): all its tests get ``daemon``, and ``make check``
+#: keeps the tests that run in the test's own thread alone.
 DAEMON_PROCESSES = ("TableProcess", "FloorProcess", "DaemonProcess", "linked_table(",
-                    "bench.power_loss", "bench import power_loss")
+                    "bench.power_loss", "bench import power_loss",
+                    "Rig(", "rig_factory", "RigFactory", "TableDaemon(", "TableLoop(",
+                    "table_loop", "PtyTransport(", "subprocess", "tests.support.daemon",
+                    "tests.support.pins", "tests.support.stream import")
 
 
 @functools.cache
