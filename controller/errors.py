@@ -52,8 +52,8 @@ true by tests/test_errors.py, which prints it anew when a class is added or move
         ReplyError  controller.stream.command_replies
         RequestRefused (ValueError)  controller.stream.command_requests
         Unfit  controller.stream.event_encoder
-        JournalError (RuntimeError)  controller.stream.journal
-            JournalBroken  controller.stream.journal
+        JournalError (RuntimeError)  controller.stream.journal_records
+            JournalBroken  controller.stream.journal_records
                 JournalReplaced  controller.daemon.chain_watch
         PoolChannelError (ValueError)  controller.stream.pool_channel
         WireError (ValueError)  controller.stream.wire
