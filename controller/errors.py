@@ -32,6 +32,7 @@ true by tests/test_errors.py, which prints it anew when a class is added or move
         SettingsError (ValueError)  controller.core.table_settings
         IllegalTransition (RuntimeError)  controller.core.table_states
         TableHeld (RuntimeError)  controller.daemon.chain_watch
+        CheckpointRefused (ValueError)  controller.daemon.checkpoints
         EvidenceNotKept  controller.daemon.held_mark
         QuarantineRefused (RuntimeError)  controller.daemon.journal_quarantine
         StateDirLocked (RuntimeError)  controller.daemon.state_lock

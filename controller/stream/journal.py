@@ -74,6 +74,7 @@ from controller.stream.journal_chain import (
 )
 from controller.stream.journal_records import (
     GENESIS_HASH as GENESIS_HASH,
+    Checkpoint as Checkpoint,
     JournalBroken as JournalBroken,
     JournalError as JournalError,
     JournalRecord as JournalRecord,
@@ -82,6 +83,7 @@ from controller.stream.journal_records import (
 )
 from controller.stream.journal_schema import (
     APPLICATION_ID as APPLICATION_ID,
+    CHECKPOINT_SCHEMA,
     FORMAT_VERSION as FORMAT_VERSION,
     INTEGER_SEQ as INTEGER_SEQ,
     RECORD_SEQ as _RECORD_SEQ,
@@ -214,7 +216,7 @@ class Journal:
         tables = connection.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
         if application_id == 0 and tables == 0 and not self.readonly:
             connection.execute("PRAGMA journal_mode=WAL")
-            schema = _SCHEMA.format(before_first=self._first_seq - 1)
+            schema = _SCHEMA.format(before_first=self._first_seq - 1) + CHECKPOINT_SCHEMA
             connection.executescript(f"BEGIN IMMEDIATE; {schema} "
                                      f"PRAGMA application_id={APPLICATION_ID}; "
                                      f"PRAGMA user_version={FORMAT_VERSION}; COMMIT;")
@@ -228,6 +230,10 @@ class Journal:
         if not self.readonly:
             connection.execute("PRAGMA journal_mode=WAL")
             connection.execute(f"PRAGMA synchronous={_SYNCHRONOUS[durability]}")
+            if connection.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table' "
+                                  "AND name = 'checkpoint'").fetchone()[0] == 0:
+                # a journal made before checkpoints gains their table (nothing else changes)
+                connection.executescript(f"BEGIN IMMEDIATE; {CHECKPOINT_SCHEMA} COMMIT;")
 
     # --- writing -------------------------------------------------------------------------------
 
@@ -301,7 +307,50 @@ class Journal:
                 connection.execute("ROLLBACK")
             raise
 
+    def write_checkpoint(self, state: bytes) -> Checkpoint:
+        """Store ``state`` as the checkpoint at the last record this object appended, bound to
+        it (see :class:`Checkpoint`), committed (and synced as the records are) when it
+        returns; :class:`JournalError` if it cannot be written."""
+        if self.readonly:
+            raise JournalError(f"{self.path}: opened read-only")
+        if self._last_seq < self._first_seq:
+            raise JournalError(f"{self.path}: no record to checkpoint after")
+        checkpoint = Checkpoint(self._last_seq, state, self._last_hash,
+                                chain_hash(self._last_hash, state))
+        connection = self._connection
+        try:
+            connection.execute("BEGIN IMMEDIATE")
+            try:
+                connection.execute("INSERT INTO checkpoint (seq, state, prev_hash, hash) "
+                                   "VALUES (?, ?, ?, ?)", checkpoint)
+                connection.execute("COMMIT")
+            except BaseException:
+                if connection.in_transaction:
+                    connection.execute("ROLLBACK")
+                raise
+        except READ_ERRORS as error:
+            raise JournalError(f"{self.path}: cannot write the checkpoint at seq "
+                               f"{checkpoint.seq}: {_cause(error, self.path)}") from None
+        return checkpoint
+
     # --- reading -------------------------------------------------------------------------------
+
+    def checkpoints(self, most: int) -> list[Checkpoint]:
+        """The newest ``most`` checkpoints at or below the last record, newest first, as
+        stored (the caller checks them: see :mod:`controller.daemon.checkpoints`); none in a
+        journal made before checkpoints. A column holds what the file holds: another process
+        may have stored anything there."""
+        try:
+            rows = self._rows("SELECT seq, state, prev_hash, hash FROM checkpoint WHERE "
+                              f"{INTEGER_SEQ} AND seq <= ? ORDER BY seq DESC LIMIT ?",
+                              (self._last_seq, most))
+        except sqlite3.OperationalError as error:
+            if "no such table" in str(error):
+                return []
+            raise
+        return [Checkpoint(seq, as_stored(state), prev_hash, hash_)
+                for seq, state, prev_hash, hash_ in rows]
+
 
     @property
     def last_seq(self) -> int:

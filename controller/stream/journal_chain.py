@@ -45,17 +45,22 @@ class ChainCheck:
     the table every record must be of (a reader that knows it: the daemon); else the first
     record's."""
 
-    def __init__(self, table_id: str | None = None) -> None:
+    def __init__(self, table_id: str | None = None,
+                 after: tuple[int, str] | None = None) -> None:
+        """``after``: the (seq, hash) of a record the chain is followed from (a start from a
+        checkpoint: the first record checked must follow it); else from the journal's
+        first."""
         self.checked = 0
-        self.last_seq = 0
-        self.last_hash = GENESIS_HASH
+        self.last_seq, self.last_hash = (0, GENESIS_HASH) if after is None else after
         self.table_id = table_id
+        self._from_first = after is None
 
     def __call__(self, record: JournalRecord) -> wire.EnvelopeBase:
         expected_seq = self.last_seq + 1
         if type(record.seq) is not int:
             raise seq_not_an_integer(self.last_seq, record.seq)
-        if self.checked == 0 and record.seq > expected_seq and record.type == CONTINUED:
+        if self.checked == 0 and self._from_first and record.seq > expected_seq \
+                and record.type == CONTINUED:
             envelope = _checked(record, GENESIS_HASH, self.table_id)
             archived_seq = getattr(envelope.data, "archived_seq", None)
             if archived_seq != record.seq - 1:

@@ -32,6 +32,16 @@ class JournalRecord(NamedTuple):
 
 
 
+class Checkpoint(NamedTuple):
+    """A checkpoint as stored beside the chain: the state at ``seq``, bound to the record at
+    that seq (``prev_hash`` is its hash) and hashed as a record is
+    (``hash = chain_hash(prev_hash, state)``)."""
+    seq: int
+    state: bytes
+    prev_hash: str
+    hash: str
+
+
 def is_hash(text: object) -> bool:
     """Whether ``text`` is a hash as the journal writes them: 64 lowercase hexadecimal
     digits."""

@@ -41,6 +41,21 @@ CREATE TRIGGER journal_gapless BEFORE INSERT ON journal
 WHEN NEW.seq IS NOT (SELECT COALESCE(MAX(seq), {before_first}) + 1 FROM journal)
 BEGIN SELECT RAISE(ABORT, 'the journal is gapless: seq must be the last seq + 1'); END;
 """
+#: The checkpoints beside the chain (:mod:`controller.daemon.checkpoints`): one row per
+#: checkpoint, at the seq of the journal record it follows, as append-only as the journal. A
+#: journal made before checkpoints has no such table until a daemon opens it for writing.
+CHECKPOINT_SCHEMA = """
+CREATE TABLE checkpoint (
+    seq       INTEGER PRIMARY KEY,
+    state     BLOB NOT NULL,
+    prev_hash TEXT NOT NULL,
+    hash      TEXT NOT NULL
+);
+CREATE TRIGGER checkpoint_no_update BEFORE UPDATE ON checkpoint
+BEGIN SELECT RAISE(ABORT, 'checkpoints are append-only: UPDATE refused'); END;
+CREATE TRIGGER checkpoint_no_delete BEFORE DELETE ON checkpoint
+BEGIN SELECT RAISE(ABORT, 'checkpoints are append-only: DELETE refused'); END;
+"""
 #: The rows whose seq is stored as an integer, as every row of the journal's own table is (a
 #: rowid). A table made again by another process may hold others (3.0 = 3 in SQL, and a text
 #: or a blob sorts after every number): they are no records of the journal's.
@@ -49,6 +64,8 @@ INTEGER_SEQ = "typeof(seq) = 'integer'"
 RECORD_SEQ = f"{INTEGER_SEQ} AND seq >= 1"
 #: The triggers that keep the journal append-only and gapless.
 TRIGGERS = ("journal_no_update", "journal_no_delete", "journal_gapless")
+#: The checkpoint table's triggers: present whenever the table is.
+CHECKPOINT_TRIGGERS = ("checkpoint_no_update", "checkpoint_no_delete")
 #: Of the triggers another process added, the most a reason names, and the characters of a
 #: name it shows.
 _NAMED_TRIGGERS, _TRIGGER_NAME_SHOWN = 5, 64
@@ -65,7 +82,9 @@ def schema_problem(connection: sqlite3.Connection) -> str | None:
     append-only triggers missing or not the statement the journal was made with (one of
     that name that refuses nothing), or a trigger the journal does not have (another
     process's: one that skips a row, ``RAISE(IGNORE)``, would drop records the daemon then
-    publishes; :meth:`Journal.append_all` refuses such a write too).
+    publishes; :meth:`Journal.append_all` refuses such a write too). The checkpoint table
+    may be absent (a journal made before checkpoints); present, it and its triggers must be
+    the journal's too.
 
     The schema is read as stored bytes, whatever its text holds, and a trigger is known by
     its statement, which is what SQLite runs, not by the ``type`` column another process may
@@ -85,10 +104,15 @@ def schema_problem(connection: sqlite3.Connection) -> str | None:
         # a column's ON CONFLICT REPLACE or a UNIQUE constraint would rewrite or delete rows
         # without an error, as a trigger could
         problems.append("the journal's table is not the statement the journal was made with")
-    if missing := [name for name in TRIGGERS if name.encode() not in found]:
+    if (checkpoints := found.get(b"checkpoint")) is not None \
+            and not expected[b"checkpoint"].fullmatch(checkpoints):
+        problems.append("the checkpoint table is not the statement the journal was made with")
+    wanted = TRIGGERS + (CHECKPOINT_TRIGGERS if checkpoints is not None else ())
+    if missing := [name for name in wanted if name.encode() not in found]:
         problems.append(f"append-only trigger(s) missing: {', '.join(missing)}")
     if changed := [name.decode() for name, sql in found.items()
-                   if name != b"journal" and not expected[name].fullmatch(sql)]:
+                   if name not in (b"journal", b"checkpoint")
+                   and not expected[name].fullmatch(sql)]:
         problems.append(f"append-only trigger(s) not the journal's: {', '.join(changed)}")
     if foreign:
         foreign.sort()
@@ -111,7 +135,7 @@ def _expected_schema() -> dict[bytes, re.Pattern[bytes]]:
     makes them (SQLite keeps the text as written), the gapless trigger with any seq before
     the first."""
     with contextlib.closing(sqlite3.connect(":memory:")) as connection:
-        connection.executescript(SCHEMA.format(before_first=_ANY_SEQ))
+        connection.executescript(SCHEMA.format(before_first=_ANY_SEQ) + CHECKPOINT_SCHEMA)
         rows = connection.execute(
             "SELECT CAST(name AS BLOB), CAST(sql AS BLOB) FROM sqlite_master").fetchall()
     return {bytes(name): re.compile(re.escape(bytes(sql)).replace(
