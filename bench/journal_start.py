@@ -9,8 +9,9 @@ is written: the rows are the daemon's, byte for byte. The journals are kept
 under ``$TMPDIR/lowball-journal-start/`` and reused by the next run (a 100,000-hand journal is
 gigabytes and takes a long while to write).
 
-Then, for a fresh (empty) journal and for each size, it runs the real ``lowball-table run``
-(the command systemd runs, no devices configured) ``--runs`` times, and reports the seconds
+Then, for a fresh (empty) journal and for each size, side by side (each run starts each
+journal once), it runs the real ``lowball-table run`` (the command systemd runs, no devices
+configured) ``--runs`` times, and reports the seconds
 from the process's spawn to its ``READY=1`` (read from a ``NOTIFY_SOCKET`` this process binds,
 as systemd's) and its resident memory then (``VmRSS``, and its peak ``VmHWM``), median and
 range. The daemon is stopped with SIGTERM after each run; it journals nothing on a start
@@ -258,17 +259,14 @@ def _cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def measure(config: Path, state: Path, runs: int) -> dict[str, list[float]]:
-    results = [start_once(config, state) for _ in range(runs)]
-    return {key: [result[key] for result in results] for key in results[0]}
-
-
 def _shown(values: list[float], unit: str, digits: int) -> str:
     return (f"{statistics.median(values):.{digits}f} {unit} "
             f"({min(values):.{digits}f}-{max(values):.{digits}f})")
 
 
 def main() -> None:
+    from controller.stream.journal import Journal, journal_path
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hands", type=int, nargs="+", default=[1_000, 10_000, 100_000])
     parser.add_argument("--game", default="three_card_lowball",
@@ -276,26 +274,38 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--seats", type=int, default=7, choices=range(1, 8),
                         help="each hand has 1 to this many seats (default 7)")
+    parser.add_argument("--also", type=Path, nargs="*", default=[],
+                        help="folders that hold a table.toml and its state/ (a journal written "
+                             "elsewhere) to start beside the others")
     args = parser.parse_args()
     CACHE.mkdir(parents=True, exist_ok=True)
-    rows: list[tuple[str, dict[str, list[float]]]] = []
     with tempfile.TemporaryDirectory(prefix="lowball-fresh-") as tmp:
-        config = write_config(Path(tmp) / "table.toml", args.game, Path(tmp))
-        rows.append(("fresh journal", measure(config, Path(tmp) / "state", args.runs)))
-        print(f"{rows[-1][0]}: READY {_shown(rows[-1][1]['ready_s'], 's', 2)}, "
-              f"CPU {_shown(rows[-1][1]['cpu_s'], 's', 2)}, "
-              f"RSS {_shown(rows[-1][1]['rss_mib'], 'MiB', 1)}", flush=True)
-    for hands in args.hands:
-        state, config, records = cached(hands, args.game, args.seats)
-        size = sum(file.stat().st_size for file in state.iterdir() if file.is_file())
-        rows.append((f"{hands:,} hands ({records:,} records, {size / 2**20:,.0f} MiB)",
-                     measure(config, state, args.runs)))
-        print(f"{rows[-1][0]}: READY {_shown(rows[-1][1]['ready_s'], 's', 2)}, "
-              f"CPU {_shown(rows[-1][1]['cpu_s'], 's', 2)}, "
-              f"RSS {_shown(rows[-1][1]['rss_mib'], 'MiB', 1)}, "
-              f"peak {_shown(rows[-1][1]['peak_mib'], 'MiB', 1)}", flush=True)
+        starts: list[tuple[str, Path, Path]] = [
+            ("fresh journal", write_config(Path(tmp) / "table.toml", args.game, Path(tmp)),
+             Path(tmp) / "state")]
+        for hands in args.hands:
+            state, config, records = cached(hands, args.game, args.seats)
+            size = sum(file.stat().st_size for file in state.iterdir() if file.is_file())
+            starts.append((f"{hands:,} hands ({records:,} records, {size / 2**20:,.0f} MiB)",
+                           config, state))
+        for folder in args.also:
+            state = folder / "state"
+            with Journal.open_readonly(journal_path(state)) as journal:
+                records = journal.last_seq
+            size = sum(file.stat().st_size for file in state.iterdir() if file.is_file())
+            starts.append((f"{folder.name} ({records:,} records, {size / 2**20:,.0f} MiB)",
+                           folder / "table.toml", state))
+        # side by side: each run starts every journal once, so a change of load on a shared
+        # machine falls on every size alike
+        results: dict[str, list[dict[str, float]]] = {name: [] for name, _, _ in starts}
+        for run in range(args.runs):
+            for name, config, state in starts:
+                results[name].append(start_once(config, state))
+                print(f"run {run + 1}, {name}: {results[name][-1]}", flush=True)
+    rows = [(name, {key: [result[key] for result in done] for key in done[0]})
+            for name, done in results.items()]
     fresh = statistics.median(rows[0][1]["rss_mib"])
-    first = statistics.median(rows[1][1]["ready_s"])
+    first = statistics.median(rows[min(1, len(rows) - 1)][1]["ready_s"])
     print(f"\n{args.game}, 1 to {args.seats} seats a hand, {args.runs} runs each, median "
           f"(range):")
     for name, result in rows:
