@@ -62,11 +62,18 @@ class Dealer:
         table = self.daemon.table
         if table.state == "CLOSED":
             yield self.command({"command": "open"})
-        if table.state == "PAUSED":
+        if table.state == "PAUSED" and table.hand is None:
             yield self.command({"command": "continue"}, SUPERVISOR_ROLE)
-        if table.hand is None and table.jackpot is None:
+        if table.hand is None and table.jackpot is None and table.state != "PAUSED":
             second = "xtra_bonus" if self.game == "cali_lowball" else "bonus"
-            for spot in self.rng.sample(range(1, 8), self.rng.randint(1, 4)):
+            # wagers left on the layout by a kill are completed, not added to
+            for spot, placed in list(table.wagers.items()):
+                if placed and second not in placed:
+                    yield self.command({"command": "place", "spot": spot, "wager": second,
+                                        "amount": placed["ante"]})
+            spots = [] if any(table.wagers.values()) else \
+                self.rng.sample(range(1, 8), self.rng.randint(1, 4))
+            for spot in spots:
                 ante = self.rng.choice((500, 1000, 2500))
                 yield self.command({"command": "place", "spot": spot, "wager": "ante",
                                     "amount": ante, "player": f"p{spot}"})
@@ -79,9 +86,19 @@ class Dealer:
                                         "amount": amount})
             yield self.command({"command": "lock"})
             assert table.hand is not None, "the lock was refused"
+        stuck = 0
         while (hand := table.hand) is not None:
             if table.state == "PAUSED":
-                yield self.command({"command": "continue"}, SUPERVISOR_ROLE)
+                # a restart mid-hand pauses it: the dealer continues it, or a supervisor voids
+                # a hand that cannot go on
+                stuck += 1
+                if stuck > 2:
+                    yield self.command({"command": "void", "reason": "the test's dealer"},
+                                       SUPERVISOR_ROLE)
+                    assert table.hand is None, f"hand {table.hand_id} is stuck: {table.fault}"
+                    break
+                yield self.command({"command": "continue"},
+                                   DEALER_ROLE if stuck == 1 else SUPERVISOR_ROLE)
                 continue
             if hand.cards_expected():
                 yield self.card()

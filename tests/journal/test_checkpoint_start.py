@@ -48,7 +48,7 @@ SESSIONS = st.lists(st.tuples(st.integers(0, 2), st.none() | st.integers(0, 40),
                     min_size=2, max_size=3)
 
 
-@settings(max_examples=5, deadline=None,
+@settings(max_examples=25, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(game=st.sampled_from(GAMES), sessions=SESSIONS, seed=st.integers(0, 2**32 - 1),
        check_all=st.booleans())
