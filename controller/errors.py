@@ -32,6 +32,7 @@ true by tests/tree/test_errors.py, which prints it anew when a class is added or
         SettingsError (ValueError)  controller.core.table_settings
         IllegalTransition (RuntimeError)  controller.core.table_states
         TableHeld (RuntimeError)  controller.daemon.chain_watch
+        CheckpointRefused (ValueError)  controller.daemon.checkpoints
         EvidenceNotKept  controller.daemon.held_mark
         QuarantineRefused (RuntimeError)  controller.daemon.journal_quarantine
         StateDirLocked (RuntimeError)  controller.daemon.state_lock
@@ -52,8 +53,8 @@ true by tests/tree/test_errors.py, which prints it anew when a class is added or
         ReplyError  controller.stream.command_replies
         RequestRefused (ValueError)  controller.stream.command_requests
         Unfit  controller.stream.event_encoder
-        JournalError (RuntimeError)  controller.stream.journal
-            JournalBroken  controller.stream.journal
+        JournalError (RuntimeError)  controller.stream.journal_records
+            JournalBroken  controller.stream.journal_records
                 JournalReplaced  controller.daemon.chain_watch
         PoolChannelError (ValueError)  controller.stream.pool_channel
         WireError (ValueError)  controller.stream.wire

@@ -21,8 +21,10 @@ The table keeps the state and carries out the inputs; its parts each have a modu
 from __future__ import annotations
 
 import json
-from collections import defaultdict
+from collections import defaultdict, deque
+from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
 from controller.core.cards import Card
@@ -706,7 +708,7 @@ class Table:
 
     # -- replay ---------------------------------------------------------------------------
 
-    def replay(self, events: list[AnyEvent]) -> None:
+    def replay(self, events: Iterable[AnyEvent]) -> None:
         """Rebuild the table from journaled events by feeding their inputs back.
 
         Only inputs are replayed (accepted commands, shoe cards and faults, device reports,
@@ -717,7 +719,13 @@ class Table:
         or the meter a quarantined journal's successor carried over), whatever the game.
         """
         meter: int | None = None
-        for at, event in enumerate(events):
+        # The events are read one at a time (a journal's may be millions): two kept ahead,
+        # for the inputs whose effects decide how they are replayed.
+        stream = iter(events)
+        ahead: deque[AnyEvent] = deque(islice(stream, 2))
+        while ahead:
+            event = ahead.popleft()
+            ahead.extend(islice(stream, 2 - len(ahead)))
             if type(event) is ConfigApplied:
                 self.apply_settings(GameSettings.from_document(json.loads(event.config)),
                                     event.reason)
@@ -747,12 +755,10 @@ class Table:
                 # went back after a shoe fault), replays as it was played.
                 # (a card dealt is journaled with its card_dealt right after it)
                 self.shoe_card(event.card, event.shoe_seq, event.tag, event.count,
-                               dealt_then=at + 1 < len(events)
-                               and type(events[at + 1]) is CardDealt)
+                               dealt_then=bool(ahead) and type(ahead[0]) is CardDealt)
             elif type(event) is DeviceFault:
                 # (its fault, if it paused the hand, follows it, after an alarm at most)
-                then = next((effect for effect in events[at + 1:at + 3]
-                             if type(effect) is Fault), None)
+                then = next((effect for effect in ahead if type(effect) is Fault), None)
                 self.shoe_fault(event.code, event.detail,
                                 recoverable=None if then is None else then.recoverable)
             elif type(event) is DeviceStatus:

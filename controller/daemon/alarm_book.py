@@ -6,7 +6,7 @@ alarm is :func:`controller.stream.alarms.alarm_text`'s rule, the consoles' too."
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from controller.stream.alarms import ACKNOWLEDGED, ALARM_KINDS, alarm_text
@@ -39,6 +39,15 @@ class AlarmBook:
         if by:
             return f"the alarm at seq {seq} was already acknowledged by {by}"
         return None
+
+    def entries(self) -> list[tuple[int, str]]:
+        """Every alarm's seq and who acknowledged it ("" while it waits), oldest first: what a
+        checkpoint keeps (:mod:`controller.daemon.checkpoints`)."""
+        return sorted(self._alarms.items())
+
+    def restore(self, entries: Iterable[tuple[int, str]]) -> None:
+        """The book as :meth:`entries` gave it (at start, from a checkpoint)."""
+        self._alarms = dict(entries)
 
     def waiting(self) -> list[int]:
         """The seqs of the alarms no one has acknowledged yet, oldest first."""

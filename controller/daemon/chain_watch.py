@@ -1,6 +1,6 @@
 """The journal's hash chain, checked again while the daemon runs.
 
-At start the daemon checks every record (:class:`controller.stream.journal.ChainCheck`) and
+At start the daemon checks every record (:class:`controller.stream.journal_chain.ChainCheck`) and
 rebuilds the table only from a sound journal. From then on it writes the journal itself, but
 the file is on a disk others can reach. At every heartbeat, and at least every second,
 :class:`ChainWatch`

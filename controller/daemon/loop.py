@@ -17,7 +17,7 @@ import json
 import operator
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,7 @@ from controller.daemon.device_hub import DeviceHub, Report
 from controller.core.events import KINDS as CORE_KINDS
 from controller.stream.journal import (
     GENESIS_HASH,
+    READ_ERRORS,
     ChainCheck,
     Durability,
     Journal,
@@ -48,7 +49,8 @@ from controller.stream.write_ahead_log import frames_lost
 from controller.daemon.refusal_ledger import RefusalLedger
 from controller.daemon.alarm_book import NOTED, AlarmBook
 from controller.daemon.chain_watch import ChainWatch, TableHeld, check_interval, sweep_size
-from controller.daemon import held_mark
+from controller.daemon import checkpoints, held_mark
+from controller.daemon.file_check import START_CHECK_BYTES, FileCheck
 from controller.core.commands import SUPERVISOR_ROLE, AcknowledgeAlarm
 from controller.core.vocabulary import Device, DeviceCondition, LinkStatus, PoolState
 from controller.daemon.pool_link import PoolLink, settings_problems
@@ -96,11 +98,22 @@ WARNED = frozenset({"fault", "command_refused", "lock_refused", "refusals_counte
 #: The events the table's signs show (beside the lamps): the meter, the pool, a jackpot.
 _SHOWN = frozenset({PoolMeter, JackpotClaimed, JackpotVerified, MeterChanged, JackpotPending})
 POOL_REFUSAL_WINDOW_S = 60.0
+#: A start checks the whole chain when at most this many records precede the checkpoint it
+#: restores (a few hundred hands: well under a second); past that, the running check's first
+#: pass checks them (docs/journal.md).
+START_CHECKS_ALL = 20_000
 #: While the journal is checked at start, systemd's start timeout is extended this often.
 START_PROGRESS_S = 10.0
 #: One loop turn handles at most this many device reports, for at most TURN_BUDGET_S; then it
 #: serves a command, and checks the stop, the heartbeat and the watchdog, whatever waits.
 MAX_REPORTS_PER_TURN = 64
+
+
+def _damaged(problems: list[str]) -> str:
+    """The reason a journal whose file SQLite finds damaged is broken: the chain of what
+    SQLite reaches is sound, but the file holds more than it reaches (or is damaged), so
+    records past the last one read may be lost."""
+    return f"SQLite's check of the file finds it damaged: {'; '.join(problems)}"
 
 
 class ConfigMismatch(StartupError):
@@ -171,6 +184,14 @@ class TableDaemon:
         self.pool_refusals = RefusalLedger(window_s=POOL_REFUSAL_WINDOW_S, in_full=1)
         #: the journal's alarms and their acknowledgements
         self.alarm_book = AlarmBook()
+        #: the hand id and seq of the last checkpoint written or restored
+        #: (:mod:`controller.daemon.checkpoints`)
+        self._checkpointed_hand: str | None = None
+        self._checkpointed_seq = 0
+        #: the seq the start verified through, when SQLite's check of the file (too long to
+        #: check before READY) runs in the background, and that check
+        self._file_checked_from: int | None = None
+        self.file_check: FileCheck | None = None
         self.channel = CommandChannel(self)
         #: the floor's pool channel, on a linked table (``[progressive.link]``)
         self.pool_link: PoolLink | None = None
@@ -239,6 +260,11 @@ class TableDaemon:
                              "may lose the last inputs; for simulations and benchmarks only, "
                              "never at a live table", durability=self.journal.durability)
         self.notifier.ready(f"table {self.table_id} {self.table.state}")
+        if self._file_checked_from is not None:
+            self.file_check = FileCheck(self.journal.path)
+            self.log.info("the journal's file is long: SQLite's check of it runs in the "
+                          "background (a damaged file holds the table when it is found)",
+                          bytes=self.journal.path.stat().st_size)
         self.log.info("table daemon ready", state=self.table.state, seq=self.journal.last_seq,
                       events=stream.events, commands=stream.commands, replay=stream.replay)
 
@@ -288,36 +314,76 @@ class TableDaemon:
             self.pool_link = PoolLink(self.context, self.loaded, self.clock)
 
     def _rebuild(self) -> None:
-        """Check the hash chain record by record as the journal is read, then rebuild the
-        table from it; a broken chain leaves the table unbuilt (:attr:`journal_broken`)."""
-        # a record of another table's journal (copied in) is no record of this one
-        check, events = ChainCheck(self.table_id), []
-        started = progress_due = time.monotonic()
+        """Restore the newest sound checkpoint (:mod:`controller.daemon.checkpoints`), then
+        check the hash chain record by record as the journal is read from it and replay each
+        record's input as it is checked; a broken chain leaves the table unbuilt
+        (:attr:`journal_broken`). A journal short enough before its checkpoint
+        (:data:`START_CHECKS_ALL`) is checked from its first record, as with no checkpoint;
+        past that, the records up to the checkpoint are the running check's first pass."""
+        journal = self.journal
         try:
+            restored = checkpoints.newest_sound(journal, self.table_id,
+                                                self._checkpoint_refused)
+        except READ_ERRORS as error:  # the chain's check below says what is wrong with the file
+            self._checkpoint_refused(0, f"the checkpoints cannot be read: {error}")
+            restored = None
+        # a record of another table's journal (copied in) is no record of this one
+        check = ChainCheck(self.table_id)
+        table, replayed = build_table(self.loaded), 0
+        first_replayed = journal.first_seq
+        if restored is not None:
+            point = restored.checkpoint
+            table, self.alarm_book = restored.table, restored.alarm_book
+            first_replayed = point.seq + 1
+            if point.seq - journal.first_seq + 1 > START_CHECKS_ALL:
+                check = ChainCheck(self.table_id, after=(point.seq, point.prev_hash))
+        started = progress_due = time.monotonic()
+        replay_error: RuntimeError | None = None
+
+        def inputs() -> Iterator[Any]:
+            """Each record checked, then (from the checkpoint on) its event, one at a time."""
+            nonlocal progress_due, replayed
             book = self.alarm_book
-            for record in self.journal.records():
-                event = wire.to_event(check(record))
-                events.append(event)
+            for record in journal.records(after_seq=check.last_seq):
+                envelope = check(record)
+                if record.seq < first_replayed:  # checked, and in the checkpoint already
+                    continue
+                event = wire.to_event(envelope)
                 if record.type in NOTED:
                     book.note(record.seq, record.type, event._asdict())
+                replayed += 1
+                yield event
                 if (now := time.monotonic()) >= progress_due:
                     # A long journal takes minutes: systemd must not take that for a hang.
                     self.notifier.extend_timeout(
                         START_PROGRESS_S * 3, f"checking the journal: seq {record.seq} of "
-                                              f"{self.journal.last_seq}")
+                                              f"{journal.last_seq}")
                     progress_due = now + START_PROGRESS_S
-            if (problem := self.journal.schema_problem()) is not None:
+
+        try:
+            events = inputs()
+            try:
+                table.replay(events)
+            except JournalBroken:
+                raise
+            except RuntimeError as error:
+                # the rest of the chain is checked still: a break past it holds the table
+                replay_error = error
+                for _ in events:
+                    pass
+            if (problem := journal.schema_problem()) is not None:
                 raise JournalBroken(check.last_seq + 1, problem)
-            if (before := self.journal.rows_before_first()) is not None:
+            if (before := journal.rows_before_first()) is not None:
                 raise JournalBroken(check.last_seq + 1, before)
             if self._log_lost is not None:
                 raise JournalBroken(check.last_seq + 1, f"{self._log_lost}: the records "
                                                         f"past seq {check.last_seq} are lost")
-            if problems := self.journal.file_problems():
+            if journal.path.stat().st_size > START_CHECK_BYTES:
+                self._file_checked_from = check.last_seq  # after READY: file_check.py
+            elif problems := journal.file_problems():
                 # the chain of what SQLite reaches is sound, but the file holds more than it
                 # reaches (or is damaged): records past the last one read may be lost
-                raise JournalBroken(check.last_seq + 1, f"SQLite's check of the file finds "
-                                                        f"it damaged: {'; '.join(problems)}")
+                raise JournalBroken(check.last_seq + 1, _damaged(problems))
         except JournalBroken as broken:
             self.journal_broken = broken
         # A break the daemon found while it ran is not in the chain: its mark holds the table.
@@ -326,11 +392,15 @@ class TableDaemon:
             self.journal_broken = marked
         if self.journal_broken is not None:
             seq = min(check.last_seq, self.journal_broken.seq - 1)
-            self.chain = ChainWatch(self.journal, seq, check.last_hash if seq == check.last_seq
-                                    else self.journal.hash_at(seq) or GENESIS_HASH)
+            self.chain = ChainWatch(journal, seq, check.last_hash if seq == check.last_seq
+                                    else journal.hash_at(seq) or GENESIS_HASH)
             return
         self.log.info("journal verified", records=check.checked, seq=check.last_seq,
-                      hash=check.last_hash, seconds=round(time.monotonic() - started, 3))
+                      hash=check.last_hash, seconds=round(time.monotonic() - started, 3),
+                      from_checkpoint=None if restored is None else restored.checkpoint.seq)
+        if replay_error is not None:
+            raise StartupError(f"cannot rebuild the table from the journal: {replay_error}; "
+                               f"the journal is left as it is: keep it and report it")
         if self.journal.readonly:  # sound: from now on it is written
             self.journal.close()
             try:
@@ -338,14 +408,33 @@ class TableDaemon:
             except JournalError as error:
                 raise StartupError(str(error)) from None
         self.chain = ChainWatch(self.journal, check.last_seq, check.last_hash)
+        self.table = table
+        # a hand in play is checkpointed once it ends
+        self._checkpointed_hand = table.hand_id if table.hand is None else None
+        self._checkpointed_seq = first_replayed - 1
+        if replayed:
+            self.log.info("table rebuilt from the journal", records=replayed,
+                          state=self.table.state, hand=self.table.hand_id,
+                          from_checkpoint=None if restored is None
+                          else restored.checkpoint.seq)
+        if self.table.hand is None and self.journal.last_seq - self._checkpointed_seq \
+                >= checkpoints.EVERY_RECORDS:
+            self._write_checkpoint()  # a long replay is not made again at the next start
+
+    def _checkpoint_refused(self, seq: int, why: str) -> None:
+        self.log.warning("checkpoint refused: an older one, or the journal from its first "
+                         "record, is replayed instead", checkpoint_seq=seq, reason=why)
+
+    def _write_checkpoint(self) -> None:
+        """Write the checkpoint of the table as it is now (between hands); a checkpoint not
+        written is logged and tried again at the next boundary (the journal is the record)."""
         try:
-            self.table.replay(events)
-        except RuntimeError as error:
-            raise StartupError(f"cannot rebuild the table from the journal: {error}; the "
-                               f"journal is left as it is: keep it and report it") from None
-        if events:
-            self.log.info("table rebuilt from the journal", records=len(events),
-                          state=self.table.state, hand=self.table.hand_id)
+            self.journal.write_checkpoint(checkpoints.capture(self.table, self.alarm_book))
+        except (JournalError, wire.WireError, ValueError) as error:
+            self.log.error("checkpoint not written: the next start replays more of the "
+                           "journal", seq=self.journal.last_seq, error=str(error))
+        self._checkpointed_hand = self.table.hand_id
+        self._checkpointed_seq = self.journal.last_seq
 
     def _start_held(self) -> None:
         broken = self.journal_broken
@@ -393,6 +482,12 @@ class TableDaemon:
         interval = check_interval(self.loaded.config.stream.heartbeat_s)
         broken = self.chain.check(sweep=sweep_size(journal.last_seq - journal.first_seq + 1,
                                                    interval))
+        if broken is None and self.file_check is not None \
+                and (problems := self.file_check.found()) is not None:
+            self.file_check = None
+            if problems:
+                assert self._file_checked_from is not None
+                broken = JournalBroken(self._file_checked_from + 1, _damaged(problems))
         if broken is None:
             return
         self.journal_broken = broken
@@ -528,6 +623,8 @@ class TableDaemon:
         if self.metrics_server is not None:
             self.metrics_server.close()
         self.devices.stop()
+        if self.file_check is not None:
+            self.file_check.stop()
         self.channel.close()
         if self.pool_link is not None:
             self.pool_link.close()
@@ -562,6 +659,9 @@ class TableDaemon:
                     self.alarm_book.note(record.seq, record.type, event._asdict())
         finally:
             self._log(records, events, hand_id)  # after the stream: the journal is the record
+        if records and self.table.hand is None and checkpoints.due(
+                self.table, self._checkpointed_hand, records[-1].seq - self._checkpointed_seq):
+            self._write_checkpoint()
         for observer in self.observers:
             observer(records, events)
         return records

@@ -43,16 +43,19 @@ it is joined; that hand-off crosses a thread start and join, so sqlite3's same-t
 is turned off rather than forcing the daemon to open the file inside its loop.
 Another process may open the same file read-only (:meth:`Journal.open_readonly`) while the
 daemon writes: WAL lets readers and the writer proceed together.
+
+This module is the journal's storage (the file, appending, reading). Its other jobs are
+modules of their own, whose names are importable from here too: what a record and its link
+are (:mod:`controller.stream.journal_records`), checking the chain
+(:mod:`controller.stream.journal_chain`), the schema's audit
+(:mod:`controller.stream.journal_schema`) and reading text another process stored
+(:mod:`controller.stream.journal_text`).
 """
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import hashlib
 import itertools
 import os
-import re
 import sqlite3
 from collections import deque
 from collections.abc import Iterator, Sequence
@@ -60,21 +63,43 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
-from controller.errors import LowballError
 from controller.stream import wire
+# The journal's other jobs, each a module of its own; their names are importable from here too.
+from controller.stream.journal_chain import (
+    CONTINUED as CONTINUED,
+    ChainCheck as ChainCheck,
+    VerifyReport as VerifyReport,
+    check_alone as check_alone,
+    seq_not_an_integer as seq_not_an_integer,
+)
+from controller.stream.journal_records import (
+    GENESIS_HASH as GENESIS_HASH,
+    Checkpoint as Checkpoint,
+    JournalBroken as JournalBroken,
+    JournalError as JournalError,
+    JournalRecord as JournalRecord,
+    chain_hash as chain_hash,
+    is_hash as is_hash,
+)
+from controller.stream.journal_schema import (
+    APPLICATION_ID as APPLICATION_ID,
+    CHECKPOINT_SCHEMA,
+    FORMAT_VERSION as FORMAT_VERSION,
+    INTEGER_SEQ as INTEGER_SEQ,
+    RECORD_SEQ as _RECORD_SEQ,
+    SCHEMA,
+    file_problems as file_problems,
+    schema_problem as schema_problem,
+)
+from controller.stream.journal_text import (
+    READ_ERRORS as READ_ERRORS,
+    as_stored as as_stored,
+    as_stored_text as as_stored_text,
+    shown as shown,
+)
 
 JOURNAL_FILE = "journal.sqlite3"
 MAX_SEQ = wire.MAX_SEQ
-GENESIS_HASH = "0" * 64
-#: A record's hash (and prev_hash) as the daemon writes it.
-_HASH = re.compile(r"[0-9a-f]{64}")
-#: What reading a file another process may have written raises: SQLite's errors, and
-#: ``UnicodeDecodeError`` when SQLite's own message quotes text of the file that is not UTF-8
-#: (a schema entry's name), which Python's sqlite3 then cannot decode.
-READ_ERRORS = (sqlite3.Error, UnicodeDecodeError)
-#: ``PRAGMA application_id``: marks the file as a lowball-table journal ("LBTJ").
-APPLICATION_ID = 0x4C42544A
-FORMAT_VERSION = 1
 _BATCH = 500
 #: The records a journal keeps of its own last appends (:meth:`Journal.written_after`): a
 #: second's worth of a table dealing flat out, about 3 MB (some 20 MB were every record as
@@ -91,56 +116,8 @@ COMPANIONS = ("-wal", "-shm")
 #: The new journal a quarantine writes beside the broken one, renamed into place last
 #: (:mod:`controller.daemon.journal_quarantine`).
 CONTINUING_SUFFIX = ".continuing"
-
-_SCHEMA = """
-CREATE TABLE journal (
-    seq       INTEGER PRIMARY KEY,
-    ts        TEXT NOT NULL,
-    type      TEXT NOT NULL,
-    hand_id   TEXT,
-    message   BLOB NOT NULL,
-    prev_hash TEXT NOT NULL,
-    hash      TEXT NOT NULL
-);
-CREATE TRIGGER journal_no_update BEFORE UPDATE ON journal
-BEGIN SELECT RAISE(ABORT, 'the journal is append-only: UPDATE refused'); END;
-CREATE TRIGGER journal_no_delete BEFORE DELETE ON journal
-BEGIN SELECT RAISE(ABORT, 'the journal is append-only: DELETE refused'); END;
-CREATE TRIGGER journal_gapless BEFORE INSERT ON journal
-WHEN NEW.seq IS NOT (SELECT COALESCE(MAX(seq), {before_first}) + 1 FROM journal)
-BEGIN SELECT RAISE(ABORT, 'the journal is gapless: seq must be the last seq + 1'); END;
-"""
-#: The rows whose seq is stored as an integer, as every row of the journal's own table is (a
-#: rowid). A table made again by another process may hold others (3.0 = 3 in SQL, and a text
-#: or a blob sorts after every number): they are no records of the journal's.
-INTEGER_SEQ = "typeof(seq) = 'integer'"
-#: ... and from seq 1: what lies below is no record of the journal's either.
-_RECORD_SEQ = f"{INTEGER_SEQ} AND seq >= 1"
-#: The event type that may open a journal above seq 1 (see the module docstring).
-CONTINUED = "journal_continued"
-_TRIGGERS = ("journal_no_update", "journal_no_delete", "journal_gapless")
-#: Of the triggers another process added, the most a reason names, and the characters of a
-#: name it shows.
-_NAMED_TRIGGERS, _TRIGGER_NAME_SHOWN = 5, 64
-#: The characters of one of SQLite's file-check findings a reason shows.
-_PROBLEM_SHOWN = 200
-#: A number no journal's seq before its first is written as: where it stands in the schema,
-#: the statements the journal expects take any seq.
-_ANY_SEQ = 987_654_321_987_654_321
-
-
-class JournalError(LowballError, RuntimeError):
-    """The journal could not be opened or written; the message says which file and why."""
-
-
-class JournalRecord(NamedTuple):
-    seq: int
-    ts: str
-    type: str
-    hand_id: str | None
-    message: bytes
-    prev_hash: str
-    hash: str
+#: The journal's table and triggers (:data:`controller.stream.journal_schema.SCHEMA`).
+_SCHEMA = SCHEMA
 
 
 class WrittenLinks(NamedTuple):
@@ -149,29 +126,6 @@ class WrittenLinks(NamedTuple):
     first_seq: int
     hashes: list[str]
     messages: list[bytes]
-
-
-class VerifyReport(NamedTuple):
-    """``ok`` with ``records_checked``; else the first record found bad and why. A problem
-    that is no single record's (a missing trigger) has ``first_bad_seq`` None."""
-
-    ok: bool
-    records_checked: int
-    first_bad_seq: int | None
-    reason: str
-    last_seq: int = 0
-    last_hash: str = GENESIS_HASH
-
-
-def is_hash(text: object) -> bool:
-    """Whether ``text`` is a hash as the journal writes them: 64 lowercase hexadecimal
-    digits."""
-    return isinstance(text, str) and _HASH.fullmatch(text) is not None
-
-
-def chain_hash(prev_hash: str, message: bytes) -> str:
-    """``sha256(prev_hash + message)`` in hex; ``prev_hash`` is hashed as its ASCII hex."""
-    return hashlib.sha256(prev_hash.encode("ascii") + message).hexdigest()
 
 
 def journal_path(state_dir: str | Path) -> Path:
@@ -262,7 +216,7 @@ class Journal:
         tables = connection.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
         if application_id == 0 and tables == 0 and not self.readonly:
             connection.execute("PRAGMA journal_mode=WAL")
-            schema = _SCHEMA.format(before_first=self._first_seq - 1)
+            schema = _SCHEMA.format(before_first=self._first_seq - 1) + CHECKPOINT_SCHEMA
             connection.executescript(f"BEGIN IMMEDIATE; {schema} "
                                      f"PRAGMA application_id={APPLICATION_ID}; "
                                      f"PRAGMA user_version={FORMAT_VERSION}; COMMIT;")
@@ -276,6 +230,10 @@ class Journal:
         if not self.readonly:
             connection.execute("PRAGMA journal_mode=WAL")
             connection.execute(f"PRAGMA synchronous={_SYNCHRONOUS[durability]}")
+            if connection.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table' "
+                                  "AND name = 'checkpoint'").fetchone()[0] == 0:
+                # a journal made before checkpoints gains their table (nothing else changes)
+                connection.executescript(f"BEGIN IMMEDIATE; {CHECKPOINT_SCHEMA} COMMIT;")
 
     # --- writing -------------------------------------------------------------------------------
 
@@ -349,7 +307,50 @@ class Journal:
                 connection.execute("ROLLBACK")
             raise
 
+    def write_checkpoint(self, state: bytes) -> Checkpoint:
+        """Store ``state`` as the checkpoint at the last record this object appended, bound to
+        it (see :class:`Checkpoint`), committed (and synced as the records are) when it
+        returns; :class:`JournalError` if it cannot be written."""
+        if self.readonly:
+            raise JournalError(f"{self.path}: opened read-only")
+        if self._last_seq < self._first_seq:
+            raise JournalError(f"{self.path}: no record to checkpoint after")
+        checkpoint = Checkpoint(self._last_seq, state, self._last_hash,
+                                chain_hash(self._last_hash, state))
+        connection = self._connection
+        try:
+            connection.execute("BEGIN IMMEDIATE")
+            try:
+                connection.execute("INSERT INTO checkpoint (seq, state, prev_hash, hash) "
+                                   "VALUES (?, ?, ?, ?)", checkpoint)
+                connection.execute("COMMIT")
+            except BaseException:
+                if connection.in_transaction:
+                    connection.execute("ROLLBACK")
+                raise
+        except READ_ERRORS as error:
+            raise JournalError(f"{self.path}: cannot write the checkpoint at seq "
+                               f"{checkpoint.seq}: {_cause(error, self.path)}") from None
+        return checkpoint
+
     # --- reading -------------------------------------------------------------------------------
+
+    def checkpoints(self, most: int) -> list[Checkpoint]:
+        """The newest ``most`` checkpoints at or below the last record, newest first, as
+        stored (the caller checks them: see :mod:`controller.daemon.checkpoints`); none in a
+        journal made before checkpoints. A column holds what the file holds: another process
+        may have stored anything there."""
+        try:
+            rows = self._rows("SELECT seq, state, prev_hash, hash FROM checkpoint WHERE "
+                              f"{INTEGER_SEQ} AND seq <= ? ORDER BY seq DESC LIMIT ?",
+                              (self._last_seq, most))
+        except sqlite3.OperationalError as error:
+            if "no such table" in str(error):
+                return []
+            raise
+        return [Checkpoint(seq, as_stored(state), prev_hash, hash_)
+                for seq, state, prev_hash, hash_ in rows]
+
 
     @property
     def last_seq(self) -> int:
@@ -563,105 +564,6 @@ class Journal:
         self.close()
 
 
-def schema_problem(connection: sqlite3.Connection) -> str | None:
-    """What is wrong with the schema of the journal ``connection`` reads, or None: its table
-    not the statement the journal was made with (a column's ON CONFLICT REPLACE), one of the
-    append-only triggers missing or not the statement the journal was made with (one of
-    that name that refuses nothing), or a trigger the journal does not have (another
-    process's: one that skips a row, ``RAISE(IGNORE)``, would drop records the daemon then
-    publishes; :meth:`Journal.append_all` refuses such a write too).
-
-    The schema is read as stored bytes, whatever its text holds, and a trigger is known by
-    its statement, which is what SQLite runs, not by the ``type`` column another process may
-    rewrite (``PRAGMA writable_schema``)."""
-    expected = _expected_schema()
-    found: dict[bytes, bytes] = {}
-    foreign: list[bytes] = []
-    for name, sql in connection.execute(
-            "SELECT CAST(name AS BLOB), CAST(sql AS BLOB) FROM sqlite_master"):
-        name, sql = bytes(name or b""), bytes(sql or b"")
-        if name in expected:
-            found[name] = sql
-        elif _CREATE_TRIGGER.match(_SQL_COMMENT.sub(b" ", sql)):  # SQLite skips comments
-            foreign.append(name)
-    problems = []
-    if (table := found.get(b"journal")) is not None and not expected[b"journal"].fullmatch(table):
-        # a column's ON CONFLICT REPLACE or a UNIQUE constraint would rewrite or delete rows
-        # without an error, as a trigger could
-        problems.append("the journal's table is not the statement the journal was made with")
-    if missing := [name for name in _TRIGGERS if name.encode() not in found]:
-        problems.append(f"append-only trigger(s) missing: {', '.join(missing)}")
-    if changed := [name.decode() for name, sql in found.items()
-                   if name != b"journal" and not expected[name].fullmatch(sql)]:
-        problems.append(f"append-only trigger(s) not the journal's: {', '.join(changed)}")
-    if foreign:
-        foreign.sort()
-        named = ", ".join(_named(name) for name in foreign[:_NAMED_TRIGGERS])
-        more = len(foreign) - _NAMED_TRIGGERS
-        problems.append(f"trigger(s) the journal does not have: {named}"
-                        f"{f' and {more} more' if more > 0 else ''}")
-    return "; ".join(problems) or None
-
-
-#: A statement that makes a trigger, as SQLite keeps it in the schema (its comments blanked:
-#: ``CREATE/**/TRIGGER`` is one too).
-_CREATE_TRIGGER = re.compile(rb"\s*CREATE\s+(?:TEMP\s+|TEMPORARY\s+)?TRIGGER\b", re.IGNORECASE)
-_SQL_COMMENT = re.compile(rb"/\*.*?(?:\*/|\Z)|--[^\n]*", re.DOTALL)
-
-
-@functools.cache
-def _expected_schema() -> dict[bytes, re.Pattern[bytes]]:
-    """The journal's table and each append-only trigger's statement as the journal's schema
-    makes them (SQLite keeps the text as written), the gapless trigger with any seq before
-    the first."""
-    with contextlib.closing(sqlite3.connect(":memory:")) as connection:
-        connection.executescript(_SCHEMA.format(before_first=_ANY_SEQ))
-        rows = connection.execute(
-            "SELECT CAST(name AS BLOB), CAST(sql AS BLOB) FROM sqlite_master").fetchall()
-    return {bytes(name): re.compile(re.escape(bytes(sql)).replace(
-        str(_ANY_SEQ).encode(), rb"\d+")) for name, sql in rows}
-
-
-def _named(name: bytes) -> str:
-    """A trigger's name as a reason may carry it: another process chose it, and the reason
-    goes to replies, logs and terminals, so it is shown short and without a control
-    character or a byte that is not UTF-8."""
-    text = name.decode("utf-8", "backslashreplace")
-    if text.isprintable() and len(text) <= _TRIGGER_NAME_SHOWN:
-        return text
-    return ascii(text[:_TRIGGER_NAME_SHOWN]) + ("..." if len(text) > _TRIGGER_NAME_SHOWN else "")
-
-
-def file_problems(connection: sqlite3.Connection, most: int = 5) -> list[str]:
-    """What SQLite's ``quick_check`` finds wrong with the journal's file (none in a sound one):
-    pages no b-tree reaches (a lost write that put an older page back hides the records under
-    the newer one from every query, and the chain of the rest still checks), pages in two
-    places, a damaged page. The first ``most`` it names."""
-    try:
-        rows = connection.execute(f"PRAGMA quick_check({int(most)})").fetchall()
-    except READ_ERRORS as error:
-        return [f"the file cannot be checked: {type(error).__name__}"]
-    found = [str(row[0]) for row in rows]
-    # SQLite's words quote the file (a table's name another process chose): shown as ASCII
-    return [] if found == ["ok"] else [shown(problem, _PROBLEM_SHOWN) for problem in found]
-
-
-def shown(text: str | bytes, most: int) -> str:
-    """Text read from the file, as a reason, a log line or a terminal may carry it: at most
-    ``most`` characters, ASCII, every other character (a control, a byte that is not UTF-8)
-    escaped as Python writes it.
-
-    >>> shown("Page 5: never used", 80), shown(b"t\\xff\\x1b[2J", 80), shown("x" * 9, 4)
-    ('Page 5: never used', 't\\\\xff\\\\x1b[2J', 'xxxx...')
-    """
-    if isinstance(text, bytes):  # as text read as stored: a byte not UTF-8, a lone surrogate
-        text = text.decode("utf-8", "surrogateescape")
-    escaped = "".join(c if c.isascii() and c.isprintable() else
-                      f"\\x{ord(c) - 0xDC00:02x}" if "\udc80" <= c <= "\udcff" else
-                      ascii(c)[1:-1] for c in text[:most])
-    return escaped + ("..." if len(text) > most else "")
-
-
 def leftovers(path: Path) -> list[Path]:
     """Files beside a journal's name that hold its records when its database file is not
     there: its write-ahead log and index, or a quarantine's unfinished new journal."""
@@ -752,149 +654,3 @@ def _record(row: tuple[Any, ...]) -> JournalRecord:
     return JournalRecord(seq, ts, kind, hand_id, as_stored(message), prev_hash, hash_)
 
 
-def as_stored_text(stored: bytes) -> str:
-    """Text as SQLite holds it, valid UTF-8 or not (each byte that is not: a lone surrogate,
-    which no hash, seq or event type the daemon wrote contains)."""
-    return stored.decode("utf-8", "surrogateescape")
-
-
-def _stored_bytes(text: str) -> bytes:
-    """The bytes SQLite holds for ``text`` read by :func:`as_stored_text` (bytes that are not
-    UTF-8 come back as they are)."""
-    try:
-        return text.encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError:  # a surrogate no byte escaped: there is no other way to write it
-        return text.encode("utf-8", "surrogatepass")
-
-
-def as_stored(message: object) -> bytes:
-    """A record's message as read from the file. The daemon writes every message as a BLOB;
-    a message of another storage class (TEXT, which SQLite's ``||`` makes of any edit, a
-    number, NULL) was put there by another process, and is read as bytes that begin with its
-    type's name between NULs: never a message's JSON, never the bytes its hash was made of,
-    so every check finds the record altered where it is, and none fails on a type.
-
-    >>> as_stored(b'{"seq":1}'), as_stored('{"seq":1}')
-    (b'{"seq":1}', b'\\x00str\\x00{"seq":1}')
-    """
-    if type(message) is bytes:
-        return message
-    text = _stored_bytes(message) if isinstance(message, str) else \
-        repr(message).encode("ascii", "backslashreplace")
-    return b"\0" + type(message).__name__.encode("ascii") + b"\0" + text
-
-
-class JournalBroken(JournalError):
-    """A record breaks the hash chain: ``seq`` is the first bad one, ``reason`` says how."""
-
-    def __init__(self, seq: int, reason: str):
-        super().__init__(f"journal broken at seq {seq}: {reason}")
-        self.seq, self.reason = seq, reason
-
-
-class ChainCheck:
-    """Checks records one at a time, in seq order from the journal's first, as they are read:
-    call it with each record; it returns the record's envelope, or raises
-    :class:`JournalBroken` at the first bad one. ``last_seq`` and ``last_hash`` are those of the
-    last sound record. The first record is seq 1, or a ``journal_continued`` whose seq follows
-    the ``archived_seq`` it names (a journal that continues a quarantined one). ``table_id``:
-    the table every record must be of (a reader that knows it: the daemon); else the first
-    record's."""
-
-    def __init__(self, table_id: str | None = None) -> None:
-        self.checked = 0
-        self.last_seq = 0
-        self.last_hash = GENESIS_HASH
-        self.table_id = table_id
-
-    def __call__(self, record: JournalRecord) -> wire.EnvelopeBase:
-        expected_seq = self.last_seq + 1
-        if type(record.seq) is not int:
-            raise seq_not_an_integer(self.last_seq, record.seq)
-        if self.checked == 0 and record.seq > expected_seq and record.type == CONTINUED:
-            envelope = _checked(record, GENESIS_HASH, self.table_id)
-            archived_seq = getattr(envelope.data, "archived_seq", None)
-            if archived_seq != record.seq - 1:
-                raise JournalBroken(record.seq, f"the journal starts at seq {record.seq} with a "
-                                                f"journal_continued that names archived seq "
-                                                f"{archived_seq}, not {record.seq - 1}")
-            self.table_id = envelope.table_id
-            self.last_seq, self.last_hash, self.checked = record.seq, record.hash, 1
-            return envelope
-        if record.seq != expected_seq:
-            missing = (f"seq {expected_seq}" if record.seq == expected_seq + 1
-                       else f"seq {expected_seq} to {record.seq - 1}")
-            raise JournalBroken(expected_seq,
-                                f"record {missing} missing (next record is seq {record.seq})")
-        envelope = _checked(record, self.last_hash, self.table_id)
-        self.table_id = envelope.table_id
-        self.last_seq, self.last_hash, self.checked = record.seq, record.hash, self.checked + 1
-        return envelope
-
-
-def check_alone(record: JournalRecord, table_id: str | None) -> wire.EnvelopeBase:
-    """A record checked on its own: its hash, message and columns, but not its link to the
-    record before it (for reading a broken journal past its first bad record, where such a
-    record is found, not verified); :class:`JournalBroken` if it is not sound even so."""
-    return _checked(record, record.prev_hash, table_id)
-
-
-def seq_not_an_integer(last_seq: int, stored: object) -> JournalBroken:
-    """The break at a record read back whose seq is no ``int``: the journal's own table makes
-    every seq one (a rowid), so its table was made again by another process (``==`` alone
-    would take 4.0 for 4)."""
-    return JournalBroken(last_seq + 1, f"the record after seq {last_seq} has the seq "
-                                       f"{shown(repr(stored), 40)}, not an integer: the "
-                                       f"journal's table was made again by another process")
-
-
-def _checked(record: JournalRecord, prev_hash: str,
-             table_id: str | None) -> wire.EnvelopeBase:
-    """The envelope of a record in its place; :class:`JournalBroken` if it is not sound."""
-    seq = record.seq
-    if record.prev_hash != prev_hash:
-        raise JournalBroken(seq, "prev_hash does not match the previous record's hash")
-    if not is_hash(record.prev_hash):  # another process's text, blob or number
-        raise JournalBroken(seq, "prev_hash is not a hash")
-    if record.hash != chain_hash(record.prev_hash, record.message):
-        raise JournalBroken(seq, "hash does not match prev_hash + message "
-                                 "(the message was altered)")
-    try:
-        envelope = wire.decode_event(record.message)
-    except wire.WireError as error:
-        raise JournalBroken(seq, f"message does not parse: {error}") from None
-    kind: str | None = envelope.type
-    if envelope.schema_version != wire.SCHEMA_VERSION:
-        # An older record is read in today's form, which may be another type than it was
-        # written with (a version 1 device fault): the column holds the type as written.
-        kind = wire.type_as_written(record.message)
-    if (record.seq == envelope.seq and record.type == kind
-            and record.hand_id == envelope.hand_id and _ts_of(record.message) == record.ts
-            and (table_id is None or envelope.table_id == table_id)):
-        return envelope  # the common case, without formatting the time (a third of the cost)
-    mismatches = [f"{name} {column!r} but the message says {value!r}"
-                  for name, column, value in (
-                      ("seq", record.seq, envelope.seq),
-                      ("type", record.type, kind),
-                      ("hand_id", record.hand_id, envelope.hand_id),
-                      ("ts", record.ts, wire.format_ts(envelope.ts)))
-                  if column != value]
-    if table_id is not None and envelope.table_id != table_id:
-        mismatches.append(f"table_id {envelope.table_id!r} in a journal of table {table_id!r}")
-    if not mismatches:  # the time is the message's, written another way
-        mismatches.append(f"ts {record.ts!r} is not written as the canonical message writes it")
-    raise JournalBroken(seq, "record column " + "; ".join(mismatches))
-
-
-_TS_KEY = b',"ts":"'
-_TS_LENGTH = len("2026-11-21T23:50:00.123456Z")
-
-
-def _ts_of(message: bytes) -> str | None:
-    """The envelope's ``ts`` as written in a canonical message (sorted keys: it follows
-    ``data``, so its last occurrence is the envelope's), or None."""
-    at = message.rfind(_TS_KEY)
-    if at < 0:
-        return None
-    start = at + len(_TS_KEY)
-    return message[start:start + _TS_LENGTH].decode("ascii", "replace")

@@ -97,16 +97,41 @@ def page_count(state: Path) -> int:
     return journal_path(state).stat().st_size // PAGE
 
 
-def interior_page_off_the_end(state: Path) -> int:
-    """The index of an interior page of the journal's b-tree under its root, not on the path to
-    its last record (the root's right-most child)."""
+def journal_tree(state: Path) -> tuple[int, list[int], list[int]]:
+    """The journal's b-tree in the file (the file holds the checkpoints' too): its root page,
+    its interior pages and its leaves in seq order (page numbers, from 1)."""
     connection = sqlite3.connect(journal_path(state))
     (root,), = connection.execute("SELECT rootpage FROM sqlite_master WHERE name = 'journal'")
     connection.close()
     data = journal_path(state).read_bytes()
+    interior: list[int] = []
+    leaves: list[int] = []
+
+    def walk(number: int) -> None:
+        start = (number - 1) * PAGE
+        header = start + (100 if number == 1 else 0)
+        if data[header] == 0x0D:
+            leaves.append(number)
+        elif data[header] == 0x05:
+            interior.append(number)
+            cells = struct.unpack(">H", data[header + 3:header + 5])[0]
+            for cell in range(cells):
+                at = start + struct.unpack(">H", data[header + 12 + 2 * cell:
+                                                      header + 14 + 2 * cell])[0]
+                walk(struct.unpack(">I", data[at:at + 4])[0])
+            walk(struct.unpack(">I", data[header + 8:header + 12])[0])
+
+    walk(root)
+    return root, interior, leaves
+
+
+def interior_page_off_the_end(state: Path) -> int:
+    """The index of an interior page of the journal's b-tree under its root, not on the path to
+    its last record (the root's right-most child)."""
+    root, pages, _ = journal_tree(state)
+    data = journal_path(state).read_bytes()
     right_most = struct.unpack(">I", data[(root - 1) * PAGE + 8:(root - 1) * PAGE + 12])[0]
-    interior = [number for number in range(2, len(data) // PAGE + 1)
-                if data[(number - 1) * PAGE] == 0x05 and number not in (root, right_most)]
+    interior = sorted(number for number in pages if number not in (root, right_most))
     assert interior, "the shift's journal has no interior page under its root"
     return interior[0] - 1
 
@@ -148,7 +173,8 @@ def test_damaged_early_pages_met_by_the_running_check_are_quarantined_and_the_ta
     table = Daemon(tmp_path, config, context)
     table.daemon.start()
     try:
-        damage(state, 3, 4)                              # the disk fails under early pages
+        for page in journal_tree(state)[2][1:5]:        # the disk fails under early pages
+            damage(state, page - 1, 1)
         table.daemon.check_chain()
         assert table.daemon.journal_broken is not None
     finally:
