@@ -87,7 +87,7 @@ from simulators.shoe import Lbs1ShoeModel
 from simulators.spots import SpotControllerModel
 
 ROOT = Path(__file__).resolve().parent.parent
-SCENARIOS = ROOT / "tests" / "scenarios"
+SCENARIOS = ROOT / "tests" / "data" / "scenarios"
 CREDENTIAL = "power-loss-supervisor-credential"
 DEADLINE_S = 20.0
 POLL_S = 0.0005

@@ -186,13 +186,7 @@ def _adjust(loaded: LoadedFloorConfig, args: argparse.Namespace) -> int:
         print(f"{PROGRAM} adjust: --pool {args.pool!r} is not a pool of "
               f"{loaded.path}", file=sys.stderr)
         return 2
-    from controller.core.money import MoneyError, parse_dollars
-    from controller.settings.validation import MAX_CENTS
-    try:
-        amount = parse_dollars(args.amount, name="--amount", negative=True, limit=MAX_CENTS)
-    except MoneyError as error:
-        print(f"lowball-table floor adjust: {error}", file=sys.stderr)
-        return 2
+    amount: int = args.amount   # cents, from the dollars typed (``dollars``)
     try:
         with store.connect(loaded.config.database.dsn) as connection:
             store.migrate(connection)

@@ -55,7 +55,8 @@ TABLE_FIELDS = frozenset({
     "table_id", "settings", "state", "hand", "hand_id", "hand_number", "meter", "meter_held",
     "wagers", "players", "fault", "jackpot", "lamps", "last_shoe_card", "shoe_count",
     "hand_first_count", "out_of_play", "shoe_trouble", "devices_down", "last_settled_hand",
-    "last_settlement", "last_awards", "pool_link", "pool_shown"})
+    "last_settlement", "last_awards", "pool_link", "pool_shown", "seated", "dealer",
+    "last_void"})
 
 
 class CheckpointRefused(LowballError, ValueError):
@@ -112,6 +113,10 @@ def capture(table: Table, alarm_book: AlarmBook) -> bytes:
         "last_awards": [record(event) for event in table.last_awards],
         "pool_link": None if table.pool_link is None else str(table.pool_link),
         "pool_shown": record(table.pool_shown),
+        "seated": [[spot, player] for spot, player in sorted(table.seated.items())],
+        "dealer": table.dealer,
+        "last_void": None if table.last_void is None else [record(table.last_void[0]),
+                                                            table.last_void[1]],
         "alarms": [[seq, by] for seq, by in alarm_book.entries()],
     }
     return canonical_json(state)
@@ -215,6 +220,15 @@ def _restored(reader: _Reader, table_id: str) -> Table:
     link = reader.get("pool_link", str, optional=True)
     table.pool_link = None if link is None else LinkStatus(link)
     table.pool_shown = event(reader.get("pool_shown", dict, optional=True), "pool_shown")
+    # (a checkpoint of a table before seating, dealers and the void summary has none of them)
+    if reader.get("seated", list, optional=True) is not None:
+        table.seated = {_spot(spot): _text(player) for spot, player in reader.pairs("seated")}
+    table.dealer = reader.get("dealer", str, optional=True) or ""
+    void = reader.get("last_void", list, optional=True)
+    if void is not None:
+        if len(void) != 2:
+            raise CheckpointRefused("last_void: not (the void, the cards out)")
+        table.last_void = (event(void[0], "last_void"), _amount(void[1]))
     return table
 
 

@@ -24,21 +24,8 @@ from tests.support.theo import config_applied, hand, settings_text
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
 
-CHROMIUM = os.environ.get("LOWBALL_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 SCREENSHOTS = os.environ.get("LOWBALL_SCREENSHOTS")
 TABLES = ["TCL-01", "TCL-02", "CALI-01"]
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    if not os.path.exists(CHROMIUM):
-        pytest.skip("the browser tests need Chromium from Debian's packages")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM,
-                                              args=["--no-sandbox", "--disable-gpu"])
-        yield launched
-        launched.close()
 
 
 def store_now(connection: Any, table_id: str, events: list[tuple[str, str | None, Any]],
